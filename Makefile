@@ -1,0 +1,46 @@
+# kern: the two commands a user types are `make demo` and `make test`.
+# CMake does the real work in build/; this file only sets things up and calls it
+# (the Neovim pattern).
+
+BUILD      ?= build
+BUILD_TYPE ?= RelWithDebInfo
+PREFIX     ?= /usr/local
+JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
+CMAKE_ARGS ?=
+
+.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan
+
+all: build
+
+# Installs the Debian packages kern needs when one is missing (as root), or
+# prints the one apt-get line to run.
+deps:
+	@sh scripts/setup.sh
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The GPU suites: on a machine without a GPU they print a skip line and pass.
+test-gpu: build
+	cd $(BUILD) && ctest --output-on-failure -L gpu
+
+demo: build
+	$(BUILD)/example_saxpy
+
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+test-asan:
+	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=address,undefined"
+
+test-tsan:
+	$(MAKE) test BUILD=build-tsan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=thread"
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,9 @@
+# Writes OUT: C strings holding stdlib/kern_abi.h and stdlib/kern_builtins.h.
+function(embed var file)
+  file(READ ${file} text HEX)
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," text "${text}")
+  file(APPEND ${OUT} "const char ${var}[] = {${text} 0};\n")
+endfunction()
+file(WRITE ${OUT} "/* generated from stdlib/ by cmake/embed_stdlib.cmake */\n")
+embed(rt_stdlib_abi_h ${SRC}/kern_abi.h)
+embed(rt_stdlib_builtins_h ${SRC}/kern_builtins.h)

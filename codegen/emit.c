@@ -1,0 +1,915 @@
+/* emit.c: the emitter core: typed AST -> C-family source, shared by both targets.
+ *
+ * Requires a Program that check_program accepted (every expression typed,
+ * conversions explicit, calls resolved). Produces one self-contained
+ * translation unit: the stdlib text, the module's structs and functions, and
+ * per kernel an args struct, two body functions (strided and dense array
+ * indexing) and the target's entry points. Never fails except on OOM.
+ *
+ * Names never collide with C: locals are v<id>_<name>, functions
+ * kf_<name>_<overload>, structs ks_<name> with fields f_<name>, kernels kk_<name>.
+ * Every user function takes the launch context (kn_c) and linear index (kn_lin)
+ * first, so debug checks inside functions can report where they fired.
+ */
+#include "emit_internal.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+
+extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[];
+
+/* ---- buffer ---------------------------------------------------------------- */
+
+static void buf_grow(Buf *b, size_t need) {
+  if (b->oom || b->len + need < b->cap) return;
+  size_t cap = b->cap ? b->cap : 1 << 14;
+  while (cap <= b->len + need) cap *= 2;
+  char *p = realloc(b->p, cap);
+  if (!p) { b->oom = true; return; }
+  b->p = p;
+  b->cap = cap;
+}
+
+void buf_puts(Buf *b, const char *s) {
+  size_t n = strlen(s);
+  buf_grow(b, n + 1);
+  if (b->oom) return;
+  memcpy(b->p + b->len, s, n + 1);
+  b->len += n;
+}
+
+void buf_printf(Buf *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  buf_grow(b, (size_t)n + 1);
+  if (b->oom) return;
+  va_start(ap, fmt);
+  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  b->len += (size_t)n;
+}
+
+#define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
+
+static void indent(Emitter *e) {
+  for (int i = 0; i < e->depth; i++) buf_puts(&e->out, "  ");
+}
+
+/* ---- types ----------------------------------------------------------------- */
+
+const char *emit_ctype(const Type *t) {
+  static _Thread_local char name[160];
+  if (t->kind == TY_STRUCT) {
+    snprintf(name, sizeof name, "ks_%s", t->sdecl->name);
+    return name;
+  }
+  if (t->kind == TY_ARRAY) return "kn_array";
+  if (t->kind == TY_VOID) return "void";
+  const char *c = builtin_ctype(t);
+  return c ? c : "int";
+}
+
+size_t emit_param_size(const Type *t, size_t *align) {
+  if (t->kind == TY_ARRAY) {
+    *align = 8;
+    return sizeof(int64_t) * 9;
+  }
+  *align = (size_t)t->align;
+  return (size_t)t->size;
+}
+
+size_t emit_args_layout(const Decl *k, size_t *offsets, size_t *align_out) {
+  size_t off = 0, maxalign = 1;
+  for (int i = 0; i < k->nparams; i++) {
+    size_t al, sz = emit_param_size(k->params[i]->ty, &al);
+    off = (off + al - 1) / al * al;
+    offsets[i] = off;
+    off += sz;
+    if (al > maxalign) maxalign = al;
+  }
+  if (align_out) *align_out = maxalign;
+  if (off == 0) return 0;
+  return (off + maxalign - 1) / maxalign * maxalign;
+}
+
+/* ---- source positions -------------------------------------------------------- */
+
+/* Index of the module whose path is `file`, in Program.modules order. */
+static int file_index(const Program *p, const char *file) {
+  int i = 0;
+  for (const Module *m = p->modules; m; m = m->next, i++)
+    if (file && m->path && strcmp(m->path, file) == 0) return i;
+  return 0;
+}
+
+/* Array parameters are numbered across the whole program: functions in
+ * Program.funcs order, then kernels; the runtime maps the number back. */
+static int array_param_id(const Program *p, const Decl *fn, const Var *v) {
+  int id = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    Decl **list = pass ? p->kernels : p->funcs;
+    int n = pass ? p->nkernels : p->nfuncs;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < list[i]->nparams; j++) {
+        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
+        if (list[i] == fn && list[i]->params[j] == v) return id;
+        id++;
+      }
+  }
+  return -1;
+}
+
+const Var *emit_array_param(const Program *p, int id, const Decl **owner) {
+  for (int pass = 0; pass < 2; pass++) {
+    Decl **list = pass ? p->kernels : p->funcs;
+    int n = pass ? p->nkernels : p->nfuncs;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < list[i]->nparams; j++) {
+        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
+        if (id-- == 0) {
+          if (owner) *owner = list[i];
+          return list[i]->params[j];
+        }
+      }
+  }
+  return NULL;
+}
+
+static void line_directive(Emitter *e, SrcLoc loc) {
+  if (!e->opts->line_directives || !loc.file || loc.line <= 0) return;
+  OUT(e, "#line %d \"", loc.line);
+  for (const char *s = loc.file; *s; s++)
+    if (*s == '"' || *s == '\\') OUT(e, "\\%c", *s);
+    else if ((unsigned char)*s < 32) OUT(e, "?");
+    else OUT(e, "%c", *s);
+  OUT(e, "\"\n");
+}
+
+/* ---- expressions --------------------------------------------------------------- */
+
+static void expr(Emitter *e, const Node *n);
+
+static void var_name(Emitter *e, const Var *v) { OUT(e, "v%d_%s", v->id, v->name); }
+
+/* Arguments separated by commas; comma_first when something precedes them. */
+static void args_list(Emitter *e, const Node *a, bool comma_first) {
+  for (; a; a = a->next, comma_first = true) {
+    if (comma_first) OUT(e, ", ");
+    expr(e, a);
+  }
+}
+
+static void int_const(Emitter *e, const Type *t, uint64_t bits) {
+  const char *ct = emit_ctype(t);
+  if (!type_is_signed(t)) { OUT(e, "((%s)%" PRIu64 "ull)", ct, bits); return; }
+  int64_t v = (int64_t)bits;
+  if (v == INT64_MIN) OUT(e, "((%s)(-9223372036854775807ll - 1))", ct);
+  else OUT(e, "((%s)%" PRId64 "ll)", ct, v);
+}
+
+static void float_text(Emitter *e, double v, bool single) {
+  if (isnan(v)) { OUT(e, single ? "(0.0f / 0.0f)" : "(0.0 / 0.0)"); return; }
+  if (isinf(v)) { OUT(e, "(%s1.0%s / 0.0%s)", v < 0 ? "-" : "", single ? "f" : "", single ? "f" : ""); return; }
+  char s[64];
+  snprintf(s, sizeof s, single ? "%.9g" : "%.17g", v);
+  OUT(e, "%s%s%s", s, strpbrk(s, ".e") ? "" : ".0", single ? "f" : "");
+}
+
+static void float_const(Emitter *e, const Type *t, double v) {
+  if (t->kind == TY_F16) { OUT(e, "kn_cvt_f32_f16("); float_text(e, v, true); OUT(e, ")"); }
+  else if (t->kind == TY_F64) float_text(e, v, false);
+  else float_text(e, v, true);
+}
+
+static void constant(Emitter *e, const Node *n) {
+  if (n->kind == ND_BOOL || n->ty->kind == TY_BOOL) OUT(e, n->ival ? "true" : "false");
+  else if (n->kind == ND_FLOAT) float_const(e, n->ty, n->fval);
+  else if (type_is_float(n->ty)) float_const(e, n->ty, type_is_signed(n->ty) ? (double)(int64_t)n->ival : (double)n->ival);
+  else int_const(e, n->ty, n->ival);
+}
+
+/* Conversion of an already-emitted-as-callback value: from -> to (scalars, vectors). */
+static void convert(Emitter *e, const Type *to, const Node *x);
+
+static void scalar_convert(Emitter *e, const Type *to, const Type *from, const Node *x) {
+  const char *fc = builtin_type_code(from), *tc = builtin_type_code(to);
+  if (type_equal(to, from)) { expr(e, x); return; }
+  if (to->kind == TY_BOOL) {
+    if (from->kind == TY_F16) { OUT(e, "(kn_cvt_f16_f32("); expr(e, x); OUT(e, ") != 0.0f)"); }
+    else { OUT(e, "(("); expr(e, x); OUT(e, ") != 0)"); }
+    return;
+  }
+  if (from->kind == TY_F16) {                 /* through float32 */
+    Type *f32 = &ty_f32;
+    if (to->kind == TY_F32) { OUT(e, "kn_cvt_f16_f32("); expr(e, x); OUT(e, ")"); return; }
+    if (to->kind == TY_F64) { OUT(e, "kn_cvt_f16_f64("); expr(e, x); OUT(e, ")"); return; }
+    OUT(e, "kn_cvt_f32_%s(kn_cvt_f16_f32(", tc); expr(e, x); OUT(e, "))");
+    (void)f32;
+    return;
+  }
+  if (to->kind == TY_F16) {
+    if (from->kind == TY_F64) { OUT(e, "kn_cvt_f64_f16("); expr(e, x); OUT(e, ")"); return; }
+    OUT(e, "kn_cvt_f32_f16((float)("); expr(e, x); OUT(e, "))");
+    return;
+  }
+  if (type_is_float(from) && type_is_int(to)) {   /* saturating, NaN -> 0 */
+    OUT(e, "kn_cvt_%s_%s(", fc, tc); expr(e, x); OUT(e, ")");
+    return;
+  }
+  OUT(e, "((%s)(", emit_ctype(to)); expr(e, x); OUT(e, "))");
+}
+
+static void vector_convert(Emitter *e, const Type *to, const Type *from, const Node *x) {
+  /* per component through a statement expression-free helper: kn_make(...) of casts */
+  OUT(e, "kne_cast_%s_%s(", builtin_type_code(from), builtin_type_code(to));
+  expr(e, x);
+  OUT(e, ")");
+}
+
+static void convert(Emitter *e, const Type *to, const Node *x) {
+  if (type_equal(to, x->ty)) expr(e, x);
+  else if (to->kind == TY_VEC && x->ty->kind == TY_VEC) vector_convert(e, to, x->ty, x);
+  else if (to->kind == TY_VEC && type_is_scalar(x->ty)) {
+    OUT(e, "kn_splat_%s(", builtin_type_code(to));
+    scalar_convert(e, to->elem, x->ty, x);
+    OUT(e, ")");
+  } else scalar_convert(e, to, x->ty, x);
+}
+
+static bool is_small_int(const Type *t) { return type_is_int(t) && t->size < 4; }
+
+/* The unsigned type of an integer's width: wrapping arithmetic without UB. */
+static const char *uint_of(const Type *t) {
+  switch (t->size) {
+  case 8: return "uint64_t";
+  default: return "uint32_t";
+  }
+}
+
+static const char *op_text(int op) {
+  switch (op) {
+  case TK_PLUS: return "+";   case TK_MINUS: return "-";  case TK_STAR: return "*";
+  case TK_SLASH: return "/";  case TK_PERCENT: return "%"; case TK_AMP: return "&";
+  case TK_PIPE: return "|";   case TK_CARET: return "^";  case TK_SHL: return "<<";
+  case TK_SHR: return ">>";   case TK_LT: return "<";     case TK_GT: return ">";
+  case TK_LE: return "<=";    case TK_GE: return ">=";    case TK_EQEQ: return "==";
+  case TK_NE: return "!=";    case TK_ANDAND: return "&&"; case TK_OROR: return "||";
+  case TK_BANG: return "!";   case TK_TILDE: return "~";
+  default: return "?";
+  }
+}
+
+/* Compound assignment token -> its binary operator. */
+static int compound_op(int op) {
+  switch (op) {
+  case TK_PLUSEQ: return TK_PLUS;   case TK_MINUSEQ: return TK_MINUS;
+  case TK_STAREQ: return TK_STAR;   case TK_SLASHEQ: return TK_SLASH;
+  case TK_PERCENTEQ: return TK_PERCENT; case TK_AMPEQ: return TK_AMP;
+  case TK_PIPEEQ: return TK_PIPE;   case TK_CARETEQ: return TK_CARET;
+  case TK_SHLEQ: return TK_SHL;     case TK_SHREQ: return TK_SHR;
+  default: return 0;
+  }
+}
+
+/* A scalar binary operation on operands already of the operation's type
+ * (shifts: any integer right operand). Integer + - * go through the unsigned
+ * type so overflow wraps without UB; / % << >> call the stdlib's defined forms. */
+static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
+                              const char *ltext) {
+  const char *c = emit_ctype(t), *code = builtin_type_code(t);
+#define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
+  bool arith = op == TK_PLUS || op == TK_MINUS || op == TK_STAR;
+  bool bits = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
+  if (t->kind == TY_F16) {
+    OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32("); L(); OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
+    expr(e, r); OUT(e, "))");
+  } else if (type_is_int(t) && (op == TK_SLASH || op == TK_PERCENT)) {
+    OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code); L(); OUT(e, ", "); expr(e, r); OUT(e, ")");
+  } else if (type_is_int(t) && (op == TK_SHL || op == TK_SHR)) {
+    OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code); L(); OUT(e, ", (int64_t)("); expr(e, r); OUT(e, "))");
+  } else if (type_is_int(t) && (arith || (bits && is_small_int(t)))) {
+    const char *u = uint_of(t);
+    OUT(e, "((%s)((%s)(", c, u); L(); OUT(e, ") %s (%s)(", op_text(op), u); expr(e, r); OUT(e, ")))");
+  } else {
+    OUT(e, "(("); L(); OUT(e, ") %s (", op_text(op)); expr(e, r); OUT(e, "))");
+  }
+#undef L
+}
+
+static void comparison(Emitter *e, const Node *n) {
+  const Type *t = n->lhs->ty;
+  if (t->kind == TY_F16) {
+    OUT(e, "(kn_cvt_f16_f32("); expr(e, n->lhs); OUT(e, ") %s kn_cvt_f16_f32(", op_text(n->op));
+    expr(e, n->rhs); OUT(e, "))");
+    return;
+  }
+  OUT(e, "(("); expr(e, n->lhs); OUT(e, ") %s (", op_text(n->op)); expr(e, n->rhs); OUT(e, "))");
+}
+
+static bool is_comparison(int op) {
+  return op == TK_LT || op == TK_GT || op == TK_LE || op == TK_GE || op == TK_EQEQ || op == TK_NE;
+}
+
+static void builtin_call(Emitter *e, int index, const Node *a0, const Node *a1) {
+  OUT(e, "%s(", builtin_get(index)->cname);
+  expr(e, a0);
+  if (a1) { OUT(e, ", "); expr(e, a1); }
+  OUT(e, ")");
+}
+
+static void binary(Emitter *e, const Node *n) {
+  if (n->call_kind == CALL_BUILTIN) builtin_call(e, n->builtin, n->lhs, n->rhs);
+  else if (is_comparison(n->op)) comparison(e, n);
+  else if (n->op == TK_ANDAND || n->op == TK_OROR) {
+    OUT(e, "(("); expr(e, n->lhs); OUT(e, ") %s (", op_text(n->op)); expr(e, n->rhs); OUT(e, "))");
+  } else scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+}
+
+static void unary(Emitter *e, const Node *n) {
+  const Type *t = n->ty;
+  if (n->call_kind == CALL_BUILTIN) { builtin_call(e, n->builtin, n->lhs, NULL); return; }
+  if (n->op == TK_PLUS) { expr(e, n->lhs); return; }
+  if (n->op == TK_BANG) { OUT(e, "(!("); expr(e, n->lhs); OUT(e, "))"); return; }
+  if (t->kind == TY_F16) {
+    OUT(e, "kn_cvt_f32_f16(-kn_cvt_f16_f32("); expr(e, n->lhs); OUT(e, "))");
+  } else if (type_is_int(t)) {
+    const char *u = uint_of(t);
+    if (n->op == TK_MINUS) OUT(e, "((%s)(0u - (%s)(", emit_ctype(t), u);
+    else OUT(e, "((%s)(~(%s)(", emit_ctype(t), u);
+    expr(e, n->lhs);
+    OUT(e, ")))");
+  } else {
+    OUT(e, "(-("); expr(e, n->lhs); OUT(e, "))");
+  }
+}
+
+/* Is this an lvalue in the generated C (so & and [] on it are allowed)? */
+static bool is_lvalue(const Node *n) {
+  switch (n->kind) {
+  case ND_IDENT: return n->var != NULL;
+  case ND_INDEX: return n->lhs->ty->kind == TY_ARRAY || is_lvalue(n->lhs);
+  case ND_MEMBER: return is_lvalue(n->lhs);
+  default: return false;
+  }
+}
+
+static void index_value(Emitter *e, const Node *ix) {
+  OUT(e, "(int64_t)(");
+  expr(e, ix);
+  OUT(e, ")");
+}
+
+/* An array element as a C lvalue: (*KN_Pn(T, a, i, j...)), or checked in debug. */
+static void array_element(Emitter *e, const Node *n) {
+  const Type *at = n->lhs->ty;
+  const char *ct = emit_ctype(at->elem);
+  if (e->opts->debug) {
+    int param = n->lhs->kind == ND_IDENT && n->lhs->var ? array_param_id(e->prog, e->fn, n->lhs->var) : -1;
+    OUT(e, "(*(%s *)kne_chk(&(", ct);
+    expr(e, n->lhs);
+    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param, at->ndim);
+    int k = 0;
+    for (const Node *ix = n->args; ix; ix = ix->next, k++) { OUT(e, ", "); index_value(e, ix); }
+    for (; k < 4; k++) OUT(e, ", 0");
+    OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, &kn_scratch))", ct);
+    return;
+  }
+  OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
+  expr(e, n->lhs);
+  for (const Node *ix = n->args; ix; ix = ix->next) { OUT(e, ", "); index_value(e, ix); }
+  OUT(e, "))");
+}
+
+static void index_expr(Emitter *e, const Node *n) {
+  const Type *bt = n->lhs->ty;
+  if (bt->kind == TY_ARRAY) { array_element(e, n); return; }
+  const char *code = builtin_type_code(bt);
+  if (!is_lvalue(n->lhs)) {                    /* rvalue vector/matrix/quat */
+    OUT(e, bt->kind == TY_MAT ? "kn_get_%s_row(" : "kn_get_%s(", code);
+    expr(e, n->lhs);
+    OUT(e, ", (int64_t)(");
+    expr(e, n->args);
+    OUT(e, "))");
+    return;
+  }
+  /* an lvalue component: through a pointer to the first component */
+  const char *elem = bt->kind == TY_MAT ? emit_ctype(type_vec(&ty_f32, bt->n)) : emit_ctype(bt->elem ? bt->elem : &ty_f32);
+  int count = bt->kind == TY_QUAT ? 4 : bt->n;
+  OUT(e, "(((%s *)&(", elem);
+  expr(e, n->lhs);
+  OUT(e, "))[kne_vidx((int64_t)(");
+  expr(e, n->args);
+  OUT(e, "), %d)])", count);
+}
+
+static void member(Emitter *e, const Node *n) {
+  static const char comp[] = "xyzw";
+  OUT(e, "(");
+  expr(e, n->lhs);
+  if (n->lhs->ty->kind == TY_STRUCT) OUT(e, ").f_%s", n->name);
+  else OUT(e, ").%c", comp[n->member & 3]);
+}
+
+static void ident(Emitter *e, const Node *n) {
+  if (n->var) var_name(e, n->var);
+  else if (n->cdecl && n->cdecl->init) expr(e, n->cdecl->init); /* consts are inlined */
+  else OUT(e, "0");
+}
+
+static void printf_call(Emitter *e, const Node *n) {
+  OUT(e, "kn_printf(");
+  const Node *fmt = n->args;
+  OUT(e, "\"");
+  for (size_t i = 0; fmt && i < fmt->str_len; i++) {
+    unsigned char c = (unsigned char)fmt->str[i];
+    if (c == '"' || c == '\\') OUT(e, "\\%c", c);
+    else if (c < 32 || c >= 127) OUT(e, "\\%03o", c);
+    else OUT(e, "%c", c);
+  }
+  OUT(e, "\"");
+  for (const Node *a = fmt ? fmt->next : NULL; a; a = a->next) {
+    const Type *t = a->ty;
+    OUT(e, ", ");
+    if (t->kind == TY_I64) OUT(e, "(long long)(");
+    else if (t->kind == TY_U64) OUT(e, "(unsigned long long)(");
+    else if (t->kind == TY_F16) OUT(e, "(double)kn_cvt_f16_f32(");
+    else if (type_is_float(t)) OUT(e, "(double)(");
+    else if (type_is_signed(t) || t->kind == TY_BOOL) OUT(e, "(int)(");
+    else if (type_is_int(t)) OUT(e, "(unsigned)(");
+    else OUT(e, "(");
+    expr(e, a);
+    OUT(e, ")");
+  }
+  OUT(e, ")");
+}
+
+static const char *atomic_stem(SpecialKind k) {
+  switch (k) {
+  case SP_ATOMIC_ADD: return "add"; case SP_ATOMIC_SUB: return "sub";
+  case SP_ATOMIC_MIN: return "min"; case SP_ATOMIC_MAX: return "max";
+  case SP_ATOMIC_EXCH: return "exch"; case SP_ATOMIC_AND: return "and";
+  case SP_ATOMIC_OR: return "or";   case SP_ATOMIC_XOR: return "xor";
+  case SP_ATOMIC_CAS: return "cas";
+  default: return "?";
+  }
+}
+
+/* &x as C: the operand is an lvalue (array element or variable). */
+static void address_of(Emitter *e, const Node *addr) {
+  OUT(e, "&");
+  expr(e, addr->lhs);
+}
+
+static void tid_expr(Emitter *e, const Node *n) {
+  if (!n->args) { OUT(e, "((int32_t)kn_lin)"); return; }
+  OUT(e, "kn_t%d", (int)(n->args->ival & 3));
+}
+
+static void special(Emitter *e, const Node *n) {
+  const Node *a = n->args;
+  switch (n->special) {
+  case SP_TID: tid_expr(e, n); break;
+  case SP_DIM: OUT(e, "((int32_t)kn_c->dim[%d])", (int)(a->ival & 3)); break;
+  case SP_LEN: OUT(e, "((int32_t)("); expr(e, a); OUT(e, ").shape[0])"); break;
+  case SP_SHAPE: OUT(e, "((int32_t)("); expr(e, a); OUT(e, ").shape[%d])", (int)(a->next->ival & 3)); break;
+  case SP_SIZE: OUT(e, "kne_size(&("); expr(e, a); OUT(e, "))"); break;
+  case SP_PRINTF: printf_call(e, n); break;
+  case SP_ASSERT:
+    if (e->opts->debug) {
+      OUT(e, "((");
+      expr(e, a);
+      OUT(e, ") ? (void)0 : kn_assert_fail(kn_c, %d, %d, kn_lin))", file_index(e->prog, n->loc.file), n->loc.line);
+    } else OUT(e, "((void)0)");
+    break;
+  case SP_RAND_INIT: OUT(e, "kn_rand_init("); expr(e, a); OUT(e, ", "); expr(e, a->next); OUT(e, ")"); break;
+  case SP_RANDF:
+    OUT(e, n->nargs == 3 ? "kn_randf_range(" : "kn_randf(");
+    address_of(e, a); args_list(e, a->next, true); OUT(e, ")");
+    break;
+  case SP_RANDI: OUT(e, "kn_randi("); address_of(e, a); OUT(e, ")"); break;
+  case SP_RANDN: OUT(e, "kn_randn("); address_of(e, a); OUT(e, ")"); break;
+  case SP_IDENTITY: OUT(e, "kn_identity_%s()", builtin_type_code(n->ty)); break;
+  default:
+    OUT(e, "kn_atomic_%s_%s(", atomic_stem(n->special), builtin_type_code(a->lhs->ty));
+    address_of(e, a);
+    args_list(e, a->next, true);
+    OUT(e, ")");
+  }
+}
+
+/* The constructor helper of a vector/matrix/quat from the call's arguments. */
+static void ctor(Emitter *e, const Node *n) {
+  const Type *t = n->ty;
+  if (t->kind == TY_STRUCT) {
+    OUT(e, n->nargs ? "ks_%s_make(" : "ks_%s_zero(", t->sdecl->name);
+    args_list(e, n->args, false);
+    OUT(e, ")");
+    return;
+  }
+  if (type_is_scalar(t)) { convert(e, t, n->args); return; }   /* float(i) */
+  const char *code = builtin_type_code(t);
+  const Node *a = n->args;
+  if (n->nargs == 0) OUT(e, "kn_zero_%s(", code);
+  else if (n->nargs == 1 && a->ty->kind == TY_VEC && t->kind == TY_VEC) { vector_convert(e, t, a->ty, a); return; }
+  else if (n->nargs == 1 && t->kind == TY_MAT) OUT(e, "kn_diag_%s(", code);
+  else if (n->nargs == 1) OUT(e, "kn_splat_%s(", code);
+  else if (t->kind == TY_MAT && n->nargs == t->n) OUT(e, "kn_make_%s_rows(", code);
+  else OUT(e, "kn_make_%s(", code);
+  args_list(e, a, false);
+  OUT(e, ")");
+}
+
+static void call(Emitter *e, const Node *n) {
+  switch (n->call_kind) {
+  case CALL_FUNC:
+    OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
+    args_list(e, n->args, true);
+    OUT(e, ")");
+    break;
+  case CALL_BUILTIN:
+    OUT(e, "%s(", builtin_get(n->builtin)->cname);
+    args_list(e, n->args, false);
+    OUT(e, ")");
+    break;
+  case CALL_CTOR: ctor(e, n); break;
+  case CALL_SPECIAL: special(e, n); break;
+  default: OUT(e, "0");
+  }
+}
+
+static void expr(Emitter *e, const Node *n) {
+  if (n->is_const && (n->kind == ND_INT || n->kind == ND_FLOAT || n->kind == ND_BOOL)) {
+    constant(e, n);
+    return;
+  }
+  switch (n->kind) {
+  case ND_INT: case ND_FLOAT: case ND_BOOL: constant(e, n); break;
+  case ND_IDENT: ident(e, n); break;
+  case ND_UNARY: unary(e, n); break;
+  case ND_BINARY: binary(e, n); break;
+  case ND_COND:
+    OUT(e, "(("); expr(e, n->cond); OUT(e, ") ? ("); expr(e, n->then); OUT(e, ") : (");
+    expr(e, n->els); OUT(e, "))");
+    break;
+  case ND_CALL: call(e, n); break;
+  case ND_CAST: case ND_CONV: convert(e, n->ty, n->lhs); break;
+  case ND_INDEX: index_expr(e, n); break;
+  case ND_MEMBER: member(e, n); break;
+  case ND_ADDR: address_of(e, n); break;
+  default: OUT(e, "0");
+  }
+}
+
+/* ---- statements --------------------------------------------------------------- */
+
+static void stmt(Emitter *e, const Node *n);
+
+static void block_body(Emitter *e, const Node *list) {
+  e->depth++;
+  for (const Node *s = list; s; s = s->next) stmt(e, s);
+  e->depth--;
+}
+
+/* The body of if/while/do, always braced. */
+static void sub_stmt(Emitter *e, const Node *s) {
+  OUT(e, " {\n");
+  if (s->kind == ND_BLOCK) block_body(e, s->body);
+  else { e->depth++; stmt(e, s); e->depth--; }
+  indent(e);
+  OUT(e, "}");
+}
+
+/* A loop body with `continue` meaning the C loop's own continue. */
+static void loop_body(Emitter *e, const Node *s) {
+  int saved = e->cont_label;
+  e->cont_label = 0;
+  sub_stmt(e, s);
+  e->cont_label = saved;
+}
+
+/* x op= v as x = x op v, with the target's address taken once. */
+static void compound_assign(Emitter *e, const Node *n) {
+  const Type *t = n->lhs->ty;
+  int op = compound_op(n->op);
+  OUT(e, "{ %s *kn_p = &", emit_ctype(t));
+  expr(e, n->lhs);
+  OUT(e, "; *kn_p = ");
+  if (n->call_kind == CALL_BUILTIN) {
+    OUT(e, "%s(*kn_p, ", builtin_get(n->builtin)->cname);
+    expr(e, n->rhs);
+    OUT(e, ")");
+  } else scalar_binop_text(e, op, t, NULL, n->rhs, "*kn_p");
+  OUT(e, "; }\n");
+}
+
+static void assign(Emitter *e, const Node *n) {
+  indent(e);
+  if (n->op != TK_ASSIGN) { compound_assign(e, n); return; }
+  expr(e, n->lhs);
+  OUT(e, " = ");
+  expr(e, n->rhs);
+  OUT(e, ";\n");
+}
+
+static void incdec(Emitter *e, const Node *n) {
+  const Type *t = n->lhs->ty;
+  indent(e);
+  OUT(e, "{ %s *kn_p = &", emit_ctype(t));
+  expr(e, n->lhs);
+  Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT, .ty = (Type *)t, .ival = 1, .fval = 1.0,
+              .is_const = true};
+  OUT(e, "; *kn_p = ");
+  scalar_binop_text(e, n->op == TK_INC ? TK_PLUS : TK_MINUS, t, NULL, &one, "*kn_p");
+  OUT(e, "; }\n");
+}
+
+static void vardecl(Emitter *e, const Node *n) {
+  indent(e);
+  OUT(e, "%s ", emit_ctype(n->var->ty));
+  var_name(e, n->var);
+  OUT(e, " = ");
+  expr(e, n->var->init);
+  OUT(e, ";\n");
+}
+
+static void if_stmt(Emitter *e, const Node *n) {
+  indent(e);
+  OUT(e, "if (");
+  expr(e, n->cond);
+  OUT(e, ")");
+  sub_stmt(e, n->then);
+  if (n->els) { OUT(e, " else"); sub_stmt(e, n->els); }
+  OUT(e, "\n");
+}
+
+/* for (init; cond; inc) body becomes
+ *   { init; for (;;) { if (!cond) break; { body } kn_cont_N:; inc } }
+ * because inc is a statement; `continue` in body jumps to kn_cont_N. */
+static void for_stmt(Emitter *e, const Node *n) {
+  int saved = e->cont_label, label = ++e->nlabels;
+  indent(e);
+  OUT(e, "{\n");
+  e->depth++;
+  if (n->init) stmt(e, n->init);
+  indent(e);
+  OUT(e, "for (;;) {\n");
+  e->depth++;
+  if (n->cond) { indent(e); OUT(e, "if (!("); expr(e, n->cond); OUT(e, ")) break;\n"); }
+  e->cont_label = label;
+  indent(e);
+  sub_stmt(e, n->body);
+  e->cont_label = saved;
+  OUT(e, "\n");
+  indent(e);
+  OUT(e, "kn_cont_%d:;\n", label);
+  if (n->inc) stmt(e, n->inc);
+  e->depth--;
+  indent(e);
+  OUT(e, "}\n");
+  e->depth--;
+  indent(e);
+  OUT(e, "}\n");
+}
+
+static void stmt(Emitter *e, const Node *n) {
+  if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) line_directive(e, n->loc);
+  switch (n->kind) {
+  case ND_VARDECL: vardecl(e, n); break;
+  case ND_ASSIGN: assign(e, n); break;
+  case ND_INCDEC: incdec(e, n); break;
+  case ND_EXPR_STMT: indent(e); expr(e, n->lhs); OUT(e, ";\n"); break;
+  case ND_BLOCK: indent(e); OUT(e, "{\n"); block_body(e, n->body); indent(e); OUT(e, "}\n"); break;
+  case ND_IF: if_stmt(e, n); break;
+  case ND_FOR: for_stmt(e, n); break;
+  case ND_WHILE: indent(e); OUT(e, "while ("); expr(e, n->cond); OUT(e, ")"); loop_body(e, n->body); OUT(e, "\n"); break;
+  case ND_DO: indent(e); OUT(e, "do"); loop_body(e, n->body); OUT(e, " while ("); expr(e, n->cond); OUT(e, ");\n"); break;
+  case ND_BREAK: indent(e); OUT(e, "break;\n"); break;
+  case ND_CONTINUE:
+    indent(e);
+    if (e->cont_label) OUT(e, "goto kn_cont_%d;\n", e->cont_label);
+    else OUT(e, "continue;\n");
+    break;
+  case ND_RETURN:
+    indent(e);
+    if (n->lhs) { OUT(e, "return "); expr(e, n->lhs); OUT(e, ";\n"); }
+    else OUT(e, "return;\n");
+    break;
+  default: break;
+  }
+}
+
+/* ---- declarations ---------------------------------------------------------------- */
+
+/* Walks every node below n (statements and expressions) and calls f on each. */
+static bool any_node(const Node *n, bool (*f)(const Node *)) {
+  for (; n; n = n->next) {
+    if (f(n)) return true;
+    const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args,
+                          n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
+    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
+      if (kids[i] && any_node(kids[i], f)) return true;
+  }
+  return false;
+}
+
+static bool is_tid_dim(const Node *n) {
+  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special == SP_TID && n->args;
+}
+
+bool emit_kernel_uses_tid_dims(const Decl *k) { return any_node(k->body, is_tid_dim); }
+
+static void struct_decl(Emitter *e, const Decl *d) {
+  OUT(e, "typedef struct ks_%s {\n", d->name);
+  for (int i = 0; i < d->nfields; i++) OUT(e, "  %s f_%s;\n", emit_ctype(d->fields[i].ty), d->fields[i].name);
+  if (d->nfields == 0) OUT(e, "  char kn_empty;\n");
+  OUT(e, "} ks_%s;\n", d->name);
+  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of struct %s\");\n", d->name, d->sty->size, d->name);
+  OUT(e, "KN_FN ks_%s ks_%s_zero(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name, d->name);
+  if (d->nfields == 0) return;
+  OUT(e, "KN_FN ks_%s ks_%s_make(", d->name, d->name);
+  for (int i = 0; i < d->nfields; i++) OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(d->fields[i].ty), i);
+  OUT(e, ") {\n  ks_%s r = KN_ZERO;\n", d->name);
+  for (int i = 0; i < d->nfields; i++) OUT(e, "  r.f_%s = a%d;\n", d->fields[i].name, i);
+  OUT(e, "  return r;\n}\n");
+}
+
+static void params_list(Emitter *e, const Decl *f) {
+  OUT(e, "const kn_ctx *kn_c, int64_t kn_lin");
+  for (int i = 0; i < f->nparams; i++) {
+    OUT(e, ", %s ", emit_ctype(f->params[i]->ty));
+    var_name(e, f->params[i]);
+  }
+}
+
+static void func_head(Emitter *e, const Decl *f) {
+  OUT(e, "KN_FUNC %s kf_%s_%d(", emit_ctype(f->ret), f->name, f->overload);
+  params_list(e, f);
+  OUT(e, ")");
+}
+
+static void scratch_decl(Emitter *e) {
+  if (e->opts->debug) { indent(e); OUT(e, "kne_scratch kn_scratch;\n"); }
+}
+
+static void func_body(Emitter *e, const Decl *f) {
+  e->fn = f;
+  func_head(e, f);
+  OUT(e, " {\n");
+  e->depth = 1;
+  scratch_decl(e);
+  indent(e);
+  OUT(e, "(void)kn_c; (void)kn_lin;\n");
+  block_body(e, f->body->body);
+  e->depth = 0;
+  OUT(e, "}\n\n");
+}
+
+static void args_struct(Emitter *e, const Decl *k) {
+  size_t offsets[256], align, size = emit_args_layout(k, k->nparams <= 256 ? offsets : NULL, &align);
+  OUT(e, "typedef struct kk_%s_args {\n", k->name);
+  for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", emit_ctype(k->params[i]->ty), i);
+  if (k->nparams == 0) OUT(e, "  char kn_empty;\n");
+  OUT(e, "} kk_%s_args;\n", k->name);
+  if (k->nparams) OUT(e, "KN_SASSERT(sizeof(kk_%s_args) == %zu, \"args layout\");\n", k->name, size);
+}
+
+/* The kernel body as a function of the index; `dense` picks array indexing. */
+static void kernel_body(Emitter *e, const Decl *k, bool dense) {
+  e->fn = k;
+  OUT(e, "#undef KN_DENSE\n#define KN_DENSE %d\n", dense);
+  OUT(e, "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int64_t kn_lin, "
+         "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3) {\n",
+      k->name, dense ? "_dense" : "", k->name);
+  e->depth = 1;
+  scratch_decl(e);
+  OUT(e, "  (void)kn_t0; (void)kn_t1; (void)kn_t2; (void)kn_t3; (void)kn_c; (void)kn_lin;\n");
+  for (int i = 0; i < k->nparams; i++) {
+    OUT(e, "  %s ", emit_ctype(k->params[i]->ty));
+    var_name(e, k->params[i]);
+    OUT(e, " = kn_a->p%d;\n", i);
+  }
+  block_body(e, k->body->body);
+  e->depth = 0;
+  OUT(e, "}\n");
+}
+
+/* ---- prologue -------------------------------------------------------------------- */
+
+static int max_elem_size(const Program *p) {
+  int m = 16;
+  for (int pass = 0; pass < 2; pass++) {
+    Decl **list = pass ? p->kernels : p->funcs;
+    int n = pass ? p->nkernels : p->nfuncs;
+    for (int i = 0; i < n; i++)
+      for (int j = 0; j < list[i]->nparams; j++) {
+        const Type *t = list[i]->params[j]->ty;
+        if (t->kind == TY_ARRAY && t->elem->size > m) m = t->elem->size;
+      }
+  }
+  return m;
+}
+
+static const char *const index_macros =
+    "#define KN_P1(T, a, i) (KN_DENSE ? (T *)(a).data + (i) : (T *)((a).data + (i) * (a).strides[0]))\n"
+    "#define KN_P2(T, a, i, j) (KN_DENSE ? (T *)(a).data + ((i) * (a).shape[1] + (j)) : \\\n"
+    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1]))\n"
+    "#define KN_P3(T, a, i, j, k) (KN_DENSE ? (T *)(a).data + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) : \\\n"
+    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2]))\n"
+    "#define KN_P4(T, a, i, j, k, l) (KN_DENSE ? (T *)(a).data + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)) : \\\n"
+    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2] + (l) * (a).strides[3]))\n"
+    "#define KN_DENSE 0\n";
+
+static const char *const helpers =
+    "/* A vector component index out of range reads or writes component 0. */\n"
+    "KN_FN int64_t kne_vidx(int64_t k, int64_t n) { return k >= 0 && k < n ? k : 0; }\n"
+    "KN_FN int64_t kne_size(const kn_array *a) {\n"
+    "  return a->shape[0] * a->shape[1] * a->shape[2] * a->shape[3];\n"
+    "}\n"
+    "/* Linear launch index -> per-dimension indices (row-major, dims unused = 1). */\n"
+    "KN_FN void kne_unlinear(const kn_ctx *c, int64_t lin, int32_t t[4]) {\n"
+    "  for (int d = 3; d >= 0; d--) {\n"
+    "    if (d >= c->ndim) { t[d] = 0; continue; }\n"
+    "    t[d] = (int32_t)(lin % c->dim[d]);\n"
+    "    lin /= c->dim[d];\n"
+    "  }\n"
+    "}\n";
+
+static const char *const debug_helpers =
+    "/* Debug indexing: a bad index records the error and yields a scratch slot. */\n"
+    "KN_FN char *kne_chk(const kn_array *a, const kn_ctx *c, int32_t file, int32_t line, int32_t param,\n"
+    "                    int32_t nd, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t tid,\n"
+    "                    int64_t esize, int dense, kne_scratch *scratch) {\n"
+    "  int64_t idx[4] = {i0, i1, i2, i3};\n"
+    "  int64_t shape[4] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3]};\n"
+    "  if (!kn_bounds_ok(c, file, line, param, nd, idx, shape, tid)) return scratch->b;\n"
+    "  int64_t off = 0;\n"
+    "  for (int d = 0; d < nd; d++) off += idx[d] * (dense ? 0 : a->strides[d]);\n"
+    "  if (dense) {\n"
+    "    int64_t lin = 0;\n"
+    "    for (int d = 0; d < nd; d++) lin = lin * shape[d] + idx[d];\n"
+    "    off = lin * esize;\n"
+    "  }\n"
+    "  return a->data + off;\n"
+    "}\n";
+
+/* kne_cast_<from>_<to> for every pair of same-length vector types. */
+static void vector_casts(Emitter *e) {
+  static const char *const kind[3][2] = {{"v", "float"}, {"dv", "double"}, {"iv", "int32_t"}};
+  static const char comp[] = "xyzw";
+  for (int n = 2; n <= 4; n++)
+    for (int f = 0; f < 3; f++)
+      for (int t = 0; t < 3; t++) {
+        if (f == t) continue;
+        OUT(e, "KN_FN kn_%s%d kne_cast_%s%d_%s%d(kn_%s%d v) { return kn_make_%s%d(", kind[t][0], n, kind[f][0], n,
+            kind[t][0], n, kind[f][0], n, kind[t][0], n);
+        for (int c = 0; c < n; c++) {
+          if (t == 2) OUT(e, "%skn_cvt_%s_i32(v.%c)", c ? ", " : "", f == 0 ? "f32" : "f64", comp[c]);
+          else OUT(e, "%s(%s)v.%c", c ? ", " : "", kind[t][1], comp[c]);
+        }
+        OUT(e, "); }\n");
+      }
+}
+
+static void prologue(Emitter *e) {
+  OUT(e, "/* generated by kern from %s: do not edit */\n", e->prog->root ? e->prog->root->path : "?");
+  e->target->prologue(e);
+  buf_puts(&e->out, rt_stdlib_abi_h);
+  buf_puts(&e->out, rt_stdlib_builtins_h);
+  OUT(e, "\n/* ---- module ---- */\n");
+  buf_puts(&e->out, index_macros);
+  buf_puts(&e->out, helpers);
+  vector_casts(e);
+  if (e->opts->debug) {
+    OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n", max_elem_size(e->prog));
+    buf_puts(&e->out, debug_helpers);
+  }
+}
+
+char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts) {
+  EmitOptions defaults = {.line_directives = true};
+  Emitter e = {.prog = p, .opts = opts ? opts : &defaults,
+               .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c};
+  prologue(&e);
+  for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
+  for (int i = 0; i < p->nfuncs; i++) { func_head(&e, p->funcs[i]); OUT(&e, ";\n"); }
+  OUT(&e, "\n");
+  for (int i = 0; i < p->nfuncs; i++) func_body(&e, p->funcs[i]);
+  for (int i = 0; i < p->nkernels; i++) {
+    const Decl *k = p->kernels[i];
+    args_struct(&e, k);
+    kernel_body(&e, k, false);
+    kernel_body(&e, k, true);
+    OUT(&e, "#line %d \"<generated>\"\n", 1);
+    e.target->entries(&e, k);
+    OUT(&e, "\n");
+  }
+  if (e.out.oom) { free(e.out.p); return NULL; }
+  return e.out.p;
+}

@@ -1,0 +1,43 @@
+/* emit.h: typed AST -> C source (CPU) or CUDA C++ source (NVRTC).
+ *
+ * One emitter core (emit.c) walks the typed tree; the targets (emit_c.c,
+ * emit_cuda.c) add only their prologue and kernel entry points. The output is
+ * self-contained: it starts with the text of stdlib/kern_abi.h and
+ * stdlib/kern_builtins.h, so it can be hashed and compiled with no include path.
+ *
+ * Symbols in the output, for a kernel K (see stdlib/kern_abi.h for the ABI):
+ *   CPU:  void kk_K_range(const kk_K_args *, const kn_ctx *, int64_t begin, int64_t end)
+ *         void kk_K_range_dense(...)   the same, assuming every array is dense
+ *                                       (C-contiguous), so indexing needs no strides
+ *         const uint32_t kk_K_args_size = sizeof(kk_K_args);
+ *   CUDA: extern "C" __global__ void kk_K_cuda(kk_K_args, kn_ctx)
+ *         extern "C" __global__ void kk_K_cuda_dense(kk_K_args, kn_ctx)
+ */
+#ifndef KERN_EMIT_H
+#define KERN_EMIT_H
+
+#include "ast.h"
+
+typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
+
+typedef struct EmitOptions {
+  bool debug;          /* bounds checks and assert, errors recorded in kn_ctx.err */
+  bool line_directives;/* #line directives pointing at the .kern source (default on) */
+} EmitOptions;
+
+/* Returns the whole translation unit (malloc'd; caller frees), or NULL on OOM. */
+char *emit_program(const Program *, EmitTarget, const EmitOptions *);
+
+/* The args block of a kernel: byte offset of each parameter, and total size,
+ * with the C layout rules the emitted struct follows. offsets has nparams slots. */
+size_t emit_args_layout(const Decl *kernel, size_t *offsets, size_t *align);
+/* The bytes a parameter of this type takes in the args block (arrays: kn_array). */
+size_t emit_param_size(const Type *, size_t *align);
+
+/* The array parameter the emitter numbered `id` in debug error records
+ * (kn_error.param), and the function or kernel that owns it; NULL if none. */
+const Var *emit_array_param(const Program *, int id, const Decl **owner);
+/* Does the kernel use tid(d) (so launches must decompose the linear index)? */
+bool emit_kernel_uses_tid_dims(const Decl *kernel);
+
+#endif

@@ -1,0 +1,55 @@
+/* emit_c.c: the CPU target: C11 for clang or gcc, loaded with dlopen.
+ *
+ * Adds the C spellings of the core's qualifier macros and, per kernel, the
+ * range entries the runtime's thread pool calls: kk_K_range(args, ctx, begin,
+ * end) loops over linear indices so the C compiler can inline the body and
+ * vectorise the innermost dimension. Multi-dimensional launches walk row by
+ * row: one division per row, not per index.
+ */
+#include "emit_internal.h"
+
+static void c_prologue(Emitter *e) {
+  buf_puts(&e->out,
+           "#define KN_FUNC static inline\n"
+           "#define KN_ZERO {0}\n"
+           "#define KN_SASSERT(c, m) _Static_assert(c, m)\n");
+}
+
+static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
+  buf_printf(&e->out, "  for (int64_t i = begin; i < end; i++) kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
+             k->name, variant);
+}
+
+static void row_loop(Emitter *e, const Decl *k, const char *variant) {
+  buf_printf(&e->out,
+             "  const int nd = C->ndim;\n"
+             "  const int64_t inner = C->dim[nd - 1];\n"
+             "  for (int64_t i = begin; i < end;) {\n"
+             "    int32_t o[4];\n"
+             "    kne_unlinear(C, i, o);\n"
+             "    int32_t col = o[nd - 1];\n"
+             "    int64_t stop = i + (inner - col);\n"
+             "    if (stop > end) stop = end;\n"
+             "    for (; i < stop; i++, col++)\n"
+             "      kk_%s_body%s(&a, C, i, nd == 1 ? col : o[0], nd == 2 ? col : o[1],\n"
+             "                   nd == 3 ? col : o[2], nd == 4 ? col : o[3]);\n"
+             "  }\n",
+             k->name, variant);
+}
+
+static void c_entries(Emitter *e, const Decl *k) {
+  bool dims = emit_kernel_uses_tid_dims(k);
+  for (int dense = 0; dense < 2; dense++) {
+    const char *variant = dense ? "_dense" : "";
+    buf_printf(&e->out,
+               "void kk_%s_range%s(const kk_%s_args *A, const kn_ctx *C, int64_t begin, int64_t end) {\n"
+               "  const kk_%s_args a = *A;\n",
+               k->name, variant, k->name, k->name);
+    if (dims) row_loop(e, k, variant);
+    else flat_loop(e, k, variant);
+    buf_puts(&e->out, "}\n");
+  }
+  buf_printf(&e->out, "const uint32_t kk_%s_args_size = (uint32_t)sizeof(kk_%s_args);\n", k->name, k->name);
+}
+
+const EmitTargetOps emit_target_c = {c_prologue, c_entries};

@@ -1,0 +1,51 @@
+/* emit_internal.h: what the emitter core (emit.c) shares with its two targets.
+ *
+ * The core writes everything that is the same for C and CUDA: types, structs,
+ * functions, kernel bodies. A target (emit_c.c, emit_cuda.c) writes only its
+ * prologue (qualifier macros) and the kernel entry points around the body.
+ */
+#ifndef KERN_EMIT_INTERNAL_H
+#define KERN_EMIT_INTERNAL_H
+
+#include <stdarg.h>
+
+#include "emit.h"
+
+typedef struct Buf {
+  char *p;
+  size_t len, cap;
+  bool oom;
+} Buf;
+
+void buf_puts(Buf *, const char *s);
+void buf_printf(Buf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+typedef struct Emitter Emitter;
+
+typedef struct EmitTargetOps {
+  /* macros KN_FUNC (user functions) and KN_ZERO ({0} / {}) and anything else */
+  void (*prologue)(Emitter *);
+  /* the entry points of kernel k; its body functions are already written */
+  void (*entries)(Emitter *, const Decl *k);
+} EmitTargetOps;
+
+struct Emitter {
+  Buf out;
+  const Program *prog;
+  const EmitOptions *opts;
+  const EmitTargetOps *target;
+  const Decl *fn;      /* the function or kernel being written */
+  bool in_kernel;
+  int depth;           /* indentation */
+  int cont_label;      /* innermost loop is a `for`: its continue label, else 0 */
+  int nlabels;
+};
+
+extern const EmitTargetOps emit_target_c, emit_target_cuda;
+
+/* The C spelling of a type that can be a variable: "float", "kn_vec3", "ks_Particle". */
+const char *emit_ctype(const Type *);
+/* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
+void emit_tid_decl(Emitter *, const char *lin);
+
+#endif

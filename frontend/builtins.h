@@ -1,0 +1,41 @@
+/* builtins.h: the one table of builtin function overloads.
+ *
+ * Used by check.c for overload resolution and by both code generators, which
+ * emit `cname` as a plain function call; stdlib/kern_builtins.h defines every
+ * cname for the CPU compiler and for NVRTC. Operators on non-scalar operands
+ * (vectors, matrices, quats) are entries too, named "op+", "op-", "op*", "op/",
+ * "neg", "op==", "op!=". Special forms (tid, len, printf, atomics, rand, ...)
+ * are not in this table: check.c and the emitter know them by SpecialKind.
+ *
+ * C names follow one rule: kn_<stem>_<code>[_<code>...], one type code per
+ * parameter: b i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64 v2 v3 v4 dv2 dv3 dv4
+ * iv2 iv3 iv4 m22 m33 m44 q (see builtin_type_code). Examples: kn_sqrt_f32,
+ * kn_dot_v3_v3, kn_mul_m33_v3, kn_add_v3_v3, kn_neg_v3, kn_lerp_v3_v3_f32.
+ */
+#ifndef KERN_BUILTINS_H
+#define KERN_BUILTINS_H
+
+#include "ast.h"
+
+#define BUILTIN_MAX_PARAMS 4
+
+typedef struct Builtin {
+  const char *name;    /* as written in kern ("sqrt", "op+") */
+  const char *cname;   /* the stdlib function ("kn_sqrt_f32") */
+  Type *ret;
+  int nparams;
+  Type *params[BUILTIN_MAX_PARAMS];
+} Builtin;
+
+/* The table is built once (thread-safe) and never freed. */
+int builtin_count(void);
+const Builtin *builtin_get(int index);
+/* Overloads of `name` are contiguous: returns how many, and the first index. */
+int builtin_overloads(const char *name, int *first);
+/* "f32", "v3", "m33" ... for scalar, vector, matrix and quat types; NULL otherwise. */
+const char *builtin_type_code(const Type *);
+/* The C type the stdlib uses for a builtin scalar/vector/matrix/quat type:
+ * "float", "int32_t", "bool", "kn_f16", "kn_vec3", "kn_mat33", "kn_quat"; NULL otherwise. */
+const char *builtin_ctype(const Type *);
+
+#endif

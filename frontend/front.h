@@ -1,0 +1,24 @@
+/* front.h: the compiler's front door, used by the runtime and by kernc.
+ *
+ * front_compile runs lex -> parse (the root file and every import, each once,
+ * paths relative to the importing file, cycles reported) -> check, in one arena.
+ * The result owns that arena and the diagnostics; front_free releases both.
+ */
+#ifndef KERN_FRONT_H
+#define KERN_FRONT_H
+
+#include "ast.h"
+
+typedef struct FrontResult {
+  Program *prog;       /* always non-NULL unless out of memory */
+  bool ok;             /* no errors */
+} FrontResult;
+
+/* path: the root file's name for diagnostics and import resolution (may be a
+ * pseudo name such as "<string>"); src: its text, or NULL to read it from path. */
+FrontResult front_compile(const char *path, const char *src, size_t len);
+void front_free(Program *);
+/* Reads a whole file into a malloc'd NUL-terminated buffer; NULL + errno on failure. */
+char *front_read_file(const char *path, size_t *len);
+
+#endif

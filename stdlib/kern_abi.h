@@ -1,0 +1,66 @@
+/* kern_abi.h: what generated kernel code and the runtime agree on.
+ *
+ * Included first by kern_builtins.h; compiled by the host C compiler (the
+ * runtime, the CPU modules) and by NVRTC (__CUDACC_RTC__). Changing any layout
+ * here changes KN_ABI_VERSION.
+ *
+ * A kernel K's parameters are packed into `struct K_args` in declaration order
+ * with C layout rules: an array parameter is a kn_array (72 bytes, align 8),
+ * anything else its own type (scalars, kn_vec3, kn_mat33, user structs).
+ * CPU entry:  void K_range(const K_args *a, const kn_ctx *c, int64_t begin, int64_t end)
+ *             runs linear indices [begin, end).
+ * CUDA entry: extern "C" __global__ void K_cuda(K_args a, kn_ctx c)
+ *             grid-stride loop over [0, c.n).
+ */
+#ifndef KN_ABI_H
+#define KN_ABI_H
+
+#define KN_ABI_VERSION 1
+
+#ifdef __CUDACC_RTC__
+typedef signed char int8_t;
+typedef short int16_t;
+typedef int int32_t;
+typedef long long int64_t;
+typedef unsigned char uint8_t;
+typedef unsigned short uint16_t;
+typedef unsigned int uint32_t;
+typedef unsigned long long uint64_t;
+#define KN_FN static __device__ __forceinline__
+#else
+#include <stdint.h>
+#include <stdbool.h>
+#define KN_FN static inline __attribute__((always_inline))
+#endif
+
+/* An array argument: data pointer, shape, byte strides. Unused dims are 1/0. */
+typedef struct kn_array {
+  char *data;
+  int64_t shape[4];
+  int64_t strides[4];
+} kn_array;
+
+/* What went wrong in a debug launch: the first failing thread records it. */
+enum { KN_ERR_NONE = 0, KN_ERR_BOUNDS = 1, KN_ERR_ASSERT = 2 };
+typedef struct kn_error {
+  int32_t flag;        /* 0 until a thread claims it (atomic CAS 0 -> 1) */
+  int32_t kind;        /* KN_ERR_* */
+  int32_t file;        /* index into the module's file table */
+  int32_t line;
+  int32_t param;       /* bounds: which parameter (array) */
+  int32_t ndim;        /* bounds: indices used */
+  int64_t tid;         /* linear index of the failing thread */
+  int64_t index[4];
+  int64_t shape[4];
+} kn_error;
+
+/* Launch context: the launch dims and where debug errors go. */
+typedef struct kn_ctx {
+  int64_t dim[4];      /* unused dims are 1 */
+  int64_t n;           /* product of dims (< 2^31) */
+  int32_t ndim;
+  int32_t pad_;
+  kn_error *err;       /* debug builds only; NULL otherwise */
+} kn_ctx;
+
+#endif

@@ -1,0 +1,64 @@
+/* harness.c: see harness.h. */
+#include "harness.h"
+
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+char *th_read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, f)) > 0) {
+    n += got;
+    if (cap - n < 2) buf = realloc(buf, cap *= 2);
+  }
+  fclose(f);
+  buf[n] = 0;
+  if (len) *len = n;
+  return buf;
+}
+
+int th_run(const char *cmd, char **output) {
+  char *full = malloc(strlen(cmd) + 16);
+  sprintf(full, "%s 2>&1", cmd);
+  FILE *p = popen(full, "r");
+  free(full);
+  if (!p) return -1;
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  size_t got;
+  while ((got = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+    n += got;
+    if (cap - n < 2) buf = realloc(buf, cap *= 2);
+  }
+  buf[n] = 0;
+  int st = pclose(p);
+  if (output) *output = buf; else free(buf);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+int th_list(const char *dir, const char *suffix, char ***names) {
+  DIR *d = opendir(dir);
+  int n = 0, cap = 16;
+  char **v = malloc(cap * sizeof *v);
+  struct dirent *e;
+  size_t sl = strlen(suffix);
+  while (d && (e = readdir(d))) {
+    size_t l = strlen(e->d_name);
+    if (l < sl || strcmp(e->d_name + l - sl, suffix) != 0) continue;
+    if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
+    v[n] = malloc(strlen(dir) + l + 2);
+    sprintf(v[n++], "%s/%s", dir, e->d_name);
+  }
+  if (d) closedir(d);
+  qsort(v, n, sizeof *v, cmp);
+  *names = v;
+  return n;
+}

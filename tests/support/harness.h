@@ -1,0 +1,14 @@
+/* harness.h: helpers shared by the test suites (reading fixtures, running kernc). */
+#ifndef KERN_TEST_HARNESS_H
+#define KERN_TEST_HARNESS_H
+
+#include <stddef.h>
+
+/* Reads a whole file (malloc'd, NUL-terminated); NULL if unreadable. */
+char *th_read_file(const char *path, size_t *len);
+/* Runs a shell command, captures stdout+stderr (malloc'd) and returns the exit status. */
+int th_run(const char *cmd, char **output);
+/* Lists files in dir ending in suffix, sorted; returns count, *names malloc'd array of malloc'd paths. */
+int th_list(const char *dir, const char *suffix, char ***names);
+
+#endif
