@@ -861,17 +861,18 @@ static const char *const debug_helpers =
 
 /* kne_cast_<from>_<to> for every pair of same-length vector types. */
 static void vector_casts(Emitter *e) {
-  static const char *const kind[3][2] = {{"v", "float"}, {"dv", "double"}, {"iv", "int32_t"}};
+  static const char *const code[3] = {"v", "dv", "iv"}, *const ctype[3] = {"vec", "dvec", "ivec"},
+                           *const elem[3] = {"float", "double", "int32_t"};
   static const char comp[] = "xyzw";
   for (int n = 2; n <= 4; n++)
     for (int f = 0; f < 3; f++)
       for (int t = 0; t < 3; t++) {
         if (f == t) continue;
-        OUT(e, "KN_FN kn_%s%d kne_cast_%s%d_%s%d(kn_%s%d v) { return kn_make_%s%d(", kind[t][0], n, kind[f][0], n,
-            kind[t][0], n, kind[f][0], n, kind[t][0], n);
+        OUT(e, "KN_FN kn_%s%d kne_cast_%s%d_%s%d(kn_%s%d v) { return kn_make_%s%d(", ctype[t], n, code[f], n,
+            code[t], n, ctype[f], n, code[t], n);
         for (int c = 0; c < n; c++) {
           if (t == 2) OUT(e, "%skn_cvt_%s_i32(v.%c)", c ? ", " : "", f == 0 ? "f32" : "f64", comp[c]);
-          else OUT(e, "%s(%s)v.%c", c ? ", " : "", kind[t][1], comp[c]);
+          else OUT(e, "%s(%s)v.%c", c ? ", " : "", elem[t], comp[c]);
         }
         OUT(e, "); }\n");
       }

@@ -26,8 +26,8 @@ static void reference(const Body *in, Body *out, int n, float dt) {
 int main(int argc, char **argv) {
   kern_device *dev = example_device(argc, argv);
   kern_module *mod = example_module("nbody.kern");
-  kern_kernel *step = kern_module_kernel(mod, "step");
-  CHECK_PTR(step);
+  kern_kernel *integrate = kern_module_kernel(mod, "integrate");
+  CHECK_PTR(integrate);
   kern_dtype body_t = kern_module_dtype(mod, "Body");
   if (kern_dtype_size(body_t) != sizeof(Body)) { fprintf(stderr, "layout mismatch\n"); return 1; }
 
@@ -39,7 +39,7 @@ int main(int argc, char **argv) {
   CHECK_PTR(ain);
   CHECK_PTR(aout);
   CHECK(kern_array_write(ain, in, n * sizeof *in));
-  CHECK(KERN_LAUNCH(step, dev, KERN_DIM1(n), ain, aout, 0.001f));
+  CHECK(KERN_LAUNCH(integrate, dev, KERN_DIM1(n), ain, aout, 0.001f));
   CHECK(kern_array_read(aout, got, n * sizeof *got));
   reference(in, want, (int)n, 0.001f);
 

@@ -298,4 +298,9 @@ Module *parse_module(Arena *, Diags *, const char *path, const char *src, size_t
  * fills the Program's decl tables. Returns false when any error was reported. */
 bool check_program(Program *);
 
+/* ast_dump.c: one S-expression line per declaration, e.g.
+ * `(kernel k (params (x float32[])) (block (var i auto (call tid))))`; with
+ * typed, each expression with a type is followed by `:type`. malloc'd; NULL on OOM. */
+char *ast_dump_module(const Module *m, bool typed);
+
 #endif

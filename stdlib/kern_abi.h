@@ -30,7 +30,7 @@ typedef unsigned long long uint64_t;
 #else
 #include <stdint.h>
 #include <stdbool.h>
-#define KN_FN static inline __attribute__((always_inline))
+#define KN_FN static inline __attribute__((always_inline, unused))
 #endif
 
 /* An array argument: data pointer, shape, byte strides. Unused dims are 1/0. */

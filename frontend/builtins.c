@@ -1,0 +1,328 @@
+/* builtins.c: the builtin overload table (see builtins.h).
+ *
+ * Requires the builtin type singletons (types.c). Produces the table on first
+ * use, under pthread_once, sorted by name (overloads of one name are
+ * contiguous, in the order they are added below); it is never freed. Every
+ * cname must exist in stdlib/kern_builtins.h with exactly these parameter and
+ * return types: tests/test_stdlib.c compiles a call to each entry with the C
+ * compilers and NVRTC, so adding a row here without its function breaks it.
+ * If memory runs out while building, the table is empty (every call to a
+ * builtin then fails overload resolution, nothing crashes).
+ */
+#include "builtins.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Row { Builtin b; int seq; } Row;
+
+static Builtin *table;
+static int ntable;
+static Row *rows;
+static int nrows, caprows;
+static bool failed;
+static pthread_once_t table_once = PTHREAD_ONCE_INIT;
+
+/* ---- type groups ----------------------------------------------------------- */
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof(a)[0]))
+
+static Type *const floats[] = {&ty_f32, &ty_f64};
+static Type *const fvecs[] = {&ty_vec2, &ty_vec3, &ty_vec4, &ty_dvec2, &ty_dvec3, &ty_dvec4};
+static Type *const vecs[] = {&ty_vec2,  &ty_vec3,  &ty_vec4,  &ty_dvec2, &ty_dvec3,
+                             &ty_dvec4, &ty_ivec2, &ty_ivec3, &ty_ivec4};
+static Type *const mats[] = {&ty_mat22, &ty_mat33, &ty_mat44};
+/* Scalars with min/max/clamp (narrower integers widen to these). */
+static Type *const ordered[] = {&ty_f32, &ty_f64, &ty_i32, &ty_i64, &ty_u32, &ty_u64};
+static Type *const signed_scalars[] = {&ty_f32, &ty_f64, &ty_i32, &ty_i64};
+
+static Type *vec_elem(const Type *v) {
+  if (v == &ty_dvec2 || v == &ty_dvec3 || v == &ty_dvec4) return &ty_f64;
+  if (v == &ty_ivec2 || v == &ty_ivec3 || v == &ty_ivec4) return &ty_i32;
+  return &ty_f32;
+}
+
+/* The float vector with as many components as matrix m has rows. */
+static Type *mat_vec(const Type *m) {
+  return m == &ty_mat22 ? &ty_vec2 : m == &ty_mat33 ? &ty_vec3 : &ty_vec4;
+}
+
+/* ---- building ------------------------------------------------------------- */
+
+static const char *cname_of(const char *stem, int n, Type *const *ps) {
+  size_t len = strlen(stem) + 4;
+  for (int i = 0; i < n; i++) len += strlen(builtin_type_code(ps[i])) + 1;
+  char *s = malloc(len);
+  if (!s) return NULL;
+  int at = snprintf(s, len, "kn_%s", stem);
+  for (int i = 0; i < n; i++)
+    at += snprintf(s + at, len - (size_t)at, "_%s", builtin_type_code(ps[i]));
+  return s;
+}
+
+static void add_row(const char *name, const char *stem, Type *ret, int n, Type *const *ps) {
+  if (failed) return;
+  if (nrows == caprows) {
+    int cap = caprows ? caprows * 2 : 512;
+    Row *r = realloc(rows, (size_t)cap * sizeof *r);
+    if (!r) { failed = true; return; }
+    rows = r, caprows = cap;
+  }
+  Row *r = &rows[nrows];
+  memset(r, 0, sizeof *r);
+  r->b.name = name;
+  r->b.cname = cname_of(stem, n, ps);
+  r->b.ret = ret;
+  r->b.nparams = n;
+  for (int i = 0; i < n; i++) r->b.params[i] = ps[i];
+  r->seq = nrows;
+  if (!r->b.cname) { failed = true; return; }
+  nrows++;
+}
+
+static void add1(const char *name, const char *stem, Type *ret, Type *a) {
+  Type *ps[] = {a};
+  add_row(name, stem, ret, 1, ps);
+}
+static void add2(const char *name, const char *stem, Type *ret, Type *a, Type *b) {
+  Type *ps[] = {a, b};
+  add_row(name, stem, ret, 2, ps);
+}
+static void add3(const char *name, const char *stem, Type *ret, Type *a, Type *b, Type *c) {
+  Type *ps[] = {a, b, c};
+  add_row(name, stem, ret, 3, ps);
+}
+
+/* ---- the entries ------------------------------------------------------------ */
+
+static const char *const unary_math[] = {
+    "sqrt", "rsqrt", "cbrt", "exp",  "exp2", "log",   "log2",  "log10", "sin",   "cos",   "tan",
+    "asin", "acos",  "atan", "sinh", "cosh", "tanh",  "floor", "ceil",  "round", "trunc"};
+static const char *const binary_math[] = {"pow", "atan2", "fmod"};
+static const char *const float_tests[] = {"isnan", "isinf", "isfinite"};
+
+static void add_float_math(Type *t) {
+  for (int i = 0; i < COUNT(unary_math); i++) add1(unary_math[i], unary_math[i], t, t);
+  for (int i = 0; i < COUNT(binary_math); i++) add2(binary_math[i], binary_math[i], t, t, t);
+}
+
+/* abs sign min max clamp, and the interpolation family on floats. */
+static void add_math(void) {
+  for (int i = 0; i < COUNT(floats); i++) add_float_math(floats[i]);
+  for (int i = 0; i < COUNT(fvecs); i++) add_float_math(fvecs[i]);
+  for (int i = 0; i < COUNT(signed_scalars); i++) {
+    add1("abs", "abs", signed_scalars[i], signed_scalars[i]);
+    add1("sign", "sign", signed_scalars[i], signed_scalars[i]);
+  }
+  for (int i = 0; i < COUNT(vecs); i++) {
+    add1("abs", "abs", vecs[i], vecs[i]);
+    add1("sign", "sign", vecs[i], vecs[i]);
+  }
+  for (int i = 0; i < COUNT(ordered); i++) {
+    Type *t = ordered[i];
+    add2("min", "min", t, t, t);
+    add2("max", "max", t, t, t);
+    add3("clamp", "clamp", t, t, t, t);
+  }
+  for (int i = 0; i < COUNT(vecs); i++) {
+    Type *v = vecs[i], *e = vec_elem(v);
+    add2("min", "min", v, v, v);
+    add2("max", "max", v, v, v);
+    add3("clamp", "clamp", v, v, v, v);
+    add3("clamp", "clamp", v, v, e, e);
+  }
+  for (int i = 0; i < COUNT(floats); i++) {
+    Type *t = floats[i];
+    add3("lerp", "lerp", t, t, t, t);
+    add2("step", "step", t, t, t);
+    add3("smoothstep", "smoothstep", t, t, t, t);
+    for (int k = 0; k < COUNT(float_tests); k++) add1(float_tests[k], float_tests[k], &ty_bool, t);
+  }
+  for (int i = 0; i < COUNT(fvecs); i++) {
+    Type *v = fvecs[i], *e = vec_elem(v);
+    add3("lerp", "lerp", v, v, v, e);
+    add3("lerp", "lerp", v, v, v, v);
+    add2("step", "step", v, v, v);
+    add2("step", "step", v, e, v);
+    add3("smoothstep", "smoothstep", v, v, v, v);
+    add3("smoothstep", "smoothstep", v, e, e, v);
+  }
+}
+
+static void add_geometry(void) {
+  for (int i = 0; i < COUNT(vecs); i++) add2("dot", "dot", vec_elem(vecs[i]), vecs[i], vecs[i]);
+  add2("cross", "cross", &ty_vec3, &ty_vec3, &ty_vec3);
+  add2("cross", "cross", &ty_dvec3, &ty_dvec3, &ty_dvec3);
+  add2("cross", "cross", &ty_ivec3, &ty_ivec3, &ty_ivec3);
+  for (int i = 0; i < COUNT(fvecs); i++) {
+    Type *v = fvecs[i], *e = vec_elem(v);
+    add1("length", "length", e, v);
+    add1("length_sq", "length_sq", e, v);
+    add1("normalize", "normalize", v, v);
+    add2("distance", "distance", e, v, v);
+  }
+  for (int i = 0; i < COUNT(mats); i++) {
+    Type *m = mats[i], *v = mat_vec(m);
+    add2("outer", "outer", m, v, v);
+    add1("transpose", "transpose", m, m);
+    add1("determinant", "determinant", &ty_f32, m);
+    add1("inverse", "inverse", m, m);
+  }
+  add2("quat_from_axis_angle", "quat_from_axis_angle", &ty_quat, &ty_vec3, &ty_f32);
+  add2("quat_rotate", "quat_rotate", &ty_vec3, &ty_quat, &ty_vec3);
+  add2("quat_mul", "quat_mul", &ty_quat, &ty_quat, &ty_quat);
+}
+
+/* + - == != between two operands of one non-scalar type, and unary minus. */
+static void add_same_type_ops(Type *t) {
+  add2("op+", "add", t, t, t);
+  add2("op-", "sub", t, t, t);
+  add1("neg", "neg", t, t);
+  add2("op==", "eq", &ty_bool, t, t);
+  add2("op!=", "ne", &ty_bool, t, t);
+}
+
+static void add_operators(void) {
+  for (int i = 0; i < COUNT(vecs); i++) {
+    Type *v = vecs[i], *e = vec_elem(v);
+    add_same_type_ops(v);
+    add2("op*", "mul", v, v, v);
+    add2("op*", "mul", v, v, e);
+    add2("op*", "mul", v, e, v);
+    add2("op/", "div", v, v, v);
+    add2("op/", "div", v, v, e);
+  }
+  for (int i = 0; i < COUNT(mats); i++) {
+    Type *m = mats[i];
+    add_same_type_ops(m);
+    add2("op*", "mul", m, m, m);
+    add2("op*", "mul", mat_vec(m), m, mat_vec(m));
+    add2("op*", "mul", m, m, &ty_f32);
+    add2("op*", "mul", m, &ty_f32, m);
+    add2("op/", "div", m, m, &ty_f32);
+  }
+  add_same_type_ops(&ty_quat);
+  add2("op*", "mul", &ty_quat, &ty_quat, &ty_f32);
+  add2("op*", "mul", &ty_quat, &ty_f32, &ty_quat);
+}
+
+/* ---- sorting and lookup ------------------------------------------------------ */
+
+static int row_cmp(const void *a, const void *b) {
+  const Row *x = a, *y = b;
+  int c = strcmp(x->b.name, y->b.name);
+  return c ? c : (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static void build(void) {
+  add_math();
+  add_geometry();
+  add_operators();
+  if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
+  if (failed || !table) {
+    for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);
+    free(rows);
+    rows = NULL, nrows = 0;
+    return;
+  }
+  qsort(rows, (size_t)nrows, sizeof *rows, row_cmp);
+  for (int i = 0; i < nrows; i++) table[i] = rows[i].b;
+  ntable = nrows;
+  free(rows);
+  rows = NULL;
+}
+
+static void ensure(void) { pthread_once(&table_once, build); }
+
+int builtin_count(void) {
+  ensure();
+  return ntable;
+}
+
+const Builtin *builtin_get(int index) {
+  ensure();
+  return index >= 0 && index < ntable ? &table[index] : NULL;
+}
+
+/* Returns 0 and sets *first to -1 when no builtin has that name. */
+int builtin_overloads(const char *name, int *first) {
+  ensure();
+  int lo = 0, hi = ntable;
+  while (lo < hi) {   /* the first entry whose name is >= name */
+    int mid = lo + (hi - lo) / 2;
+    if (strcmp(table[mid].name, name) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  int end = lo;
+  while (end < ntable && strcmp(table[end].name, name) == 0) end++;
+  if (first) *first = end > lo ? lo : -1;
+  return end - lo;
+}
+
+/* ---- type names ------------------------------------------------------------- */
+
+static const char *vec_code(const Type *t) {
+  static const char *const codes[3][3] = {
+      {"v2", "v3", "v4"}, {"dv2", "dv3", "dv4"}, {"iv2", "iv3", "iv4"}};
+  if (!t->elem || t->n < 2 || t->n > 4) return NULL;
+  TypeKind k = t->elem->kind;
+  int fam = k == TY_F32 ? 0 : k == TY_F64 ? 1 : k == TY_I32 ? 2 : -1;
+  return fam < 0 ? NULL : codes[fam][t->n - 2];
+}
+
+static const char *vec_ctype(const Type *t) {
+  static const char *const names[3][3] = {{"kn_vec2", "kn_vec3", "kn_vec4"},
+                                          {"kn_dvec2", "kn_dvec3", "kn_dvec4"},
+                                          {"kn_ivec2", "kn_ivec3", "kn_ivec4"}};
+  const char *code = vec_code(t);
+  if (!code) return NULL;
+  return names[code[0] == 'v' ? 0 : code[0] == 'd' ? 1 : 2][t->n - 2];
+}
+
+const char *builtin_type_code(const Type *t) {
+  static const char *const mat_codes[3] = {"m22", "m33", "m44"};
+  if (!t) return NULL;
+  switch (t->kind) {
+  case TY_BOOL: return "b";
+  case TY_I8: return "i8";
+  case TY_I16: return "i16";
+  case TY_I32: return "i32";
+  case TY_I64: return "i64";
+  case TY_U8: return "u8";
+  case TY_U16: return "u16";
+  case TY_U32: return "u32";
+  case TY_U64: return "u64";
+  case TY_F16: return "f16";
+  case TY_F32: return "f32";
+  case TY_F64: return "f64";
+  case TY_VEC: return vec_code(t);
+  case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
+  case TY_QUAT: return "q";
+  default: return NULL;
+  }
+}
+
+const char *builtin_ctype(const Type *t) {
+  static const char *const mat_names[3] = {"kn_mat22", "kn_mat33", "kn_mat44"};
+  if (!t) return NULL;
+  switch (t->kind) {
+  case TY_BOOL: return "bool";
+  case TY_I8: return "int8_t";
+  case TY_I16: return "int16_t";
+  case TY_I32: return "int32_t";
+  case TY_I64: return "int64_t";
+  case TY_U8: return "uint8_t";
+  case TY_U16: return "uint16_t";
+  case TY_U32: return "uint32_t";
+  case TY_U64: return "uint64_t";
+  case TY_F16: return "kn_f16";
+  case TY_F32: return "float";
+  case TY_F64: return "double";
+  case TY_VEC: return vec_ctype(t);
+  case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
+  case TY_QUAT: return "kn_quat";
+  default: return NULL;
+  }
+}

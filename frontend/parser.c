@@ -1,0 +1,1052 @@
+/* parser.c: tokens -> one Module's syntax tree (recursive descent).
+ *
+ * Requires: lexer.re (lex_source) and the arena. Produces: a Module whose
+ * declarations, statements and expressions carry their full source range;
+ * imports are recorded, not followed (front.c does that). Breaks: nothing
+ * downstream may assume the tree is complete after a syntax error: a missing
+ * or malformed expression becomes a placeholder ND_INT node whose `ty` is
+ * already &ty_error: the error was reported, and the checker should take a
+ * preset ty_error as "say nothing more about this".
+ *
+ * Error recovery is panic mode: the first syntax error of a statement is
+ * reported, later ones are suppressed until the parser resynchronises at a
+ * `;` or `}` of the same nesting (or at a module keyword at top level). A
+ * missing `;` before a token on a new line is reported and then assumed, which
+ * keeps one forgotten semicolon from swallowing the next statement. Nesting
+ * deeper than PARSE_MAX_DEPTH is reported once and stops the parse: the rest
+ * of the file reads as end of input, so there is no deep recursion at all.
+ * Lexer errors are TK_ERROR tokens: skipped, and a syntax error right after
+ * one is not reported (the lexer already said what is wrong there).
+ */
+#include "ast.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PARSE_MAX_DEPTH = 256, PARSE_MAX_DIMS = 4 };
+
+typedef struct Parser {
+  Arena *arena;
+  Diags *diags;
+  Token *toks;
+  int n;
+  int pos;           /* current token, never a TK_ERROR one */
+  int prev;          /* the last consumed token */
+  bool after_err;    /* a lexer error token sits right before the current one */
+  bool panic;        /* an error was reported; quiet until resynchronised */
+  bool abort;        /* nesting too deep or out of memory: the rest reads as EOF */
+  int depth;
+  /* After an allocation failure every node is this scratch object: the parse
+   * winds down without NULL checks and its declaration is dropped. */
+  union { Node n; Var v; TypeExpr t; Decl d; Field f; } junk;
+} Parser;
+
+/* ---- tokens ---------------------------------------------------------------- */
+
+static Token *tok(Parser *p) {
+  return p->abort ? &p->toks[p->n - 1] : &p->toks[p->pos];
+}
+
+static TokKind kind(Parser *p) {
+  return tok(p)->kind;
+}
+
+static bool at(Parser *p, TokKind k) {
+  return kind(p) == k;
+}
+
+/* The k-th token after the current one, lexer errors skipped. */
+static Token *peek(Parser *p, int k) {
+  int i = p->pos;
+  while (k > 0 && p->toks[i].kind != TK_EOF) {
+    i++;
+    if (p->toks[i].kind != TK_ERROR)
+      k--;
+  }
+  return p->abort ? &p->toks[p->n - 1] : &p->toks[i];
+}
+
+static void skip_error_tokens(Parser *p) {
+  p->after_err = false;
+  while (p->toks[p->pos].kind == TK_ERROR) {
+    p->pos++;
+    p->after_err = true;
+  }
+}
+
+static Token *advance(Parser *p) {
+  Token *t = tok(p);
+  if (p->abort || t->kind == TK_EOF)
+    return t;
+  p->prev = p->pos;
+  p->pos++;
+  skip_error_tokens(p);
+  /* Having consumed a `;` or `}` the parser is back in step with the text. */
+  if (t->kind == TK_SEMI || t->kind == TK_RBRACE)
+    p->panic = false;
+  return t;
+}
+
+static bool accept(Parser *p, TokKind k) {
+  if (!at(p, k))
+    return false;
+  advance(p);
+  return true;
+}
+
+static SrcLoc prev_loc(Parser *p) {
+  return p->toks[p->prev].loc;
+}
+
+/* ---- diagnostics ----------------------------------------------------------- */
+
+/* "identifier 'foo'", "keyword 'while'", "type name 'float'", "';'" ... */
+static const char *tok_desc(Parser *p, const Token *t) {
+  switch (t->kind) {
+  case TK_IDENT:
+  case TK_INT:
+  case TK_FLOAT:
+  case TK_TYPENAME: {
+    int n = t->loc.len > 40 ? 40 : (int)t->loc.len;
+    const char *s = arena_printf(p->arena, "%s '%.*s'%s", tok_kind_name(t->kind), n, t->text,
+                                 n < (int)t->loc.len ? "..." : "");
+    return s ? s : tok_kind_name(t->kind);
+  }
+  default: return tok_kind_name(t->kind);
+  }
+}
+
+static void vreport(Parser *p, SrcLoc loc, const char *fmt, va_list ap) {
+  char msg[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  diag_error(p->diags, loc, "%s", msg);
+}
+
+/* A recoverable error: reported unless the parser is already in panic. */
+static void report(Parser *p, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report(Parser *p, SrcLoc loc, const char *fmt, ...) {
+  if (p->panic || p->abort)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vreport(p, loc, fmt, ap);
+  va_end(ap);
+}
+
+/* An error at the current token after which the parser must resynchronise. */
+static void syntax_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void syntax_error(Parser *p, const char *fmt, ...) {
+  if (!p->panic && !p->abort && !p->after_err) {
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(p, tok(p)->loc, fmt, ap);
+    va_end(ap);
+  }
+  p->panic = true;
+}
+
+static bool expect(Parser *p, TokKind k, const char *where) {
+  if (accept(p, k))
+    return true;
+  syntax_error(p, "expected %s %s, found %s", tok_kind_name(k), where, tok_desc(p, tok(p)));
+  return false;
+}
+
+/* A missing `;` is reported just after the previous token, where it belongs
+ * (like clang); before a token on a later line it is then assumed, so one
+ * forgotten semicolon doesn't swallow the next statement. */
+static void expect_semi(Parser *p, const char *where) {
+  if (accept(p, TK_SEMI))
+    return;
+  bool quiet = p->panic || p->abort || p->after_err;
+  p->panic = true;
+  if (quiet)
+    return;
+  SrcLoc at_end = prev_loc(p);
+  at_end.offset += at_end.len;
+  at_end.col += (int)at_end.len;
+  at_end.len = 1;
+  diag_error(p->diags, at_end, "expected ';' %s, found %s", where, tok_desc(p, tok(p)));
+  if (tok(p)->loc.line > prev_loc(p).line)
+    p->panic = false;
+}
+
+/* Counts one level of nesting; false (reported once) past the limit. */
+static bool enter(Parser *p) {
+  if (p->abort)
+    return false;
+  if (++p->depth <= PARSE_MAX_DEPTH)
+    return true;
+  if (!p->after_err)
+    diag_error(p->diags, tok(p)->loc, "nesting is too deep (limit %d)", PARSE_MAX_DEPTH);
+  p->abort = true;
+  return false;
+}
+
+static void leave(Parser *p) {
+  p->depth--;
+}
+
+/* Skips to the end of the broken statement: past a `;`, or up to a `}`, of
+ * the current nesting; a whole `{...}` group met on the way is skipped. */
+static void sync_stmt(Parser *p) {
+  int nest = 0;
+  while (!at(p, TK_EOF)) {
+    TokKind k = kind(p);
+    if (nest == 0 && k == TK_RBRACE)
+      break;
+    /* A declaration keyword can't be inside a statement: braces are missing.
+     * Stay in panic so every enclosing block closes quietly. */
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT)
+      return;
+    advance(p);
+    if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
+      nest++;
+    else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
+      nest--;
+    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE))
+      break;
+  }
+  p->panic = false;
+}
+
+static bool starts_module_item(TokKind k) {
+  return k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT || k == TK_CONST;
+}
+
+/* Skips to the next module item: past a `;` or a closing `}` at the top, or up
+ * to a keyword that starts a declaration. */
+static void sync_top(Parser *p) {
+  int nest = 0;
+  while (!at(p, TK_EOF)) {
+    TokKind k = kind(p);
+    if (nest == 0 && starts_module_item(k))
+      break;
+    advance(p);
+    if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
+      nest++;
+    else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
+      nest--;
+    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE))
+      break;
+  }
+  p->panic = false;
+}
+
+/* ---- nodes ----------------------------------------------------------------- */
+
+static void *alloc(Parser *p, size_t size) {
+  void *x = arena_alloc(p->arena, size);
+  if (!x) {
+    /* Out of memory: report once, then read the rest as end of input. */
+    if (!p->abort)
+      diag_error(p->diags, tok(p)->loc, "out of memory while parsing");
+    p->abort = true;
+    return memset(&p->junk, 0, size < sizeof p->junk ? size : sizeof p->junk);
+  }
+  return x;
+}
+
+static Node *new_node(Parser *p, NodeKind k, SrcLoc loc) {
+  Node *n = alloc(p, sizeof *n);
+  n->kind = k;
+  n->loc = loc;
+  return n;
+}
+
+/* Stands in for a missing expression; its error is already reported. */
+static Node *error_node(Parser *p, SrcLoc loc) {
+  Node *n = new_node(p, ND_INT, loc);
+  n->ty = &ty_error;
+  return n;
+}
+
+static Node *new_binary(Parser *p, NodeKind k, int op, Node *lhs, Node *rhs) {
+  Node *n = new_node(p, k, loc_span(lhs->loc, rhs->loc));
+  n->op = op;
+  n->lhs = lhs;
+  n->rhs = rhs;
+  return n;
+}
+
+static const char *tok_text(Parser *p, const Token *t) {
+  const char *s = arena_strndup(p->arena, t->text, t->loc.len);
+  return s ? s : "";
+}
+
+/* Grows an arena array by doubling; the old copy stays until arena_free. */
+static void *grow(Parser *p, void *old, int n, int *cap, size_t elem) {
+  if (n < *cap)
+    return old;
+  int cap2 = *cap ? *cap * 2 : 8;
+  char *x = alloc(p, (size_t)cap2 * elem);
+  if (p->abort)
+    return old;
+  if (n)
+    memcpy(x, old, (size_t)n * elem);
+  *cap = cap2;
+  return x;
+}
+
+/* ---- types ------------------------------------------------------------------- */
+
+static bool at_type_start(Parser *p) {
+  return at(p, TK_TYPENAME) || at(p, TK_IDENT) || at(p, TK_AUTO) || at(p, TK_VOID);
+}
+
+/* dims = '[' ','* ']' */
+static void parse_dims(Parser *p, TypeExpr *te) {
+  if (!accept(p, TK_LBRACKET))
+    return;
+  int ndim = 1;
+  while (accept(p, TK_COMMA))
+    ndim++;
+  if (expect(p, TK_RBRACKET, "to close the array type") && ndim > PARSE_MAX_DIMS)
+    report(p, loc_span(te->loc, prev_loc(p)), "arrays have at most %d dimensions, not %d",
+           PARSE_MAX_DIMS, ndim);
+  /* Later passes may size tables by ndim: never hand them more than 4. */
+  te->ndim = ndim > PARSE_MAX_DIMS ? PARSE_MAX_DIMS : ndim;
+  te->loc = loc_span(te->loc, prev_loc(p));
+}
+
+/* type = (TYPENAME | IDENT | 'auto' | 'void') dims? */
+static TypeExpr *parse_type(Parser *p) {
+  TypeExpr *te = alloc(p, sizeof *te);
+  Token *t = tok(p);
+  te->loc = t->loc;
+  switch (t->kind) {
+  case TK_TYPENAME: te->builtin = t->ty; break;
+  case TK_VOID: te->builtin = &ty_void; break;
+  case TK_IDENT: te->name = tok_text(p, t); break;
+  case TK_AUTO: te->is_auto = true; break;
+  default:
+    syntax_error(p, "expected a type, found %s", tok_desc(p, t));
+    te->builtin = &ty_error;
+    return te;
+  }
+  advance(p);
+  if (!te->is_auto)
+    parse_dims(p, te);
+  return te;
+}
+
+/* Names a declared thing; keywords and type names get a pointed message. */
+static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
+  Token *t = tok(p);
+  *loc = t->loc;
+  if (t->kind == TK_IDENT) {
+    advance(p);
+    return tok_text(p, t);
+  }
+  if (t->kind == TK_TYPENAME)
+    syntax_error(p, "expected %s, found type name '%.*s'", what, (int)t->loc.len, t->text);
+  else
+    syntax_error(p, "expected %s, found %s", what, tok_desc(p, t));
+  return "<error>";
+}
+
+/* ---- expressions --------------------------------------------------------- */
+
+static Node *parse_expr(Parser *p);
+static Node *parse_cond(Parser *p);
+static Node *parse_unary(Parser *p);
+
+static bool is_assign_op(TokKind k) {
+  return k == TK_ASSIGN || (k >= TK_PLUSEQ && k <= TK_SHREQ);
+}
+
+/* args = expr (',' expr)* ; ends before `close`, which the caller expects. */
+static Node *parse_args(Parser *p, TokKind close, int *nargs) {
+  Node head = {0}, *cur = &head;
+  *nargs = 0;
+  if (at(p, close))
+    return NULL;
+  do {
+    cur = cur->next = parse_expr(p);
+    ++*nargs;
+  } while (!p->panic && accept(p, TK_COMMA));
+  return head.next;
+}
+
+/* call = (IDENT | TYPENAME) '(' args? ')' */
+static Node *parse_call(Parser *p) {
+  Token *name = advance(p);
+  Node *n = new_node(p, ND_CALL, name->loc);
+  n->name = tok_text(p, name);
+  n->name_loc = name->loc;
+  if (name->kind == TK_TYPENAME) {
+    n->texpr = alloc(p, sizeof *n->texpr);
+    n->texpr->loc = name->loc;
+    n->texpr->builtin = name->ty;
+  }
+  advance(p);  /* '(' */
+  n->args = parse_args(p, TK_RPAREN, &n->nargs);
+  expect(p, TK_RPAREN, "after the call's arguments");
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+static Node *parse_literal(Parser *p, NodeKind k) {
+  Token *t = advance(p);
+  Node *n = new_node(p, k, t->loc);
+  n->ival = t->ival;
+  n->fval = t->fval;
+  n->suffix = t->suffix;
+  n->str = t->str;
+  n->str_len = t->str_len;
+  if (k == ND_BOOL)
+    n->ival = t->kind == TK_TRUE;
+  return n;
+}
+
+/* primary = call | IDENT | INT | FLOAT | STRING | 'true' | 'false' | '(' expr ')' */
+static Node *parse_primary(Parser *p) {
+  Token *t = tok(p);
+  switch (t->kind) {
+  case TK_IDENT: {
+    if (peek(p, 1)->kind == TK_LPAREN)
+      return parse_call(p);
+    advance(p);
+    Node *n = new_node(p, ND_IDENT, t->loc);
+    n->name = tok_text(p, t);
+    n->name_loc = t->loc;
+    return n;
+  }
+  case TK_TYPENAME:
+    if (peek(p, 1)->kind == TK_LPAREN)
+      return parse_call(p);
+    syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?",
+                 (int)t->loc.len, t->text, (int)t->loc.len, t->text);
+    return error_node(p, t->loc);
+  case TK_INT: return parse_literal(p, ND_INT);
+  case TK_FLOAT: return parse_literal(p, ND_FLOAT);
+  case TK_STRING: return parse_literal(p, ND_STRING);
+  case TK_TRUE:
+  case TK_FALSE: return parse_literal(p, ND_BOOL);
+  case TK_LPAREN: {
+    advance(p);
+    Node *e = parse_expr(p);
+    expect(p, TK_RPAREN, "to close the parenthesis");
+    e->loc = loc_span(t->loc, prev_loc(p));
+    return e;
+  }
+  default:
+    syntax_error(p, "expected an expression, found %s", tok_desc(p, t));
+    return error_node(p, t->loc);
+  }
+}
+
+/* postfix = primary ('[' args ']' | '.' IDENT | '(' -> error)* */
+static Node *parse_postfix(Parser *p) {
+  Node *n = parse_primary(p);
+  for (;;) {
+    if (accept(p, TK_LBRACKET)) {
+      Node *ix = new_node(p, ND_INDEX, n->loc);
+      ix->lhs = n;
+      ix->args = parse_args(p, TK_RBRACKET, &ix->nargs);
+      if (ix->nargs == 0)
+        syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
+      expect(p, TK_RBRACKET, "after the index");
+      ix->loc = loc_span(n->loc, prev_loc(p));
+      n = ix;
+    } else if (accept(p, TK_DOT)) {
+      Node *m = new_node(p, ND_MEMBER, n->loc);
+      m->lhs = n;
+      m->name = parse_name(p, &m->name_loc, "a member name after '.'");
+      m->loc = loc_span(n->loc, m->name_loc);
+      n = m;
+    } else if (at(p, TK_LPAREN) && !p->panic) {
+      syntax_error(p, "only a named function or a type can be called");
+      return n;
+    } else {
+      return n;
+    }
+  }
+}
+
+/* A cast is `(` TYPENAME `)` (no arrays); `(float(x))` is a parenthesis. */
+static bool at_cast(Parser *p) {
+  return at(p, TK_LPAREN) && peek(p, 1)->kind == TK_TYPENAME && peek(p, 2)->kind == TK_RPAREN;
+}
+
+/* cast = '(' TYPENAME ')' unary */
+static Node *parse_cast(Parser *p) {
+  SrcLoc start = advance(p)->loc;
+  Token *t = advance(p);
+  advance(p);  /* ')' */
+  Node *n = new_node(p, ND_CAST, start);
+  n->texpr = alloc(p, sizeof *n->texpr);
+  n->texpr->loc = t->loc;
+  n->texpr->builtin = t->ty;
+  n->lhs = parse_unary(p);
+  n->loc = loc_span(start, n->lhs->loc);
+  return n;
+}
+
+/* unary = ('-' | '+' | '!' | '~' | '&') unary | cast | postfix
+ *       | ('++' | '--') unary  -> error: a statement, not an expression */
+static Node *parse_unary(Parser *p) {
+  Token *t = tok(p);
+  TokKind k = t->kind;
+  bool prefix = k == TK_MINUS || k == TK_PLUS || k == TK_BANG || k == TK_TILDE || k == TK_AMP ||
+                k == TK_INC || k == TK_DEC;
+  if (!prefix && !at_cast(p))
+    return parse_postfix(p);
+  if (!enter(p))
+    return error_node(p, t->loc);
+  Node *n;
+  if (!prefix) {
+    n = parse_cast(p);
+  } else {
+    if (k == TK_INC || k == TK_DEC)  /* panic: `------x` gives one error */
+      syntax_error(p, "'%s' is a statement in kern, not an expression", k == TK_INC ? "++" : "--");
+    advance(p);
+    Node *operand = parse_unary(p);
+    if (k == TK_INC || k == TK_DEC) {
+      n = operand;
+    } else {
+      n = new_node(p, k == TK_AMP ? ND_ADDR : ND_UNARY, loc_span(t->loc, operand->loc));
+      n->op = k;
+      n->lhs = operand;
+    }
+  }
+  leave(p);
+  return n;
+}
+
+/* Binding strength of a binary operator; 0 if the token is not one. */
+static int binary_prec(TokKind k) {
+  switch (k) {
+  case TK_OROR: return 1;
+  case TK_ANDAND: return 2;
+  case TK_PIPE: return 3;
+  case TK_CARET: return 4;
+  case TK_AMP: return 5;
+  case TK_EQEQ: case TK_NE: return 6;
+  case TK_LT: case TK_LE: case TK_GT: case TK_GE: return 7;
+  case TK_SHL: case TK_SHR: return 8;
+  case TK_PLUS: case TK_MINUS: return 9;
+  case TK_STAR: case TK_SLASH: case TK_PERCENT: return 10;
+  default: return 0;
+  }
+}
+
+/* binary(k) = unary (op binary(prec(op) + 1))*   for ops with prec >= k:
+ *   || < && < | < ^ < & < (== !=) < (< <= > >=) < (<< >>) < (+ -) < (* / %),
+ *   all left-associative as in C. */
+static Node *parse_binary(Parser *p, int min_prec) {
+  Node *lhs = parse_unary(p);
+  for (;;) {
+    int prec = binary_prec(kind(p));
+    if (prec == 0 || prec < min_prec)
+      return lhs;
+    int op = advance(p)->kind;
+    Node *rhs = parse_binary(p, prec + 1);
+    lhs = new_binary(p, ND_BINARY, op, lhs, rhs);
+  }
+}
+
+/* cond = binary(1) ('?' expr ':' cond)?   (right-associative) */
+static Node *parse_cond(Parser *p) {
+  Node *c = parse_binary(p, 1);
+  if (!at(p, TK_QUESTION))
+    return c;
+  advance(p);
+  if (!enter(p))
+    return c;
+  Node *n = new_node(p, ND_COND, c->loc);
+  n->cond = c;
+  n->then = parse_expr(p);
+  expect(p, TK_COLON, "in the conditional expression");
+  n->els = parse_cond(p);
+  n->loc = loc_span(c->loc, n->els->loc);
+  leave(p);
+  return n;
+}
+
+/* expr = cond; an `=`, `+=` ... `++` or `--` after it is an error here:
+ * assignments are statements in kern. The operand is parsed and dropped so
+ * the rest of the expression still reads well. */
+static Node *parse_expr(Parser *p) {
+  if (!enter(p))
+    return error_node(p, tok(p)->loc);
+  Node *n = parse_cond(p);
+  Token *t = tok(p);
+  if (is_assign_op(t->kind)) {
+    report(p, t->loc, "assignment is a statement in kern, not an expression");
+    advance(p);
+    parse_expr(p);
+  } else if (t->kind == TK_INC || t->kind == TK_DEC) {
+    report(p, t->loc, "'%s' is a statement in kern, not an expression",
+           t->kind == TK_INC ? "++" : "--");
+    advance(p);
+  }
+  leave(p);
+  return n;
+}
+
+/* ---- statements ------------------------------------------------------------ */
+
+static Node *parse_stmt(Parser *p);
+
+/* After IDENT at a statement's start: is this `Name x`, `Name[,] x`? */
+static bool ident_starts_decl(Parser *p) {
+  int k = 1;
+  if (peek(p, k)->kind == TK_LBRACKET) {
+    k++;
+    while (peek(p, k)->kind == TK_COMMA)
+      k++;
+    if (peek(p, k)->kind != TK_RBRACKET)
+      return false;
+    k++;
+  }
+  return peek(p, k)->kind == TK_IDENT;
+}
+
+static bool at_decl(Parser *p) {
+  switch (kind(p)) {
+  case TK_CONST:
+  case TK_AUTO: return true;
+  case TK_TYPENAME: return peek(p, 1)->kind != TK_LPAREN;
+  case TK_IDENT: return ident_starts_decl(p);
+  default: return false;
+  }
+}
+
+/* vardecl = 'const'? type IDENT '=' expr   (no ';': for-init uses it too) */
+static Node *parse_vardecl(Parser *p) {
+  SrcLoc start = tok(p)->loc;
+  Var *v = alloc(p, sizeof *v);
+  v->is_const = accept(p, TK_CONST);
+  v->texpr = parse_type(p);
+  v->name = parse_name(p, &v->loc, "a variable name");
+  Node *n = new_node(p, ND_VARDECL, start);
+  n->var = v;
+  if (accept(p, TK_ASSIGN)) {
+    v->init = parse_expr(p);
+  } else {
+    if (!at(p, TK_COMMA))
+      report(p, v->loc, "variable '%s' needs an initializer", v->name);
+    v->init = error_node(p, v->loc);
+  }
+  if (at(p, TK_COMMA))
+    syntax_error(p, "declare one variable per statement ('%s' is followed by ',')", v->name);
+  n->loc = loc_span(start, prev_loc(p));
+  return n;
+}
+
+/* simple = unary_or_expr (assign_op expr | '++' | '--')? | ('++' | '--') unary
+ * (no ';': for-init and for-increment use it too) */
+static Node *parse_simple(Parser *p) {
+  Token *t = tok(p);
+  if (t->kind == TK_INC || t->kind == TK_DEC) {
+    advance(p);
+    Node *n = new_node(p, ND_INCDEC, t->loc);
+    n->op = t->kind;
+    n->lhs = parse_unary(p);
+    n->loc = loc_span(t->loc, n->lhs->loc);
+    return n;
+  }
+  Node *e = parse_cond(p);
+  Token *op = tok(p);
+  if (is_assign_op(op->kind)) {
+    advance(p);
+    return new_binary(p, ND_ASSIGN, op->kind, e, parse_expr(p));
+  }
+  if (op->kind == TK_INC || op->kind == TK_DEC) {
+    advance(p);
+    Node *n = new_node(p, ND_INCDEC, loc_span(e->loc, op->loc));
+    n->op = op->kind;
+    n->lhs = e;
+    return n;
+  }
+  Node *n = new_node(p, ND_EXPR_STMT, e->loc);
+  n->lhs = e;
+  return n;
+}
+
+/* block = '{' stmt* '}' */
+static Node *parse_block(Parser *p) {
+  Token *open = tok(p);
+  Node *blk = new_node(p, ND_BLOCK, open->loc);
+  if (!expect(p, TK_LBRACE, "to start a block"))
+    return blk;
+  Node head = {0}, *cur = &head;
+  /* `kernel`, `struct` or `import` inside a block means a `}` is missing:
+   * stop here so the next declaration parses normally. */
+  while (!at(p, TK_RBRACE) && !at(p, TK_EOF) && !at(p, TK_KERNEL) && !at(p, TK_STRUCT) &&
+         !at(p, TK_IMPORT)) {
+    int before = p->pos;
+    Node *s = parse_stmt(p);
+    if (p->panic)
+      sync_stmt(p);
+    if (p->pos == before && !at(p, TK_RBRACE))
+      advance(p);  /* never loop without consuming */
+    cur = cur->next = s;
+  }
+  if (!accept(p, TK_RBRACE)) {
+    bool quiet = p->panic || p->abort;
+    syntax_error(p, "expected '}' to close the block, found %s", tok_desc(p, tok(p)));
+    if (!quiet)
+      diag_note(p->diags, open->loc, "the block opened here");
+  }
+  blk->body = head.next;
+  blk->loc = loc_span(open->loc, prev_loc(p));
+  return blk;
+}
+
+/* '(' expr ')' for if/while/do conditions */
+static Node *parse_paren_cond(Parser *p, const char *stmt) {
+  char where[48];
+  snprintf(where, sizeof where, "after '%s'", stmt);
+  expect(p, TK_LPAREN, where);
+  Node *c = parse_expr(p);
+  snprintf(where, sizeof where, "after the '%s' condition", stmt);
+  expect(p, TK_RPAREN, where);
+  return c;
+}
+
+/* if = 'if' '(' expr ')' stmt ('else' stmt)? */
+static Node *parse_if(Parser *p) {
+  Node *n = new_node(p, ND_IF, advance(p)->loc);
+  n->cond = parse_paren_cond(p, "if");
+  n->then = parse_stmt(p);
+  if (accept(p, TK_ELSE))
+    n->els = parse_stmt(p);
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* while = 'while' '(' expr ')' stmt */
+static Node *parse_while(Parser *p) {
+  Node *n = new_node(p, ND_WHILE, advance(p)->loc);
+  n->cond = parse_paren_cond(p, "while");
+  n->body = parse_stmt(p);
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* do = 'do' stmt 'while' '(' expr ')' ';' */
+static Node *parse_do(Parser *p) {
+  Node *n = new_node(p, ND_DO, advance(p)->loc);
+  n->body = parse_stmt(p);
+  if (p->panic)
+    sync_stmt(p);
+  expect(p, TK_WHILE, "after the body of 'do'");
+  n->cond = parse_paren_cond(p, "while");
+  expect_semi(p, "after 'do ... while (...)'");
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* for = 'for' '(' (vardecl | simple)? ';' expr? ';' simple? ')' stmt */
+static Node *parse_for(Parser *p) {
+  Node *n = new_node(p, ND_FOR, advance(p)->loc);
+  expect(p, TK_LPAREN, "after 'for'");
+  if (!at(p, TK_SEMI))
+    n->init = at_decl(p) ? parse_vardecl(p) : parse_simple(p);
+  expect(p, TK_SEMI, "after the loop initializer");
+  if (!at(p, TK_SEMI))
+    n->cond = parse_expr(p);
+  expect(p, TK_SEMI, "after the loop condition");
+  if (!at(p, TK_RPAREN))
+    n->inc = parse_simple(p);
+  expect(p, TK_RPAREN, "after the loop increment");
+  n->body = parse_stmt(p);
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* return = 'return' expr? ';' */
+static Node *parse_return(Parser *p) {
+  Node *n = new_node(p, ND_RETURN, advance(p)->loc);
+  if (!at(p, TK_SEMI))
+    n->lhs = parse_expr(p);
+  expect_semi(p, "after 'return'");
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* A keyword-led or simple statement with its `;`. */
+static Node *parse_stmt_semi(Parser *p, NodeKind k, const char *what) {
+  Node *n = k == ND_VARDECL ? parse_vardecl(p) : parse_simple(p);
+  expect_semi(p, what);
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+static Node *parse_jump(Parser *p, NodeKind k) {
+  Token *t = advance(p);
+  Node *n = new_node(p, k, t->loc);
+  expect_semi(p, k == ND_BREAK ? "after 'break'" : "after 'continue'");
+  n->loc = loc_span(t->loc, prev_loc(p));
+  return n;
+}
+
+/* stmt = block | if | while | do | for | return | 'break' ';' | 'continue' ';'
+ *      | ';' | vardecl ';' | simple ';' */
+static Node *parse_stmt(Parser *p) {
+  Token *t = tok(p);
+  if (!enter(p))
+    return new_node(p, ND_EMPTY, t->loc);
+  Node *n;
+  switch (t->kind) {
+  case TK_LBRACE: n = parse_block(p); break;
+  case TK_IF: n = parse_if(p); break;
+  case TK_WHILE: n = parse_while(p); break;
+  case TK_DO: n = parse_do(p); break;
+  case TK_FOR: n = parse_for(p); break;
+  case TK_RETURN: n = parse_return(p); break;
+  case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
+  case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
+  case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
+  case TK_ELSE: case TK_KERNEL: case TK_STRUCT: case TK_IMPORT: case TK_VOID:
+  case TK_RBRACE: case TK_EOF:
+    syntax_error(p, "expected a statement, found %s", tok_desc(p, t));
+    n = new_node(p, ND_EMPTY, t->loc);
+    break;
+  default:
+    if (at_decl(p))
+      n = parse_stmt_semi(p, ND_VARDECL, "after the declaration");
+    else
+      n = parse_stmt_semi(p, ND_EXPR_STMT, "after the statement");
+  }
+  leave(p);
+  return n;
+}
+
+/* ---- declarations ---------------------------------------------------------- */
+
+static Decl *new_decl(Parser *p, DeclKind k, SrcLoc loc) {
+  Decl *d = alloc(p, sizeof *d);
+  d->kind = k;
+  d->loc = loc;
+  return d;
+}
+
+/* import = 'import' STRING ';' */
+static Decl *parse_import(Parser *p) {
+  Decl *d = new_decl(p, DECL_IMPORT, advance(p)->loc);
+  Token *t = tok(p);
+  if (t->kind == TK_STRING) {
+    advance(p);
+    d->path = t->str;
+    d->path_len = t->str_len;
+    d->name_loc = t->loc;
+  } else {
+    /* Dropped: front.c would only add an error about its missing path. */
+    syntax_error(p, "expected a file name string after 'import', found %s", tok_desc(p, t));
+    return NULL;
+  }
+  expect_semi(p, "after the import");
+  d->loc = loc_span(d->loc, prev_loc(p));
+  return d;
+}
+
+/* const = 'const' type IDENT '=' expr ';' */
+static Decl *parse_const(Parser *p) {
+  Decl *d = new_decl(p, DECL_CONST, advance(p)->loc);
+  d->texpr = parse_type(p);
+  d->name = parse_name(p, &d->name_loc, "a constant name");
+  if (accept(p, TK_ASSIGN))
+    d->init = parse_expr(p);
+  else if (!p->panic)
+    syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name, tok_desc(p, tok(p)));
+  if (!d->init)
+    d->init = error_node(p, d->name_loc);
+  expect_semi(p, "after the constant");
+  d->loc = loc_span(d->loc, prev_loc(p));
+  return d;
+}
+
+/* fields = (type IDENT (',' IDENT)* ';')*   up to the closing '}' */
+static void parse_fields(Parser *p, Decl *d) {
+  int cap = 0;
+  while (!at(p, TK_RBRACE) && !at(p, TK_EOF)) {
+    int before = p->pos;
+    TypeExpr *te = parse_type(p);
+    do {
+      d->fields = grow(p, d->fields, d->nfields, &cap, sizeof(Field));
+      if (p->abort)
+        return;
+      Field *f = &d->fields[d->nfields++];
+      f->texpr = te;
+      f->name = parse_name(p, &f->loc, "a field name");
+    } while (!p->panic && accept(p, TK_COMMA));
+    expect_semi(p, "after the field");
+    if (p->panic)
+      sync_stmt(p);
+    if (p->pos == before && !at(p, TK_RBRACE))
+      advance(p);
+  }
+}
+
+/* struct = 'struct' IDENT '{' fields '}' ';'? */
+static Decl *parse_struct(Parser *p) {
+  Decl *d = new_decl(p, DECL_STRUCT, advance(p)->loc);
+  d->name = parse_name(p, &d->name_loc, "a struct name");
+  Token *open = tok(p);
+  if (expect(p, TK_LBRACE, "to start the struct's fields")) {
+    parse_fields(p, d);
+    if (!accept(p, TK_RBRACE)) {
+      syntax_error(p, "expected '}' to close struct '%s', found %s", d->name, tok_desc(p, tok(p)));
+      diag_note(p->diags, open->loc, "the struct opened here");
+    }
+    accept(p, TK_SEMI);
+  }
+  d->loc = loc_span(d->loc, prev_loc(p));
+  return d;
+}
+
+/* param = 'const'? type IDENT */
+static Var *parse_param(Parser *p) {
+  Var *v = alloc(p, sizeof *v);
+  v->is_param = true;
+  v->is_const = accept(p, TK_CONST);
+  v->texpr = parse_type(p);
+  v->name = parse_name(p, &v->loc, "a parameter name");
+  return v;
+}
+
+/* params = '(' (param (',' param)*)? ')' */
+static void parse_params(Parser *p, Decl *d) {
+  int cap = 0;
+  advance(p);  /* '(' */
+  if (!at(p, TK_RPAREN)) {
+    do {
+      d->params = grow(p, d->params, d->nparams, &cap, sizeof(Var *));
+      if (p->abort)
+        return;
+      d->params[d->nparams++] = parse_param(p);
+    } while (!p->panic && accept(p, TK_COMMA));
+  }
+  if (p->panic) {
+    /* Skip the rest of the list so the body still gets parsed. */
+    while (!at(p, TK_RPAREN) && !at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_EOF))
+      advance(p);
+    p->panic = false;
+    accept(p, TK_RPAREN);
+    return;
+  }
+  expect(p, TK_RPAREN, "after the parameters");
+}
+
+/* func = 'kernel'? type IDENT params block
+ * A declaration whose name or parameter list can't be read is dropped, not
+ * kept half-made: later passes would only add noise about it. */
+static Decl *parse_func(Parser *p) {
+  SrcLoc start = tok(p)->loc;
+  Decl *d = new_decl(p, accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
+  d->texpr = parse_type(p);
+  d->name = parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
+  if (p->panic)
+    return NULL;
+  if (at(p, TK_ASSIGN) || at(p, TK_SEMI)) {
+    syntax_error(p, "module-level variables are not supported; use 'const %s = ...;'", d->name);
+    return NULL;
+  }
+  if (!at(p, TK_LPAREN)) {
+    syntax_error(p, "expected '(' after the function name, found %s", tok_desc(p, tok(p)));
+    return NULL;
+  }
+  parse_params(p, d);
+  d->body = p->panic ? new_node(p, ND_BLOCK, d->name_loc) : parse_block(p);
+  d->loc = loc_span(start, prev_loc(p));
+  return d;
+}
+
+/* item = import | const | struct | func */
+static Decl *parse_item(Parser *p) {
+  switch (kind(p)) {
+  case TK_IMPORT: return parse_import(p);
+  case TK_CONST: return parse_const(p);
+  case TK_STRUCT: return parse_struct(p);
+  case TK_KERNEL: return parse_func(p);
+  default:
+    if (at_type_start(p) && !at(p, TK_AUTO))
+      return parse_func(p);
+    syntax_error(p, "expected a declaration (import, const, struct, function or kernel), found %s",
+                 tok_desc(p, tok(p)));
+    while (at(p, TK_RBRACE))  /* a run of stray `}` is one mistake */
+      advance(p);
+    return NULL;
+  }
+}
+
+/* Lexing runs before parsing, so this file's diagnostics arrive out of
+ * order; a stable sort by position (each error keeps its notes) makes them
+ * read top to bottom. Diagnostics from earlier files stay in front. */
+typedef struct {
+  Diag *head;
+  int index;
+} DiagGroup;
+
+static int diag_group_cmp(const void *a, const void *b) {
+  const DiagGroup *x = a, *y = b;
+  unsigned kx = x->head->loc.file ? x->head->loc.offset : UINT32_MAX;
+  unsigned ky = y->head->loc.file ? y->head->loc.offset : UINT32_MAX;
+  if (kx != ky)
+    return kx < ky ? -1 : 1;
+  return x->index - y->index;  /* qsort is not stable by itself */
+}
+
+static void sort_diags(Diags *d, Diag *before) {
+  Diag *first = before ? before->next : d->head;
+  int n = 0;
+  for (Diag *g = first; g; g = g->next)
+    n += g->level != DIAG_NOTE || g == first;
+  if (n < 2)
+    return;
+  DiagGroup *groups = malloc((size_t)n * sizeof *groups);
+  if (!groups)
+    return;
+  int i = 0;
+  for (Diag *g = first; g; g = g->next)
+    if (g->level != DIAG_NOTE || g == first) {
+      groups[i].head = g;
+      groups[i].index = i;
+      i++;
+    }
+  qsort(groups, (size_t)n, sizeof *groups, diag_group_cmp);
+  /* Relink: each group runs from its head up to the next head in old order. */
+  Diag **link = before ? &before->next : &d->head, *last = before;
+  for (i = 0; i < n; i++) {
+    *link = groups[i].head;
+    for (last = groups[i].head; last->next && last->next->level == DIAG_NOTE; last = last->next)
+      ;
+    link = &last->next;
+  }
+  *link = NULL;
+  d->tail = last;
+  free(groups);
+}
+/* module = item* EOF */
+Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, size_t len) {
+  Module *m = arena_alloc(a, sizeof *m);
+  if (!m)
+    return NULL;
+  m->path = path;
+  m->src = src;
+  m->src_len = len;
+  Diag *before = diags->tail;
+  TokenList tl = lex_source(a, diags, path, src, len);
+  Parser p = {.arena = a, .diags = diags, .toks = tl.toks, .n = tl.n};
+  skip_error_tokens(&p);
+  Decl head = {0}, *cur = &head;
+  while (!at(&p, TK_EOF)) {
+    int before = p.pos;
+    Decl *d = parse_item(&p);
+    if (d && !p.abort)
+      cur = cur->next = d;
+    if (p.panic)
+      sync_top(&p);
+    if (p.pos == before)
+      advance(&p);
+  }
+  m->decls = head.next;
+  sort_diags(diags, before);
+  return m;
+}

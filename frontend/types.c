@@ -1,0 +1,157 @@
+/* types.c: the builtin type singletons and the small type algebra.
+ *
+ * Requires: arena.c for array and pointer types. Produces: one Type object per
+ * builtin (compare them by pointer or with type_equal), and per-arena array and
+ * pointer types (compare those with type_equal only). Breaks: sizes and
+ * alignments are the host-visible layout of the spec; changing one changes
+ * the ABI of every kernel argument.
+ */
+#include "ast.h"
+
+#include <string.h>
+
+#define SCALAR(id, k, sz, nm) Type id = {.kind = k, .size = sz, .align = sz, .name = nm}
+SCALAR(ty_bool, TY_BOOL, 1, "bool");
+SCALAR(ty_i8, TY_I8, 1, "int8");
+SCALAR(ty_i16, TY_I16, 2, "int16");
+SCALAR(ty_i32, TY_I32, 4, "int32");
+SCALAR(ty_i64, TY_I64, 8, "int64");
+SCALAR(ty_u8, TY_U8, 1, "uint8");
+SCALAR(ty_u16, TY_U16, 2, "uint16");
+SCALAR(ty_u32, TY_U32, 4, "uint32");
+SCALAR(ty_u64, TY_U64, 8, "uint64");
+SCALAR(ty_f16, TY_F16, 2, "float16");
+SCALAR(ty_f32, TY_F32, 4, "float32");
+SCALAR(ty_f64, TY_F64, 8, "float64");
+#undef SCALAR
+
+/* Vectors are packed components with the component's alignment. */
+#define VEC(id, el, esz, cnt, nm) \
+  Type id = {.kind = TY_VEC, .size = (esz) * (cnt), .align = esz, .elem = &el, .n = cnt, .name = nm}
+VEC(ty_vec2, ty_f32, 4, 2, "vec2");
+VEC(ty_vec3, ty_f32, 4, 3, "vec3");
+VEC(ty_vec4, ty_f32, 4, 4, "vec4");
+VEC(ty_dvec2, ty_f64, 8, 2, "dvec2");
+VEC(ty_dvec3, ty_f64, 8, 3, "dvec3");
+VEC(ty_dvec4, ty_f64, 8, 4, "dvec4");
+VEC(ty_ivec2, ty_i32, 4, 2, "ivec2");
+VEC(ty_ivec3, ty_i32, 4, 3, "ivec3");
+VEC(ty_ivec4, ty_i32, 4, 4, "ivec4");
+#undef VEC
+
+Type ty_mat22 = {.kind = TY_MAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 2, .name = "mat22"};
+Type ty_mat33 = {.kind = TY_MAT, .size = 36, .align = 4, .elem = &ty_f32, .n = 3, .name = "mat33"};
+Type ty_mat44 = {.kind = TY_MAT, .size = 64, .align = 4, .elem = &ty_f32, .n = 4, .name = "mat44"};
+Type ty_quat = {.kind = TY_QUAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 4, .name = "quat"};
+
+/* These never reach memory: size 0 keeps any accidental layout use visible. */
+Type ty_void = {.kind = TY_VOID, .size = 0, .align = 1, .name = "void"};
+Type ty_untyped_int = {.kind = TY_UNTYPED_INT, .size = 0, .align = 1, .name = "untyped int"};
+Type ty_untyped_float = {.kind = TY_UNTYPED_FLOAT, .size = 0, .align = 1, .name = "untyped float"};
+Type ty_string = {.kind = TY_STRING, .size = 0, .align = 1, .name = "string"};
+Type ty_error = {.kind = TY_ERROR, .size = 0, .align = 1, .name = "<error>"};
+
+static const struct {
+  const char *name;
+  Type *ty;
+} builtin_names[] = {
+    {"bool", &ty_bool},   {"int8", &ty_i8},     {"int16", &ty_i16},   {"int32", &ty_i32},
+    {"int64", &ty_i64},   {"uint8", &ty_u8},    {"uint16", &ty_u16},  {"uint32", &ty_u32},
+    {"uint64", &ty_u64},  {"float16", &ty_f16}, {"float32", &ty_f32}, {"float64", &ty_f64},
+    {"int", &ty_i32},     {"uint", &ty_u32},    {"float", &ty_f32},   {"double", &ty_f64},
+    {"vec2", &ty_vec2},   {"vec3", &ty_vec3},   {"vec4", &ty_vec4},   {"dvec2", &ty_dvec2},
+    {"dvec3", &ty_dvec3}, {"dvec4", &ty_dvec4}, {"ivec2", &ty_ivec2}, {"ivec3", &ty_ivec3},
+    {"ivec4", &ty_ivec4}, {"mat22", &ty_mat22}, {"mat33", &ty_mat33}, {"mat44", &ty_mat44},
+    {"quat", &ty_quat},
+};
+
+Type *type_builtin_by_name(const char *name, size_t len) {
+  for (size_t i = 0; i < sizeof builtin_names / sizeof builtin_names[0]; i++)
+    if (strlen(builtin_names[i].name) == len && memcmp(builtin_names[i].name, name, len) == 0)
+      return builtin_names[i].ty;
+  return NULL;
+}
+
+Type *type_array(Arena *a, Type *elem, int ndim) {
+  Type *t = arena_alloc(a, sizeof *t);
+  if (!t)
+    return NULL;
+  t->kind = TY_ARRAY;
+  t->elem = elem;
+  t->ndim = ndim;
+  /* An array parameter is a descriptor, never a value the program lays out. */
+  t->size = 0;
+  t->align = 1;
+  char dims[8] = "";
+  for (int i = 1; i < ndim && i < (int)sizeof dims; i++)
+    dims[i - 1] = ',';
+  t->name = arena_printf(a, "%s[%s]", type_name(elem), dims);
+  return t->name ? t : NULL;
+}
+
+Type *type_ptr(Arena *a, Type *elem) {
+  Type *t = arena_alloc(a, sizeof *t);
+  if (!t)
+    return NULL;
+  t->kind = TY_PTR;
+  t->elem = elem;
+  t->size = 8;
+  t->align = 8;
+  t->name = arena_printf(a, "&%s", type_name(elem));
+  return t->name ? t : NULL;
+}
+
+Type *type_vec(Type *elem, int n) {
+  static Type *const f32[] = {&ty_vec2, &ty_vec3, &ty_vec4};
+  static Type *const f64[] = {&ty_dvec2, &ty_dvec3, &ty_dvec4};
+  static Type *const i32[] = {&ty_ivec2, &ty_ivec3, &ty_ivec4};
+  if (!elem || n < 2 || n > 4)
+    return NULL;
+  switch (elem->kind) {
+  case TY_F32: return f32[n - 2];
+  case TY_F64: return f64[n - 2];
+  case TY_I32: return i32[n - 2];
+  default: return NULL;
+  }
+}
+
+bool type_is_int(const Type *t) {
+  return t && t->kind >= TY_I8 && t->kind <= TY_U64;
+}
+
+bool type_is_signed(const Type *t) {
+  return t && t->kind >= TY_I8 && t->kind <= TY_I64;
+}
+
+bool type_is_float(const Type *t) {
+  return t && t->kind >= TY_F16 && t->kind <= TY_F64;
+}
+
+bool type_is_scalar(const Type *t) {
+  return t && (t->kind == TY_BOOL || type_is_numeric(t));
+}
+
+bool type_is_numeric(const Type *t) {
+  return type_is_int(t) || type_is_float(t);
+}
+
+bool type_equal(const Type *a, const Type *b) {
+  if (a == b)
+    return true;
+  if (!a || !b || a->kind != b->kind)
+    return false;
+  switch (a->kind) {
+  case TY_ARRAY: return a->ndim == b->ndim && type_equal(a->elem, b->elem);
+  case TY_PTR: return type_equal(a->elem, b->elem);
+  case TY_STRUCT: return a->sdecl == b->sdecl;
+  case TY_VEC: return a->n == b->n && type_equal(a->elem, b->elem);
+  case TY_MAT: return a->n == b->n;
+  default: return true;  /* every other kind has a single type */
+  }
+}
+
+const char *type_name(const Type *t) {
+  if (!t)
+    return "<null>";
+  return t->name ? t->name : "<unnamed>";
+}

@@ -1,0 +1,470 @@
+/* kern.h: the public C API of libkern, the kern kernel-launch runtime.
+ *
+ * kern compiles kernels written in the kern language (.kern files) and runs them
+ * on the CPU (a thread pool over code compiled by the system C compiler) or on
+ * NVIDIA GPUs. This header is the whole interface; everything else is private.
+ *
+ * Conventions
+ * - Every function that can fail returns a kern_status (or NULL, or an invalid
+ *   value where it says so) and leaves a message for kern_last_error() in the
+ *   calling thread. The library never prints, exits or aborts on a user error
+ *   (one exception: CHECKED-mode warnings go to a handler that defaults to
+ *   stderr, see kern_set_warning_handler).
+ * - Ownership: an object returned by a function named *_new, *_empty, *_wrap,
+ *   *_view, *_load, *_from_source belongs to the caller, who releases it with
+ *   the matching *_free. Devices and kernels are owned by the library (devices
+ *   live as long as the process, kernels as long as their module).
+ * - Threads: unless a function says otherwise it may be called from any thread.
+ *   Arrays are not locked: two threads may read one array at once, but writing
+ *   an array while another call reads or writes it is a data race, as in C.
+ * - kern_init() is optional: the first call into the library initializes it.
+ */
+#ifndef KERN_H
+#define KERN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define KERN_VERSION_MAJOR 0
+#define KERN_VERSION_MINOR 1
+#define KERN_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH: compare with kern_version() to detect a
+ * header/library mismatch at run time. */
+#define KERN_VERSION_NUM (KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- core ------------------------------------------------------------------ */
+
+typedef enum {
+  KERN_OK = 0,
+  KERN_ERR_INVALID_ARGUMENT, /* a bad argument: NULL, wrong type, shape, size ... */
+  KERN_ERR_COMPILE,          /* kern source, or the generated code, failed to compile */
+  KERN_ERR_NOT_FOUND,        /* a named thing (file, kernel, struct, device) is absent */
+  KERN_ERR_OUT_OF_MEMORY,    /* an allocation failed */
+  KERN_ERR_ACCESS,           /* an array is not accessible from the launch device */
+  KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed */
+  KERN_ERR_CAPTURE,          /* not allowed during graph capture, or a capture misuse */
+  KERN_ERR_CUDA,             /* the CUDA driver or NVRTC failed */
+  KERN_ERR_UNSUPPORTED,      /* not available on this device or in this build */
+  KERN_ERR_IO                /* a file could not be read or written */
+} kern_status;
+
+/* The library's version as KERN_VERSION_NUM computes it. */
+int kern_version(void);
+/* "0.1.0". Static storage. */
+const char *kern_version_string(void);
+
+/* The message of the last failed call in this thread; "" when none. The text
+ * stays valid until the next failing call in the same thread. Successful calls
+ * do not clear it. */
+const char *kern_last_error(void);
+/* Clears this thread's message. */
+void kern_clear_error(void);
+/* "KERN_OK", "KERN_ERR_COMPILE" ...; static storage; "KERN_ERR_?" for unknown values. */
+const char *kern_status_name(kern_status);
+
+/* Initializes the library: finds the devices and reads the environment:
+ *   KERN_NUM_THREADS  CPU worker threads (default: the online cores)
+ *   KERN_DEBUG=1      like kern_set_debug(true)
+ *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
+ *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
+ * Idempotent and thread-safe; every other function calls it when needed. */
+kern_status kern_init(void);
+/* Stops the CPU worker threads and releases the library's global state. Free
+ * your arrays and modules first. kern_init() may be called again afterwards;
+ * device handles stay valid. Not to be called while other threads use kern. */
+void kern_shutdown(void);
+
+/* Debug mode for modules loaded afterwards (also KERN_DEBUG=1): kernels get
+ * bounds checks and assert(); a failing launch returns KERN_ERR_BOUNDS with a
+ * message naming kernel, file:line, index and shape, and the process goes on. */
+void kern_set_debug(bool on);
+bool kern_get_debug(void);
+
+/* ---- opaque handles --------------------------------------------------------- */
+
+typedef struct kern_device kern_device;   /* owned by the library, valid for the process */
+typedef struct kern_array kern_array;     /* kern_array_free */
+typedef struct kern_module kern_module;   /* kern_module_free */
+typedef struct kern_kernel kern_kernel;   /* owned by its module */
+typedef struct kern_stream kern_stream;   /* kern_stream_free */
+typedef struct kern_graph kern_graph;     /* kern_graph_free */
+struct DLManagedTensor;                   /* dlpack.h */
+
+/* ---- dtypes ------------------------------------------------------------------ */
+
+/* An element type. Builtin dtypes are the constants below; struct dtypes come
+ * from kern_module_dtype() and have ids >= KERN_DTYPE_FIRST_STRUCT. A struct
+ * dtype id stays valid for the whole process, even after its module is freed;
+ * structs with the same name and layout share one id across modules. */
+typedef int32_t kern_dtype;
+enum {
+  KERN_DTYPE_INVALID = 0,
+  KERN_BOOL,
+  KERN_INT8, KERN_INT16, KERN_INT32, KERN_INT64,
+  KERN_UINT8, KERN_UINT16, KERN_UINT32, KERN_UINT64,
+  KERN_FLOAT16, KERN_FLOAT32, KERN_FLOAT64,
+  KERN_VEC2, KERN_VEC3, KERN_VEC4,       /* float32 x 2..4 */
+  KERN_DVEC2, KERN_DVEC3, KERN_DVEC4,    /* float64 x 2..4 */
+  KERN_IVEC2, KERN_IVEC3, KERN_IVEC4,    /* int32 x 2..4 */
+  KERN_MAT22, KERN_MAT33, KERN_MAT44,    /* float32, row-major */
+  KERN_QUAT,                             /* float32 x, y, z, w */
+  KERN_DTYPE_BUILTIN_END,
+  KERN_DTYPE_FIRST_STRUCT = 256
+};
+/* Bytes per element (vec3: 12, mat33: 36, structs: their C layout); 0 if invalid. */
+size_t kern_dtype_size(kern_dtype);
+/* Alignment in bytes; 0 if invalid. */
+size_t kern_dtype_align(kern_dtype);
+/* "float32", "vec3", a struct's name ...; "<invalid dtype>" if invalid. Static
+ * storage (struct names live as long as the process). */
+const char *kern_dtype_name(kern_dtype);
+
+/* ---- devices ------------------------------------------------------------------ */
+
+/* Devices: index 0 is "cpu", then "cuda:0", "cuda:1" ... */
+int kern_device_count(void);
+/* "cpu", "cuda" (the first CUDA device) or "cuda:N". NULL (and a message that
+ * says why: bad name, no CUDA device present, no such ordinal) if absent. */
+kern_device *kern_device_get(const char *name);
+/* NULL if index is outside [0, kern_device_count()). */
+kern_device *kern_device_at(int index);
+/* "cpu", "cuda:0" ...; "" for NULL. Static storage. */
+const char *kern_device_name(const kern_device *);
+bool kern_device_is_cuda(const kern_device *);
+/* Waits for the device's pending work. CPU launches are synchronous, so on the
+ * CPU this returns KERN_OK at once. */
+kern_status kern_device_synchronize(kern_device *);
+/* Coarse device-level rule of the memory-access guide: can kernels launched on
+ * `launch` use memory allocated by `owner` with the owner's current allocator? */
+bool kern_device_can_access(const kern_device *launch, const kern_device *owner);
+
+typedef struct {
+  int ordinal, sm_major, sm_minor;  /* the CPU: ordinal -1, sm 0.0 */
+  size_t total_memory;              /* bytes; the CPU: physical memory */
+  bool is_uva, is_mempool_supported, is_managed_memory_supported,
+      is_concurrent_managed_access_supported,
+      is_cpu_memory_access_from_gpu_supported, /* pageable host memory */
+      is_gpu_memory_access_from_cpu_supported, /* managed memory, direct from host */
+      is_cpu_gpu_atomic_supported;             /* host-native atomics */
+} kern_device_info;
+/* Every capability is false on the CPU. */
+kern_status kern_device_info_get(const kern_device *, kern_device_info *out);
+/* CUDA only: let kernels on `peer` access `target`'s device memory (peer
+ * access) or `target`'s memory pool (pool access). */
+kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer, bool on);
+kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on);
+
+/* ---- arrays and memory ----------------------------------------------------------- */
+
+typedef enum {
+  KERN_MEM_HOST,          /* pageable host memory (kern's CPU arrays: 64-byte aligned) */
+  KERN_MEM_PINNED_HOST,   /* page-locked host memory */
+  KERN_MEM_CUDA_DEVICE,
+  KERN_MEM_CUDA_MEMPOOL,
+  KERN_MEM_CUDA_MANAGED,
+  KERN_MEM_UNKNOWN        /* a wrapped pointer kern cannot classify */
+} kern_memory_kind;
+
+typedef enum {
+  KERN_ALLOC_DEFAULT,      /* CPU: HOST; CUDA: the device's default */
+  KERN_ALLOC_PINNED,       /* CPU only, needs the CUDA driver */
+  KERN_ALLOC_CUDA_DEVICE,
+  KERN_ALLOC_CUDA_MEMPOOL,
+  KERN_ALLOC_CUDA_MANAGED
+} kern_allocator;
+
+/* Shapes have 1 to 4 dims, each >= 0 (a dim of 0 makes an empty array). A byte
+ * size that overflows is KERN_ERR_INVALID_ARGUMENT; an allocation the system
+ * refuses is KERN_ERR_OUT_OF_MEMORY. Arrays are C-ordered (row-major). */
+
+/* A new array filled with zero bytes, allocated with the device's allocator. */
+kern_array *kern_array_new(kern_device *, kern_dtype, int ndim, const int64_t *shape);
+/* Like kern_array_new, contents unspecified. */
+kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t *shape);
+/* An array over memory kern does not own (kern_array_free leaves it alone; it
+ * must outlive the array). strides: bytes per step along each dim, NULL for
+ * dense C order; negative strides are rejected. The memory kind is the one kern
+ * recorded when ptr is the start of one of its own allocations, else what the
+ * CUDA driver reports, else KERN_MEM_UNKNOWN. */
+kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim,
+                            const int64_t *shape, const int64_t *strides);
+/* A window [offset, offset + shape) of an array, sharing its memory and
+ * strides; ndim must equal the array's. The view holds a reference: the memory
+ * stays allocated until the array and all its views are freed, in any order. */
+kern_array *kern_array_view(kern_array *, int ndim, const int64_t *offset, const int64_t *shape);
+/* Releases the handle (and the memory once no view uses it). NULL is ignored. */
+void kern_array_free(kern_array *);
+
+/* Host memory <-> array; bytes must equal kern_array_nbytes(). Host data is
+ * dense C order; strided arrays are gathered/scattered. */
+kern_status kern_array_write(kern_array *, const void *src, size_t bytes);
+kern_status kern_array_read(const kern_array *, void *dst, size_t bytes);
+/* dst <- src: same dtype and shape; overlapping views are handled. */
+kern_status kern_array_copy(kern_array *dst, const kern_array *src);
+/* Sets every element to *value (kern_dtype_size(dtype) bytes). */
+kern_status kern_array_fill(kern_array *, const void *value);
+
+/* The address of element [0,0,...] (may be a device address). */
+void *kern_array_data(kern_array *);
+kern_device *kern_array_device(const kern_array *);
+kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
+int kern_array_ndim(const kern_array *);                    /* 0 for NULL */
+int64_t kern_array_shape(const kern_array *, int dim);      /* 0 outside [0, ndim) */
+int64_t kern_array_stride(const kern_array *, int dim);     /* bytes; 0 outside [0, ndim) */
+kern_dtype kern_array_dtype(const kern_array *);
+int64_t kern_array_size(const kern_array *);                /* elements */
+size_t kern_array_nbytes(const kern_array *);               /* size * dtype size */
+bool kern_array_is_contiguous(const kern_array *);          /* dense C order */
+
+/* Can kernels launched on `launch` use this array (the memory-access table)?
+ * false means "not verified accessible". */
+bool kern_can_access(const kern_device *launch, const kern_array *);
+/* Sets the allocator for the device's later allocations and returns the
+ * previous one. An allocator the device cannot use (a CUDA allocator on the
+ * CPU, PINNED on a GPU) is refused: nothing changes, the message says why, and
+ * the current allocator is returned. */
+kern_allocator kern_device_set_allocator(kern_device *, kern_allocator);
+kern_allocator kern_device_get_allocator(const kern_device *);
+/* CUDA device memory only (a cuIpcMemHandle, 64 bytes, into handle_out);
+ * managed, host, external and view arrays: KERN_ERR_UNSUPPORTED. */
+kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
+/* DLPack both ways, zero-copy. from_dlpack takes ownership of the tensor (its
+ * deleter runs when the array is freed); to_dlpack returns a tensor that keeps
+ * the array's memory alive until its deleter runs. */
+kern_array *kern_array_from_dlpack(struct DLManagedTensor *);
+struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
+
+/* ---- modules and kernels ------------------------------------------------------------ */
+
+/* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
+ * rendered diagnostics as the message when it has errors, KERN_ERR_IO when it
+ * cannot be read. Code for a device is generated on the first launch there. */
+kern_module *kern_module_load(const char *path);
+/* The same from text; name is used in diagnostics and to resolve imports. */
+kern_module *kern_module_from_source(const char *name, const char *src);
+/* Frees the module, its kernels and its compiled code. Its kernels must not be
+ * used afterwards, nor while a launch of them is running. NULL is ignored.
+ * Struct dtypes it registered stay valid. */
+void kern_module_free(kern_module *);
+/* NULL (KERN_ERR_NOT_FOUND, the message lists the kernels there are) if absent. */
+kern_kernel *kern_module_kernel(kern_module *, const char *name);
+/* A struct of the module as an array dtype; KERN_DTYPE_INVALID if absent. */
+kern_dtype kern_module_dtype(kern_module *, const char *struct_name);
+/* The rendered warnings of a module that compiled; "" when none. Owned by the module. */
+const char *kern_module_diagnostics(const kern_module *);
+/* The module's name or path. */
+const char *kern_module_name(const kern_module *);
+
+/* Kernel introspection (for generic launchers such as `kernc run`). */
+const char *kern_kernel_name(const kern_kernel *);
+int kern_kernel_num_params(const kern_kernel *);
+const char *kern_kernel_param_name(const kern_kernel *, int i);
+/* The dtype of a scalar parameter, or the element dtype of an array parameter. */
+kern_dtype kern_kernel_param_dtype(const kern_kernel *, int i);
+/* 0 for a by-value parameter, else the array's ndim. -1 if i is out of range. */
+int kern_kernel_param_ndim(const kern_kernel *, int i);
+
+/* ---- launches ------------------------------------------------------------------ */
+
+typedef struct { int ndim; int64_t shape[4]; } kern_dims;
+
+#ifdef __cplusplus
+static inline kern_dims kern_dim1(int64_t a) { kern_dims d = {1, {a, 1, 1, 1}}; return d; }
+static inline kern_dims kern_dim2(int64_t a, int64_t b) { kern_dims d = {2, {a, b, 1, 1}}; return d; }
+static inline kern_dims kern_dim3(int64_t a, int64_t b, int64_t c) { kern_dims d = {3, {a, b, c, 1}}; return d; }
+static inline kern_dims kern_dim4(int64_t a, int64_t b, int64_t c, int64_t e) { kern_dims d = {4, {a, b, c, e}}; return d; }
+#define KERN_DIM1(a) kern_dim1(a)
+#define KERN_DIM2(a, b) kern_dim2(a, b)
+#define KERN_DIM3(a, b, c) kern_dim3(a, b, c)
+#define KERN_DIM4(a, b, c, d) kern_dim4(a, b, c, d)
+#else
+#define KERN_DIM1(a) ((kern_dims){1, {(a), 1, 1, 1}})
+#define KERN_DIM2(a, b) ((kern_dims){2, {(a), (b), 1, 1}})
+#define KERN_DIM3(a, b, c) ((kern_dims){3, {(a), (b), (c), 1}})
+#define KERN_DIM4(a, b, c, d) ((kern_dims){4, {(a), (b), (c), (d)}})
+#endif
+
+/* One launch argument: an array, or a value of some dtype (scalar, vector,
+ * matrix, struct). Build it with the constructors below; values are copied
+ * into the argument (up to KERN_ARG_INLINE_BYTES) or, for bigger structs,
+ * referenced: then the bytes must stay valid until kern_launch returns, which
+ * copies them. */
+#define KERN_ARG_INLINE_BYTES 64
+enum { KERN_ARG_NONE = 0, KERN_ARG_ARRAY = 1, KERN_ARG_VALUE = 2 };
+typedef struct kern_arg {
+  int32_t kind;            /* KERN_ARG_* */
+  kern_dtype dtype;        /* VALUE: its dtype */
+  kern_array *array;       /* ARRAY */
+  const void *ptr;         /* VALUE bigger than the inline storage: the caller's bytes */
+  union {
+    unsigned char bytes[KERN_ARG_INLINE_BYTES];
+    int64_t i64;
+    double f64;
+  } value;
+} kern_arg;
+
+kern_arg kern_arg_array(kern_array *);
+kern_arg kern_arg_bool(bool);
+kern_arg kern_arg_i8(int8_t);
+kern_arg kern_arg_i16(int16_t);
+kern_arg kern_arg_i32(int32_t);
+kern_arg kern_arg_i64(int64_t);
+kern_arg kern_arg_u8(uint8_t);
+kern_arg kern_arg_u16(uint16_t);
+kern_arg kern_arg_u32(uint32_t);
+kern_arg kern_arg_u64(uint64_t);
+kern_arg kern_arg_f32(float);
+kern_arg kern_arg_f64(double);
+kern_arg kern_arg_vec2(float, float);
+kern_arg kern_arg_vec3(float, float, float);
+kern_arg kern_arg_vec4(float, float, float, float);
+/* Any by-value dtype (float16 bits, dvec3, mat33, a struct ...) from its bytes
+ * in the dtype's layout; see kern_arg for how long they must live. */
+kern_arg kern_arg_bytes(kern_dtype, const void *);
+/* Returns its argument: lets KERN_LAUNCH take prebuilt kern_args. */
+kern_arg kern_arg_pass(kern_arg);
+
+/* Runs `kernel` once per index of dims on `device`. Checks, with
+ * KERN_ERR_INVALID_ARGUMENT and a message naming the kernel, the parameter and
+ * what was expected: the argument count, array vs value, dtype, ndim, NULL
+ * arrays, dims (1..4 dims, each >= 0, total below 2^31); and, by the access
+ * mode, that arrays are usable on the device (KERN_ERR_ACCESS). A dim of 0
+ * launches nothing. The first launch of a module on a device compiles it
+ * (KERN_ERR_COMPILE on failure). On the CPU the call returns when the kernel
+ * has finished; on CUDA it is queued on the device's stream. Any number of
+ * threads may launch at once. */
+kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, const kern_arg *args);
+
+/* KERN_LAUNCH(kernel, device, dims, args...): kern_launch with 1 to 16
+ * arguments converted by type: kern_array* -> array; int -> int32; long, long
+ * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
+ * double; bool; signed char/short -> int8/int16; unsigned char/short ->
+ * uint8/uint16; kern_arg as is. Other types do not compile: wrap them with a
+ * constructor (kern_arg_bytes for structs, matrices, float16). In C, `true`
+ * and `false` are ints: write (bool)true or kern_arg_bool(true). Use
+ * kern_launch directly for kernels without parameters. */
+#define KERN_LAUNCH(kernel, device, dims, ...) \
+  KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
+
+/* ---- access checks --------------------------------------------------------------- */
+
+typedef enum {
+  KERN_ACCESS_RELAXED, /* type, dtype and ndim only (default) */
+  KERN_ACCESS_STRICT,  /* every array on the launch device */
+  KERN_ACCESS_CHECKED  /* memory-access table; unknown provenance warns once */
+} kern_access_mode;
+/* Process-wide; returns the previous mode. */
+kern_access_mode kern_set_launch_access_mode(kern_access_mode);
+kern_access_mode kern_get_launch_access_mode(void);
+/* Where CHECKED-mode warnings go (default: a line on stderr). fn == NULL
+ * restores the default. fn may be called from any launching thread. */
+void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud);
+
+/* ---- streams and graph capture ----------------------------------------------------- */
+
+/* Streams order CUDA work. A device starts with its own default stream;
+ * kern_device_set_stream(d, s) sends d's later launches and copies to s (NULL:
+ * back to the default). The CPU has no streams. */
+/* A new stream on a CUDA device; kern_stream_free destroys it. */
+kern_stream *kern_stream_new(kern_device *);
+/* Wraps a CUstream the caller created and keeps owning (never destroyed by kern). */
+kern_stream *kern_stream_wrap_cuda(kern_device *, void *cu_stream);
+/* Frees a stream (after its work finished); if it was a device's current
+ * stream the device goes back to its default. NULL is ignored. */
+void kern_stream_free(kern_stream *);
+kern_status kern_device_set_stream(kern_device *, kern_stream *);
+/* The device's current stream (NULL on the CPU); owned by kern or the caller as made. */
+kern_stream *kern_device_get_stream(kern_device *);
+/* The CUstream behind a stream, for interop. */
+void *kern_stream_cuda_handle(const kern_stream *);
+
+/* Graph capture: between begin and end on a device, launches are recorded
+ * instead of run (CUDA stream capture; on the CPU, a list replayed in order).
+ * Argument values are captured as they were; arrays by pointer. Capture is
+ * per device and must end on the thread that began it. */
+kern_status kern_capture_begin(kern_device *);
+/* Ends the capture; *out gets the graph (free with kern_graph_free). */
+kern_status kern_capture_end(kern_device *, kern_graph **out);
+/* Replays a graph on the device it was captured on. */
+kern_status kern_graph_launch(kern_graph *);
+/* NULL is ignored. */
+void kern_graph_free(kern_graph *);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+/* ---- KERN_LAUNCH machinery (not API) ------------------------------------------------ */
+
+#define KERN_NARGS_(...) KERN_NARGS_N_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define KERN_NARGS_N_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
+#define KERN_CAT_(a, b) KERN_CAT2_(a, b)
+#define KERN_CAT2_(a, b) a##b
+#define KERN_MAP_(f, ...) KERN_CAT_(KERN_MAP_, KERN_NARGS_(__VA_ARGS__))(f, __VA_ARGS__)
+#define KERN_MAP_1(f, a) f(a)
+#define KERN_MAP_2(f, a, ...) f(a), KERN_MAP_1(f, __VA_ARGS__)
+#define KERN_MAP_3(f, a, ...) f(a), KERN_MAP_2(f, __VA_ARGS__)
+#define KERN_MAP_4(f, a, ...) f(a), KERN_MAP_3(f, __VA_ARGS__)
+#define KERN_MAP_5(f, a, ...) f(a), KERN_MAP_4(f, __VA_ARGS__)
+#define KERN_MAP_6(f, a, ...) f(a), KERN_MAP_5(f, __VA_ARGS__)
+#define KERN_MAP_7(f, a, ...) f(a), KERN_MAP_6(f, __VA_ARGS__)
+#define KERN_MAP_8(f, a, ...) f(a), KERN_MAP_7(f, __VA_ARGS__)
+#define KERN_MAP_9(f, a, ...) f(a), KERN_MAP_8(f, __VA_ARGS__)
+#define KERN_MAP_10(f, a, ...) f(a), KERN_MAP_9(f, __VA_ARGS__)
+#define KERN_MAP_11(f, a, ...) f(a), KERN_MAP_10(f, __VA_ARGS__)
+#define KERN_MAP_12(f, a, ...) f(a), KERN_MAP_11(f, __VA_ARGS__)
+#define KERN_MAP_13(f, a, ...) f(a), KERN_MAP_12(f, __VA_ARGS__)
+#define KERN_MAP_14(f, a, ...) f(a), KERN_MAP_13(f, __VA_ARGS__)
+#define KERN_MAP_15(f, a, ...) f(a), KERN_MAP_14(f, __VA_ARGS__)
+#define KERN_MAP_16(f, a, ...) f(a), KERN_MAP_15(f, __VA_ARGS__)
+
+#ifdef __cplusplus
+static inline kern_arg kern_to_arg_(kern_array *a) { return kern_arg_array(a); }
+static inline kern_arg kern_to_arg_(bool v) { return kern_arg_bool(v); }
+static inline kern_arg kern_to_arg_(signed char v) { return kern_arg_i8(v); }
+static inline kern_arg kern_to_arg_(short v) { return kern_arg_i16(v); }
+static inline kern_arg kern_to_arg_(int v) { return kern_arg_i32(v); }
+static inline kern_arg kern_to_arg_(long v) { return kern_arg_i64(v); }
+static inline kern_arg kern_to_arg_(long long v) { return kern_arg_i64(v); }
+static inline kern_arg kern_to_arg_(unsigned char v) { return kern_arg_u8(v); }
+static inline kern_arg kern_to_arg_(unsigned short v) { return kern_arg_u16(v); }
+static inline kern_arg kern_to_arg_(unsigned v) { return kern_arg_u32(v); }
+static inline kern_arg kern_to_arg_(unsigned long v) { return kern_arg_u64(v); }
+static inline kern_arg kern_to_arg_(unsigned long long v) { return kern_arg_u64(v); }
+static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
+static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
+static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
+#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                       \
+  ([&]() -> kern_status {                                                        \
+    const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};        \
+    return kern_launch(k, d, dims, (int)(sizeof kern_args_ / sizeof kern_args_[0]), kern_args_); \
+  }())
+#else
+#define KERN_TO_ARG_(x)                         \
+  _Generic((x),                                 \
+    kern_array *: kern_arg_array,               \
+    _Bool: kern_arg_bool,                       \
+    signed char: kern_arg_i8,                   \
+    short: kern_arg_i16,                        \
+    int: kern_arg_i32,                          \
+    long: kern_arg_i64,                         \
+    long long: kern_arg_i64,                    \
+    unsigned char: kern_arg_u8,                 \
+    unsigned short: kern_arg_u16,               \
+    unsigned int: kern_arg_u32,                 \
+    unsigned long: kern_arg_u64,                \
+    unsigned long long: kern_arg_u64,           \
+    float: kern_arg_f32,                        \
+    double: kern_arg_f64,                       \
+    kern_arg: kern_arg_pass)(x)
+#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                  \
+  kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                         \
+              (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})
+#endif
+
+#endif /* KERN_H */

@@ -1,0 +1,458 @@
+/* array.c: arrays: creation, views, wrapping, host transfers, copies, fills.
+ *
+ * Requires: a device's ops for allocation and non-host copies; registry.c.
+ * Produces: the kern_array_* API.
+ * Breaks: memory belongs to a refcounted rt_storage shared by an array and its
+ * views, so they may be freed in any order; wrapped memory has no storage and
+ * is never freed by kern. Byte sizes are checked for overflow before anything
+ * is allocated.
+ */
+#include "rt.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rt_storage {
+  _Atomic int refs;
+  kern_device *device;
+  void *base;
+  size_t bytes;           /* as allocated (>= 64) */
+  kern_memory_kind kind;
+} rt_storage;
+
+/* ---- shapes ------------------------------------------------------------------- */
+
+static kern_status check_shape(const char *fn, int ndim, const int64_t *shape, size_t elem,
+                               size_t *nbytes) {
+  if (ndim < 1 || ndim > 4)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim must be 1 to 4, got %d", fn, ndim);
+  if (!shape) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
+  uint64_t total = elem;
+  bool overflow = false;
+  for (int d = 0; d < ndim; d++) {
+    if (shape[d] < 0)
+      return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shape[%d] is negative (%lld)", fn, d,
+                      (long long)shape[d]);
+    if (shape[d] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[d]) overflow = true;
+    else total *= (uint64_t)shape[d];
+  }
+  for (int d = 0; d < ndim; d++)
+    if (shape[d] == 0) overflow = false, total = 0;
+  if (overflow || total > (uint64_t)PTRDIFF_MAX)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the array's size in bytes overflows", fn);
+  *nbytes = (size_t)total;
+  return KERN_OK;
+}
+
+static void set_dense_strides(kern_array *a) {
+  int64_t s = (int64_t)a->elem_size;
+  for (int d = a->ndim - 1; d >= 0; d--) {
+    a->strides[d] = s;
+    s *= a->shape[d];
+  }
+}
+
+static kern_array *array_alloc(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
+  kern_array *a = calloc(1, sizeof *a);
+  if (!a) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+    return NULL;
+  }
+  a->device = dev;
+  a->dtype = dt;
+  a->ndim = ndim;
+  a->elem_size = kern_dtype_size(dt);
+  for (int d = 0; d < 4; d++) {
+    a->shape[d] = d < ndim ? shape[d] : 1;
+    a->strides[d] = 0;
+  }
+  return a;
+}
+
+static kern_status check_common(const char *fn, kern_device *dev, kern_dtype dt) {
+  if (rt_ensure_init() != KERN_OK) return KERN_ERR_INVALID_ARGUMENT;
+  if (!dev) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
+  if (!rt_dtype_valid(dt))
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", fn, (int)dt);
+  return KERN_OK;
+}
+
+/* ---- owned arrays ----------------------------------------------------------------- */
+
+static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
+  rt_storage *s = calloc(1, sizeof *s);
+  if (!s) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+    return NULL;
+  }
+  /* Never 0 bytes: every array gets a real, aligned address. */
+  s->bytes = nbytes < 64 ? 64 : (nbytes + 63) & ~(size_t)63;
+  kern_allocator al = kern_device_get_allocator(dev);
+  s->base = dev->ops->alloc(dev, s->bytes, al, zero, &s->kind);
+  rt_alloc_info info = {.device = dev, .kind = s->kind, .bytes = s->bytes};
+  if (s->base && !rt_registry_add(s->base, &info)) {
+    dev->ops->free(dev, s->base, s->bytes, s->kind);
+    s->base = NULL;
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording an allocation");
+  }
+  if (!s->base) {
+    free(s);
+    return NULL;
+  }
+  s->device = dev;
+  atomic_init(&s->refs, 1);
+  return s;
+}
+
+static void storage_release(rt_storage *s) {
+  if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
+  rt_registry_remove(s->base);
+  s->device->ops->free(s->device, s->base, s->bytes, s->kind);
+  free(s);
+}
+
+static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt, int ndim,
+                                const int64_t *shape, bool zero) {
+  size_t nbytes;
+  if (check_common(fn, dev, dt) || check_shape(fn, ndim, shape, kern_dtype_size(dt), &nbytes))
+    return NULL;
+  kern_array *a = array_alloc(dev, dt, ndim, shape);
+  if (!a) return NULL;
+  a->nbytes = nbytes;
+  set_dense_strides(a);
+  a->storage = storage_new(dev, nbytes, zero);
+  if (!a->storage) {
+    free(a);
+    return NULL;
+  }
+  a->data = a->storage->base;
+  a->kind = a->storage->kind;
+  return a;
+}
+
+kern_array *kern_array_new(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
+  return array_create("kern_array_new", dev, dt, ndim, shape, true);
+}
+
+kern_array *kern_array_empty(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
+  return array_create("kern_array_empty", dev, dt, ndim, shape, false);
+}
+
+/* ---- wrapped arrays ------------------------------------------------------------------ */
+
+/* The farthest byte any element reaches must be addressable. */
+static kern_status check_strides(int ndim, const int64_t *shape, const int64_t *strides,
+                                 size_t elem, size_t nbytes) {
+  if (nbytes == 0) return KERN_OK;
+  uint64_t reach = elem;
+  for (int d = 0; d < ndim; d++) {
+    if (strides[d] < 0)
+      return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                      "kern_array_wrap: strides[%d] is negative (%lld); negative strides are not supported",
+                      d, (long long)strides[d]);
+    uint64_t step = (uint64_t)strides[d], n = (uint64_t)shape[d] - 1;
+    if (step && n > ((uint64_t)PTRDIFF_MAX - reach) / step)
+      return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_wrap: the strides overflow the address space");
+    reach += n * step;
+  }
+  return KERN_OK;
+}
+
+bool (*rt_pointer_kind_hook)(const void *ptr, kern_memory_kind *kind);
+
+static kern_memory_kind classify(const void *ptr) {
+  rt_alloc_info info;
+  kern_memory_kind k;
+  if (rt_registry_find(ptr, &info)) return info.kind;
+  if (rt_pointer_kind_hook && rt_pointer_kind_hook(ptr, &k)) return k;
+  return KERN_MEM_UNKNOWN;
+}
+
+kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim,
+                            const int64_t *shape, const int64_t *strides) {
+  const char *fn = "kern_array_wrap";
+  size_t nbytes;
+  if (check_common(fn, dev, dt) || check_shape(fn, ndim, shape, kern_dtype_size(dt), &nbytes))
+    return NULL;
+  if (!ptr && nbytes) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_wrap: ptr is NULL");
+    return NULL;
+  }
+  if (strides && check_strides(ndim, shape, strides, kern_dtype_size(dt), nbytes)) return NULL;
+  kern_array *a = array_alloc(dev, dt, ndim, shape);
+  if (!a) return NULL;
+  a->nbytes = nbytes;
+  a->data = ptr;
+  if (strides) memcpy(a->strides, strides, (size_t)ndim * sizeof *strides);
+  else set_dense_strides(a);
+  a->kind = classify(ptr);
+  return a;
+}
+
+/* ---- views ------------------------------------------------------------------------------ */
+
+static kern_status check_window(const kern_array *a, int ndim, const int64_t *off, const int64_t *shape) {
+  const char *fn = "kern_array_view";
+  if (!a) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: array is NULL", fn);
+  if (ndim != a->ndim)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim %d does not match the array's %d", fn, ndim, a->ndim);
+  if (!off || !shape)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, off ? "shape" : "offset");
+  for (int d = 0; d < ndim; d++)
+    if (off[d] < 0 || shape[d] < 0 || off[d] > a->shape[d] || shape[d] > a->shape[d] - off[d])
+      return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                      "%s: dim %d: offset %lld + shape %lld is outside the array's shape %lld", fn, d,
+                      (long long)off[d], (long long)shape[d], (long long)a->shape[d]);
+  return KERN_OK;
+}
+
+kern_array *kern_array_view(kern_array *a, int ndim, const int64_t *off, const int64_t *shape) {
+  if (check_window(a, ndim, off, shape)) return NULL;
+  kern_array *v = array_alloc(a->device, a->dtype, ndim, shape);
+  if (!v) return NULL;
+  int64_t byte_off = 0;
+  size_t n = v->elem_size;
+  for (int d = 0; d < ndim; d++) {
+    byte_off += off[d] * a->strides[d];
+    v->strides[d] = a->strides[d];
+    n *= (size_t)shape[d];
+  }
+  v->nbytes = n;
+  v->data = a->data + byte_off;
+  v->kind = a->kind;
+  v->is_view = true;
+  v->storage = a->storage;
+  if (v->storage) atomic_fetch_add(&v->storage->refs, 1);
+  return v;
+}
+
+void kern_array_free(kern_array *a) {
+  if (!a) return;
+  storage_release(a->storage);
+  free(a);
+}
+
+/* ---- accessors ---------------------------------------------------------------------------- */
+
+void *kern_array_data(kern_array *a) { return a ? a->data : NULL; }
+kern_device *kern_array_device(const kern_array *a) { return a ? a->device : NULL; }
+kern_memory_kind kern_array_memory_kind(const kern_array *a) { return a ? a->kind : KERN_MEM_UNKNOWN; }
+int kern_array_ndim(const kern_array *a) { return a ? a->ndim : 0; }
+kern_dtype kern_array_dtype(const kern_array *a) { return a ? a->dtype : KERN_DTYPE_INVALID; }
+size_t kern_array_nbytes(const kern_array *a) { return a ? a->nbytes : 0; }
+
+int64_t kern_array_shape(const kern_array *a, int d) {
+  return a && d >= 0 && d < a->ndim ? a->shape[d] : 0;
+}
+
+int64_t kern_array_stride(const kern_array *a, int d) {
+  return a && d >= 0 && d < a->ndim ? a->strides[d] : 0;
+}
+
+int64_t kern_array_size(const kern_array *a) {
+  return a && a->elem_size ? (int64_t)(a->nbytes / a->elem_size) : 0;
+}
+
+bool rt_array_dense(const kern_array *a) {
+  int64_t s = (int64_t)a->elem_size;
+  for (int d = a->ndim - 1; d >= 0; d--) {
+    if (a->shape[d] != 1 && a->strides[d] != s) return false;
+    s *= a->shape[d];
+  }
+  return true;
+}
+
+bool kern_array_is_contiguous(const kern_array *a) { return a && rt_array_dense(a); }
+
+/* ---- element walks ------------------------------------------------------------------------------ */
+
+/* Visits the array as maximal contiguous runs, in C order. */
+typedef void (*run_fn)(char *p, size_t bytes, void *ud);
+
+static void for_each_run(const kern_array *a, run_fn fn, void *ud) {
+  if (a->nbytes == 0) return;
+  /* Dims k..ndim-1 form one dense block of `run` bytes. */
+  int k = a->ndim;
+  int64_t run = (int64_t)a->elem_size;
+  while (k > 0 && (a->shape[k - 1] == 1 || a->strides[k - 1] == run)) run *= a->shape[--k];
+  int64_t idx[4] = {0, 0, 0, 0};
+  for (;;) {
+    int64_t off = 0;
+    for (int d = 0; d < k; d++) off += idx[d] * a->strides[d];
+    fn(a->data + off, (size_t)run, ud);
+    int d = k - 1;
+    while (d >= 0 && ++idx[d] == a->shape[d]) idx[d--] = 0;
+    if (d < 0) return;
+  }
+}
+
+typedef struct cursor { char *p; } cursor;
+static void scatter(char *p, size_t n, void *ud) {
+  cursor *c = ud;
+  memcpy(p, c->p, n);
+  c->p += n;
+}
+static void gather(char *p, size_t n, void *ud) {
+  cursor *c = ud;
+  memcpy(c->p, p, n);
+  c->p += n;
+}
+
+/* Memory the calling thread may touch directly. */
+static bool host_ok(const kern_array *a) {
+  return rt_device_is_host_kind(a->kind) ||
+         (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
+}
+
+static kern_status device_copy(kern_device *dev, void *dst, const void *src, size_t n, bool dh, bool sh) {
+  if (!dev->ops->copy)
+    return rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot copy memory", dev->name);
+  return dev->ops->copy(dev, dst, src, n, dh, sh);
+}
+
+kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
+  if (!a || (!src && bytes))
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_write: %s is NULL", a ? "src" : "array");
+  if (bytes != a->nbytes)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_array_write: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+  if (bytes == 0) return KERN_OK;
+  if (host_ok(a)) {
+    cursor c = {(char *)src};
+    for_each_run(a, scatter, &c);
+    return KERN_OK;
+  }
+  if (rt_array_dense(a)) return device_copy(a->device, a->data, src, bytes, false, true);
+  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_write: strided arrays on %s are not supported",
+                  a->device->name);
+}
+
+kern_status kern_array_read(const kern_array *a, void *dst, size_t bytes) {
+  if (!a || (!dst && bytes))
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_read: %s is NULL", a ? "dst" : "array");
+  if (bytes != a->nbytes)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_array_read: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+  if (bytes == 0) return KERN_OK;
+  if (host_ok(a)) {
+    cursor c = {dst};
+    for_each_run(a, gather, &c);
+    return KERN_OK;
+  }
+  if (rt_array_dense(a)) return device_copy(a->device, dst, a->data, bytes, true, false);
+  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_read: strided arrays on %s are not supported",
+                  a->device->name);
+}
+
+/* ---- copy ------------------------------------------------------------------------------------- */
+
+static void byte_range(const kern_array *a, uintptr_t *lo, uintptr_t *hi) {
+  uintptr_t end = (uintptr_t)a->data + a->elem_size;
+  for (int d = 0; d < a->ndim; d++) end += (uintptr_t)((a->shape[d] - 1) * a->strides[d]);
+  *lo = (uintptr_t)a->data;
+  *hi = end;
+}
+
+static bool overlap(const kern_array *a, const kern_array *b) {
+  uintptr_t alo, ahi, blo, bhi;
+  byte_range(a, &alo, &ahi);
+  byte_range(b, &blo, &bhi);
+  return alo < bhi && blo < ahi;
+}
+
+static kern_status check_same(const kern_array *dst, const kern_array *src) {
+  const char *fn = "kern_array_copy";
+  if (!dst || !src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
+  if (dst->dtype != src->dtype)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: dtypes differ (dst %s, src %s)", fn,
+                    kern_dtype_name(dst->dtype), kern_dtype_name(src->dtype));
+  bool same = dst->ndim == src->ndim;
+  for (int d = 0; same && d < dst->ndim; d++) same = dst->shape[d] == src->shape[d];
+  if (!same) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shapes differ", fn);
+  return KERN_OK;
+}
+
+/* Through a dense host buffer: strided device arrays, and overlapping views. */
+static kern_status copy_staged(kern_array *dst, const kern_array *src) {
+  void *tmp = malloc(src->nbytes);
+  if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
+  kern_status st = kern_array_read(src, tmp, src->nbytes);
+  if (st == KERN_OK) st = kern_array_write(dst, tmp, dst->nbytes);
+  free(tmp);
+  return st;
+}
+
+kern_status kern_array_copy(kern_array *dst, const kern_array *src) {
+  kern_status st = check_same(dst, src);
+  if (st || dst->nbytes == 0) return st;
+  if (dst->data == src->data && memcmp(dst->strides, src->strides, sizeof dst->strides) == 0)
+    return KERN_OK;
+  bool dh = host_ok(dst), sh = host_ok(src);
+  bool dd = rt_array_dense(dst), sd = rt_array_dense(src);
+  if (dh && sh) {
+    if (dd && sd) {
+      memmove(dst->data, src->data, dst->nbytes);
+      return KERN_OK;
+    }
+    if (overlap(dst, src)) return copy_staged(dst, src);
+    if (dd) return kern_array_read(src, dst->data, dst->nbytes);
+    if (sd) return kern_array_write(dst, src->data, src->nbytes);
+    return copy_staged(dst, src);
+  }
+  if (dd && sd) {
+    kern_device *dev = dh ? src->device : dst->device;
+    return device_copy(dev, dst->data, src->data, dst->nbytes, dh, sh);
+  }
+  return copy_staged(dst, src);
+}
+
+/* ---- fill ------------------------------------------------------------------------------------- */
+
+typedef struct pattern { const char *bytes; size_t n; } pattern;
+
+/* Doubling memcpy: the pattern is already at p[0..n); runs are element multiples. */
+static void fill_run(char *p, size_t bytes, void *ud) {
+  const pattern *pt = ud;
+  memcpy(p, pt->bytes, pt->n);
+  size_t have = pt->n;
+  while (have < bytes) {
+    size_t k = have < bytes - have ? have : bytes - have;
+    memcpy(p + have, p, k);
+    have += k;
+  }
+}
+
+kern_status kern_array_fill(kern_array *a, const void *value) {
+  if (!a || !value)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL", a ? "value" : "array");
+  if (a->nbytes == 0) return KERN_OK;
+  pattern pt = {value, a->elem_size};
+  if (host_ok(a)) {
+    for_each_run(a, fill_run, &pt);
+    return KERN_OK;
+  }
+  char *tmp = malloc(a->nbytes);
+  if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
+  fill_run(tmp, a->nbytes, &pt);
+  kern_status st = kern_array_write(a, tmp, a->nbytes);
+  free(tmp);
+  return st;
+}
+
+/* ---- IPC (CUDA device memory only; the CUDA backend handles those) ------------------------------ */
+
+kern_status kern_array_ipc_handle(const kern_array *a, void *handle_out) {
+  if (!a || !handle_out)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL", a ? "handle_out" : "array");
+  if (a->is_view)
+    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: a view has no IPC handle; use its owner");
+  if (!a->storage)
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_array_ipc_handle: the array wraps external memory, which kern cannot export");
+  if (a->kind != KERN_MEM_CUDA_DEVICE)
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array is %s memory",
+                    a->kind == KERN_MEM_HOST ? "host" : a->kind == KERN_MEM_PINNED_HOST ? "pinned host"
+                    : a->kind == KERN_MEM_CUDA_MANAGED ? "managed" : "memory-pool");
+  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle is not implemented yet");
+}

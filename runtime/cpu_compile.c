@@ -1,0 +1,311 @@
+/* cpu_compile.c: C source -> shared object -> dlopen handle, through the cache.
+ *
+ * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir).
+ * Produces: rt_cpu_compile.
+ * Breaks: the cache key covers everything that changes the object code: the
+ * source (which embeds the stdlib text), the compiler's path and version line,
+ * the flags, KN_ABI_VERSION, kern's version and the CPU (for -march=native).
+ * The compiler runs through posix_spawn with an argument vector (no shell), in
+ * a private build directory, so concurrent builds never share a file; a
+ * failed build leaves nothing behind.
+ */
+#include "rt.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+enum { MAX_LOG = 1 << 20 };
+
+static const char *const base_flags[] = {"-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
+                                         "-fwrapv", "-fno-math-errno", "-w"};
+
+/* ---- finding the compiler ------------------------------------------------------ */
+
+static bool is_exec(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
+}
+
+/* The absolute or relative path of an executable: as given if it has a slash,
+ * else searched on PATH. malloc'd; NULL if not found. */
+static char *find_program(const char *name) {
+  if (strchr(name, '/')) return is_exec(name) ? rt_strdup(name) : NULL;
+  const char *path = getenv("PATH");
+  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
+  for (const char *p = path; *p;) {
+    size_t n = strcspn(p, ":");
+    char *cand = rt_printf("%.*s/%s", (int)n, n ? p : ".", name);
+    if (cand && is_exec(cand)) return cand;
+    free(cand);
+    p += n;
+    if (*p == ':') p++;
+  }
+  return NULL;
+}
+
+static kern_status find_compiler(char **out) {
+  const char *cc = rt_config_get()->cc;
+  *out = cc ? find_program(cc) : NULL;
+  if (!cc && !*out) *out = find_program("clang");
+  if (!cc && !*out) *out = find_program("cc");
+  if (*out) return KERN_OK;
+  if (cc) return rt_error(KERN_ERR_COMPILE, "the C compiler KERN_CC='%s' was not found or is not executable", cc);
+  return rt_error(KERN_ERR_COMPILE, "no C compiler found for CPU kernels: install clang or cc, or set KERN_CC");
+}
+
+/* ---- running it ------------------------------------------------------------------------ */
+
+static void read_all(int fd, rt_buf *out) {
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (out->len < MAX_LOG) rt_buf_add(out, buf, (size_t)n);
+  }
+}
+
+/* Runs argv (argv[0] a path) in cwd with stdout+stderr captured. Returns the
+ * wait status, or -1 with errno when it could not start. */
+static int run_capture(char *const argv[], const char *cwd, rt_buf *out) {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
+  if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
+  pid_t pid;
+  int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  if (err) {
+    close(fds[0]);
+    errno = err;
+    return -1;
+  }
+  read_all(fds[0], out);
+  close(fds[0]);
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return status;
+}
+
+/* ---- identities (once per process) ----------------------------------------------------------- */
+
+typedef struct ident { char *path, *line; struct ident *next; } ident;
+static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
+static ident *idents;
+static char *cpu_id;
+
+static char *first_line(const char *s) {
+  size_t n = s ? strcspn(s, "\n") : 0;
+  return rt_printf("%.*s", (int)n, s ? s : "");
+}
+
+/* The first line of `cc --version`; "" when it prints nothing. */
+static const char *compiler_identity(const char *cc) {
+  pthread_mutex_lock(&ident_mu);
+  ident *e = idents;
+  while (e && strcmp(e->path, cc) != 0) e = e->next;
+  pthread_mutex_unlock(&ident_mu);
+  if (e) return e->line;
+  char *argv[] = {(char *)cc, "--version", NULL};
+  rt_buf out = {0};
+  run_capture(argv, NULL, &out);
+  ident *n = calloc(1, sizeof *n);
+  char *line = first_line(out.s), *path = rt_strdup(cc);
+  rt_buf_free(&out);
+  if (!n || !line || !path) {
+    free(n), free(line), free(path);
+    return "";
+  }
+  n->path = path;
+  n->line = line;
+  pthread_mutex_lock(&ident_mu);
+  n->next = idents;
+  idents = n;
+  pthread_mutex_unlock(&ident_mu);
+  return n->line;
+}
+
+/* The first processor's model name and flags: -march=native code for one
+ * CPU may not run on another. */
+static const char *cpu_identity(void) {
+  pthread_mutex_lock(&ident_mu);
+  if (!cpu_id) {
+    rt_buf b = {0};
+    FILE *f = fopen("/proc/cpuinfo", "re");
+    char line[8192];
+    while (f && fgets(line, sizeof line, f)) {
+      if (line[0] == '\n') break;  /* end of the first processor */
+      if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5) ||
+          !strncmp(line, "vendor_id", 9) || !strncmp(line, "Features", 8) ||
+          !strncmp(line, "CPU part", 8))
+        rt_buf_add(&b, line, strlen(line));
+    }
+    if (f) fclose(f);
+    cpu_id = b.s ? b.s : rt_strdup("unknown cpu");
+  }
+  pthread_mutex_unlock(&ident_mu);
+  return cpu_id ? cpu_id : "";
+}
+
+/* ---- the key ---------------------------------------------------------------------------------- */
+
+static void hash_str(rt_sha256 *s, const char *str) { rt_sha256_add(s, str, strlen(str) + 1); }
+
+static void make_key(const char *src, size_t len, const char *cc, bool debug, char key[33]) {
+  rt_sha256 s;
+  rt_sha256_init(&s);
+  char abi[64];
+  snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
+  hash_str(&s, abi);
+  hash_str(&s, cc);
+  hash_str(&s, compiler_identity(cc));
+  for (size_t i = 0; i < sizeof base_flags / sizeof *base_flags; i++) hash_str(&s, base_flags[i]);
+  hash_str(&s, debug ? "-g" : "");
+  hash_str(&s, cpu_identity());
+  rt_sha256_add(&s, src, len);
+  unsigned char d[32];
+  rt_sha256_done(&s, d);
+  rt_hex(d, 16, key);
+}
+
+/* ---- building ---------------------------------------------------------------------------------- */
+
+/* A fresh directory for one build: in the cache dir when writable, else a
+ * private temp dir. malloc'd; NULL on failure. */
+static char *make_build_dir(const char *cache, bool *in_cache) {
+  *in_cache = false;
+  if (cache && access(cache, W_OK | X_OK) == 0) {
+    char suffix[64];
+    rt_unique_suffix(suffix, sizeof suffix);
+    char *d = rt_printf("%s/.build-%s", cache, suffix);
+    if (d && mkdir(d, 0700) == 0) {
+      *in_cache = true;
+      return d;
+    }
+    free(d);
+  }
+  const char *tmp = getenv("TMPDIR");
+  char *d = rt_printf("%s/kern-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (d && mkdtemp(d)) return d;
+  free(d);
+  return NULL;
+}
+
+static bool write_file(const char *path, const char *data, size_t len) {
+  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return false;
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, data + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += (size_t)n;
+  }
+  return close(fd) == 0 && done == len;
+}
+
+static kern_status compile_failed(const char *cc, int status, rt_buf *log) {
+  char head[512];
+  if (status == -1)
+    snprintf(head, sizeof head, "could not run the C compiler '%s': %s\n", cc, strerror(errno));
+  else if (WIFSIGNALED(status))
+    snprintf(head, sizeof head, "the C compiler '%s' was killed by signal %d on generated code:\n", cc,
+             WTERMSIG(status));
+  else
+    snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n", cc,
+             WEXITSTATUS(status));
+  return rt_error_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
+}
+
+/* Compiles kernel.c in dir into kernel.so. */
+static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
+  char *map = rt_printf("-fdebug-prefix-map=%s=.", dir);
+  const char *argv[24];
+  int n = 0;
+  argv[n++] = cc;
+  for (size_t i = 0; i < sizeof base_flags / sizeof *base_flags; i++) argv[n++] = base_flags[i];
+  if (debug) argv[n++] = "-g";
+  if (debug && map) argv[n++] = map;
+  argv[n++] = "-o";
+  argv[n++] = "kernel.so";
+  argv[n++] = "kernel.c";
+  argv[n++] = "-lm";
+  argv[n] = NULL;
+  rt_buf log = {0};
+  int status = run_capture((char *const *)argv, dir, &log);
+  kern_status st = KERN_OK;
+  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    st = compile_failed(cc, status, &log);
+  rt_buf_free(&log);
+  free(map);
+  return st;
+}
+
+static kern_status build(const char *src, size_t len, const char *cc, bool debug,
+                         const char *cache, rt_cpu_lib *out) {
+  bool in_cache;
+  char *dir = make_build_dir(cache, &in_cache);
+  if (!dir) return rt_error(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s", strerror(errno));
+  char *c_path = rt_printf("%s/kernel.c", dir), *so_path = rt_printf("%s/kernel.so", dir);
+  kern_status st = KERN_OK;
+  if (!c_path || !so_path) st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+  else if (!write_file(c_path, src, len))
+    st = rt_error(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
+  else st = run_compiler(cc, dir, debug);
+  if (st == KERN_OK && !(out->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
+    const char *why = dlerror();
+    st = rt_error(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s", why ? why : "unknown error");
+  }
+  /* The loaded mapping survives the rename into the cache and the cleanup. */
+  if (st == KERN_OK && in_cache) out->cached = rt_cache_store(cache, out->key, so_path);
+  rt_remove_tree(dir);
+  free(c_path);
+  free(so_path);
+  free(dir);
+  return st;
+}
+
+kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *out) {
+  memset(out, 0, sizeof *out);
+  if (!src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
+  char *cc;
+  kern_status st = find_compiler(&cc);
+  if (st) return st;
+  make_key(src, len, cc, debug, out->key);
+  const char *cache = rt_cache_dir();
+  if (cache && rt_cache_load(cache, out->key, &out->handle)) {
+    out->from_cache = true;
+    free(cc);
+    return KERN_OK;
+  }
+  st = build(src, len, cc, debug, cache, out);
+  free(cc);
+  return st;
+}
+
+void rt_cpu_lib_close(rt_cpu_lib *lib) {
+  if (lib && lib->handle) dlclose(lib->handle);
+  if (lib) lib->handle = NULL;
+}
+
+void *rt_cpu_lib_sym(const rt_cpu_lib *lib, const char *name) {
+  return lib && lib->handle ? dlsym(lib->handle, name) : NULL;
+}

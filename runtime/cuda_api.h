@@ -1,0 +1,150 @@
+/* cuda_api.h: the CUDA driver and NVRTC entry points kern uses, loaded with dlopen.
+ *
+ * libkern never links against CUDA: these declarations mirror the driver API's
+ * ABI (cuda.h, nvrtc.h) for the few types and constants used, and the
+ * functions are resolved at run time. When a library or a symbol is missing,
+ * the loader says which, and the CUDA devices are simply absent.
+ */
+#ifndef KERN_CUDA_API_H
+#define KERN_CUDA_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int CUresult;          /* CUDA_SUCCESS = 0 */
+typedef int CUdevice;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUstream_st *CUstream;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef unsigned long long CUdeviceptr;
+typedef int nvrtcResult;       /* NVRTC_SUCCESS = 0 */
+typedef struct _nvrtcProgram *nvrtcProgram;
+
+enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
+  CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING = 41,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY = 83,
+  CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED = 86,
+  CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88,
+  CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
+  CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101,
+  CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_POINTER_ATTRIBUTE_CONTEXT = 1,
+  CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
+  CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
+  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+  CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE = 17,
+  CU_MEMORYTYPE_HOST = 1,
+  CU_MEMORYTYPE_DEVICE = 2,
+  CU_MEM_ATTACH_GLOBAL = 1,
+  CU_STREAM_NON_BLOCKING = 1,
+  CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+  CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+  CU_STREAM_CAPTURE_STATUS_NONE = 0,
+  CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+  CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
+};
+
+/* The driver: every function kern calls, by the symbol the driver exports. */
+typedef struct rt_cu_api {
+  void *lib;
+  CUresult (*Init)(unsigned);
+  CUresult (*DriverGetVersion)(int *);
+  CUresult (*GetErrorName)(CUresult, const char **);
+  CUresult (*GetErrorString)(CUresult, const char **);
+  CUresult (*DeviceGetCount)(int *);
+  CUresult (*DeviceGet)(CUdevice *, int);
+  CUresult (*DeviceGetName)(char *, int, CUdevice);
+  CUresult (*DeviceGetAttribute)(int *, int, CUdevice);
+  CUresult (*DeviceTotalMem)(size_t *, CUdevice);
+  CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
+  CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*CtxSetCurrent)(CUcontext);
+  CUresult (*CtxGetCurrent)(CUcontext *);
+  CUresult (*CtxSynchronize)(void);
+  CUresult (*CtxEnablePeerAccess)(CUcontext, unsigned);
+  CUresult (*CtxDisablePeerAccess)(CUcontext);
+  CUresult (*StreamCreate)(CUstream *, unsigned);
+  CUresult (*StreamDestroy)(CUstream);
+  CUresult (*StreamSynchronize)(CUstream);
+  CUresult (*StreamQuery)(CUstream);
+  CUresult (*MemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*MemFree)(CUdeviceptr);
+  CUresult (*MemAllocManaged)(CUdeviceptr *, size_t, unsigned);
+  CUresult (*MemAllocHost)(void **, size_t);
+  CUresult (*MemFreeHost)(void *);
+  CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
+  CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);
+  CUresult (*ModuleLoadData)(CUmodule *, const void *);
+  CUresult (*ModuleUnload)(CUmodule);
+  CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                           unsigned, CUstream, void **, void **);
+  CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, size_t (*)(int), size_t, int);
+  CUresult (*StreamBeginCapture)(CUstream, int);
+  CUresult (*StreamEndCapture)(CUstream, CUgraph *);
+  CUresult (*StreamIsCapturing)(CUstream, int *);
+  CUresult (*GraphInstantiate)(CUgraphExec *, CUgraph, unsigned long long);
+  CUresult (*GraphLaunch)(CUgraphExec, CUstream);
+  CUresult (*GraphExecDestroy)(CUgraphExec);
+  CUresult (*GraphDestroy)(CUgraph);
+  CUresult (*MemPoolSetAccess)(CUmemoryPool, const void *, size_t);
+} rt_cu_api;
+
+/* NVRTC. */
+typedef struct rt_nvrtc_api {
+  void *lib;
+  nvrtcResult (*Version)(int *, int *);
+  const char *(*GetErrorString)(nvrtcResult);
+  nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int, const char *const *,
+                               const char *const *);
+  nvrtcResult (*DestroyProgram)(nvrtcProgram *);
+  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*GetPTX)(nvrtcProgram, char *);
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
+  nvrtcResult (*GetNumSupportedArchs)(int *);
+  nvrtcResult (*GetSupportedArchs)(int *);
+} rt_nvrtc_api;
+
+/* Loads the driver once (thread-safe). NULL when absent; *why says why. */
+const rt_cu_api *rt_cu_load(const char **why);
+/* Loads NVRTC once: $KERN_NVRTC, $CUDA_HOME/lib64, the toolkit found at build
+ * time, /usr/local/cuda/lib64, then the loader's path. NULL + *why if absent. */
+const rt_nvrtc_api *rt_nvrtc_load(const char **why);
+
+/* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver result. */
+const char *rt_cu_error_text(CUresult);
+
+/* Compiles CUDA source with NVRTC for sm_<arch> (e.g. 90): CUBIN when NVRTC
+ * knows the arch and want_cubin, else PTX for the newest virtual arch it knows
+ * that is <= arch. *out (malloc'd, *out_len bytes; PTX is NUL-terminated) and
+ * *is_ptx; on failure KERN_ERR_COMPILE (with NVRTC's log) or
+ * KERN_ERR_UNSUPPORTED when NVRTC is missing. */
+int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin, bool debug,
+                     char **out, size_t *out_len, bool *is_ptx);
+/* NVRTC's version as major*1000 + minor*10, 0 when absent. */
+int rt_nvrtc_version(void);
+
+#endif

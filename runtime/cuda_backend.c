@@ -1,0 +1,486 @@
+/* cuda_backend.c: CUDA devices: probe, memory, NVRTC compile + cache, launches, streams.
+ *
+ * Requires the driver through cuda_api.c (dlopen'd; absent driver = no CUDA
+ * devices, never an error at init). Produces rt_cuda_probe, the rt_cuda_ops
+ * backend table and the public stream functions. Each device keeps its
+ * primary context current on the calling thread before every driver call.
+ * A device whose context hit a sticky fault (illegal address, trap) is marked
+ * poisoned: every later call on it fails with the original error, the CPU
+ * device keeps working.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_api.h"
+#include "emit.h"
+#include "front.h"
+#include "rt.h"
+
+struct kern_stream {
+  kern_device *device;
+  CUstream s;
+  bool owned;          /* created by kern (destroyed by kern_stream_free) */
+};
+
+typedef struct cuda_dev {
+  CUdevice dev;
+  CUcontext ctx;
+  kern_stream default_stream;
+  _Atomic(kern_stream *) stream; /* where launches go */
+  kern_device_info info;
+  int arch;            /* sm_major * 10 + sm_minor */
+  int num_sms;
+  CUmemoryPool pool;
+  bool peer[RT_MAX_DEVICES];         /* peer access from launch device index enabled */
+  bool pool_access[RT_MAX_DEVICES];
+  kn_error *err_buf;   /* device memory for debug error records */
+  pthread_mutex_t mu;
+  kern_status poisoned;
+  char poison_msg[512];
+} cuda_dev;
+
+typedef struct cuda_code {
+  CUmodule mod;
+  int nkernels;
+  CUfunction *fn;      /* [2 * k + dense] */
+  int *block;          /* block size per function, from the occupancy API */
+} cuda_code;
+
+static const rt_cu_api *cu;
+static const char *absent_why = "no CUDA device present";
+
+const char *rt_cuda_absent_reason(void) { return absent_why; }
+
+static cuda_dev *impl(const kern_device *d) { return (cuda_dev *)d->impl; }
+
+/* ---- errors and poisoning ------------------------------------------------------ */
+
+/* Faults after which the context is unusable. */
+static bool is_sticky(CUresult r) {
+  return r == 700 || r == 701 || r == 702 || r == 710 || r == 714 || r == 715 || r == 716 || r == 719;
+}
+
+static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
+  cuda_dev *c = impl(d);
+  if (is_sticky(r) && !c->poisoned) {
+    pthread_mutex_lock(&c->mu);
+    snprintf(c->poison_msg, sizeof c->poison_msg,
+             "%s is unusable after a fault in %s: %s; restart the process to use it again "
+             "(the CPU device still works)", d->name, what, rt_cu_error_text(r));
+    c->poisoned = KERN_ERR_CUDA;
+    pthread_mutex_unlock(&c->mu);
+  }
+  if (c->poisoned) return rt_error(KERN_ERR_CUDA, "%s", c->poison_msg);
+  return rt_error(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA, "%s on %s: %s", what, d->name,
+                  rt_cu_error_text(r));
+}
+
+/* Makes the device's context current; fails if the device is poisoned. */
+static kern_status enter(kern_device *d) {
+  cuda_dev *c = impl(d);
+  if (c->poisoned) return rt_error(c->poisoned, "%s", c->poison_msg);
+  CUresult r = cu->CtxSetCurrent(c->ctx);
+  return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
+}
+
+#define CU_TRY(d, call)                                  \
+  do {                                                   \
+    CUresult r_ = (call);                                \
+    if (r_) return cu_fail((d), r_, #call);              \
+  } while (0)
+
+static CUstream cur_stream(kern_device *d) { return atomic_load(&impl(d)->stream)->s; }
+
+/* ---- probe ------------------------------------------------------------------------ */
+
+static int attr(CUdevice dev, int a) {
+  int v = 0;
+  cu->DeviceGetAttribute(&v, a, dev);
+  return v;
+}
+
+static void read_info(cuda_dev *c, int ordinal) {
+  kern_device_info *i = &c->info;
+  i->ordinal = ordinal;
+  i->sm_major = attr(c->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+  i->sm_minor = attr(c->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  cu->DeviceTotalMem(&i->total_memory, c->dev);
+  i->is_uva = attr(c->dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
+  i->is_mempool_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) && cu->MemAllocAsync;
+  i->is_managed_memory_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
+  i->is_concurrent_managed_access_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+  i->is_cpu_memory_access_from_gpu_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
+  i->is_gpu_memory_access_from_cpu_supported =
+      attr(c->dev, CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST);
+  i->is_cpu_gpu_atomic_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED);
+  c->arch = i->sm_major * 10 + i->sm_minor;
+  c->num_sms = attr(c->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+}
+
+extern const rt_device_ops rt_cuda_ops;
+
+static cuda_dev *open_device(int ordinal) {
+  cuda_dev *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  pthread_mutex_init(&c->mu, NULL);
+  if (cu->DeviceGet(&c->dev, ordinal) || cu->DevicePrimaryCtxRetain(&c->ctx, c->dev) ||
+      cu->CtxSetCurrent(c->ctx) || cu->StreamCreate(&c->default_stream.s, CU_STREAM_NON_BLOCKING)) {
+    free(c);
+    return NULL;
+  }
+  read_info(c, ordinal);
+  if (c->info.is_mempool_supported && cu->DeviceGetDefaultMemPool) cu->DeviceGetDefaultMemPool(&c->pool, c->dev);
+  CUdeviceptr eb;
+  if (cu->MemAlloc(&eb, sizeof(kn_error)) == 0) c->err_buf = (kn_error *)(uintptr_t)eb;
+  atomic_store(&c->stream, &c->default_stream);
+  return c;
+}
+
+kern_status rt_cuda_probe(void) {
+  cu = rt_cu_load(&absent_why);
+  if (!cu) return KERN_OK;
+  CUresult r = cu->Init(0);
+  int n = 0;
+  if (r == 0) r = cu->DeviceGetCount(&n);
+  if (r) {
+    static char why[300];
+    snprintf(why, sizeof why, "the CUDA driver failed to start: %s", rt_cu_error_text(r));
+    absent_why = why;
+    return KERN_OK;
+  }
+  if (n == 0) absent_why = "the CUDA driver reports no GPU";
+  for (int i = 0; i < n; i++) {
+    cuda_dev *c = open_device(i);
+    kern_device *d = c ? rt_device_add(RT_DEV_CUDA, i, &rt_cuda_ops, c) : NULL;
+    if (d) c->default_stream.device = d;
+  }
+  return KERN_OK;
+}
+
+/* ---- memory ------------------------------------------------------------------------- */
+
+static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero, kern_memory_kind *kind) {
+  cuda_dev *c = impl(d);
+  if (enter(d)) return NULL;
+  CUdeviceptr p = 0;
+  CUresult r;
+  if (al == KERN_ALLOC_CUDA_MANAGED) {
+    *kind = KERN_MEM_CUDA_MANAGED;
+    r = cu->MemAllocManaged(&p, bytes, CU_MEM_ATTACH_GLOBAL);
+  } else if (al == KERN_ALLOC_CUDA_MEMPOOL) {
+    *kind = KERN_MEM_CUDA_MEMPOOL;
+    r = cu->MemAllocAsync(&p, bytes, cur_stream(d));
+  } else {
+    *kind = KERN_MEM_CUDA_DEVICE;
+    r = cu->MemAlloc(&p, bytes);
+  }
+  if (r) { cu_fail(d, r, "allocating device memory"); return NULL; }
+  if (zero) r = cu->MemsetD8Async(p, 0, bytes, cur_stream(d));
+  if (!r && (zero && al == KERN_ALLOC_CUDA_MANAGED)) r = cu->StreamSynchronize(cur_stream(d));
+  if (r) { cu_fail(d, r, "clearing device memory"); return NULL; }
+  (void)c;
+  return (void *)(uintptr_t)p;
+}
+
+static void cuda_free(kern_device *d, void *ptr, size_t bytes, kern_memory_kind kind) {
+  if (impl(d)->poisoned || cu->CtxSetCurrent(impl(d)->ctx)) return;
+  if (kind == KERN_MEM_CUDA_MEMPOOL) cu->MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, cur_stream(d));
+  else cu->MemFree((CUdeviceptr)(uintptr_t)ptr);
+}
+
+/* With unified addressing one call copies in every direction; a copy that
+ * touches host memory waits, so the host may reuse or read the buffer. */
+static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t bytes, bool dst_host,
+                             bool src_host) {
+  kern_status s = enter(d);
+  if (s) return s;
+  CUstream st = cur_stream(d);
+  CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, st));
+  if (dst_host || src_host) CU_TRY(d, cu->StreamSynchronize(st));
+  return KERN_OK;
+}
+
+static kern_status cuda_sync(kern_device *d) {
+  kern_status s = enter(d);
+  if (s) return s;
+  CU_TRY(d, cu->CtxSynchronize());
+  return KERN_OK;
+}
+
+static kern_status cuda_info(const kern_device *d, kern_device_info *out) {
+  *out = impl(d)->info;
+  return KERN_OK;
+}
+
+static bool cuda_allocator_ok(const kern_device *d, kern_allocator a) {
+  const kern_device_info *i = &impl(d)->info;
+  return a == KERN_ALLOC_DEFAULT || a == KERN_ALLOC_CUDA_DEVICE ||
+         (a == KERN_ALLOC_CUDA_MEMPOOL && i->is_mempool_supported) ||
+         (a == KERN_ALLOC_CUDA_MANAGED && i->is_managed_memory_supported);
+}
+
+static bool cuda_peer_enabled(const kern_device *owner, const kern_device *launch) {
+  return impl(owner)->peer[launch->index];
+}
+
+static bool cuda_pool_access_enabled(const kern_device *owner, const kern_device *launch) {
+  return impl(owner)->pool_access[launch->index];
+}
+
+/* Lets `peer` launch on memory of `target` (cuCtxEnablePeerAccess from the peer). */
+static kern_status cuda_set_peer(kern_device *target, kern_device *peer, bool on) {
+  if (target == peer) return KERN_OK;
+  kern_status s = enter(peer);
+  if (s) return s;
+  CUresult r = on ? cu->CtxEnablePeerAccess(impl(target)->ctx, 0) : cu->CtxDisablePeerAccess(impl(target)->ctx);
+  if (r && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
+    return cu_fail(peer, r, on ? "enabling peer access" : "disabling peer access");
+  impl(target)->peer[peer->index] = on;
+  return KERN_OK;
+}
+
+/* CUmemAccessDesc: {CUmemLocation {type, id}, flags}. */
+typedef struct { int type, id; int flags; } mem_access_desc;
+
+static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, bool on) {
+  cuda_dev *t = impl(target);
+  if (target == peer) return KERN_OK;
+  if (!t->pool || !cu->MemPoolSetAccess)
+    return rt_error(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
+  mem_access_desc desc = {1 /* DEVICE */, impl(peer)->info.ordinal, on ? 3 /* READWRITE */ : 0};
+  kern_status s = enter(target);
+  if (s) return s;
+  CU_TRY(target, cu->MemPoolSetAccess(t->pool, &desc, 1));
+  t->pool_access[peer->index] = on;
+  return KERN_OK;
+}
+
+/* ---- compile: NVRTC + the disk cache ---------------------------------------------------- */
+
+static char *cuda_source(kern_module *m) {
+  EmitOptions o = {.debug = m->debug, .line_directives = true};
+  return emit_program(m->prog, EMIT_CUDA, &o);
+}
+
+/* Cache key: the source, NVRTC's version, the arch and the options. */
+static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
+  rt_sha256 h;
+  unsigned char dig[32];
+  char extra[96];
+  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", rt_nvrtc_version(), arch, debug,
+           KN_ABI_VERSION, kern_version_string());
+  rt_sha256_init(&h);
+  rt_sha256_add(&h, src, strlen(src));
+  rt_sha256_add(&h, extra, strlen(extra));
+  rt_sha256_done(&h, dig);
+  rt_hex(dig, 32, hex);
+}
+
+/* Reads <dir>/<key>.cubin if its SHA-256 matches <key>.cubin.sha (else a miss). */
+static char *cache_read(const char *dir, const char *key, size_t *len) {
+  char path[4096], meta[4096], want[80] = {0}, got[65];
+  snprintf(path, sizeof path, "%s/%s.gpu", dir, key);
+  snprintf(meta, sizeof meta, "%s/%s.gpu.sha", dir, key);
+  FILE *f = fopen(meta, "rb");
+  if (!f) return NULL;
+  size_t n = fread(want, 1, 64, f);
+  fclose(f);
+  if (n != 64 || !rt_file_sha256(path, got) || memcmp(want, got, 64) != 0) return NULL;
+  return front_read_file(path, len);
+}
+
+static void write_atomic(const char *dir, const char *name, const void *data, size_t len) {
+  char tmp[4096], dst[4096], suffix[64];
+  rt_unique_suffix(suffix, sizeof suffix);
+  snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%s", dir, name, suffix);
+  snprintf(dst, sizeof dst, "%s/%s", dir, name);
+  FILE *f = fopen(tmp, "wb");
+  if (!f) return;
+  bool ok = fwrite(data, 1, len, f) == len;
+  ok = fflush(f) == 0 && ok;
+  fclose(f);
+  if (!ok || rename(tmp, dst) != 0) remove(tmp);
+}
+
+static void cache_write(const char *dir, const char *key, const char *bin, size_t len) {
+  char name[128], hex[65], path[4096];
+  snprintf(name, sizeof name, "%s.gpu", key);
+  write_atomic(dir, name, bin, len);
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  if (!rt_file_sha256(path, hex)) return;
+  snprintf(name, sizeof name, "%s.gpu.sha", key);
+  write_atomic(dir, name, hex, 64);
+}
+
+/* CUDA source -> CUBIN (or PTX), from the cache when possible. */
+static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
+  char *src = cuda_source(m);
+  if (!src) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
+  char key[65];
+  cuda_key(src, arch, m->debug, key);
+  const char *dir = rt_cache_dir();
+  *bin = dir ? cache_read(dir, key, len) : NULL;
+  kern_status s = KERN_OK;
+  if (!*bin) {
+    bool is_ptx;
+    s = rt_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
+    if (s == KERN_OK && dir) cache_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
+  }
+  free(src);
+  return s;
+}
+
+static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
+  for (int k = 0; k < m->nkernels; k++)
+    for (int dense = 0; dense < 2; dense++) {
+      char name[300];
+      int grid = 0, *block = &cc->block[2 * k + dense];
+      CUfunction *f = &cc->fn[2 * k + dense];
+      snprintf(name, sizeof name, "kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
+      CU_TRY(d, cu->ModuleGetFunction(f, cc->mod, name));
+      if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0) *block = 256;
+    }
+  return KERN_OK;
+}
+
+static void cuda_code_free(rt_code *code) {
+  cuda_code *cc = (cuda_code *)code;
+  if (!cc) return;
+  if (cc->mod) cu->ModuleUnload(cc->mod);
+  free(cc->fn);
+  free(cc->block);
+  free(cc);
+}
+
+static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
+  kern_status s = enter(d);
+  if (s) return s;
+  char *bin;
+  size_t len;
+  if ((s = cuda_binary(m, impl(d)->arch, &bin, &len))) return s;
+  cuda_code *cc = calloc(1, sizeof *cc);
+  if (cc) {
+    cc->nkernels = m->nkernels;
+    cc->fn = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->fn);
+    cc->block = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->block);
+  }
+  if (!cc || !cc->fn || !cc->block) s = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
+  CUresult r = s ? 0 : cu->ModuleLoadData(&cc->mod, bin);
+  free(bin);
+  if (!s && r) s = cu_fail(d, r, "cuModuleLoadData");
+  if (!s) s = load_functions(d, m, cc);
+  if (s) { cuda_code_free((rt_code *)cc); return s; }
+  *out = (rt_code *)cc;
+  return KERN_OK;
+}
+
+/* ---- launch ---------------------------------------------------------------------------- */
+
+/* Debug launches wait and turn the device's error record into KERN_ERR_BOUNDS. */
+static kern_status debug_finish(kern_device *d, const rt_launch *L, CUstream st) {
+  kn_error rec;
+  CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)&rec, (CUdeviceptr)(uintptr_t)impl(d)->err_buf, sizeof rec, st));
+  CU_TRY(d, cu->StreamSynchronize(st));
+  if (!rec.flag) return KERN_OK;
+  *L->ctx.err = rec;
+  return rt_debug_error(L->kernel, &rec);
+}
+
+static kern_status cuda_launch(const rt_launch *L) {
+  kern_device *d = L->device;
+  cuda_dev *c = impl(d);
+  kern_status s = enter(d);
+  if (s) return s;
+  cuda_code *cc = (cuda_code *)L->code;
+  int fi = 2 * L->kernel->index + (L->dense ? 1 : 0);
+  CUstream st = cur_stream(d);
+  kn_ctx ctx = L->ctx;
+  bool debug = ctx.err != NULL && c->err_buf;
+  if (debug) {
+    ctx.err = c->err_buf;
+    CU_TRY(d, cu->MemsetD8Async((CUdeviceptr)(uintptr_t)c->err_buf, 0, sizeof(kn_error), st));
+  }
+  static const char empty[16];
+  void *params[2] = {(void *)(L->args_size ? L->args : empty), &ctx};
+  int64_t block = cc->block[fi], max_grid = (int64_t)c->num_sms * 32;
+  int64_t grid = (ctx.n + block - 1) / block;
+  if (grid > max_grid) grid = max_grid;
+  if (grid < 1) grid = 1;
+  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, st, params, NULL));
+  return debug ? debug_finish(d, L, st) : KERN_OK;
+}
+
+const rt_device_ops rt_cuda_ops = {
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy = cuda_copy,
+    .synchronize = cuda_sync,
+    .info = cuda_info,
+    .allocator_ok = cuda_allocator_ok,
+    .peer_enabled = cuda_peer_enabled,
+    .pool_access_enabled = cuda_pool_access_enabled,
+    .set_peer = cuda_set_peer,
+    .set_pool_access = cuda_set_pool_access,
+    .compile = cuda_compile,
+    .code_free = cuda_code_free,
+    .launch = cuda_launch,
+};
+
+/* ---- streams ------------------------------------------------------------------------------ */
+
+kern_stream *kern_stream_new(kern_device *d) {
+  if (!d || d->kind != RT_DEV_CUDA) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_new: streams belong to CUDA devices, not %s",
+             d ? d->name : "NULL");
+    return NULL;
+  }
+  if (enter(d)) return NULL;
+  kern_stream *s = calloc(1, sizeof *s);
+  if (!s) { rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+  CUresult r = cu->StreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
+  if (r) { free(s); cu_fail(d, r, "cuStreamCreate"); return NULL; }
+  s->device = d;
+  s->owned = true;
+  return s;
+}
+
+kern_stream *kern_stream_wrap_cuda(kern_device *d, void *cu_stream) {
+  if (!d || d->kind != RT_DEV_CUDA) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device", d ? d->name : "NULL");
+    return NULL;
+  }
+  kern_stream *s = calloc(1, sizeof *s);
+  if (!s) { rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+  s->device = d;
+  s->s = (CUstream)cu_stream;
+  return s;
+}
+
+void kern_stream_free(kern_stream *s) {
+  if (!s || s == &impl(s->device)->default_stream) return;
+  cuda_dev *c = impl(s->device);
+  kern_stream *expected = s;
+  atomic_compare_exchange_strong(&c->stream, &expected, &c->default_stream);
+  if (s->owned && !c->poisoned && cu->CtxSetCurrent(c->ctx) == 0) {
+    cu->StreamSynchronize(s->s);
+    cu->StreamDestroy(s->s);
+  }
+  free(s);
+}
+
+kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
+  if (!d || d->kind != RT_DEV_CUDA)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device", d ? d->name : "NULL");
+  if (s && s->device != d)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: the stream belongs to %s, not %s",
+                    s->device->name, d->name);
+  atomic_store(&impl(d)->stream, s ? s : &impl(d)->default_stream);
+  return KERN_OK;
+}
+
+kern_stream *kern_device_get_stream(kern_device *d) {
+  return d && d->kind == RT_DEV_CUDA ? atomic_load(&impl(d)->stream) : NULL;
+}
+
+void *kern_stream_cuda_handle(const kern_stream *s) { return s ? (void *)s->s : NULL; }

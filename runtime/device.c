@@ -1,0 +1,225 @@
+/* device.c: the device table, device names, capabilities and the
+ * memory-access rules.
+ *
+ * Requires: cpu_backend.c (rt_cpu_ops), cuda_backend.c (rt_cuda_probe, which
+ * adds the CUDA devices it finds, and the reason when there are none). Produces: kern_device_* and kern_can_access.
+ * Breaks: device index 0 is always "cpu"; device objects are never freed, so
+ * handles stay valid across kern_shutdown/kern_init.
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu",
+                          .ops = &rt_cpu_ops};
+static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
+static int ndevices = 1;
+static int ncuda;
+
+kern_device *rt_cpu_device(void) { return &cpu; }
+
+kern_device *rt_device_add(rt_device_kind kind, int ordinal, const rt_device_ops *ops, void *impl) {
+  /* kern_shutdown + kern_init probes again: hand back the existing device. */
+  for (int i = 1; i < ndevices; i++)
+    if (devices[i]->kind == kind && devices[i]->ordinal == ordinal) {
+      devices[i]->impl = impl;
+      return devices[i];
+    }
+  if (ndevices == RT_MAX_DEVICES) return NULL;
+  kern_device *d = calloc(1, sizeof *d);
+  if (!d) return NULL;
+  d->kind = kind;
+  d->index = ndevices;
+  d->ordinal = ordinal;
+  snprintf(d->name, sizeof d->name, "cuda:%d", ordinal);
+  d->ops = ops;
+  d->impl = impl;
+  devices[ndevices++] = d;
+  if (kind == RT_DEV_CUDA) ncuda++;
+  return d;
+}
+
+kern_status rt_devices_init(void) {
+  /* A missing or broken CUDA driver leaves the CPU usable: never fail init. */
+  rt_cuda_probe();
+  return KERN_OK;
+}
+
+int kern_device_count(void) {
+  rt_ensure_init();
+  return ndevices;
+}
+
+kern_device *kern_device_at(int index) {
+  rt_ensure_init();
+  if (index < 0 || index >= ndevices) {
+    rt_error(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index, ndevices);
+    return NULL;
+  }
+  return devices[index];
+}
+
+/* Parses the N of "cuda:N": digits only, no sign, no overflow. */
+static bool parse_ordinal(const char *s, int *out) {
+  if (!*s) return false;
+  long v = 0;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9') return false;
+    v = v * 10 + (*s - '0');
+    if (v > 1000000) return false;
+  }
+  *out = (int)v;
+  return true;
+}
+
+static kern_device *cuda_by_ordinal(int ord, const char *name) {
+  for (int i = 1; i < ndevices; i++)
+    if (devices[i]->kind == RT_DEV_CUDA && devices[i]->ordinal == ord) return devices[i];
+  const char *why = rt_cuda_absent_reason();
+  if (ncuda == 0 && (!why || strstr(why, "no CUDA device present")))
+    rt_error(KERN_ERR_NOT_FOUND, "device '%s': no CUDA device present; the CPU device \"cpu\" is available",
+             name);
+  else if (ncuda == 0)
+    rt_error(KERN_ERR_NOT_FOUND,
+             "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name, why);
+  else
+    rt_error(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
+             name, ncuda - 1);
+  return NULL;
+}
+
+kern_device *kern_device_get(const char *name) {
+  rt_ensure_init();
+  if (!name) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
+    return NULL;
+  }
+  if (strcmp(name, "cpu") == 0) return &cpu;
+  if (strcmp(name, "cuda") == 0) return cuda_by_ordinal(0, name);
+  if (strncmp(name, "cuda:", 5) == 0) {
+    int ord;
+    if (parse_ordinal(name + 5, &ord)) return cuda_by_ordinal(ord, name);
+    rt_error(KERN_ERR_INVALID_ARGUMENT,
+             "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer", name);
+    return NULL;
+  }
+  rt_error(KERN_ERR_INVALID_ARGUMENT,
+           "bad device name '%s': expected \"cpu\", \"cuda\" or \"cuda:N\"", name);
+  return NULL;
+}
+
+const char *kern_device_name(const kern_device *d) { return d ? d->name : ""; }
+
+bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_CUDA; }
+
+kern_status kern_device_synchronize(kern_device *d) {
+  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
+  return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
+}
+
+kern_status kern_device_info_get(const kern_device *d, kern_device_info *out) {
+  if (!d || !out)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_info_get: %s is NULL",
+                    d ? "out" : "device");
+  memset(out, 0, sizeof *out);
+  return d->ops->info(d, out);
+}
+
+static kern_device_info info_of(const kern_device *d) {
+  kern_device_info i;
+  if (kern_device_info_get(d, &i) != KERN_OK) memset(&i, 0, sizeof i);
+  return i;
+}
+
+kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer, bool on) {
+  if (!target || !peer)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
+  if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_peer)
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "peer access is between two CUDA devices, not %s and %s", target->name, peer->name);
+  return target->ops->set_peer(target, peer, on);
+}
+
+kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on) {
+  if (!target || !peer)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_mempool_access: a device is NULL");
+  if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_pool_access)
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "memory pool access is between two CUDA devices, not %s and %s", target->name,
+                    peer->name);
+  return target->ops->set_pool_access(target, peer, on);
+}
+
+kern_allocator kern_device_get_allocator(const kern_device *d) {
+  return d ? (kern_allocator)atomic_load(&((kern_device *)d)->allocator) : KERN_ALLOC_DEFAULT;
+}
+
+static const char *allocator_name(kern_allocator a) {
+  static const char *const n[] = {"KERN_ALLOC_DEFAULT", "KERN_ALLOC_PINNED", "KERN_ALLOC_CUDA_DEVICE",
+                                  "KERN_ALLOC_CUDA_MEMPOOL", "KERN_ALLOC_CUDA_MANAGED"};
+  return (unsigned)a < 5 ? n[a] : "an unknown allocator";
+}
+
+kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
+  if (!d) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
+    return KERN_ALLOC_DEFAULT;
+  }
+  if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
+    rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s", d->name, allocator_name(a));
+    return kern_device_get_allocator(d);
+  }
+  return (kern_allocator)atomic_exchange(&d->allocator, (int)a);
+}
+
+/* ---- access rules (the memory-access guide's table) ------------------------------- */
+
+bool rt_device_is_host_kind(kern_memory_kind k) {
+  return k == KERN_MEM_HOST || k == KERN_MEM_PINNED_HOST;
+}
+
+/* Memory of `kind` owned by `owner`, used by a launch on `launch`. */
+static bool access_ok(const kern_device *launch, const kern_device *owner, kern_memory_kind kind) {
+  bool on_cpu = launch->kind == RT_DEV_CPU;
+  switch (kind) {
+  case KERN_MEM_HOST:
+    return on_cpu || info_of(launch).is_cpu_memory_access_from_gpu_supported;
+  case KERN_MEM_PINNED_HOST:
+    return on_cpu || info_of(launch).is_uva;
+  case KERN_MEM_CUDA_DEVICE:
+    return !on_cpu && (owner == launch ||
+                       (owner->ops->peer_enabled && owner->ops->peer_enabled(owner, launch)));
+  case KERN_MEM_CUDA_MEMPOOL:
+    return !on_cpu && (owner == launch || (owner->ops->pool_access_enabled &&
+                                           owner->ops->pool_access_enabled(owner, launch)));
+  case KERN_MEM_CUDA_MANAGED: {
+    kern_device_info o = info_of(owner);
+    if (on_cpu)
+      return o.is_concurrent_managed_access_supported || o.is_gpu_memory_access_from_cpu_supported;
+    kern_device_info l = info_of(launch);
+    return l.is_managed_memory_supported &&
+           (owner == launch || l.is_concurrent_managed_access_supported);
+  }
+  default:
+    return false;
+  }
+}
+
+bool kern_can_access(const kern_device *launch, const kern_array *a) {
+  if (!launch || !a) return false;
+  return access_ok(launch, a->device, a->kind);
+}
+
+bool kern_device_can_access(const kern_device *launch, const kern_device *owner) {
+  if (!launch || !owner) return false;
+  if (owner->kind == RT_DEV_CPU)
+    return launch->kind == RT_DEV_CPU || info_of(launch).is_cpu_memory_access_from_gpu_supported;
+  if (launch->kind == RT_DEV_CPU) return false;
+  if (owner == launch) return true;
+  if (kern_device_get_allocator(owner) == KERN_ALLOC_CUDA_MEMPOOL)
+    return owner->ops->pool_access_enabled && owner->ops->pool_access_enabled(owner, launch);
+  return owner->ops->peer_enabled && owner->ops->peer_enabled(owner, launch);
+}

@@ -1,0 +1,253 @@
+/* module.c: modules and kernels: compiling .kern source with the front end,
+ * describing kernel parameters for launches, compiling per device on demand.
+ *
+ * Requires: front.h (front_compile), emit.h (C source, args layout), dtype.c.
+ * Produces: kern_module_*, kern_kernel_*, rt_module_code.
+ * Breaks: a module keeps its checked Program for its whole life (parameter
+ * types point into it). Code for a device is built on the first launch there,
+ * once, under the device slot's mutex; later launches read the slot without
+ * locking (an atomic pointer, set once).
+ */
+#include "rt.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+#include "front.h"
+
+/* ---- describing kernels ------------------------------------------------------- */
+
+static kern_status describe_params(kern_kernel *k) {
+  const Decl *d = k->decl;
+  k->nparams = d->nparams;
+  k->params = calloc((size_t)d->nparams + 1, sizeof *k->params);
+  size_t *offs = calloc((size_t)d->nparams + 1, sizeof *offs);
+  if (!k->params || !offs) {
+    free(offs);
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading kernel '%s'", k->name);
+  }
+  k->args_size = emit_args_layout(d, offs, &k->args_align);
+  kern_status st = KERN_OK;
+  for (int i = 0; i < d->nparams && !st; i++) {
+    rt_param *p = &k->params[i];
+    const Var *v = d->params[i];
+    size_t align;
+    p->name = v->name;
+    p->ty = v->ty;
+    p->is_array = v->ty->kind == TY_ARRAY;
+    p->ndim = p->is_array ? v->ty->ndim : 0;
+    p->dtype = rt_dtype_of_type(p->is_array ? v->ty->elem : v->ty);
+    p->size = emit_param_size(v->ty, &align);
+    p->offset = offs[i];
+    if (p->dtype == KERN_DTYPE_INVALID)
+      st = rt_error(KERN_ERR_COMPILE, "kernel '%s' parameter '%s' has type %s, which a launch cannot pass",
+                    k->name, p->name, type_name(v->ty));
+  }
+  free(offs);
+  return st;
+}
+
+static kern_status describe_kernels(kern_module *m) {
+  Program *p = m->prog;
+  m->kernels = calloc((size_t)p->nkernels + 1, sizeof *m->kernels);
+  if (!m->kernels) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+  m->nkernels = p->nkernels;
+  for (int i = 0; i < p->nkernels; i++) {
+    kern_kernel *k = &m->kernels[i];
+    k->module = m;
+    k->decl = p->kernels[i];
+    k->name = p->kernels[i]->name;
+    k->index = i;
+    kern_status st = describe_params(k);
+    if (st) return st;
+  }
+  return KERN_OK;
+}
+
+/* ---- loading -------------------------------------------------------------------- */
+
+static _Atomic uint64_t next_module_id = 1;
+
+static kern_module *module_fail(kern_module *m) {
+  kern_module_free(m);
+  return NULL;
+}
+
+/* Takes ownership of the front end's result. */
+static kern_module *module_create(const char *name, FrontResult r) {
+  if (!r.prog) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling '%s'", name);
+    return NULL;
+  }
+  if (!r.ok) {
+    char *text = diag_render(r.prog->diags, false);
+    rt_error_text(KERN_ERR_COMPILE, "", text ? text : "compilation failed (out of memory rendering diagnostics)");
+    free(text);
+    front_free(r.prog);
+    return NULL;
+  }
+  kern_module *m = calloc(1, sizeof *m);
+  if (!m) {
+    front_free(r.prog);
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    return NULL;
+  }
+  m->prog = r.prog;
+  m->id = atomic_fetch_add(&next_module_id, 1);
+  m->debug = kern_get_debug();
+  pthread_mutex_init(&m->source_mu, NULL);
+  for (int i = 0; i < RT_MAX_DEVICES; i++) pthread_mutex_init(&m->slots[i].mu, NULL);
+  m->name = rt_strdup(name);
+  m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : rt_strdup("");
+  if (!m->name || !m->diagnostics) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    return module_fail(m);
+  }
+  if (describe_kernels(m)) return module_fail(m);
+  return m;
+}
+
+kern_module *kern_module_load(const char *path) {
+  if (rt_ensure_init()) return NULL;
+  if (!path) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_load: path is NULL");
+    return NULL;
+  }
+  size_t len;
+  char *src = front_read_file(path, &len);
+  if (!src) {
+    rt_error(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  kern_module *m = module_create(path, front_compile(path, src, len));
+  free(src);
+  return m;
+}
+
+kern_module *kern_module_from_source(const char *name, const char *src) {
+  if (rt_ensure_init()) return NULL;
+  if (!src) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_from_source: src is NULL");
+    return NULL;
+  }
+  if (!name) name = "<string>";
+  return module_create(name, front_compile(name, src, strlen(src)));
+}
+
+void kern_module_free(kern_module *m) {
+  if (!m) return;
+  for (int i = 0; i < RT_MAX_DEVICES; i++) {
+    rt_code *c = atomic_load(&m->slots[i].code);
+    kern_device *d = c ? kern_device_at(i) : NULL;
+    if (d && d->ops->code_free) d->ops->code_free(c);
+    pthread_mutex_destroy(&m->slots[i].mu);
+  }
+  for (int i = 0; m->kernels && i < m->nkernels; i++) free(m->kernels[i].params);
+  free(m->kernels);
+  if (m->prog) front_free(m->prog);
+  pthread_mutex_destroy(&m->source_mu);
+  free(m->c_source);
+  free(m->diagnostics);
+  free(m->name);
+  free(m);
+}
+
+/* ---- lookups -------------------------------------------------------------------------- */
+
+kern_kernel *kern_module_kernel(kern_module *m, const char *name) {
+  if (!m || !name) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_kernel: %s is NULL", m ? "name" : "module");
+    return NULL;
+  }
+  for (int i = 0; i < m->nkernels; i++)
+    if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
+  rt_buf b = {0};
+  for (int i = 0; i < m->nkernels; i++) rt_buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
+  if (m->nkernels)
+    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
+             b.s ? b.s : "?");
+  else
+    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name, name);
+  rt_buf_free(&b);
+  return NULL;
+}
+
+kern_dtype kern_module_dtype(kern_module *m, const char *name) {
+  if (!m || !name) {
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_dtype: %s is NULL", m ? "name" : "module");
+    return KERN_DTYPE_INVALID;
+  }
+  const Program *p = m->prog;
+  for (int i = 0; i < p->nstructs; i++)
+    if (p->structs[i]->name && strcmp(p->structs[i]->name, name) == 0) {
+      kern_dtype dt = rt_dtype_of_type(p->structs[i]->sty);
+      if (dt == KERN_DTYPE_INVALID) rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
+      return dt;
+    }
+  rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
+  return KERN_DTYPE_INVALID;
+}
+
+const char *kern_module_diagnostics(const kern_module *m) { return m && m->diagnostics ? m->diagnostics : ""; }
+const char *kern_module_name(const kern_module *m) { return m ? m->name : ""; }
+
+const char *rt_module_file(const kern_module *m, int index) {
+  const Module *mod = m->prog->modules;
+  for (int i = 0; mod && i < index; i++) mod = mod->next;
+  return mod && mod->path ? mod->path : m->name;
+}
+
+/* ---- kernel introspection -------------------------------------------------------------- */
+
+const char *kern_kernel_name(const kern_kernel *k) { return k ? k->name : ""; }
+int kern_kernel_num_params(const kern_kernel *k) { return k ? k->nparams : 0; }
+
+static const rt_param *param_at(const kern_kernel *k, int i) {
+  return k && i >= 0 && i < k->nparams ? &k->params[i] : NULL;
+}
+
+const char *kern_kernel_param_name(const kern_kernel *k, int i) {
+  const rt_param *p = param_at(k, i);
+  return p ? p->name : NULL;
+}
+
+kern_dtype kern_kernel_param_dtype(const kern_kernel *k, int i) {
+  const rt_param *p = param_at(k, i);
+  return p ? p->dtype : KERN_DTYPE_INVALID;
+}
+
+int kern_kernel_param_ndim(const kern_kernel *k, int i) {
+  const rt_param *p = param_at(k, i);
+  return p ? p->ndim : -1;
+}
+
+/* ---- per-device code -------------------------------------------------------------------- */
+
+kern_status rt_module_c_source(kern_module *m, const char **out) {
+  pthread_mutex_lock(&m->source_mu);
+  if (!m->c_source) {
+    EmitOptions o = {.debug = m->debug, .line_directives = true};
+    m->c_source = emit_program(m->prog, EMIT_C, &o);
+  }
+  *out = m->c_source;
+  pthread_mutex_unlock(&m->source_mu);
+  if (!*out) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'", m->name);
+  return KERN_OK;
+}
+
+kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
+  rt_slot *s = &m->slots[d->index];
+  rt_code *c = atomic_load_explicit(&s->code, memory_order_acquire);
+  kern_status st = KERN_OK;
+  if (!c) {
+    pthread_mutex_lock(&s->mu);
+    c = atomic_load_explicit(&s->code, memory_order_relaxed);
+    if (!c && (st = d->ops->compile(m, d, &c)) == KERN_OK)
+      atomic_store_explicit(&s->code, c, memory_order_release);
+    pthread_mutex_unlock(&s->mu);
+  }
+  *out = c;
+  return st;
+}
