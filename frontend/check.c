@@ -1118,8 +1118,12 @@ static int resolve(Check *c, const char *name, const char *opsym, SrcLoc loc, co
   }
   if (best >= 0 && ties == 1)
     return best;
+  /* One candidate of the right arity: its argument conversions say best
+   * what is wrong ("constant 200 overflows int8"). */
+  if ((any_err || best < 0) && narity == 1 && !opsym)
+    return arity_idx;
   if (any_err)
-    return narity == 1 && !opsym ? arity_idx : -1;
+    return -1;
   if (best >= 0) {
     if (opsym)
       diag_error(c->diags, loc, "ambiguous operands to '%s'", opsym);
@@ -1242,19 +1246,19 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
   if (is_vmq(a->ty) || is_vmq(b->ty)) {
     Node *args[2] = {ln, rn};
     Val vals[2] = {*a, *b};
-    Type *t = op_call(c, n, op_builtin_name(op), op_text(op), args, vals, 2);
+    Type *t = op_call(c, n, op_builtin_name(op), op_text(n->op), args, vals, 2);
     *a = vals[0];
     *b = vals[1];
     return t;
   }
   if (!operand_ok(a->ty) || !operand_ok(b->ty)) {
-    diag_error(c->diags, n->loc, "invalid operands to '%s': %s and %s", op_text(op),
+    diag_error(c->diags, n->loc, "invalid operands to '%s': %s and %s", op_text(n->op),
                tname(a->ty), tname(b->ty));
     return &ty_error;
   }
   if (is_shift(op))
     return shift_types(c, n, ln, a, rn, b, fixed);
-  Type *t = unify(c, n->loc, op_text(op), ln, a, rn, b, fixed);
+  Type *t = unify(c, n->loc, op_text(n->op), ln, a, rn, b, fixed);
   if (is_err(t))
     return t;
   bool ok;
@@ -1270,7 +1274,7 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
     need = "numeric";
   }
   if (!ok) {
-    diag_error(c->diags, n->loc, "'%s' needs %s operands, not %s", op_text(op), need, tname(t));
+    diag_error(c->diags, n->loc, "'%s' needs %s operands, not %s", op_text(n->op), need, tname(t));
     if (op == TK_PERCENT && (type_is_float(t) || t->kind == TY_UNTYPED_FLOAT))
       diag_note(c->diags, n->loc, "use fmod(a, b) for floating-point remainders");
     return &ty_error;
@@ -1281,7 +1285,7 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
 static Val binary(Check *c, Node *n) {
   int op = n->op;
   bool logic = op == TK_ANDAND || op == TK_OROR;
-  const char *what = op == TK_ANDAND ? "operand of '&&'" : "operand of '||'";
+  const char *what = op == TK_ANDAND ? "the operand of '&&'" : "the operand of '||'";
   Val a = logic ? expect_bool(c, n->lhs, what) : expr(c, n->lhs);
   Val b = logic ? expect_bool(c, n->rhs, what) : expr(c, n->rhs);
   if (is_err(a.ty) || is_err(b.ty))
@@ -1301,7 +1305,7 @@ static Val binary(Check *c, Node *n) {
 
 static Val unary(Check *c, Node *n) {
   int op = n->op;
-  Val v = op == TK_BANG ? expect_bool(c, n->lhs, "operand of '!'") : expr(c, n->lhs);
+  Val v = op == TK_BANG ? expect_bool(c, n->lhs, "the operand of '!'") : expr(c, n->lhs);
   if (is_err(v.ty))
     return val_err();
   if (op == TK_MINUS && is_vmq(v.ty)) {
@@ -1326,7 +1330,7 @@ static Val unary(Check *c, Node *n) {
 }
 
 static Val cond_expr(Check *c, Node *n) {
-  Val cv = expect_bool(c, n->cond, "condition of '?:'");
+  Val cv = expect_bool(c, n->cond, "the condition of '?:'");
   Val a = expr(c, n->then), b = expr(c, n->els);
   if (is_err(cv.ty) || is_err(a.ty) || is_err(b.ty))
     return val_err();
@@ -2697,8 +2701,9 @@ static void eval_const(Check *c, Decl *d) {
                tname(t));
     t = &ty_error;
   }
+  int errors = diag_errors(c->diags);
   Val v = expr(c, d->init);
-  if (!is_err(v.ty) && !v.is_const) {
+  if (!is_err(v.ty) && !v.is_const && diag_errors(c->diags) == errors && !is_err(t)) {
     diag_error(c->diags, d->init->loc, "the value of constant '%s' is not a constant expression",
                d->name);
     v = val_err();

@@ -62,7 +62,10 @@ const char *kern_version_string(void);
  * stays valid until the next failing call in the same thread. Successful calls
  * do not clear it. */
 const char *kern_last_error(void);
-/* Clears this thread's message. */
+/* The status of the last failed call in this thread (KERN_OK when none): how
+ * functions that return NULL say which error it was. */
+kern_status kern_last_status(void);
+/* Clears this thread's message and status. */
 void kern_clear_error(void);
 /* "KERN_OK", "KERN_ERR_COMPILE" ...; static storage; "KERN_ERR_?" for unknown values. */
 const char *kern_status_name(kern_status);

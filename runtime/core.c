@@ -19,6 +19,7 @@
 /* The buffer is per thread; a pthread key frees it when the thread exits. */
 static _Thread_local char *err_msg;
 static _Thread_local size_t err_cap;
+static _Thread_local kern_status err_status;
 static pthread_key_t err_key;
 static pthread_once_t err_once = PTHREAD_ONCE_INIT;
 
@@ -49,6 +50,7 @@ static void err_set(const char *prefix, const char *text) {
 
 kern_status rt_verror(kern_status st, const char *fmt, va_list ap) {
   char small[1024];
+  err_status = st;
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(small, sizeof small, fmt, ap);
@@ -76,14 +78,18 @@ kern_status rt_error(kern_status st, const char *fmt, ...) {
 }
 
 kern_status rt_error_text(kern_status st, const char *prefix, const char *text) {
+  err_status = st;
   err_set(prefix ? prefix : "", text ? text : "");
   return st;
 }
 
 const char *kern_last_error(void) { return err_msg ? err_msg : ""; }
 
+kern_status kern_last_status(void) { return err_status; }
+
 void kern_clear_error(void) {
   if (err_msg) err_msg[0] = 0;
+  err_status = KERN_OK;
 }
 
 const char *kern_status_name(kern_status st) {
@@ -204,10 +210,7 @@ static void config_read(void) {
   config.debug = atomic_load(&debug_flag);
 }
 
-const rt_config *rt_config_get(void) {
-  config.debug = atomic_load(&debug_flag);
-  return &config;
-}
+const rt_config *rt_config_get(void) { return &config; }
 
 void rt_config_reload(void) { config_read(); }
 

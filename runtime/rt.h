@@ -37,7 +37,7 @@ void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct rt_config {
   int num_threads;        /* >= 1 */
-  bool debug;             /* KERN_DEBUG / kern_set_debug */
+  bool debug;             /* KERN_DEBUG at init (kern_get_debug() has the current flag) */
   char *cache_dir;        /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
   char *cc;               /* KERN_CC, or NULL: search clang, cc */
 } rt_config;

@@ -118,6 +118,16 @@ Test(module, type_errors_become_the_message) {
   cr_assert(strstr(kern_last_error(), "undefined_thing"), "%s", kern_last_error());
 }
 
+Test(module, warnings_of_a_good_module) {
+  kern_module *m = load("warn.kern", "kernel void k(int[] a) {\n  int i = tid();\n  a[i] + 1;\n}\n");
+  const char *d = kern_module_diagnostics(m);
+  cr_assert(strstr(d, "warn.kern:3:"), "%s", d);
+  cr_assert(strstr(d, "warning"), "%s", d);
+  cr_assert(strstr(d, "unused"), "%s", d);
+  kern_module_free(m);
+  cr_assert_str_eq(kern_module_diagnostics(NULL), "");
+}
+
 Test(module, load_errors) {
   cr_assert_null(kern_module_load("/nonexistent/dir/x.kern"));
   cr_assert(strstr(kern_last_error(), "/nonexistent/dir/x.kern"), "%s", kern_last_error());
@@ -181,6 +191,35 @@ Test(module, struct_dtypes) {
   kern_module_free(m2);
   cr_assert_eq(kern_dtype_size(p), 28);
   cr_assert_str_eq(kern_dtype_name(p), "Particle");
+}
+
+/* The runtime checks the compiled code against its own view of the ABI: fed
+ * hand-written code in place of the generated C, a launch must refuse it. */
+static kern_status launch_with_c(const char *c_src) {
+  kern_module *m = load("abi.kern", "kernel void k(float[] a, float b) {\n  int i = tid();\n  a[i] = b;\n}\n");
+  cr_assert_null(m->c_source, "generated lazily");
+  m->c_source = rt_strdup(c_src);
+  kern_array *a = arr1(KERN_FLOAT32, 4);
+  kern_status st = KERN_LAUNCH(kern_module_kernel(m, "k"), cpu(), KERN_DIM1(4), a, 1.0f);
+  kern_array_free(a);
+  kern_module_free(m);
+  return st;
+}
+
+Test(module, abi_size_mismatch_is_a_compile_error) {
+  kern_status st = launch_with_c("#include <stdint.h>\nvoid kk_k_range(void) {}\nvoid kk_k_range_dense(void) {}\n"
+                                 "const uint32_t kk_k_args_size = 12;\n");
+  cr_assert_eq(st, KERN_ERR_COMPILE, "%s", kern_status_name(st));
+  cr_assert(strstr(kern_last_error(), "ABI mismatch in kernel 'k'"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "12 bytes"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "80"), "72-byte kn_array + float, padded: %s", kern_last_error());
+}
+
+Test(module, missing_entry_point_is_a_compile_error) {
+  kern_status st = launch_with_c("#include <stdint.h>\nvoid kk_k_range(void) {}\nconst uint32_t kk_k_args_size = 80;\n");
+  cr_assert_eq(st, KERN_ERR_COMPILE);
+  cr_assert(strstr(kern_last_error(), "ABI mismatch"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "'k'"), "%s", kern_last_error());
 }
 
 /* ---- validation: every bad class is INVALID_ARGUMENT naming kernel, parameter, expectation ---- */

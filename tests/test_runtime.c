@@ -44,8 +44,10 @@ Test(core, last_error_starts_empty_and_is_set) {
   cr_assert_str_eq(kern_last_error(), "");
   cr_assert_null(kern_device_get("gpu"));
   cr_assert(strstr(kern_last_error(), "gpu") != NULL, "%s", kern_last_error());
+  cr_assert_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
   kern_clear_error();
   cr_assert_str_eq(kern_last_error(), "");
+  cr_assert_eq(kern_last_status(), KERN_OK);
 }
 
 static void *error_in_thread(void *arg) {
@@ -218,6 +220,7 @@ Test(device, bad_names) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     kern_clear_error();
     cr_assert_null(kern_device_get(bad[i]), "'%s'", bad[i]);
+    cr_assert_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(kern_last_error(), "bad device name"), "'%s': %s", bad[i], kern_last_error());
   }
   cr_assert_null(kern_device_get(NULL));
@@ -228,6 +231,7 @@ Test(device, absent_cuda_ordinals) {
   char name[32];
   snprintf(name, sizeof name, "cuda:%d", cuda_count() + 7);
   cr_assert_null(kern_device_get(name));
+  cr_assert_eq(kern_last_status(), KERN_ERR_NOT_FOUND);
   cr_assert(strstr(kern_last_error(), name), "%s", kern_last_error());
   if (cuda_count() == 0) {
     cr_assert(strstr(kern_last_error(), "no CUDA device present"), "%s", kern_last_error());
@@ -337,6 +341,7 @@ Test(array, overflowing_sizes_are_invalid) {
   int64_t s1[1] = {INT64_MAX}, s2[2] = {INT64_MAX / 2, 3}, s3[4] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
   int64_t s4[1] = {INT64_MAX / 8 + 1};
   cr_assert_null(kern_array_new(d, KERN_FLOAT32, 1, s1));
+  cr_assert_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(kern_last_error(), "overflow"), "%s", kern_last_error());
   cr_assert_null(kern_array_new(d, KERN_UINT8, 2, s2));
   cr_assert(strstr(kern_last_error(), "overflow"));
@@ -350,6 +355,7 @@ Test(array, terabyte_allocation_fails_cleanly) {
   size_t before = rt_registry_count();
   kern_clear_error();
   cr_assert_null(kern_array_new(cpu(), KERN_UINT8, 1, shape));
+  cr_assert_eq(kern_last_status(), KERN_ERR_OUT_OF_MEMORY);
   cr_assert(strstr(kern_last_error(), "out of memory"), "%s", kern_last_error());
   cr_assert_null(kern_array_empty(cpu(), KERN_FLOAT32, 1, shape));
   cr_assert_eq(rt_registry_count(), before);
