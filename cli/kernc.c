@@ -12,8 +12,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
+#include "kern.h"
 
 enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
@@ -22,7 +24,8 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  check FILE...                 type-check; diagnostics to stderr\n"
-    "  emit --target=T FILE          print generated code; T is c, cuda or ast\n"
+    "  emit --target=T FILE          print generated code; T is c, cuda, ptx or ast\n"
+    "       [--arch=sm_90]           the GPU arch for ptx (default sm_90)\n"
     "       [--debug]                with bounds checks and assert\n"
     "       [--no-line]              without #line directives\n"
     "\n"
@@ -36,6 +39,7 @@ static const char usage[] =
 
 typedef struct Options {
   const char *target;
+  int arch;            /* sm_XY as XY */
   const char *dump;
   bool debug, no_line, color;
   const char **files;
@@ -102,6 +106,24 @@ static int print_code(const Program *p, EmitTarget t, const Options *o) {
   return EXIT_OK;
 }
 
+/* PTX through NVRTC: needs no GPU, only the CUDA toolkit's NVRTC. */
+static int print_ptx(const Program *p, const Options *o) {
+  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line};
+  char *code = emit_program(p, EMIT_CUDA, &eo), *ptx = NULL;
+  if (!code) return EXIT_INTERNAL;
+  size_t len;
+  bool is_ptx;
+  kern_status s = rt_nvrtc_compile(code, p->root->path, o->arch, false, o->debug, &ptx, &len, &is_ptx);
+  free(code);
+  if (s != KERN_OK) {
+    fprintf(stderr, "kernc: %s\n", kern_last_error());
+    return s == KERN_ERR_COMPILE ? EXIT_INTERNAL : EXIT_USER;
+  }
+  fputs(ptx, stdout);
+  free(ptx);
+  return EXIT_OK;
+}
+
 static int print_ast(const Program *p, bool typed) {
   for (const Module *m = p->modules; m; m = m->next) {
     char *s = ast_dump_module(m, typed);
@@ -137,14 +159,15 @@ static int dump_stages(const Options *o, const char *stages) {
 static int emit_file(const Options *o) {
   if (!o->target) return bad_usage("%s", "emit needs --target=c|cuda|ast");
   const char *t = o->target;
-  if (strcmp(t, "c") && strcmp(t, "cuda") && strcmp(t, "ast"))
-    return bad_usage("unknown target '%s' (targets: c, cuda, ast)", t);
+  if (strcmp(t, "c") && strcmp(t, "cuda") && strcmp(t, "ptx") && strcmp(t, "ast"))
+    return bad_usage("unknown target '%s' (targets: c, cuda, ptx, ast)", t);
   if (o->nfiles != 1) return bad_usage("%s", "emit needs exactly one FILE");
   FrontResult r = front_compile(o->files[0], NULL, 0);
   if (!r.prog) return EXIT_INTERNAL;
   int rc = report(r.prog, o->color);
   if (rc == EXIT_OK) {
     if (strcmp(t, "ast") == 0) rc = print_ast(r.prog, true);
+    else if (strcmp(t, "ptx") == 0) rc = print_ptx(r.prog, o);
     else rc = print_code(r.prog, strcmp(t, "cuda") == 0 ? EMIT_CUDA : EMIT_C, o);
   }
   front_free(r.prog);
@@ -154,11 +177,19 @@ static int emit_file(const Options *o) {
 /* Parses options; returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, Options *o) {
   o->color = isatty(2);
+  o->arch = 90;
   o->files = calloc((size_t)argc, sizeof *o->files);
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
     if (strncmp(a, "--target=", 9) == 0) o->target = a + 9;
     else if (strncmp(a, "--dump=", 7) == 0) o->dump = a + 7;
+    else if (strncmp(a, "--arch=", 7) == 0) {
+      const char *v = a + 7 + (strncmp(a + 7, "sm_", 3) == 0 ? 3 : 0);
+      char *end;
+      long arch = strtol(v, &end, 10);
+      if (*end || arch < 30 || arch > 200) return bad_usage("bad --arch '%s' (expected e.g. sm_90)", a + 7);
+      o->arch = (int)arch;
+    }
     else if (strcmp(a, "--debug") == 0) o->debug = true;
     else if (strcmp(a, "--no-line") == 0) o->no_line = true;
     else if (strcmp(a, "--color") == 0) o->color = true;

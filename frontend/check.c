@@ -2070,7 +2070,16 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   Node **a;
   int na = arg_nodes(c, n, &a);
   Type *rt = sp == SP_RANDI ? &ty_u32 : &ty_f32;
-  bool ok = sp == SP_RANDF && na == 3 ? true : arity(c, n, name, na, 1, 1);
+  bool ok;
+  if (sp == SP_RANDF && na != 1 && na != 3) {
+    diag_error(c->diags, n->loc, "'randf' expects 1 or 3 arguments, got %d", na);
+    for (int i = 0; i < na; i++)
+      if (a[i]->kind != ND_ADDR)
+        expr(c, a[i]);
+    ok = false;
+  } else {
+    ok = arity(c, n, name, na, 1, sp == SP_RANDF ? 3 : 1);
+  }
   if (!ok)
     return special_done(n, sp, rt);
   rand_state(c, a[0], name);

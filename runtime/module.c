@@ -41,7 +41,10 @@ static kern_status describe_params(kern_kernel *k) {
     p->dtype = rt_dtype_of_type(p->is_array ? v->ty->elem : v->ty);
     p->size = emit_param_size(v->ty, &align);
     p->offset = offs[i];
-    if (p->dtype == KERN_DTYPE_INVALID)
+    const Type *elem = p->is_array ? v->ty->elem : v->ty;
+    if (p->dtype == KERN_DTYPE_INVALID && elem && elem->kind == TY_STRUCT)
+      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", type_name(elem));
+    else if (p->dtype == KERN_DTYPE_INVALID)
       st = rt_error(KERN_ERR_COMPILE, "kernel '%s' parameter '%s' has type %s, which a launch cannot pass",
                     k->name, p->name, type_name(v->ty));
   }

@@ -1,0 +1,98 @@
+/* fuzz_util.c: helpers of the libFuzzer targets (see fuzz_util.h).
+ *
+ * Requires: the front end (parser, diagnostics). Produces: source buffers,
+ * import screening, invariant checks. Breaks: a failed invariant traps, on
+ * purpose, so the fuzzer keeps the input that broke it.
+ */
+#include "fuzz_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *fz_source(const uint8_t *data, size_t size) {
+  char *src = malloc(size + 1);
+  if (!src)
+    return NULL;
+  if (size)
+    memcpy(src, data, size);
+  src[size] = 0;
+  return src;
+}
+
+const char *fz_root_path(void) {
+  return KERN_TESTS_DIR "/kern/ok/fuzz.kern";
+}
+
+/* A fuzzed import must not reach /dev/zero, /proc or a FIFO: only plain
+ * relative names below the fixture directory pass. */
+static bool path_safe(const char *p, size_t len) {
+  if (!p || len == 0 || len > 200 || strlen(p) != len || p[0] == '/' || strstr(p, ".."))
+    return false;
+  for (size_t i = 0; i < len; i++) {
+    char c = p[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '-' || c == '.' || c == '/';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+bool fz_scan(FzScan *s, const char *src, size_t len) {
+  memset(s, 0, sizeof *s);
+  s->arena = arena_new();
+  if (!s->arena)
+    return false;
+  diags_init(&s->diags);
+  s->mod = parse_module(s->arena, &s->diags, "fuzz.kern", src, len);
+  if (!s->mod) {
+    fz_scan_free(s);
+    return false;
+  }
+  s->imports_safe = true;
+  for (Decl *d = s->mod->decls; d; d = d->next)
+    if (d->kind == DECL_IMPORT && !path_safe(d->path, d->path_len))
+      s->imports_safe = false;
+  return true;
+}
+
+void fz_scan_free(FzScan *s) {
+  diags_free(&s->diags);
+  arena_free(s->arena);
+  s->arena = NULL;
+}
+
+static const Module *module_of(const Program *p, const char *src) {
+  for (const Module *m = p->modules; m; m = m->next)
+    if (m->src == src)
+      return m;
+  return NULL;
+}
+
+/* Line and column are 1-based and count bytes, so both follow from the offset. */
+static void check_loc(const Program *p, SrcLoc loc) {
+  const Module *m = loc.src ? module_of(p, loc.src) : NULL;
+  if (!m)
+    return;
+  if (loc.offset > m->src_len || loc.offset + (size_t)loc.len > m->src_len + 1)
+    __builtin_trap();
+  int line = 1;
+  size_t bol = 0;
+  for (size_t i = 0; i < loc.offset; i++)
+    if (m->src[i] == '\n')
+      line++, bol = i + 1;
+  if (loc.line != line || loc.col != (int)(loc.offset - bol) + 1)
+    __builtin_trap();
+}
+
+void fz_check_front(FrontResult r) {
+  if (!r.prog)
+    return;
+  const Diags *d = r.prog->diags;
+  if (r.ok != (r.prog->root && diag_errors(d) == 0))
+    __builtin_trap();
+  if (!r.ok && r.prog->root && diag_errors(d) == 0)
+    __builtin_trap();
+  for (const Diag *g = d->head; g; g = g->next)
+    check_loc(r.prog, g->loc);
+}

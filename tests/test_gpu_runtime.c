@@ -1,0 +1,202 @@
+/* test_gpu_runtime.c: the CUDA device through the public API: info, memory and
+ * copies in every direction, streams, atomics under heavy contention, debug
+ * bounds errors, launch errors. Each test pays one CUDA context; without a
+ * GPU every test skips with the reason. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+
+static kern_device *gpu_or_skip(void) {
+  cr_assert_eq(kern_init(), KERN_OK);
+  kern_device *gpu = kern_device_get("cuda:0");
+  if (!gpu) cr_skip_test("no CUDA device (%s): GPU suite skipped", kern_last_error());
+  return gpu;
+}
+
+static kern_kernel *kernel_of(const char *src, const char *name) {
+  kern_module *m = kern_module_from_source("gpu_runtime.kern", src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(m, name);
+  cr_assert_not_null(k, "%s", kern_last_error());
+  return k;
+}
+
+Test(gpu_runtime, device_names_and_info) {
+  kern_device *gpu = gpu_or_skip();
+  cr_expect(kern_device_is_cuda(gpu));
+  cr_expect_eq(kern_device_get("cuda"), gpu);
+  cr_expect_str_eq(kern_device_name(gpu), "cuda:0");
+  cr_expect_null(kern_device_get("cuda:7"));
+  cr_expect(strstr(kern_last_error(), "cuda:7"), "%s", kern_last_error());
+  cr_expect_null(kern_device_get("cuda:-1"));
+  kern_device_info info;
+  cr_assert_eq(kern_device_info_get(gpu, &info), KERN_OK);
+  cr_expect_eq(info.ordinal, 0);
+  cr_expect_geq(info.sm_major, 7);
+  cr_expect_gt(info.total_memory, (size_t)1 << 30);
+  cr_expect(info.is_uva, "every 64-bit Linux CUDA device has unified addressing");
+  cr_log_info("cuda:0 sm_%d%d: uva %d managed %d concurrent managed %d pageable %d host-managed %d "
+              "host atomics %d pools %d", info.sm_major, info.sm_minor, info.is_uva,
+              info.is_managed_memory_supported, info.is_concurrent_managed_access_supported,
+              info.is_cpu_memory_access_from_gpu_supported, info.is_gpu_memory_access_from_cpu_supported,
+              info.is_cpu_gpu_atomic_supported, info.is_mempool_supported);
+  kern_device_info cpu;
+  cr_assert_eq(kern_device_info_get(kern_device_get("cpu"), &cpu), KERN_OK);
+  cr_expect(!cpu.is_uva && !cpu.is_mempool_supported && !cpu.is_managed_memory_supported);
+}
+
+/* cpu -> gpu (write), gpu -> gpu (copy), gpu -> cpu array (copy), cpu array -> gpu
+ * (copy), gpu -> host (read), fill on the device, a strided view across devices. */
+Test(gpu_runtime, copies_in_every_direction) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  int64_t n = 1 << 20;
+  int32_t *h = malloc(n * sizeof *h), *back = malloc(n * sizeof *back);
+  for (int64_t i = 0; i < n; i++) h[i] = (int32_t)(i * 7 - 3);
+  kern_array *g1 = kern_array_empty(gpu, KERN_INT32, 1, &n), *g2 = kern_array_new(gpu, KERN_INT32, 1, &n);
+  kern_array *c1 = kern_array_new(cpu, KERN_INT32, 1, &n), *c2 = kern_array_new(cpu, KERN_INT32, 1, &n);
+  cr_assert(g1 && g2 && c1 && c2, "%s", kern_last_error());
+  cr_expect_eq(kern_array_memory_kind(g1), KERN_MEM_CUDA_DEVICE);
+  cr_assert_eq(kern_array_write(g1, h, n * sizeof *h), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_copy(g2, g1), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_copy(c1, g2), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(c1, back, n * sizeof *back), KERN_OK);
+  cr_expect_arr_eq(back, h, n * sizeof *h, "gpu -> gpu -> cpu array");
+  for (int64_t i = 0; i < n; i++) h[i] = (int32_t)(i ^ 0x5a5a);
+  cr_assert_eq(kern_array_write(c2, h, n * sizeof *h), KERN_OK);
+  cr_assert_eq(kern_array_copy(g1, c2), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(g1, back, n * sizeof *back), KERN_OK);
+  cr_expect_arr_eq(back, h, n * sizeof *h, "cpu array -> gpu -> host");
+  int32_t v = 42;
+  cr_assert_eq(kern_array_fill(g2, &v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(g2, back, n * sizeof *back), KERN_OK);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += back[i] != 42;
+  cr_expect_eq(bad, 0, "fill on the device");
+  int64_t off = 10, len = 100;
+  kern_array *view = kern_array_view(g1, 1, &off, &len), *small = kern_array_new(cpu, KERN_INT32, 1, &len);
+  cr_assert(view && small, "%s", kern_last_error());
+  cr_expect_eq(kern_array_memory_kind(view), KERN_MEM_CUDA_DEVICE);
+  cr_assert_eq(kern_array_copy(small, view), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(small, back, len * sizeof *back), KERN_OK);
+  cr_expect_arr_eq(back, h + off, len * sizeof *h, "view of a device array copied to the cpu");
+  kern_array_free(view);
+  kern_array_free(small);
+  kern_array_free(g1);
+  kern_array_free(g2);
+  kern_array_free(c1);
+  kern_array_free(c2);
+  free(h);
+  free(back);
+}
+
+static const char atomics_src[] =
+    "kernel void hammer(int[] i32, uint[] u32, int64[] i64, float[] f32, double[] f64, int[] lo, int[] hi) {\n"
+    "    int t = tid();\n"
+    "    atomic_add(&i32[0], 1);\n"
+    "    atomic_sub(&u32[0], uint(1));\n"
+    "    atomic_add(&i64[0], int64(t));\n"
+    "    atomic_add(&f32[t % 4], 1.0);\n"
+    "    atomic_add(&f64[0], 0.5d);\n"
+    "    atomic_min(&lo[0], t);\n"
+    "    atomic_max(&hi[0], t);\n"
+    "}\n";
+
+/* 16M threads on a handful of elements: every update lands, on both devices. */
+Test(gpu_runtime, atomics_under_contention, .timeout = 120) {
+  kern_device *gpu = gpu_or_skip();
+  kern_kernel *k = kernel_of(atomics_src, "hammer");
+  int64_t one = 1, four = 4, n = 1 << 24;
+  kern_array *i32 = kern_array_new(gpu, KERN_INT32, 1, &one), *u32 = kern_array_new(gpu, KERN_UINT32, 1, &one);
+  kern_array *i64 = kern_array_new(gpu, KERN_INT64, 1, &one), *f32 = kern_array_new(gpu, KERN_FLOAT32, 1, &four);
+  kern_array *f64 = kern_array_new(gpu, KERN_FLOAT64, 1, &one), *lo = kern_array_new(gpu, KERN_INT32, 1, &one);
+  kern_array *hi = kern_array_new(gpu, KERN_INT32, 1, &one);
+  int32_t big = 1 << 30;
+  cr_assert_eq(kern_array_fill(lo, &big), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), i32, u32, i64, f32, f64, lo, hi), KERN_OK, "%s", kern_last_error());
+  int32_t vi, vlo, vhi;
+  uint32_t vu;
+  int64_t vl;
+  float vf[4];
+  double vd;
+  cr_assert_eq(kern_array_read(i32, &vi, 4), KERN_OK);
+  kern_array_read(u32, &vu, 4);
+  kern_array_read(i64, &vl, 8);
+  kern_array_read(f32, vf, 16);
+  kern_array_read(f64, &vd, 8);
+  kern_array_read(lo, &vlo, 4);
+  kern_array_read(hi, &vhi, 4);
+  cr_expect_eq(vi, n);
+  cr_expect_eq(vu, (uint32_t)(0u - (uint32_t)n));
+  cr_expect_eq(vl, n * (n - 1) / 2);
+  for (int j = 0; j < 4; j++) cr_expect_eq(vf[j], (float)(n / 4), "f32[%d] = %g", j, vf[j]);
+  cr_expect_eq(vd, 0.5 * (double)n);
+  cr_expect_eq(vlo, 0);
+  cr_expect_eq(vhi, n - 1);
+}
+
+Test(gpu_runtime, streams) {
+  kern_device *gpu = gpu_or_skip();
+  kern_kernel *k = kernel_of("kernel void inc(int[] a) { a[tid()] += 1; }\n", "inc");
+  kern_stream *s = kern_stream_new(gpu);
+  cr_assert_not_null(s, "%s", kern_last_error());
+  cr_assert_eq(kern_device_set_stream(gpu, s), KERN_OK);
+  int64_t n = 1 << 16;
+  kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
+  for (int r = 0; r < 10; r++) cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_device_synchronize(gpu), KERN_OK);
+  int32_t *h = malloc(n * sizeof *h);
+  cr_assert_eq(kern_array_read(a, h, n * sizeof *h), KERN_OK);
+  int64_t bad = 0;
+  for (int64_t i = 0; i < n; i++) bad += h[i] != 10;
+  cr_expect_eq(bad, 0, "10 ordered launches on one stream");
+  kern_stream *w = kern_stream_wrap_cuda(gpu, kern_stream_cuda_handle(s));
+  cr_assert_not_null(w);
+  cr_expect_eq(kern_device_set_stream(gpu, w), KERN_OK);
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_OK);
+  cr_expect_eq(kern_device_set_stream(gpu, NULL), KERN_OK, "back to the default stream");
+  cr_expect_eq(kern_device_synchronize(gpu), KERN_OK);
+  kern_array_read(a, h, n * sizeof *h);
+  cr_expect_eq(h[n - 1], 11);
+  cr_expect_null(kern_stream_new(kern_device_get("cpu")));
+  kern_stream_free(w);
+  kern_stream_free(s);
+  kern_array_free(a);
+  free(h);
+}
+
+/* Debug mode on the GPU: the first out-of-bounds index is reported with the
+ * same message as on the CPU, the device stays usable. */
+Test(gpu_runtime, debug_bounds_error_then_success) {
+  kern_device *gpu = gpu_or_skip();
+  kern_set_debug(true);
+  kern_kernel *k = kernel_of("kernel void k(float[,] a) {\n    a[tid(0), tid(1) + 1] = 1.0;\n}\n", "k");
+  kern_set_debug(false);
+  int64_t shape[2] = {4, 8};
+  kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 2, shape);
+  kern_status s = KERN_LAUNCH(k, gpu, KERN_DIM2(4, 8), a);
+  if (s == KERN_OK) s = kern_device_synchronize(gpu);
+  cr_expect_eq(s, KERN_ERR_BOUNDS, "%s", kern_status_name(s));
+  cr_expect(strstr(kern_last_error(), "gpu_runtime.kern:2") && strstr(kern_last_error(), "shape [4, 8]"),
+            "%s", kern_last_error());
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM2(4, 7), a), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(kern_device_synchronize(gpu), KERN_OK);
+}
+
+Test(gpu_runtime, launch_validation_on_gpu) {
+  kern_device *gpu = gpu_or_skip();
+  kern_kernel *k = kernel_of("kernel void k(float[] a, float s) { a[tid()] = s; }\n", "k");
+  int64_t n = 8;
+  kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 1, &n), *b = kern_array_new(gpu, KERN_INT32, 1, &n);
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), b, 1.0f), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(kern_last_error(), "'k'") && strstr(kern_last_error(), "'a'"), "%s", kern_last_error());
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1.0f), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(0), a, 1.0f), KERN_OK, "dim 0 launches nothing");
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a, 2.5f), KERN_OK);
+  float h[8];
+  cr_assert_eq(kern_array_read(a, h, sizeof h), KERN_OK);
+  cr_expect_eq(h[7], 2.5f);
+}
