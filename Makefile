@@ -7,6 +7,7 @@ BUILD_TYPE ?= RelWithDebInfo
 PREFIX     ?= /usr/local
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+FUZZ_SECONDS ?= 60
 
 .PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan
 
@@ -35,6 +36,14 @@ demo: build
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# libFuzzer targets (clang) in build-fuzz, each run FUZZ_SECONDS from the .kern
+# fixtures; inputs that crash land in build-fuzz/fuzz-findings/.
+fuzz:
+	cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang \
+	  -DKERN_FUZZ=ON -DKERN_BUILD_TESTS=OFF
+	cmake --build build-fuzz -j $(JOBS) --target fuzz_frontend fuzz_codegen fuzz_module
+	sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 test-asan:
 	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=address,undefined"

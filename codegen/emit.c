@@ -827,8 +827,8 @@ static const char *const index_macros =
     "#define KN_DENSE 0\n";
 
 static const char *const helpers =
-    "/* A vector component index out of range reads or writes component 0. */\n"
-    "KN_FN int64_t kne_vidx(int64_t k, int64_t n) { return k >= 0 && k < n ? k : 0; }\n"
+    "/* A component index out of range is clamped, as kn_get_* does for rvalues. */\n"
+    "KN_FN int64_t kne_vidx(int64_t k, int64_t n) { return k < 0 ? 0 : k >= n ? n - 1 : k; }\n"
     "KN_FN int64_t kne_size(const kn_array *a) {\n"
     "  return a->shape[0] * a->shape[1] * a->shape[2] * a->shape[3];\n"
     "}\n"

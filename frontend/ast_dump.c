@@ -96,7 +96,7 @@ static void put_texpr(Out *o, const TypeExpr *t) {
  * that reads back as the same double. */
 static void put_double(Out *o, double v) {
   char buf[40];
-  if (v == (double)(long long)v && v > -1e15 && v < 1e15) {
+  if (v > -1e15 && v < 1e15 && v == (double)(long long)v) {
     putf(o, "%lld", (long long)v);
     return;
   }

@@ -11,7 +11,15 @@
  *  - Every top-level name of every module lives in one namespace. Functions
  *    overload by parameter types; user functions may also overload builtins
  *    (but not repeat a builtin's exact signature); the special forms (tid,
- *    len, printf, atomics, rand ...) cannot be redefined.
+ *    len, printf, atomics, rand ...) cannot be redefined. Local variables
+ *    never hide functions: calls look only at functions.
+ *  - Overload resolution sums a cost per argument and takes the single
+ *    cheapest candidate: exact 0; untyped int -> int32 1, other ints 2,
+ *    float32 3, float64 4, float16 5; untyped float -> float32 1, float64 2,
+ *    float16 3, an integer type 5 (integral values only); widening 2 + log2 of
+ *    the size ratio. A tie is "ambiguous". With one candidate of the right
+ *    arity, its argument conversions report what is wrong.
+ *  - A const array parameter cannot be passed to a non-const one.
  *  - Constants fold exactly like Go's: untyped integers are exact 128-bit
  *    values (anything beyond +-(2^64-1) is an error), untyped floats are
  *    doubles; an overflow, a truncation or a division by zero is an error.
@@ -92,8 +100,8 @@ typedef struct Map {
 } Map;
 
 typedef struct Sym {
-  Decl *decl;          /* the first declaration of the name */
-  Decl **fns;          /* DECL_FUNC overloads, in declaration order */
+  Decl *decl; /* the first declaration of the name */
+  Decl **fns; /* DECL_FUNC overloads, in declaration order */
   int nfns, cap;
 } Sym;
 
@@ -111,9 +119,9 @@ typedef struct Edge {
 
 /* Per-declaration state the checker keeps beside the tree. */
 typedef struct Info {
-  int state;           /* 0 new, 1 in progress, 2 done (consts, structs, DFS) */
-  Val cval;            /* DECL_CONST: the folded value */
-  Edge *edges;         /* functions: calls to user functions */
+  int state;   /* 0 new, 1 in progress, 2 done (consts, structs, DFS) */
+  Val cval;    /* DECL_CONST: the folded value */
+  Edge *edges; /* functions: calls to user functions */
   int nedges, cap;
   int stackpos;
 } Info;
@@ -123,22 +131,22 @@ typedef struct Check {
   Arena *arena;
   Diags *diags;
   jmp_buf oom;
-  Map globals;         /* name -> Sym */
-  Map locals;          /* name -> Bind (innermost) */
-  Map infos;           /* Decl -> Info */
-  Bind **undo;         /* bindings of open scopes, innermost last */
+  Map globals; /* name -> Sym */
+  Map locals;  /* name -> Bind (innermost) */
+  Map infos;   /* Decl -> Info */
+  Bind **undo; /* bindings of open scopes, innermost last */
   int nundo, capundo;
-  int depth;           /* scope depth */
-  Decl *fn;            /* function or kernel being checked; NULL in a const */
+  int depth; /* scope depth */
+  Decl *fn;  /* function or kernel being checked; NULL in a const */
   Info *fninfo;
   int loops;
-  int nvars;           /* Var ids handed out in the current function */
+  int nvars; /* Var ids handed out in the current function */
   int nest;
   bool too_deep;
 } Check;
 
 typedef struct Cand {
-  Decl *fn;            /* user function, or NULL for a builtin */
+  Decl *fn; /* user function, or NULL for a builtin */
   int builtin;
   int nparams;
   Type *const *params;
@@ -147,7 +155,7 @@ typedef struct Cand {
 
 /* Where a conversion happens, for messages: "argument 2 of 'f'". */
 typedef struct Ctx {
-  const char *what;    /* "initialization", "argument", "field", ... */
+  const char *what; /* "initialization", "argument", "field", ... */
   const char *name;
   int arg;
 } Ctx;
@@ -314,8 +322,7 @@ static int compound_op(int op) {
 }
 
 static bool is_compare(int op) {
-  return op == TK_LT || op == TK_GT || op == TK_LE || op == TK_GE || op == TK_EQEQ ||
-         op == TK_NE;
+  return op == TK_LT || op == TK_GT || op == TK_LE || op == TK_GE || op == TK_EQEQ || op == TK_NE;
 }
 
 static bool is_shift(int op) {
@@ -433,7 +440,7 @@ static void suggest_try(Suggest *s, const char *cand) {
   if (!cand || strcmp(cand, s->name) == 0)
     return;
   int d = edit_distance(s->name, cand);
-  int limit = ((int)strlen(s->name) + 2) / 4;  /* 1 for 2..5 bytes, 2 for 6..9 ... */
+  int limit = ((int)strlen(s->name) + 2) / 4; /* 1 for 2..5 bytes, 2 for 6..9 ... */
   if (d <= limit && d < s->dist) {
     s->dist = d;
     s->best = cand;
@@ -558,9 +565,7 @@ static void node_reset(Node *n, NodeKind kind) {
 
 /* Turns n into a literal holding v (of v's type, which may still be untyped). */
 static void set_const(Node *n, Val v) {
-  NodeKind k = v.ty->kind == TY_BOOL ? ND_BOOL
-               : is_intlike(v.ty)    ? ND_INT
-                                     : ND_FLOAT;
+  NodeKind k = v.ty->kind == TY_BOOL ? ND_BOOL : is_intlike(v.ty) ? ND_INT : ND_FLOAT;
   node_reset(n, k);
   n->ty = v.ty;
   n->is_const = true;
@@ -673,10 +678,8 @@ static bool check_float(Check *c, SrcLoc loc, Val *v, Type *t) {
  * when the value does not fit. */
 static bool const_convert(Check *c, SrcLoc loc, Val *v, Type *t) {
   bool from_int = is_intlike(v->ty);
-  if (t->kind == TY_BOOL || v->ty->kind == TY_BOOL) {
-    v->ty = t;
-    return true;
-  }
+  if (t->kind == TY_BOOL) /* only bool reaches bool: convert() checked the kinds */
+    return v->ty->kind == TY_BOOL;
   if (type_is_int(t) || t->kind == TY_UNTYPED_INT) {
     if (!from_int) {
       if (!float_integral(v->f)) {
@@ -746,7 +749,7 @@ static Val as_untyped_float(Val v) {
 static i128 shift_right(i128 v, int n) {
   if (v >= 0)
     return v >> n;
-  return -((-v - 1) >> n) - 1;  /* floor, without shifting a negative number */
+  return -((-v - 1) >> n) - 1; /* floor, without shifting a negative number */
 }
 
 /* a << b or a >> b on integer constants; a's type is the result type. */
@@ -764,6 +767,8 @@ static bool fold_shift(Check *c, SrcLoc loc, int op, Val *a, i128 b) {
     return true;
   }
   if (t->kind == TY_UNTYPED_INT) {
+    if (a->i == 0)
+      return true; /* 0 << 127 would need 1 << 127, past i128's range */
     if (__builtin_mul_overflow(a->i, (i128)1 << b, &a->i))
       return report_overflow(c, loc, a, t);
     return check_int(c, loc, a, t);
@@ -838,7 +843,7 @@ static bool fold_binary(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
     if (is_intlike(a->ty) || a->ty->kind == TY_BOOL)
       r = compare(op, (a->i > b->i) - (a->i < b->i));
     else if (op == TK_NE)
-      r = a->f != b->f;  /* NaN compares unequal, as in C */
+      r = a->f != b->f; /* NaN compares unequal, as in C */
     else
       r = compare(op, (a->f > b->f) - (a->f < b->f)) && !(isnan(a->f) || isnan(b->f));
     *a = (Val){.ty = &ty_bool, .is_const = true, .i = r};
@@ -949,8 +954,8 @@ static bool convert(Check *c, Node *n, Val *v, Type *t, Ctx x) {
     return true;
   }
   if (untyped)
-    diag_error(c->diags, n->loc, "cannot use constant %s as %s in %s", val_text(c, v),
-               tname(t), ctx_text(c, x));
+    diag_error(c->diags, n->loc, "cannot use constant %s as %s in %s", val_text(c, v), tname(t),
+               ctx_text(c, x));
   else
     diag_error(c->diags, n->loc, "cannot convert %s to %s in %s", tname(v->ty), tname(t),
                ctx_text(c, x));
@@ -1087,8 +1092,7 @@ static void report_no_match(Check *c, const char *name, const char *opsym, SrcLo
     diag_error(c->diags, loc, "no overload of '%s' takes %d argument%s", name, nargs,
                nargs == 1 ? "" : "s");
   else
-    diag_error(c->diags, loc, "no matching overload for call to %s",
-               sig_text(c, name, ts, nargs));
+    diag_error(c->diags, loc, "no matching overload for call to %s", sig_text(c, name, ts, nargs));
   cand_notes(c, name, cs, nc, -1, vals, nargs);
 }
 
@@ -1144,11 +1148,26 @@ static void record_call(Check *c, Decl *callee, SrcLoc loc) {
   in->edges[in->nedges++] = (Edge){callee, loc};
 }
 
+/* A const array passed on as a writable parameter would lose its const. */
+static void check_const_arg(Check *c, Node *arg, Var *param, const char *fname) {
+  Var *v = arg->kind == ND_IDENT ? arg->var : NULL;
+  if (v && v->is_const && v->ty && v->ty->kind == TY_ARRAY && !param->is_const) {
+    diag_error(c->diags, arg->loc,
+               "const array '%s' passed to parameter '%s' of '%s', which is not const", v->name,
+               param->name, fname);
+    diag_note(c->diags, param->loc, "declare the parameter 'const %s' if '%s' does not write to it",
+              tname(param->ty), fname);
+  }
+}
+
 /* Converts the arguments to the chosen candidate's parameters and marks n. */
 static Type *apply_cand(Check *c, Node *n, const char *name, const Cand *k, Node **args,
                         Val *vals) {
-  for (int j = 0; j < k->nparams; j++)
+  for (int j = 0; j < k->nparams; j++) {
     convert(c, args[j], &vals[j], k->params[j], (Ctx){"argument", name, j + 1});
+    if (k->fn)
+      check_const_arg(c, args[j], k->fn->params[j], name);
+  }
   if (k->fn) {
     n->call_kind = CALL_FUNC;
     n->fn = k->fn;
@@ -1201,8 +1220,8 @@ static Type *unify(Check *c, SrcLoc loc, const char *opname, Node *ln, Val *a, N
 }
 
 /* An operator on vectors, matrices or quats: a call of the table's "op*". */
-static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node **args,
-                     Val *vals, int nargs) {
+static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node **args, Val *vals,
+                     int nargs) {
   Cand *cs;
   int nc = bname ? candidates(c, bname, &cs) : 0;
   if (nc == 0) {
@@ -1216,7 +1235,7 @@ static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node
   return t;
 }
 
-static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b, bool fixed) {
+static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b) {
   if (!is_intlike(a->ty) || !is_intlike(b->ty)) {
     diag_error(c->diags, n->loc, "'%s' needs integer operands, not %s and %s", op_text(n->op),
                tname(a->ty), tname(b->ty));
@@ -1232,7 +1251,6 @@ static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b, 
     fmt_i128(buf, sizeof buf, b->i);
     diag_warning(c->diags, rn->loc, "shift count %s is out of range for %s", buf, tname(a->ty));
   }
-  (void)fixed;
   return is_err(b->ty) ? &ty_error : a->ty;
 }
 
@@ -1257,7 +1275,7 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
     return &ty_error;
   }
   if (is_shift(op))
-    return shift_types(c, n, ln, a, rn, b, fixed);
+    return shift_types(c, n, ln, a, rn, b);
   Type *t = unify(c, n->loc, op_text(n->op), ln, a, rn, b, fixed);
   if (is_err(t))
     return t;
@@ -1316,8 +1334,11 @@ static Val unary(Check *c, Node *n) {
   }
   bool ok = op == TK_BANG || (op == TK_TILDE ? is_intlike(v.ty) : is_numlike(v.ty));
   if (!ok) {
-    diag_error(c->diags, n->loc, "invalid operand to unary '%s': %s", op == TK_PLUS ? "+"
-               : op == TK_MINUS ? "-" : op_text(op), tname(v.ty));
+    diag_error(c->diags, n->loc, "invalid operand to unary '%s': %s",
+               op == TK_PLUS    ? "+"
+               : op == TK_MINUS ? "-"
+                                : op_text(op),
+               tname(v.ty));
     return val_err();
   }
   n->ty = v.ty;
@@ -1409,8 +1430,8 @@ static Val ident(Check *c, Node *n) {
 }
 
 static Val int_literal(Check *c, Node *n) {
-  static Type *const by_suffix[] = {[SUF_NONE] = &ty_untyped_int, [SUF_U] = &ty_u32,
-                                    [SUF_L] = &ty_i64, [SUF_UL] = &ty_u64};
+  static Type *const by_suffix[] = {
+      [SUF_NONE] = &ty_untyped_int, [SUF_U] = &ty_u32, [SUF_L] = &ty_i64, [SUF_UL] = &ty_u64};
   Type *t = n->suffix <= SUF_UL ? by_suffix[n->suffix] : &ty_untyped_int;
   Val v = {.ty = t, .is_const = true, .i = (i128)n->ival};
   if (!int_fits(v.i, t)) {
@@ -1501,44 +1522,51 @@ static int component(const char *name) {
   return p ? (int)(p - "xyzw") : -1;
 }
 
+static Val struct_member(Check *c, Node *n, Decl *s, const char *name) {
+  for (int i = 0; i < s->nfields; i++) {
+    if (s->fields[i].name && strcmp(s->fields[i].name, name) == 0) {
+      n->member = i;
+      n->ty = s->fields[i].ty ? s->fields[i].ty : &ty_error;
+      return val_of(n->ty);
+    }
+  }
+  SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+  diag_error(c->diags, at, "struct '%s' has no field '%s'", s->name, name);
+  Suggest sg = {.name = name, .dist = 99};
+  for (int i = 0; i < s->nfields; i++)
+    suggest_try(&sg, s->fields[i].name);
+  if (sg.best)
+    diag_note(c->diags, at, "did you mean '%s'?", sg.best);
+  return val_err();
+}
+
+/* .x .y .z .w of a vector or quat (no swizzles). */
+static Val component_member(Check *c, Node *n, Type *t, const char *name) {
+  int k = component(name);
+  if (k >= 0 && k < t->n) {
+    n->member = k;
+    n->ty = t->elem;
+    return val_of(t->elem);
+  }
+  SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+  diag_error(c->diags, at, "%s has no component '%s'", tname(t), name);
+  size_t len = strlen(name);
+  if (len > 1 && len <= 4 && strspn(name, "xyzw") == len)
+    diag_note(c->diags, at, "swizzles are not supported; use a constructor such as %s(...)",
+              tname(type_vec(t->elem, (int)len)));
+  return val_err();
+}
+
 static Val member(Check *c, Node *n) {
   Val b = expr(c, n->lhs);
   Type *t = b.ty;
   if (is_err(t))
     return val_err();
   const char *name = n->name ? n->name : "?";
-  if (t->kind == TY_STRUCT) {
-    Decl *s = t->sdecl;
-    for (int i = 0; i < s->nfields; i++) {
-      if (s->fields[i].name && strcmp(s->fields[i].name, name) == 0) {
-        n->member = i;
-        n->ty = s->fields[i].ty ? s->fields[i].ty : &ty_error;
-        return val_of(n->ty);
-      }
-    }
-    SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
-    diag_error(c->diags, at, "struct '%s' has no field '%s'", s->name, name);
-    Suggest sg = {.name = name, .dist = 99};
-    for (int i = 0; i < s->nfields; i++)
-      suggest_try(&sg, s->fields[i].name);
-    if (sg.best)
-      diag_note(c->diags, at, "did you mean '%s'?", sg.best);
-    return val_err();
-  }
-  if (t->kind == TY_VEC || t->kind == TY_QUAT) {
-    int k = component(name);
-    if (k >= 0 && k < t->n) {
-      n->member = k;
-      n->ty = t->elem;
-      return val_of(t->elem);
-    }
-    SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
-    diag_error(c->diags, at, "%s has no component '%s'", tname(t), name);
-    if (strlen(name) > 1 && strspn(name, "xyzw") == strlen(name))
-      diag_note(c->diags, at, "swizzles are not supported; use a constructor such as %s(...)",
-                tname(type_vec(t->elem, (int)strlen(name) <= 4 ? (int)strlen(name) : 4)));
-    return val_err();
-  }
+  if (t->kind == TY_STRUCT)
+    return struct_member(c, n, t->sdecl, name);
+  if (t->kind == TY_VEC || t->kind == TY_QUAT)
+    return component_member(c, n, t, name);
   diag_error(c->diags, n->loc, "cannot access member '%s' of a value of type %s", name, tname(t));
   return val_err();
 }
@@ -1550,8 +1578,7 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
   if (is_err(t) || is_err(v.ty))
     return val_err();
   bool ok = (type_is_scalar(t) && operand_ok(v.ty)) ||
-            (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) ||
-            type_equal(t, v.ty);
+            (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) || type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", tname(v.ty), tname(t));
     return val_err();
@@ -1621,7 +1648,7 @@ static void convert_all(Check *c, Node **args, Val *vals, int na, Type *t, const
 /* vecN / quat / matN from scalars, rows or a splat (see the top comment). */
 static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int na) {
   const char *name = tname(t);
-  int n1 = t->kind == TY_MAT ? t->n : t->n, n2 = t->kind == TY_MAT ? t->n * t->n : t->n;
+  int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * t->n : t->n;
   if (na == 1 || na == n2) {
     convert_all(c, args, vals, na, t->elem, name);
   } else if (t->kind == TY_MAT && na == n1) {
@@ -1667,8 +1694,9 @@ static Val struct_ctor(Check *c, Node *n, Decl *s) {
   Val *vals;
   int na = check_args(c, n, &args, &vals);
   if (na != 0 && na != s->nfields) {
-    diag_error(c->diags, n->loc, "'%s' has %d field%s: its constructor takes 0 or %d arguments, got %d",
-               s->name, s->nfields, s->nfields == 1 ? "" : "s", s->nfields, na);
+    diag_error(c->diags, n->loc,
+               "'%s' has %d field%s: its constructor takes 0 or %d arguments, got %d", s->name,
+               s->nfields, s->nfields == 1 ? "" : "s", s->nfields, na);
     diag_note(c->diags, s->name_loc, "'%s' is declared here", s->name);
     return val_err();
   }
@@ -1858,9 +1886,11 @@ static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bo
     return -1;
   }
   switch (conv) {
-  case 'd': case 'i': return FMT_SINT;
+  case 'd':
+  case 'i': return FMT_SINT;
   case 'u': return FMT_UINT;
-  case 'x': case 'X': return FMT_HEX;
+  case 'x':
+  case 'X': return FMT_HEX;
   case 's': return FMT_STR;
   default: return FMT_FLOAT;
   }
@@ -1899,12 +1929,14 @@ static void fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spe
     return;
   }
   if (!fmt_accepts(k, v.ty, want)) {
-    diag_error(c->diags, a->loc, "format '%s' expects %s, not %s", spec,
-               k == FMT_FLOAT ? "a floating-point number"
-               : k == FMT_SINT ? (is_long ? "int64 or a smaller signed integer" : "int32 or a smaller signed integer")
-               : k == FMT_UINT ? (is_long ? "an unsigned integer" : "uint32 or a smaller unsigned integer")
-               : (is_long ? "an integer" : "an integer of at most 32 bits"),
-               tname(v.ty));
+    diag_error(
+        c->diags, a->loc, "format '%s' expects %s, not %s", spec,
+        k == FMT_FLOAT ? "a floating-point number"
+        : k == FMT_SINT
+            ? (is_long ? "int64 or a smaller signed integer" : "int32 or a smaller signed integer")
+        : k == FMT_UINT ? (is_long ? "an unsigned integer" : "uint32 or a smaller unsigned integer")
+                        : (is_long ? "an integer" : "an integer of at most 32 bits"),
+        tname(v.ty));
     return;
   }
   force_type(c, a, &v, want);
@@ -1914,7 +1946,8 @@ static Val sp_printf(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
   if (na == 0 || a[0]->kind != ND_STRING) {
-    diag_error(c->diags, na ? a[0]->loc : n->loc, "printf's first argument must be a string literal");
+    diag_error(c->diags, na ? a[0]->loc : n->loc,
+               "printf's first argument must be a string literal");
     for (int i = na ? 1 : 0; i < na; i++)
       if (a[i]->kind != ND_STRING)
         expr(c, a[i]);
@@ -1943,8 +1976,8 @@ static Val sp_printf(Check *c, Node *n) {
     fmt_arg(c, a[used++], (FmtClass)k, is_long, spec);
   }
   if (used < na && (!p || p >= end)) {
-    diag_error(c->diags, a[used]->loc, "more printf arguments than the format uses (%d, expected %d)",
-               na - 1, used - 1);
+    diag_error(c->diags, a[used]->loc,
+               "more printf arguments than the format uses (%d, expected %d)", na - 1, used - 1);
   }
   for (int i = used; i < na; i++)
     if (a[i]->kind != ND_STRING)
@@ -1965,8 +1998,11 @@ static bool atomic_supports(SpecialKind sp, const Type *t) {
   bool int4_8 = type_is_int(t) && t->size >= 4;
   bool scalar = int4_8 || t->kind == TY_F32 || t->kind == TY_F64;
   switch (sp) {
-  case SP_ATOMIC_AND: case SP_ATOMIC_OR: case SP_ATOMIC_XOR: return int4_8;
-  case SP_ATOMIC_EXCH: case SP_ATOMIC_CAS: return scalar;
+  case SP_ATOMIC_AND:
+  case SP_ATOMIC_OR:
+  case SP_ATOMIC_XOR: return int4_8;
+  case SP_ATOMIC_EXCH:
+  case SP_ATOMIC_CAS: return scalar;
   default: return scalar || t->kind == TY_VEC;
   }
 }
@@ -1976,7 +2012,9 @@ static Type *atomic_target(Check *c, Node *p, const char *name) {
   if (p->kind != ND_ADDR) {
     Val v = expr(c, p);
     if (!is_err(v.ty))
-      diag_error(c->diags, p->loc, "the first argument of '%s' must be the address of an array element, like &a[i]", name);
+      diag_error(c->diags, p->loc,
+                 "the first argument of '%s' must be the address of an array element, like &a[i]",
+                 name);
     return NULL;
   }
   Node *e = p->lhs;
@@ -2010,7 +2048,8 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
   if (t && !atomic_supports(sp, t)) {
     diag_error(c->diags, a[0]->loc, "'%s' does not support %s elements", name, tname(t));
     diag_note(c->diags, a[0]->loc, "supported: int32 uint32 int64 uint64%s%s",
-              sp == SP_ATOMIC_AND || sp == SP_ATOMIC_OR || sp == SP_ATOMIC_XOR ? "" : " float32 float64",
+              sp == SP_ATOMIC_AND || sp == SP_ATOMIC_OR || sp == SP_ATOMIC_XOR ? ""
+                                                                               : " float32 float64",
               atomic_supports(sp, &ty_vec3) ? " and vectors" : "");
     t = NULL;
   }
@@ -2031,7 +2070,8 @@ static Val sp_rand_init(Check *c, Node *n) {
       if (is_err(v.ty))
         continue;
       if (!is_intlike(v.ty))
-        diag_error(c->diags, a[i]->loc, "'rand_init' expects integer arguments, not %s", tname(v.ty));
+        diag_error(c->diags, a[i]->loc, "'rand_init' expects integer arguments, not %s",
+                   tname(v.ty));
       else if (is_untyped(v.ty))
         convert(c, a[i], &v, &ty_u32, (Ctx){"argument", "rand_init", i + 1});
       else
@@ -2046,7 +2086,10 @@ static void rand_state(Check *c, Node *p, const char *name) {
   if (p->kind != ND_ADDR) {
     Val v = expr(c, p);
     if (!is_err(v.ty))
-      diag_error(c->diags, p->loc, "the first argument of '%s' must be the address of a uint32 state variable, like &s", name);
+      diag_error(
+          c->diags, p->loc,
+          "the first argument of '%s' must be the address of a uint32 state variable, like &s",
+          name);
     return;
   }
   Node *e = p->lhs;
@@ -2090,12 +2133,17 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
 
 static Val special(Check *c, Node *n, SpecialKind sp) {
   switch (sp) {
-  case SP_TID: case SP_DIM: return sp_launch(c, n, sp);
-  case SP_LEN: case SP_SHAPE: case SP_SIZE: return sp_array(c, n, sp);
+  case SP_TID:
+  case SP_DIM: return sp_launch(c, n, sp);
+  case SP_LEN:
+  case SP_SHAPE:
+  case SP_SIZE: return sp_array(c, n, sp);
   case SP_PRINTF: return sp_printf(c, n);
   case SP_ASSERT: return sp_assert(c, n);
   case SP_RAND_INIT: return sp_rand_init(c, n);
-  case SP_RANDF: case SP_RANDI: case SP_RANDN: return sp_rand(c, n, sp);
+  case SP_RANDF:
+  case SP_RANDI:
+  case SP_RANDN: return sp_rand(c, n, sp);
   case SP_IDENTITY: return sp_identity(c, n);
   default: return sp_atomic(c, n, sp);
   }
@@ -2118,7 +2166,8 @@ static Val call(Check *c, Node *n) {
   Val *vals;
   int na = check_args(c, n, &args, &vals);
   if (s && s->decl->kind == DECL_KERNEL) {
-    diag_error(c->diags, at, "kernel '%s' cannot be called; kernels are launched from the host", name);
+    diag_error(c->diags, at, "kernel '%s' cannot be called; kernels are launched from the host",
+               name);
     return val_err();
   }
   Cand *cs;
@@ -2143,7 +2192,7 @@ static Val call(Check *c, Node *n) {
 
 static Val expr_kind(Check *c, Node *n) {
   if (n->ty && is_err(n->ty))
-    return val_err();  /* the parser's placeholder for a malformed expression */
+    return val_err(); /* the parser's placeholder for a malformed expression */
   switch (n->kind) {
   case ND_INT: return int_literal(c, n);
   case ND_FLOAT: return float_literal(c, n);
@@ -2168,9 +2217,7 @@ static Val expr_kind(Check *c, Node *n) {
   case ND_INDEX: return index_expr(c, n);
   case ND_MEMBER: return member(c, n);
   case ND_CONV: return val_of(n->ty);
-  default:
-    diag_error(c->diags, n->loc, "expected an expression");
-    return val_err();
+  default: diag_error(c->diags, n->loc, "expected an expression"); return val_err();
   }
 }
 
@@ -2223,11 +2270,8 @@ static bool assignable(Check *c, Node *n) {
       return true;
     }
     return assignable(c, n->lhs);
-  case ND_MEMBER:
-    return assignable(c, n->lhs);
-  default:
-    diag_error(c->diags, n->loc, "this expression cannot be assigned to");
-    return false;
+  case ND_MEMBER: return assignable(c, n->lhs);
+  default: diag_error(c->diags, n->loc, "this expression cannot be assigned to"); return false;
   }
 }
 
@@ -2244,8 +2288,8 @@ static void assign(Check *c, Node *n) {
   }
   Type *t = operate(c, n, compound_op(n->op), n->lhs, &l, n->rhs, &r, true);
   if (!is_err(t) && !type_equal(t, l.ty))
-    diag_error(c->diags, n->loc, "the result of '%s' is %s, but its target is %s",
-               op_text(n->op), tname(t), tname(l.ty));
+    diag_error(c->diags, n->loc, "the result of '%s' is %s, but its target is %s", op_text(n->op),
+               tname(t), tname(l.ty));
 }
 
 static void incdec(Check *c, Node *n) {
@@ -2360,7 +2404,8 @@ static void stmt_kind(Check *c, Node *n) {
   case ND_BREAK:
   case ND_CONTINUE:
     if (!c->loops)
-      diag_error(c->diags, n->loc, "'%s' outside a loop", n->kind == ND_BREAK ? "break" : "continue");
+      diag_error(c->diags, n->loc, "'%s' outside a loop",
+                 n->kind == ND_BREAK ? "break" : "continue");
     break;
   case ND_RETURN: return_stmt(c, n); break;
   case ND_EMPTY: break;
@@ -2394,7 +2439,7 @@ static bool breaks(const Node *s) {
       if (breaks(k))
         return true;
     return false;
-  default: return false;  /* nested loops own their breaks */
+  default: return false; /* nested loops own their breaks */
   }
 }
 
@@ -2434,7 +2479,8 @@ static SrcLoc end_loc(SrcLoc l) {
   return l;
 }
 
-/* ---- declarations ------------------------------------------------------------------------------ */
+/* ---- declarations ------------------------------------------------------------------------------
+ */
 
 /* The Program's tables while they are being filled. */
 typedef struct Lists {
@@ -2503,7 +2549,8 @@ static void collect(Check *c, Lists *L) {
   }
 }
 
-/* ---- structs ---------------------------------------------------------------------------------- */
+/* ---- structs ----------------------------------------------------------------------------------
+ */
 
 static Type *field_type(Check *c, Decl *s, Field *f) {
   Type *t = resolve_type(c, f->texpr, "a struct field");
@@ -2599,7 +2646,8 @@ static void check_structs(Check *c, Lists *L) {
     layout(c, all[i], L);
 }
 
-/* ---- functions ---------------------------------------------------------------------------------- */
+/* ---- functions ----------------------------------------------------------------------------------
+ */
 
 static void signature(Check *c, Decl *d) {
   bool kernel = d->kind == DECL_KERNEL;
@@ -2695,7 +2743,8 @@ static void check_body(Check *c, Decl *d) {
   c->fninfo = NULL;
 }
 
-/* ---- constants ------------------------------------------------------------------------------------ */
+/* ---- constants
+ * ------------------------------------------------------------------------------------ */
 
 static void eval_const(Check *c, Decl *d) {
   Info *in = info(c, d);
@@ -2731,7 +2780,8 @@ static void eval_const(Check *c, Decl *d) {
   c->fninfo = fi;
 }
 
-/* ---- the call graph ---------------------------------------------------------------------------------- */
+/* ---- the call graph
+ * ---------------------------------------------------------------------------------- */
 
 typedef struct Frame {
   Decl *d;
@@ -2801,7 +2851,8 @@ static void mark_used(Check *c, Decl **kernels, int nk, int nfuncs) {
   }
 }
 
-/* ---- the program ---------------------------------------------------------------------------------------- */
+/* ---- the program
+ * ---------------------------------------------------------------------------------------- */
 
 static void run(Check *c, Lists *L) {
   collect(c, L);
@@ -2812,7 +2863,7 @@ static void run(Check *c, Lists *L) {
     signature(c, L->kernels[i]);
   for (int i = 0; i < L->nfuncs; i++) {
     Sym *s = global(c, L->funcs[i]->name);
-    if (s->fns[0] == L->funcs[i])  /* once per name, in source order */
+    if (s->fns[0] == L->funcs[i]) /* once per name, in source order */
       check_overloads(c, s);
   }
   for (int i = 0; i < L->nconsts; i++)

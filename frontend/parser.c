@@ -341,10 +341,14 @@ static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
     advance(p);
     return tok_text(p, t);
   }
-  if (t->kind == TK_TYPENAME)
-    syntax_error(p, "expected %s, found type name '%.*s'", what, (int)t->loc.len, t->text);
-  else
+  /* A keyword or type name where the name goes is a name badly chosen: say so
+   * once and read on, so `struct kernel { ... }` is one error, not a cascade. */
+  if (t->kind == TK_TYPENAME || (t->kind >= TK_KERNEL && t->kind <= TK_FALSE)) {
+    report(p, t->loc, "expected %s, found %s", what, tok_desc(p, t));
+    advance(p);
+  } else {
     syntax_error(p, "expected %s, found %s", what, tok_desc(p, t));
+  }
   return "<error>";
 }
 

@@ -238,7 +238,8 @@ kern_allocator kern_device_get_allocator(const kern_device *);
 kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
 /* DLPack both ways, zero-copy. from_dlpack takes ownership of the tensor (its
  * deleter runs when the array is freed); to_dlpack returns a tensor that keeps
- * the array's memory alive until its deleter runs. */
+ * the array's memory alive until its deleter runs. (This version: not
+ * implemented yet, KERN_ERR_UNSUPPORTED.) */
 kern_array *kern_array_from_dlpack(struct DLManagedTensor *);
 struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 
@@ -389,7 +390,8 @@ void *kern_stream_cuda_handle(const kern_stream *);
 /* Graph capture: between begin and end on a device, launches are recorded
  * instead of run (CUDA stream capture; on the CPU, a list replayed in order).
  * Argument values are captured as they were; arrays by pointer. Capture is
- * per device and must end on the thread that began it. */
+ * per device and must end on the thread that began it. (This version: not
+ * implemented yet, KERN_ERR_UNSUPPORTED.) */
 kern_status kern_capture_begin(kern_device *);
 /* Ends the capture; *out gets the graph (free with kern_graph_free). */
 kern_status kern_capture_end(kern_device *, kern_graph **out);

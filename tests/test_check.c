@@ -31,8 +31,8 @@
 
 typedef struct Expect {
   DiagLevel level;
-  char file[256];      /* "" = the fixture itself */
-  int line, col;       /* col 0 = any */
+  char file[256]; /* "" = the fixture itself */
+  int line, col;  /* col 0 = any */
   char text[512];
   bool seen;
 } Expect;
@@ -57,7 +57,10 @@ static bool parse_int(const char **p, int *out) {
 /* One "expect-LEVEL[@SPEC]: text" on source line `line`; false if malformed. */
 static bool parse_expect(const char *p, const char *eol, int line, Expect *e) {
   memset(e, 0, sizeof *e);
-  static const struct { const char *word; DiagLevel level; } kinds[] = {
+  static const struct {
+    const char *word;
+    DiagLevel level;
+  } kinds[] = {
       {"expect-error", DIAG_ERROR}, {"expect-warning", DIAG_WARNING}, {"expect-note", DIAG_NOTE}};
   size_t k = 0;
   while (strncmp(p, kinds[k].word, strlen(kinds[k].word)) != 0)
@@ -65,7 +68,7 @@ static bool parse_expect(const char *p, const char *eol, int line, Expect *e) {
       return false;
   e->level = kinds[k].level;
   p += strlen(kinds[k].word);
-  if (*p == ':') {   /* no @SPEC: this very line */
+  if (*p == ':') { /* no @SPEC: this very line */
     e->line = line;
     goto text;
   }
@@ -160,7 +163,7 @@ static const char *level_name(DiagLevel l) {
 typedef struct Walk {
   const char *fixture;
   const Decl *fn;
-  bool *ids;           /* Var ids seen in fn */
+  bool *ids; /* Var ids seen in fn */
   int problems;
 } Walk;
 
@@ -202,7 +205,8 @@ static void walk_call(Walk *w, const Node *n) {
     break;
   }
   case CALL_BUILTIN: {
-    const Builtin *b = n->builtin >= 0 && n->builtin < builtin_count() ? builtin_get(n->builtin) : NULL;
+    const Builtin *b =
+        n->builtin >= 0 && n->builtin < builtin_count() ? builtin_get(n->builtin) : NULL;
     if (!b || strcmp(b->name, n->name) != 0 || !type_equal(b->ret, n->ty))
       problem(w, n, "CALL_BUILTIN names another builtin");
     else
@@ -252,9 +256,12 @@ static void walk_expr(Walk *w, const Node *n) {
     return;
   }
   switch (n->kind) {
-  case ND_INT: case ND_FLOAT: case ND_BOOL:
-    if (n->kind == ND_FLOAT ? !type_is_float(n->ty) : n->kind == ND_INT ? !type_is_int(n->ty)
-                                                                      : n->ty->kind != TY_BOOL)
+  case ND_INT:
+  case ND_FLOAT:
+  case ND_BOOL:
+    if (n->kind == ND_FLOAT ? !type_is_float(n->ty)
+        : n->kind == ND_INT ? !type_is_int(n->ty)
+                            : n->ty->kind != TY_BOOL)
       problem(w, n, "literal of the wrong kind for its type");
     break;
   case ND_IDENT:
@@ -263,7 +270,8 @@ static void walk_expr(Walk *w, const Node *n) {
     if (n->var && !type_equal(n->var->ty, n->ty))
       problem(w, n, "identifier typed differently from its variable");
     break;
-  case ND_UNARY: case ND_BINARY: walk_operator(w, n); break;
+  case ND_UNARY:
+  case ND_BINARY: walk_operator(w, n); break;
   case ND_CALL: walk_call(w, n); break;
   case ND_CONV:
     if (!n->lhs || type_equal(n->lhs->ty, n->ty))
@@ -316,14 +324,18 @@ static void walk_stmt(Walk *w, const Node *n) {
       if (n->op == TK_ASSIGN && !type_equal(n->lhs->ty, n->rhs->ty))
         problem(w, n, "assigned value not converted to the target's type");
       break;
-    case ND_INCDEC: case ND_EXPR_STMT: walk_expr(w, n->lhs); break;
+    case ND_INCDEC:
+    case ND_EXPR_STMT: walk_expr(w, n->lhs); break;
     case ND_RETURN:
       walk_expr(w, n->lhs);
       if (n->lhs && !type_equal(n->lhs->ty, w->fn->ret))
         problem(w, n, "return value not converted to the return type");
       break;
     case ND_BLOCK: walk_stmt(w, n->body); break;
-    case ND_IF: case ND_WHILE: case ND_DO: case ND_FOR:
+    case ND_IF:
+    case ND_WHILE:
+    case ND_DO:
+    case ND_FOR:
       walk_expr(w, n->cond);
       if (n->cond && n->cond->ty->kind != TY_BOOL)
         problem(w, n, "condition is not bool");
@@ -377,7 +389,8 @@ static void walk_program(const char *fixture, const Program *p) {
   }
   for (int i = 0; i < p->nconsts; i++) {
     const Node *v = p->consts[i]->init;
-    if (!v || !v->is_const || !concrete(v->ty) || (v->kind != ND_INT && v->kind != ND_FLOAT && v->kind != ND_BOOL))
+    if (!v || !v->is_const || !concrete(v->ty) ||
+        (v->kind != ND_INT && v->kind != ND_FLOAT && v->kind != ND_BOOL))
       cr_expect(0, "%s: const '%s' not folded to a typed literal", fixture, p->consts[i]->name);
   }
   for (int i = 0; i < p->nstructs; i++) {
@@ -391,8 +404,8 @@ static void walk_program(const char *fixture, const Program *p) {
         for (int j = 0; j < i; j++)
           before |= p->structs[j] == ft->sdecl;
         if (!before)
-          cr_expect(0, "%s: struct '%s' listed before '%s', which it contains", fixture,
-                    s->name, ft->sdecl->name);
+          cr_expect(0, "%s: struct '%s' listed before '%s', which it contains", fixture, s->name,
+                    ft->sdecl->name);
       }
     }
   }
@@ -454,8 +467,8 @@ static void run_fixture(const char *path, bool ok) {
   for (int i = 0; i < ex.n; i++)
     if (!ex.v[i].seen)
       cr_expect(0, "%s: expected %s at %s%sline %d%s was not reported: %s", name,
-                level_name(ex.v[i].level), ex.v[i].file, ex.v[i].file[0] ? " " : "",
-                ex.v[i].line, ex.v[i].col ? " (with its column)" : "", ex.v[i].text);
+                level_name(ex.v[i].level), ex.v[i].file, ex.v[i].file[0] ? " " : "", ex.v[i].line,
+                ex.v[i].col ? " (with its column)" : "", ex.v[i].text);
   if (ok && r.ok)
     walk_program(name, r.prog);
   free(ex.v);
@@ -517,4 +530,368 @@ Test(fixture, counts) {
   free(names);
   cr_expect_geq(nok, 20, "only %d ok fixtures", nok);
   cr_expect_geq(nbad, 45, "only %d bad fixtures", nbad);
+}
+
+/* ---- unit tests: results worked out by hand --------------------------------------- */
+
+static FrontResult compiled;
+
+static void drop(void) {
+  front_free(compiled.prog);
+  compiled.prog = NULL;
+}
+
+/* Compiles src, which must have no diagnostics at all. */
+static Program *compile_ok(const char *src) {
+  compiled = front_compile("unit.kern", src, strlen(src));
+  cr_assert(compiled.prog);
+  char *text = diag_render(compiled.prog->diags, false);
+  cr_assert(compiled.ok && compiled.prog->diags->nwarnings == 0, "unexpected diagnostics:\n%s",
+            text);
+  free(text);
+  return compiled.prog;
+}
+
+static Decl *decl_named(Program *p, const char *name) {
+  for (Module *m = p->modules; m; m = m->next)
+    for (Decl *d = m->decls; d; d = d->next)
+      if (d->name && strcmp(d->name, name) == 0)
+        return d;
+  cr_assert(0, "no declaration '%s'", name);
+  return NULL;
+}
+
+/* The n-th node (pre-order, 0-based) of a kind in a function body. */
+typedef struct Find {
+  NodeKind kind;
+  int want, seen;
+  Node *found;
+} Find;
+
+static void find_in(Find *f, Node *n) {
+  for (; n && !f->found; n = n->next) {
+    if (n->kind == f->kind && f->seen++ == f->want) {
+      f->found = n;
+      return;
+    }
+    if (n->kind == ND_VARDECL)
+      find_in(f, n->var->init);
+    Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args};
+    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++) {
+      if (!kids[i])
+        continue;
+      /* Lists hang off body and args only; other children are single nodes. */
+      Node *save = kids[i]->next;
+      if (kids[i] != n->body && kids[i] != n->args)
+        kids[i]->next = NULL;
+      find_in(f, kids[i]);
+      kids[i]->next = save;
+    }
+  }
+}
+
+static Node *nth(Program *p, const char *fn, NodeKind kind, int n) {
+  Find f = {kind, n, 0, NULL};
+  find_in(&f, decl_named(p, fn)->body);
+  cr_assert(f.found, "no node #%d of kind %d in '%s'", n, kind, fn);
+  return f.found;
+}
+
+static int64_t const_int(Program *p, const char *name, Type *ty) {
+  Node *v = decl_named(p, name)->init;
+  cr_assert_eq(v->kind, ND_INT, "%s is not a folded integer", name);
+  cr_assert(type_equal(v->ty, ty), "%s has type %s, expected %s", name, type_name(v->ty),
+            type_name(ty));
+  return (int64_t)v->ival;
+}
+
+static double const_float(Program *p, const char *name, Type *ty) {
+  Node *v = decl_named(p, name)->init;
+  cr_assert_eq(v->kind, ND_FLOAT, "%s is not a folded float", name);
+  cr_assert(type_equal(v->ty, ty), "%s has type %s, expected %s", name, type_name(v->ty),
+            type_name(ty));
+  return v->fval;
+}
+
+Test(check, struct_layout_follows_c, .fini = drop) {
+  Program *p = compile_ok("struct B { A a; bool f; };\n"
+                          "struct A { int8 a; float64 b; vec3 c; };\n"
+                          "struct V { vec3 p; float m; int8 t; };\n"
+                          "struct M { bool b; mat33 m; };\n"
+                          "struct H { float16 h; int8 c; float16 g; };\n"
+                          "kernel void k(B[] bs, V[] vs, M[] ms, H[] hs) { }\n");
+  Decl *a = decl_named(p, "A"), *b = decl_named(p, "B");
+  cr_expect_eq(a->fields[0].offset, 0);
+  cr_expect_eq(a->fields[1].offset, 8);
+  cr_expect_eq(a->fields[2].offset, 16);
+  cr_expect_eq(a->sty->size, 32);
+  cr_expect_eq(a->sty->align, 8);
+  cr_expect_eq(b->fields[1].offset, 32);
+  cr_expect_eq(b->sty->size, 40);
+  Decl *v = decl_named(p, "V"), *m = decl_named(p, "M"), *h = decl_named(p, "H");
+  cr_expect_eq(v->fields[2].offset, 16);
+  cr_expect_eq(v->sty->size, 20);
+  cr_expect_eq(v->sty->align, 4);
+  cr_expect_eq(m->fields[1].offset, 4);
+  cr_expect_eq(m->sty->size, 40);
+  cr_expect_eq(h->fields[2].offset, 4);
+  cr_expect_eq(h->sty->size, 6);
+  cr_expect_eq(h->sty->align, 2);
+  /* Dependencies first: A before B, whatever the source order. */
+  cr_assert_eq(p->nstructs, 5);
+  int ia = -1, ib = -1;
+  for (int i = 0; i < p->nstructs; i++) {
+    if (p->structs[i] == a)
+      ia = i;
+    if (p->structs[i] == b)
+      ib = i;
+  }
+  cr_expect(ia >= 0 && ia < ib);
+  cr_expect(type_equal(b->fields[0].ty, a->sty));
+}
+
+Test(check, constants_fold_exactly, .fini = drop) {
+  Program *p = compile_ok("const int A = 7 / 2;\n"
+                          "const int B = -7 / 2;\n"
+                          "const int C = -7 % 3;\n"
+                          "const uint32 M = ~0u;\n"
+                          "const int64 BIG = 1 << 40;\n"
+                          "const float Q = 1 / 4.0;\n"
+                          "const double THIRD = 1.0 / 3.0;\n"
+                          "const float FTHIRD = 1.0 / 3.0;\n"
+                          "const int K = A * 2 + 1;\n"
+                          "const bool T = 3 > 2 && !false;\n"
+                          "const uint8 W = (uint8)300;\n"
+                          "const int TR = (int)-2.7;\n"
+                          "const int8 N8 = -128;\n"
+                          "const float16 H = 0.1;\n"
+                          "const uint64 U = 18446744073709551615;\n"
+                          "const int SH = -16 >> 2;\n"
+                          "const int64 WIDE = (1 << 62) * 2 - 1 + (1 << 62) * -2;\n"
+                          "const uint32 HEX = 0xDEAD_BEEF;\n"
+                          "const int NEG = -2147483648;\n"
+                          "const float ONE = 1;\n"
+                          "const int16 S16 = (int16)40000;\n"
+                          "const int AUTO = SH;\n"
+      "const int64 ZS = 0 << 127;\n"
+                          "kernel void k(int[] a) { a[0] = A + B + C + K + TR + SH + AUTO; }\n");
+  cr_expect_eq(const_int(p, "A", &ty_i32), 3);
+  cr_expect_eq(const_int(p, "B", &ty_i32), -3);
+  cr_expect_eq(const_int(p, "C", &ty_i32), -1);
+  cr_expect_eq(const_int(p, "M", &ty_u32), 4294967295);
+  cr_expect_eq(const_int(p, "BIG", &ty_i64), 1099511627776);
+  cr_expect_eq(const_float(p, "Q", &ty_f32), 0.25);
+  cr_expect_eq(const_float(p, "THIRD", &ty_f64), 1.0 / 3.0);
+  cr_expect_eq(const_float(p, "FTHIRD", &ty_f32), (double)(1.0f / 3.0f));
+  cr_expect_eq(const_int(p, "K", &ty_i32), 7);
+  cr_expect_eq(decl_named(p, "T")->init->kind, ND_BOOL);
+  cr_expect_eq(decl_named(p, "T")->init->ival, 1);
+  cr_expect_eq(const_int(p, "W", &ty_u8), 44);
+  cr_expect_eq(const_int(p, "TR", &ty_i32), -2);
+  cr_expect_eq(const_int(p, "N8", &ty_i8), -128);
+  cr_expect_eq(const_float(p, "H", &ty_f16), 0.0999755859375); /* nearest float16 to 0.1 */
+  cr_expect_eq((uint64_t)const_int(p, "U", &ty_u64), UINT64_MAX);
+  cr_expect_eq(const_int(p, "SH", &ty_i32), -4);
+  cr_expect_eq(const_int(p, "WIDE", &ty_i64), -1);
+  cr_expect_eq(const_int(p, "HEX", &ty_u32), 3735928559);
+  cr_expect_eq(const_int(p, "NEG", &ty_i32), INT32_MIN);
+  cr_expect_eq(const_float(p, "ONE", &ty_f32), 1.0);
+  cr_expect_eq(const_int(p, "S16", &ty_i16), -25536);
+  cr_expect_eq(const_int(p, "AUTO", &ty_i32), -4);
+  cr_expect_eq(const_int(p, "ZS", &ty_i64), 0);
+  cr_expect_eq(p->nconsts, 23);
+}
+
+Test(check, overloads_pick_the_cheapest, .fini = drop) {
+  Program *p = compile_ok("float f(float x) { return x; }\n"
+                          "double f(double x) { return x; }\n"
+                          "int f(int x) { return x; }\n"
+                          "int64 f(int64 x) { return x; }\n"
+                          "kernel void k(float[] o, double[] d, int[] i, int64[] l, int8[] s) {\n"
+                          "  o[0] = f(1.5);\n"
+                          "  d[0] = f(1.5d);\n"
+                          "  i[0] = f(7);\n"
+                          "  l[0] = f(5000000000);\n"
+                          "  i[1] = f(s[0]);\n"
+                          "  d[1] = f(o[0]);\n"
+                          "  o[1] = max(o[0], 0);\n"
+                          "}\n");
+  int want[] = {0, 1, 2, 3, 2, 0};
+  for (int i = 0; i < 6; i++) {
+    Node *call = nth(p, "k", ND_CALL, i);
+    cr_expect_eq(call->call_kind, CALL_FUNC);
+    cr_expect_eq(call->fn->overload, want[i], "call #%d chose overload %d", i, call->fn->overload);
+  }
+  /* int8 -> int32 is an explicit ND_CONV; f(float) returns float32, widened to float64. */
+  Node *widened = nth(p, "k", ND_CALL, 4)->args;
+  cr_expect_eq(widened->kind, ND_CONV);
+  cr_expect(type_equal(widened->ty, &ty_i32) && type_equal(widened->lhs->ty, &ty_i8));
+  Node *assign = nth(p, "k", ND_ASSIGN, 5);
+  cr_expect_eq(assign->rhs->kind, ND_CONV);
+  cr_expect(type_equal(assign->rhs->ty, &ty_f64));
+  Node *mx = nth(p, "k", ND_CALL, 6);
+  cr_expect_eq(mx->call_kind, CALL_BUILTIN);
+  const Builtin *b = builtin_get(mx->builtin);
+  cr_expect_str_eq(b->name, "max");
+  cr_expect(type_equal(b->params[0], &ty_f32) && type_equal(b->params[1], &ty_f32));
+  cr_expect_eq(mx->args->next->kind, ND_FLOAT); /* 0 became the float32 constant 0.0 */
+  cr_expect(type_equal(mx->args->next->ty, &ty_f32));
+}
+
+Test(check, conversions_are_explicit_nodes, .fini = drop) {
+  Program *p = compile_ok("double g(float x, int8 y) { int32 z = y; int64 w = z + y; return x; }\n"
+                          "float h() { return 1; }\n"
+                          "double e() { return 0.1; }\n"
+                          "kernel void k(float[] a) { a[0] = float(g(1.0, 2) + h() + e()); }\n");
+  Node *z = nth(p, "g", ND_VARDECL, 0)->var->init;
+  cr_expect_eq(z->kind, ND_CONV);
+  cr_expect(type_equal(z->ty, &ty_i32) && z->lhs->kind == ND_IDENT);
+  Node *sum = nth(p, "g", ND_VARDECL, 1)->var->init; /* (int64)(z + (int32)y) */
+  cr_expect_eq(sum->kind, ND_CONV);
+  cr_expect_eq(sum->lhs->kind, ND_BINARY);
+  cr_expect_eq(sum->lhs->rhs->kind, ND_CONV);
+  Node *ret = nth(p, "g", ND_RETURN, 0)->lhs;
+  cr_expect_eq(ret->kind, ND_CONV);
+  cr_expect(type_equal(ret->ty, &ty_f64) && type_equal(ret->lhs->ty, &ty_f32));
+  Node *one = nth(p, "h", ND_RETURN, 0)->lhs;
+  cr_expect_eq(one->kind, ND_FLOAT);
+  cr_expect(type_equal(one->ty, &ty_f32) && one->fval == 1.0 && one->is_const);
+  Node *tenth = nth(p, "e", ND_RETURN, 0)->lhs;
+  cr_expect(tenth->kind == ND_FLOAT && tenth->fval == 0.1 && type_equal(tenth->ty, &ty_f64));
+}
+
+Test(check, calls_casts_and_operators, .fini = drop) {
+  Program *p = compile_ok("struct S { int a; float b; };\n"
+                          "kernel void k(int[] i, vec3[] v, ivec3[] iv, S[] s) {\n"
+                          "  float f = float(i[0]);\n"
+                          "  vec3 a = vec3(1, 2, 3);\n"
+                          "  vec3 b = vec3(iv[0]);\n"
+                          "  vec3 c = a * 2.0;\n"
+                          "  vec3 d = -a;\n"
+                          "  s[0] = S(1, 2.0);\n"
+                          "  a += b;\n"
+                          "  int t = tid();\n"
+                          "  int64 n = size(i);\n"
+                          "  int old = atomic_add(&i[0], 1);\n"
+                          "}\n");
+  Node *cast = nth(p, "k", ND_VARDECL, 0)->var->init;
+  cr_expect_eq(cast->kind, ND_CAST);
+  cr_expect(type_equal(cast->ty, &ty_f32) && type_equal(cast->lhs->ty, &ty_i32));
+  Node *ctor = nth(p, "k", ND_VARDECL, 1)->var->init;
+  cr_expect(ctor->kind == ND_CALL && ctor->call_kind == CALL_CTOR &&
+            type_equal(ctor->ty, &ty_vec3));
+  for (Node *arg = ctor->args; arg; arg = arg->next)
+    cr_expect(arg->kind == ND_FLOAT && type_equal(arg->ty, &ty_f32));
+  Node *vcast = nth(p, "k", ND_VARDECL, 2)->var->init;
+  cr_expect(vcast->kind == ND_CAST && type_equal(vcast->ty, &ty_vec3) &&
+            type_equal(vcast->lhs->ty, &ty_ivec3));
+  Node *mul = nth(p, "k", ND_VARDECL, 3)->var->init;
+  cr_expect(mul->kind == ND_BINARY && mul->call_kind == CALL_BUILTIN);
+  cr_expect_str_eq(builtin_get(mul->builtin)->name, "op*");
+  cr_expect(type_equal(mul->rhs->ty, &ty_f32));
+  Node *neg = nth(p, "k", ND_VARDECL, 4)->var->init;
+  cr_expect(neg->kind == ND_UNARY && neg->call_kind == CALL_BUILTIN);
+  cr_expect_str_eq(builtin_get(neg->builtin)->name, "neg");
+  Node *sc = nth(p, "k", ND_ASSIGN, 0)->rhs;
+  cr_expect(sc->call_kind == CALL_CTOR && type_equal(sc->ty, decl_named(p, "S")->sty));
+  cr_expect(sc->args->kind == ND_INT && type_equal(sc->args->ty, &ty_i32));
+  Node *plus = nth(p, "k", ND_ASSIGN, 1);
+  cr_expect(plus->op == TK_PLUSEQ && plus->call_kind == CALL_BUILTIN);
+  cr_expect_str_eq(builtin_get(plus->builtin)->name, "op+");
+  Node *tid = nth(p, "k", ND_VARDECL, 5)->var->init;
+  cr_expect(tid->call_kind == CALL_SPECIAL && tid->special == SP_TID &&
+            type_equal(tid->ty, &ty_i32));
+  Node *size = nth(p, "k", ND_VARDECL, 6)->var->init;
+  cr_expect(size->special == SP_SIZE && type_equal(size->ty, &ty_i64));
+  Node *atomic = nth(p, "k", ND_VARDECL, 7)->var->init;
+  cr_expect(atomic->special == SP_ATOMIC_ADD && type_equal(atomic->ty, &ty_i32));
+  cr_expect(atomic->args->kind == ND_ADDR && atomic->args->ty->kind == TY_PTR &&
+            type_equal(atomic->args->ty->elem, &ty_i32));
+}
+
+Test(check, printf_arguments_become_what_c_reads, .fini = drop) {
+  Program *p = compile_ok("kernel void k(float[] f, int8[] b, uint8[] u, int[] i) {\n"
+                          "  printf(\"%f %d %u %x %ld %s\\n\", f[0], b[0], u[0], i[0], 7, \"x\");\n"
+                          "}\n");
+  Node *a = nth(p, "k", ND_CALL, 0)->args;
+  cr_expect_eq(a->kind, ND_STRING);
+  Type *want[] = {&ty_f64, &ty_i32, &ty_u32, &ty_u32, &ty_i64, &ty_string};
+  int i = 0;
+  for (a = a->next; a; a = a->next, i++)
+    cr_expect(type_equal(a->ty, want[i]), "printf argument %d is %s, expected %s", i + 1,
+              type_name(a->ty), type_name(want[i]));
+  cr_expect_eq(i, 6);
+}
+
+Test(check, used_flags_ids_and_tables, .fini = drop) {
+  Program *p = compile_ok("void a() { }\n"
+                          "void b() { a(); }\n"
+                          "void c() { }\n"
+                          "const float K = 1.0;\n"
+                          "kernel void k(int[] x, float y) { int i = 0; { int j = i; } b(); }\n");
+  cr_expect(decl_named(p, "a")->used);
+  cr_expect(decl_named(p, "b")->used);
+  cr_expect(!decl_named(p, "c")->used);
+  Decl *k = decl_named(p, "k");
+  cr_expect(k->used);
+  cr_expect_eq(k->nvars, 4);
+  bool seen[4] = {0};
+  int ids[] = {k->params[0]->id, k->params[1]->id, nth(p, "k", ND_VARDECL, 0)->var->id,
+               nth(p, "k", ND_VARDECL, 1)->var->id};
+  for (int i = 0; i < 4; i++) {
+    cr_assert(ids[i] >= 0 && ids[i] < 4 && !seen[ids[i]]);
+    seen[ids[i]] = true;
+  }
+  cr_expect_eq(p->nfuncs, 3);
+  cr_expect_eq(p->nkernels, 1);
+  cr_expect_eq(p->nconsts, 1);
+  cr_expect_eq(p->funcs[0], decl_named(p, "a"));
+  cr_expect_eq(p->funcs[2], decl_named(p, "c"));
+}
+
+Test(check, imports_list_every_module, .fini = drop) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/kern/ok/import_main.kern", KERN_TESTS_DIR);
+  compiled = front_compile(path, NULL, 0);
+  cr_assert(compiled.ok);
+  Program *p = compiled.prog;
+  cr_expect_eq(p->nstructs, 1);
+  cr_expect_eq(p->nconsts, 1);
+  cr_expect_eq(p->nfuncs, 2);
+  cr_expect_eq(p->nkernels, 1);
+  cr_expect(decl_named(p, "scale")->used && decl_named(p, "at")->used);
+}
+
+Test(check, errors_have_precise_locations, .fini = drop) {
+  const char *src = "kernel void k(uint8[] a) {\n  uint8 x = 300;\n  a[0] = x + 1.5;\n}\n";
+  compiled = front_compile("unit.kern", src, strlen(src));
+  Diags *d = compiled.prog->diags;
+  cr_assert_eq(d->nerrors, 2);
+  cr_expect_str_eq(d->head->msg, "constant 300 overflows uint8");
+  cr_expect_eq(d->head->loc.line, 2);
+  cr_expect_eq(d->head->loc.col, 13);
+  cr_expect_eq(d->head->loc.len, 3);
+  Diag *e = d->head->next;
+  while (e && e->level != DIAG_ERROR)
+    e = e->next;
+  cr_assert(e);
+  cr_expect_str_eq(e->msg, "constant 1.5 truncated to uint8");
+  cr_expect_eq(e->loc.line, 3);
+  cr_expect_eq(e->loc.col, 14);
+}
+
+/* The checker never reads past the tree it is given: deep operator chains
+ * are refused with an error, not a stack overflow. */
+Test(check, long_operator_chain_is_bounded, .fini = drop) {
+  size_t n = 200000;
+  char *src = malloc(n * 4 + 100);
+  char *q = src + sprintf(src, "kernel void k(int[] a) { a[0] = 1");
+  for (size_t i = 0; i < n; i++)
+    q += sprintf(q, "+1");
+  strcpy(q, "; }\n");
+  compiled = front_compile("unit.kern", src, strlen(src));
+  free(src);
+  cr_assert(compiled.prog);
+  cr_expect(!compiled.ok);
+  cr_expect(strstr(compiled.prog->diags->head->msg, "nested too deeply"));
 }

@@ -628,6 +628,97 @@ Test(launch, access_modes_on_the_cpu) {
   kern_module_free(m);
 }
 
+/* A stand-in CUDA device (host memory that reports device kinds), to check
+ * the access rules of CPU launches without a GPU. */
+static bool fake_concurrent = true;
+
+static void *fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero, kern_memory_kind *kind) {
+  (void)d;
+  *kind = al == KERN_ALLOC_CUDA_MANAGED ? KERN_MEM_CUDA_MANAGED : KERN_MEM_CUDA_DEVICE;
+  return zero ? calloc(1, n) : malloc(n);
+}
+static void fake_free(kern_device *d, void *p, size_t n, kern_memory_kind k) { (void)d, (void)n, (void)k; free(p); }
+static kern_status fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a, bool b) {
+  (void)d, (void)a, (void)b;
+  memmove(dst, src, n);
+  return KERN_OK;
+}
+static kern_status fake_info(const kern_device *d, kern_device_info *i) {
+  memset(i, 0, sizeof *i);
+  i->ordinal = d->ordinal;
+  i->is_uva = i->is_managed_memory_supported = true;
+  i->is_concurrent_managed_access_supported = fake_concurrent;
+  return KERN_OK;
+}
+static bool fake_allocator_ok(const kern_device *d, kern_allocator a) {
+  (void)d;
+  return a == KERN_ALLOC_DEFAULT || a == KERN_ALLOC_CUDA_DEVICE || a == KERN_ALLOC_CUDA_MANAGED;
+}
+static const rt_device_ops fake_ops = {.alloc = fake_alloc, .free = fake_free, .copy = fake_copy,
+                                       .info = fake_info, .allocator_ok = fake_allocator_ok};
+
+static void expect_access(kern_status st, const char *needle) {
+  cr_assert_eq(st, KERN_ERR_ACCESS, "got %s: %s", kern_status_name(st), kern_last_error());
+  cr_assert(strstr(kern_last_error(), needle), "'%s' lacks '%s'", kern_last_error(), needle);
+}
+
+Test(launch, access_rules_for_device_memory) {
+  /* The next free ordinal, so real GPUs (if any) stay untouched. */
+  int before = kern_device_count(), ord = before - 1;
+  kern_device *gpu = rt_device_add(RT_DEV_CUDA, ord, &fake_ops, NULL);
+  cr_assert_not_null(gpu);
+  cr_assert_eq(kern_device_count(), before + 1);
+  char name[32], gname[32];
+  snprintf(name, sizeof name, "cuda:%d", ord);
+  snprintf(gname, sizeof gname, "cuda:%d", ord + 1);
+  cr_assert_eq(kern_device_get(name), gpu);
+  cr_assert_null(kern_device_get(gname));
+  cr_assert(strstr(kern_last_error(), "no such device"), "%s", kern_last_error());
+  char expect[160];
+  snprintf(expect, sizeof expect, "kernel 'saxpy' parameter 'y' (#2) gets an array on %s (CUDA_DEVICE memory)", name);
+  kern_module *m = load("saxpy.kern", saxpy_src);
+  kern_kernel *k = kernel(m, "saxpy");
+  kern_array *x = arr1(KERN_FLOAT32, 8);
+  int64_t n = 8;
+  kern_array *dev = kern_array_new(gpu, KERN_FLOAT32, 1, &n);
+  cr_assert_eq(kern_array_memory_kind(dev), KERN_MEM_CUDA_DEVICE);
+  cr_assert_not(kern_can_access(cpu(), dev));
+  cr_assert(kern_can_access(gpu, dev));
+  cr_assert_not(kern_device_can_access(cpu(), gpu));
+  cr_assert_not(kern_device_can_access(gpu, cpu()), "pageable host memory: not from this GPU");
+  /* Device memory on a CPU launch: refused in every mode, nothing runs. */
+  for (int mode = KERN_ACCESS_RELAXED; mode <= KERN_ACCESS_CHECKED; mode++) {
+    kern_set_launch_access_mode((kern_access_mode)mode);
+    expect_access(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, dev, 1.0f), expect);
+    cr_assert(strstr(kern_last_error(), "launch on cpu"), "%s", kern_last_error());
+  }
+  /* Managed memory: usable from the CPU when the owner has concurrent access. */
+  kern_device_set_allocator(gpu, KERN_ALLOC_CUDA_MANAGED);
+  kern_array *man = kern_array_new(gpu, KERN_FLOAT32, 1, &n);
+  cr_assert_eq(kern_array_memory_kind(man), KERN_MEM_CUDA_MANAGED);
+  cr_assert(kern_can_access(cpu(), man));
+  kern_set_launch_access_mode(KERN_ACCESS_RELAXED);
+  cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), KERN_OK, "%s", kern_last_error());
+  kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
+  cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), KERN_OK, "%s", kern_last_error());
+  kern_set_launch_access_mode(KERN_ACCESS_STRICT);
+  expect_access(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), "does not live on the device");
+  cr_assert(strstr(kern_last_error(), "STRICT"), "%s", kern_last_error());
+  fake_concurrent = false;
+  cr_assert_not(kern_can_access(cpu(), man));
+  kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
+  expect_access(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), "CUDA_MANAGED");
+  kern_set_launch_access_mode(KERN_ACCESS_RELAXED);
+  /* Copies between the two devices go through the device's copy. */
+  float ones[8] = {1, 1, 1, 1, 1, 1, 1, 1}, got[8];
+  cr_assert_eq(kern_array_write(dev, ones, sizeof ones), KERN_OK);
+  cr_assert_eq(kern_array_copy(x, dev), KERN_OK);
+  cr_assert_eq(kern_array_read(x, got, sizeof got), KERN_OK);
+  cr_assert_arr_eq(got, ones, sizeof got);
+  kern_array_free(man), kern_array_free(dev), kern_array_free(x);
+  kern_module_free(m);
+}
+
 /* ---- debug mode ----------------------------------------------------------------------------------------- */
 
 static const char *oob_src =

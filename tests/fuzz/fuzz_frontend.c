@@ -1,41 +1,45 @@
-/* fuzz_frontend.c: libFuzzer target for the lexer and parser.
+/* fuzz_frontend.c: libFuzzer target for the whole front end: lex, parse,
+ * imports and check through front_compile, from the fuzzer's bytes.
  *
- * Requires: frontend/{arena,diag,types,parser,ast_dump}.c and the generated
- * lexer. Produces: nothing but crashes, sanitizer reports or leaks, which are
- * bugs: any input must give diagnostics, never a crash. Imports are not
- * followed (that would read files), so this covers lex + parse + dump + render.
- *
- * Build: clang -g -fsanitize=fuzzer,address,undefined -Ifrontend \
- *   tests/fuzz/fuzz_frontend.c frontend/{arena,diag,types,parser,ast_dump}.c <build>/gen/lexer.c -lm
+ * Requires: libkern built with -fsanitize=fuzzer-no-link (cmake/fuzz.cmake).
+ * Produces: nothing but crashes, sanitizer reports, leaks or broken
+ * invariants (fuzz_util.h), which are bugs: any input must give diagnostics.
+ * Imports resolve against tests/kern/ok; an input importing anything else is
+ * only parsed, never compiled, so the fuzzer cannot open device files.
+ * Run: make fuzz (tests/fuzz/run.sh), or build-fuzz/fuzz_frontend DIR.
  */
-#include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "ast.h"
+#include "fuzz_util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  /* The frontend wants a NUL-terminated buffer; embedded NULs stay in. */
-  char *src = malloc(size + 1);
-  if (!src)
-    return 0;
-  if (size)
-    memcpy(src, data, size);
-  src[size] = 0;
-
-  Arena *arena = arena_new();
-  Diags diags;
-  diags_init(&diags);
-  if (arena) {
-    Module *m = parse_module(arena, &diags, "fuzz.kern", src, size);
+/* Both dumps and both renderings must cope with a partly typed tree. */
+static void render_all(const Program *p) {
+  for (const Module *m = p->modules; m; m = m->next) {
     free(ast_dump_module(m, false));
-    free(diag_render(&diags, false));
-    free(diag_render(&diags, true));
+    free(ast_dump_module(m, true));
   }
-  diags_free(&diags);
-  arena_free(arena);
+  free(diag_render(p->diags, false));
+  free(diag_render(p->diags, true));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char *src = fz_source(data, size);
+  FzScan scan;
+  if (!src || !fz_scan(&scan, src, size)) {
+    free(src);
+    return 0;
+  }
+  free(ast_dump_module(scan.mod, false));
+  if (scan.imports_safe) {
+    FrontResult r = front_compile(fz_root_path(), src, size);
+    fz_check_front(r);
+    if (r.prog)
+      render_all(r.prog);
+    front_free(r.prog);
+  }
+  fz_scan_free(&scan);
   free(src);
   return 0;
 }
