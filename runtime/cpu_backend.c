@@ -5,7 +5,8 @@
  * generated C source). Produces: rt_cpu_ops.
  * Breaks: host arrays are 64-byte aligned; big ones come from mmap (zeroed by
  * the kernel, so kern_array_new of a large array costs no memset, and a huge
- * request fails cleanly instead of being touched). The choice between malloc
+ * request fails cleanly instead of being touched; one larger than the
+ * machine's physical memory is refused before asking the kernel). The choice between malloc
  * and mmap depends only on the size, so free() can tell them apart.
  */
 #include "rt.h"
@@ -23,7 +24,15 @@ void (*rt_pinned_free_hook)(void *ptr);
 
 /* ---- memory ------------------------------------------------------------------- */
 
+/* Physical memory: a bigger request is refused up front, because with memory
+ * overcommit the kernel would grant it and kill the process when it is used. */
+static size_t physical_memory(void) {
+  long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+  return pages > 0 && size > 0 ? (size_t)pages * (size_t)size : SIZE_MAX;
+}
+
 static void *host_alloc(size_t bytes, bool zero) {
+  if (bytes > physical_memory()) return NULL;
   if (bytes >= MMAP_MIN) {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
