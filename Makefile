@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan
+.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan bench
 
 all: build
 
@@ -33,6 +33,10 @@ test-gpu: build
 
 demo: build
 	$(BUILD)/example_saxpy
+
+# Benchmarks: ratios against baselines measured in the same run.
+bench: build
+	$(BUILD)/bench_cpu
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
