@@ -9,7 +9,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan bench
+.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan bench bench-gpu
 
 all: build
 
@@ -37,6 +37,11 @@ demo: build
 # Benchmarks: ratios against baselines measured in the same run.
 bench: build
 	$(BUILD)/bench_cpu
+
+# On the GPU machine: the hand-written CUDA baseline is compiled by nvcc when present.
+bench-gpu: build
+	@if command -v nvcc >/dev/null; then nvcc -cubin -O3 -arch=native -o $(BUILD)/baseline.cubin bench/baseline.cu && \
+	  $(BUILD)/bench_gpu $(BUILD)/baseline.cubin; else $(BUILD)/bench_gpu; fi
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
