@@ -206,12 +206,10 @@ static void scalar_convert(Emitter *e, const Type *to, const Type *from, const N
     else { OUT(e, "(("); expr(e, x); OUT(e, ") != 0)"); }
     return;
   }
-  if (from->kind == TY_F16) {                 /* through float32 */
-    Type *f32 = &ty_f32;
+  if (from->kind == TY_F16) {                 /* integers through float32 */
     if (to->kind == TY_F32) { OUT(e, "kn_cvt_f16_f32("); expr(e, x); OUT(e, ")"); return; }
     if (to->kind == TY_F64) { OUT(e, "kn_cvt_f16_f64("); expr(e, x); OUT(e, ")"); return; }
     OUT(e, "kn_cvt_f32_%s(kn_cvt_f16_f32(", tc); expr(e, x); OUT(e, "))");
-    (void)f32;
     return;
   }
   if (to->kind == TY_F16) {

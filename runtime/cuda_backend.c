@@ -161,7 +161,6 @@ kern_status rt_cuda_probe(void) {
 /* ---- memory ------------------------------------------------------------------------- */
 
 static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero, kern_memory_kind *kind) {
-  cuda_dev *c = impl(d);
   if (enter(d)) return NULL;
   CUdeviceptr p = 0;
   CUresult r;
@@ -179,7 +178,6 @@ static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool ze
   if (zero) r = cu->MemsetD8Async(p, 0, bytes, cur_stream(d));
   if (!r && (zero && al == KERN_ALLOC_CUDA_MANAGED)) r = cu->StreamSynchronize(cur_stream(d));
   if (r) { cu_fail(d, r, "clearing device memory"); return NULL; }
-  (void)c;
   return (void *)(uintptr_t)p;
 }
 
