@@ -4,6 +4,7 @@
  * GPU every test skips with the reason. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -199,4 +200,29 @@ Test(gpu_runtime, launch_validation_on_gpu) {
   float h[8];
   cr_assert_eq(kern_array_read(a, h, sizeof h), KERN_OK);
   cr_expect_eq(h[7], 2.5f);
+}
+
+/* A release-mode kernel that writes far outside its array destroys the CUDA
+ * context: kern reports it, marks the device unusable with the original
+ * error, and the CPU device keeps working. */
+Test(gpu_runtime, fault_poisons_the_device_but_not_the_cpu) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  kern_kernel *k = kernel_of("kernel void wild(int[] a) { a[tid() * 1000000000] = 1; }\n", "wild");
+  int64_t n = 4;
+  kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
+  kern_status s = KERN_LAUNCH(k, gpu, KERN_DIM1(1 << 20), a);
+  if (s == KERN_OK) s = kern_device_synchronize(gpu);
+  cr_assert_eq(s, KERN_ERR_CUDA, "%s: %s", kern_status_name(s), kern_last_error());
+  char first[512];
+  snprintf(first, sizeof first, "%s", kern_last_error());
+  cr_expect(strstr(first, "cuda:0") && strstr(first, "CUDA_ERROR"), "%s", first);
+  cr_expect_eq(kern_device_synchronize(gpu), KERN_ERR_CUDA);
+  cr_expect(strstr(kern_last_error(), "unusable"), "later calls repeat why: %s", kern_last_error());
+  cr_expect_null(kern_array_new(gpu, KERN_INT32, 1, &n), "allocation on a poisoned device fails");
+  kern_kernel *ok = kernel_of("kernel void fill(int[] a) { a[tid()] = 7; }\n", "fill");
+  kern_array *c = kern_array_new(cpu, KERN_INT32, 1, &n);
+  cr_expect_eq(KERN_LAUNCH(ok, cpu, KERN_DIM1(n), c), KERN_OK, "%s", kern_last_error());
+  int32_t v[4];
+  cr_expect_eq(kern_array_read(c, v, sizeof v), KERN_OK);
+  cr_expect_eq(v[3], 7, "the CPU device still works");
 }
