@@ -421,17 +421,22 @@ static void ident(Emitter *e, const Node *n) {
   else OUT(e, "0");
 }
 
-static void printf_call(Emitter *e, const Node *n) {
-  OUT(e, "kn_printf(");
-  const Node *fmt = n->args;
+/* A C string literal with the same bytes (octal escapes for the rest). */
+static void string_literal(Emitter *e, const Node *s) {
   OUT(e, "\"");
-  for (size_t i = 0; fmt && i < fmt->str_len; i++) {
-    unsigned char c = (unsigned char)fmt->str[i];
-    if (c == '"' || c == '\\') OUT(e, "\\%c", c);
+  for (size_t i = 0; i < s->str_len; i++) {
+    unsigned char c = (unsigned char)s->str[i];
+    if (c == '"' || c == '\\' || c == '?') OUT(e, "\\%c", c);
     else if (c < 32 || c >= 127) OUT(e, "\\%03o", c);
     else OUT(e, "%c", c);
   }
   OUT(e, "\"");
+}
+
+static void printf_call(Emitter *e, const Node *n) {
+  OUT(e, "kn_printf(");
+  const Node *fmt = n->args;
+  string_literal(e, fmt);
   for (const Node *a = fmt ? fmt->next : NULL; a; a = a->next) {
     const Type *t = a->ty;
     OUT(e, ", ");
@@ -561,6 +566,7 @@ static void expr(Emitter *e, const Node *n) {
   case ND_INDEX: index_expr(e, n); break;
   case ND_MEMBER: member(e, n); break;
   case ND_ADDR: address_of(e, n); break;
+  case ND_STRING: string_literal(e, n); break;
   default: OUT(e, "0");
   }
 }

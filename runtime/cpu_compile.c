@@ -27,7 +27,7 @@ extern char **environ;
 enum { MAX_LOG = 1 << 20 };
 
 static const char *const base_flags[] = {"-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                                         "-fwrapv", "-fno-math-errno", "-w"};
+                                         "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w"};
 
 /* ---- finding the compiler ------------------------------------------------------ */
 

@@ -219,11 +219,14 @@ int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   bool cubin = want_cubin && exact && nv.GetCUBIN;
   char archopt[64];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", use);
-  const char *opts[] = {archopt, "-default-device", "--std=c++17", "-w", debug ? "-lineinfo" : "--fmad=true"};
+  /* --fmad=false: a*b+c rounds twice, as on the CPU (-ffp-contract=off), so
+   * both devices give the same bits. */
+  const char *opts[] = {archopt, "-default-device", "--std=c++17", "-w", "--fmad=false", "-lineinfo"};
+  int nopts = debug ? 6 : 5;
   nvrtcProgram prog;
   nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != 0) return rt_error(KERN_ERR_COMPILE, "NVRTC: %s", nv.GetErrorString(r));
-  r = nv.CompileProgram(prog, 5, opts);
+  r = nv.CompileProgram(prog, nopts, opts);
   int status;
   if (r != 0) {
     char *log = program_log(prog);
