@@ -2,12 +2,14 @@
  *
  * Each workload is validated against the C result, then timed: kern launch vs
  * a C loop split over one pthread per core (persistent threads released by a
- * barrier, so thread creation is not counted against the baseline) and a
- * single-threaded C loop. Runs are interleaved and the median is reported, with
+ * barrier, so thread creation is not counted against the baseline, taking
+ * chunks of the index range from a shared counter, so uneven work such as
+ * mandelbrot's stays balanced) and a single-threaded C loop. Runs are interleaved and the median is reported, with
  * the ratio kern / pthreads (lower is better; 1.00 = the same speed).
  */
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,10 +78,18 @@ typedef struct Pool {
 
 static Pool pool;
 
+static _Atomic int64_t next_chunk;
+
 static void run_slice(int t) {
+  (void)t;
   Work *w = pool.work;
-  int64_t per = (w->n + pool.nthreads - 1) / pool.nthreads, b = t * per, e = b + per < w->n ? b + per : w->n;
-  if (b < e) w->fn(w, b, e);
+  int64_t chunk = w->n / (pool.nthreads * 16) + 1;
+  if (chunk < 1024) chunk = 1024;
+  for (;;) {
+    int64_t b = atomic_fetch_add(&next_chunk, chunk);
+    if (b >= w->n) return;
+    w->fn(w, b, b + chunk < w->n ? b + chunk : w->n);
+  }
 }
 
 static void *worker(void *arg) {
@@ -102,6 +112,7 @@ static void pool_start(int n) {
 
 static void pool_run(Work *w) {
   pool.work = w;
+  atomic_store(&next_chunk, 0);
   pthread_barrier_wait(&pool.start);
   run_slice(0);
   pthread_barrier_wait(&pool.done);

@@ -56,9 +56,11 @@ static cuda_dev *impl(const kern_device *d) { return (cuda_dev *)d->impl; }
 
 /* ---- errors and poisoning ------------------------------------------------------ */
 
-/* Faults after which the context is unusable. */
+/* Faults after which the context is unusable (illegal address, launch
+ * timeout, device assert, stack error, illegal instruction, misaligned
+ * address, invalid address space, invalid PC, launch failed). */
 static bool is_sticky(CUresult r) {
-  return r == 700 || r == 701 || r == 702 || r == 710 || r == 714 || r == 715 || r == 716 || r == 719;
+  return r == 700 || r == 702 || r == 710 || (r >= 714 && r <= 719);
 }
 
 static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
