@@ -3,6 +3,8 @@
  *   kernc check FILE...                  type-check; diagnostics on stderr
  *   kernc emit --target=c|cuda|ast FILE  print a stage's output
  *   kernc --dump=tokens,ast,types,c,cuda FILE
+ *   kernc build FILE -o PREFIX           ahead-of-time module (build.c)
+ *   kernc run FILE KERNEL --arg ...      one launch from the shell (run.c)
  *
  * The only place that maps statuses to exit codes: 0 ok, 1 user error
  * (diagnostics printed), 2 bad usage, 3 internal error.
@@ -12,12 +14,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
 #include "kern.h"
-
-enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
 static const char usage[] =
     "usage: kernc <command> [options] FILE...\n"
@@ -28,6 +29,22 @@ static const char usage[] =
     "       [--arch=sm_90]           the GPU arch for ptx (default sm_90)\n"
     "       [--debug]                with bounds checks and assert\n"
     "       [--no-line]              without #line directives\n"
+    "  build FILE -o PREFIX          compile ahead of time: PREFIX.h (typed launch functions)\n"
+    "                                and PREFIX.o (CPU code + CUBINs + PTX); see docs/aot.md\n"
+    "       [--arch=sm_80,sm_90]     GPU archs for CUBINs, PTX for the newest (default sm_75,sm_80,sm_90)\n"
+    "       [--no-cuda]              CPU code only (also --cpu)\n"
+    "       [--cpu-flags=FLAGS]      extra C compiler flags, e.g. -march=x86-64-v3\n"
+    "       [--cc=CC]                the C compiler (default $KERN_CC, else cc)\n"
+    "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
+    "       [--depfile=FILE]         write make-style dependencies\n"
+    "       [--debug]                with bounds checks and assert\n"
+    "  run FILE KERNEL               launch one kernel and print its arrays\n"
+    "       --arg NAME=VALUE ...     arrays: zeros:N[,M..], ones:SHAPE, range:SHAPE, file:PATH.npy;\n"
+    "                                values: 1, 2.5, true, 1,2,3 (vectors, matrices)\n"
+    "       [--device=cpu|cuda:0]    default cpu\n"
+    "       [--dim=N[,M..]]          launch dims (default: the first array's shape)\n"
+    "       [--out=DIR]              write every array argument to DIR/NAME.npy\n"
+    "       [--debug]                with bounds checks and assert\n"
     "\n"
     "options:\n"
     "  --dump=STAGES FILE            print stages: tokens,ast,types,c,cuda\n"
@@ -37,24 +54,14 @@ static const char usage[] =
     "\n"
     "exit status: 0 ok, 1 errors in the input, 2 bad usage, 3 internal error\n";
 
-typedef struct Options {
-  const char *target;
-  int arch;            /* sm_XY as XY */
-  const char *dump;
-  bool debug, no_line, color;
-  const char **files;
-  int nfiles;
-} Options;
-
-static int bad_usage(const char *fmt, const char *arg) {
+int cli_bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "kernc: ");
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(run 'kernc --help' for usage)\n");
   return EXIT_USAGE;
 }
 
-/* Prints the diagnostics; returns the exit code they imply. */
-static int report(const Program *p, bool color) {
+int cli_report(const Program *p, bool color) {
   char *text = diag_render(p->diags, color);
   if (text) fputs(text, stderr);
   free(text);
@@ -66,7 +73,7 @@ static int check_files(const Options *o) {
   for (int i = 0; i < o->nfiles; i++) {
     FrontResult r = front_compile(o->files[i], NULL, 0);
     if (!r.prog) return EXIT_INTERNAL;
-    if (report(r.prog, o->color) != EXIT_OK) rc = EXIT_USER;
+    if (cli_report(r.prog, o->color) != EXIT_OK) rc = EXIT_USER;
     front_free(r.prog);
   }
   return rc;
@@ -108,12 +115,20 @@ static int print_code(const Program *p, EmitTarget t, const Options *o) {
 
 /* PTX through NVRTC: needs no GPU, only the CUDA toolkit's NVRTC. */
 static int print_ptx(const Program *p, const Options *o) {
+  int arch = 90;
+  if (o->arch) {
+    const char *v = o->arch + (strncmp(o->arch, "sm_", 3) == 0 ? 3 : 0);
+    char *end;
+    long a = strtol(v, &end, 10);
+    if (!*v || *end || a < 30 || a > 200) return cli_bad_usage("bad --arch '%s' (expected e.g. sm_90)", o->arch);
+    arch = (int)a;
+  }
   EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line};
   char *code = emit_program(p, EMIT_CUDA, &eo), *ptx = NULL;
   if (!code) return EXIT_INTERNAL;
   size_t len;
   bool is_ptx;
-  kern_status s = rt_nvrtc_compile(code, p->root->path, o->arch, false, o->debug, &ptx, &len, &is_ptx);
+  kern_status s = rt_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
   free(code);
   if (s != KERN_OK) {
     fprintf(stderr, "kernc: %s\n", kern_last_error());
@@ -140,14 +155,14 @@ static int dump_stages(const Options *o, const char *stages) {
     size_t n = strcspn(p, ",");
     bool ok = false;
     for (size_t i = 0; i < 5; i++) ok |= strlen(known[i]) == n && strncmp(p, known[i], n) == 0;
-    if (!ok) return bad_usage("unknown stage in --dump: '%s' (stages: tokens,ast,types,c,cuda)", p);
+    if (!ok) return cli_bad_usage("unknown stage in --dump: '%s' (stages: tokens,ast,types,c,cuda)", p);
     p += n + (p[n] == ',');
   }
-  if (o->nfiles != 1) return bad_usage("%s", "--dump needs exactly one FILE");
+  if (o->nfiles != 1) return cli_bad_usage("%s", "--dump needs exactly one FILE");
   if (wants(stages, "tokens")) dump_tokens(o->files[0]);
   FrontResult r = front_compile(o->files[0], NULL, 0);
   if (!r.prog) return EXIT_INTERNAL;
-  int rc = report(r.prog, o->color);
+  int rc = cli_report(r.prog, o->color);
   if (wants(stages, "ast") && r.prog->root) print_ast(r.prog, false);
   if (rc == EXIT_OK && wants(stages, "types")) print_ast(r.prog, true);
   if (rc == EXIT_OK && wants(stages, "c")) rc = print_code(r.prog, EMIT_C, o);
@@ -157,14 +172,14 @@ static int dump_stages(const Options *o, const char *stages) {
 }
 
 static int emit_file(const Options *o) {
-  if (!o->target) return bad_usage("%s", "emit needs --target=c|cuda|ast");
+  if (!o->target) return cli_bad_usage("%s", "emit needs --target=c|cuda|ast");
   const char *t = o->target;
   if (strcmp(t, "c") && strcmp(t, "cuda") && strcmp(t, "ptx") && strcmp(t, "ast"))
-    return bad_usage("unknown target '%s' (targets: c, cuda, ptx, ast)", t);
-  if (o->nfiles != 1) return bad_usage("%s", "emit needs exactly one FILE");
+    return cli_bad_usage("unknown target '%s' (targets: c, cuda, ptx, ast)", t);
+  if (o->nfiles != 1) return cli_bad_usage("%s", "emit needs exactly one FILE");
   FrontResult r = front_compile(o->files[0], NULL, 0);
   if (!r.prog) return EXIT_INTERNAL;
-  int rc = report(r.prog, o->color);
+  int rc = cli_report(r.prog, o->color);
   if (rc == EXIT_OK) {
     if (strcmp(t, "ast") == 0) rc = print_ast(r.prog, true);
     else if (strcmp(t, "ptx") == 0) rc = print_ptx(r.prog, o);
@@ -174,30 +189,75 @@ static int emit_file(const Options *o) {
   return rc;
 }
 
+/* An option's value slot; --arg and --cpu-flags collect into lists. */
+static const char **value_slot(Options *o, const char *name) {
+  static const char *list_item;
+  if (!strcmp(name, "--target")) return &o->target;
+  if (!strcmp(name, "--arch")) return &o->arch;
+  if (!strcmp(name, "-o") || !strcmp(name, "--output")) return &o->output;
+  if (!strcmp(name, "--name")) return &o->name;
+  if (!strcmp(name, "--cc")) return &o->cc;
+  if (!strcmp(name, "--depfile")) return &o->depfile;
+  if (!strcmp(name, "--device")) return &o->device;
+  if (!strcmp(name, "--dim")) return &o->dim;
+  if (!strcmp(name, "--out")) return &o->out_dir;
+  if (!strcmp(name, "--arg") || !strcmp(name, "--cpu-flags")) return &list_item;
+  return NULL;
+}
+
+static bool set_flag(Options *o, const char *a) {
+  bool *f = !strcmp(a, "--debug") ? &o->debug : !strcmp(a, "--no-line") ? &o->no_line
+          : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu") ? &o->no_cuda : !strcmp(a, "--quiet") ? &o->quiet
+          : !strcmp(a, "--color") || !strcmp(a, "--no-color") ? &o->color : NULL;
+  if (f) *f = strcmp(a, "--no-color") != 0;
+  return f != NULL;
+}
+
+/* --name=VALUE or --name VALUE (-o VALUE); returns the index of the last argv
+ * used, or -1 after reporting a missing value. */
+static int take_value(Options *o, int argc, char **argv, int i) {
+  const char *a = argv[i], *eq = strchr(a, '=');
+  char name[32];
+  snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+  const char **slot = value_slot(o, name);
+  const char *v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
+  if (!v) return cli_bad_usage("option '%s' needs a value", name), -1;
+  *slot = v;
+  if (!strcmp(name, "--arg")) o->args[o->nargs++] = v;
+  if (!strcmp(name, "--cpu-flags")) o->cpu_flags[o->ncpu_flags++] = v;
+  return i;
+}
+
+static bool takes_value(Options *o, const char *a) {
+  const char *eq = strchr(a, '=');
+  char name[32];
+  snprintf(name, sizeof name, "%.*s", (int)(eq ? (size_t)(eq - a) : strlen(a)), a);
+  return value_slot(o, name) != NULL;
+}
+
 /* Parses options; returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, Options *o) {
   o->color = isatty(2);
-  o->arch = 90;
   o->files = calloc((size_t)argc, sizeof *o->files);
+  o->args = calloc((size_t)argc, sizeof *o->args);
+  o->cpu_flags = calloc((size_t)argc, sizeof *o->cpu_flags);
+  if (!o->files || !o->args || !o->cpu_flags) return EXIT_INTERNAL;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (strncmp(a, "--target=", 9) == 0) o->target = a + 9;
-    else if (strncmp(a, "--dump=", 7) == 0) o->dump = a + 7;
-    else if (strncmp(a, "--arch=", 7) == 0) {
-      const char *v = a + 7 + (strncmp(a + 7, "sm_", 3) == 0 ? 3 : 0);
-      char *end;
-      long arch = strtol(v, &end, 10);
-      if (*end || arch < 30 || arch > 200) return bad_usage("bad --arch '%s' (expected e.g. sm_90)", a + 7);
-      o->arch = (int)arch;
-    }
-    else if (strcmp(a, "--debug") == 0) o->debug = true;
-    else if (strcmp(a, "--no-line") == 0) o->no_line = true;
-    else if (strcmp(a, "--color") == 0) o->color = true;
-    else if (strcmp(a, "--no-color") == 0) o->color = false;
-    else if (a[0] == '-' && a[1]) return bad_usage("unknown option '%s'", a);
+    if (strncmp(a, "--dump=", 7) == 0) o->dump = a + 7;
+    else if (set_flag(o, a)) continue;
+    else if (a[0] == '-' && takes_value(o, a)) {
+      if ((i = take_value(o, argc, argv, i)) < 0) return EXIT_USAGE;
+    } else if (a[0] == '-' && a[1]) return cli_bad_usage("unknown option '%s'", a);
     else o->files[o->nfiles++] = a;
   }
   return -1;
+}
+
+static void free_options(Options *o) {
+  free(o->files);
+  free(o->args);
+  free(o->cpu_flags);
 }
 
 int main(int argc, char **argv) {
@@ -210,10 +270,12 @@ int main(int argc, char **argv) {
   int rc = parse_args(argc, argv, &o);
   if (rc < 0) {
     if (dump) rc = dump_stages(&o, cmd + 7);
-    else if (!strcmp(cmd, "check")) rc = o.nfiles ? check_files(&o) : bad_usage("%s", "check needs at least one FILE");
+    else if (!strcmp(cmd, "check")) rc = o.nfiles ? check_files(&o) : cli_bad_usage("%s", "check needs at least one FILE");
     else if (!strcmp(cmd, "emit")) rc = emit_file(&o);
-    else rc = bad_usage("unknown command '%s'", cmd);
+    else if (!strcmp(cmd, "build")) rc = cli_build(&o);
+    else if (!strcmp(cmd, "run")) rc = cli_run(&o);
+    else rc = cli_bad_usage("unknown command '%s'", cmd);
   }
-  free(o.files);
+  free_options(&o);
   return rc;
 }

@@ -1,7 +1,8 @@
 /* arena.c: the bump allocator behind every compilation.
  *
  * Requires: only libc. Produces: zeroed, 16-byte aligned memory that lives
- * until arena_free(). Breaks: nothing is ever freed individually, so a pass
+ * until arena_free(). Breaks: nothing is freed individually (but for adopted
+ * blocks given back with arena_release), so a pass
  * that allocates in a loop grows the arena until the compilation ends.
  * Out of memory gives NULL (never an abort): callers report and stop.
  */
@@ -105,6 +106,19 @@ void *arena_adopt(Arena *a, void *p) {
     a->head = b;
   }
   return p;
+}
+
+void arena_release(Arena *a, void *p) {
+  if (!a || !p)
+    return;
+  for (ArenaBlock **link = &a->head; *link; link = &(*link)->next)
+    if ((*link)->owned == p) {
+      ArenaBlock *b = *link;
+      *link = b->next;
+      free(b->owned);
+      free(b);
+      return;
+    }
 }
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {

@@ -19,5 +19,8 @@ char  *arena_printf(Arena *, const char *fmt, ...) __attribute__((format(printf,
 /* Hands a malloc'd block to the arena (freed by arena_free), so a buffer grown
  * with realloc needs no copy; on OOM frees p and returns NULL. */
 void  *arena_adopt(Arena *, void *p);
+/* Frees a block given to arena_adopt before the arena goes (the parser drops
+ * its token array this way once the tree is built); other pointers are ignored. */
+void   arena_release(Arena *, void *p);
 
 #endif

@@ -1063,6 +1063,7 @@ static void cand_notes(Check *c, const char *name, const Cand *cs, int nc, int o
 
 static void report_no_match(Check *c, const char *name, const char *opsym, SrcLoc loc,
                             const Cand *cs, int nc, const Val *vals, int nargs) {
+  if (!name) name = "?";
   Type **ts = alloc(c, (size_t)(nargs + 1) * sizeof *ts);
   for (int i = 0; i < nargs; i++)
     ts[i] = vals[i].ty;
@@ -1081,7 +1082,7 @@ static void report_no_match(Check *c, const char *name, const char *opsym, SrcLo
     one_arity &= arity < 0 || cs[i].nparams == arity;
     arity = cs[i].nparams;
   }
-  if (!any && one_arity) {
+  if (nc > 0 && !any && one_arity) {
     diag_error(c->diags, loc, "'%s' expects %d argument%s, got %d", name, arity,
                arity == 1 ? "" : "s", nargs);
     if (nc == 1)

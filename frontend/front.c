@@ -28,6 +28,7 @@ typedef struct Unit {
 
 typedef struct Loader {
   Program *prog;
+  const FrontReader *reader; /* NULL: imports come from the file system */
   Unit *units;
   Module *last;        /* tail of prog->modules */
 } Loader;
@@ -75,9 +76,10 @@ static void append_module(Loader *L, Module *m) {
 
 /* "dir/of/importer.kern" + "x.kern" -> "dir/of/x.kern"; absolute paths stay. */
 static char *join_relative(Arena *a, const char *from, const char *rel) {
-  const char *slash = strrchr(from, '/');
-  if (rel[0] == '/' || !slash) return arena_strdup(a, rel);
-  return arena_printf(a, "%.*s/%s", (int)(slash - from), from, rel);
+  char *joined = front_import_path(from, rel);
+  char *s = joined ? arena_strdup(a, joined) : NULL;
+  free(joined);
+  return s;
 }
 
 static void load_imports(Loader *L, Module *m, int depth);
@@ -96,8 +98,31 @@ static Module *load_text(Loader *L, Unit *u, const char *path, const char *src, 
   return m;
 }
 
+/* Imports through the reader: it names the file's key along with its text. */
+static Module *load_embedded(Loader *L, Decl *imp, const char *path, int depth) {
+  Program *p = L->prog;
+  size_t len = 0;
+  const char *key = NULL;
+  const char *text = L->reader->read(L->reader->ud, path, &len, &key);
+  if (!text || !key) {
+    diag_error(p->diags, imp->loc, "cannot read imported file '%s': %s", path, strerror(errno));
+    return NULL;
+  }
+  Unit *u = unit_find(L, key);
+  if (u && u->state == VISITING) {
+    diag_error(p->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)",
+               imp->path);
+    return NULL;
+  }
+  if (u) return u->mod;
+  char *src = arena_strndup(p->arena, text, len);
+  u = unit_add(L, key);
+  return src && u ? load_text(L, u, arena_strdup(p->arena, path), src, len, depth) : NULL;
+}
+
 static Module *load_file(Loader *L, Decl *imp, const char *path, int depth) {
   Program *p = L->prog;
+  if (L->reader) return load_embedded(L, imp, path, depth);
   char canon[PATH_MAX];
   const char *key = realpath(path, canon) ? canon : path;
   Unit *u = unit_find(L, key);
@@ -171,10 +196,25 @@ static Module *load_root(Loader *L, const char *path, const char *src, size_t le
 }
 
 FrontResult front_compile(const char *path, const char *src, size_t len) {
+  return front_compile_with(path, src, len, NULL);
+}
+
+char *front_import_path(const char *from, const char *rel) {
+  const char *slash = strrchr(from, '/');
+  size_t n = rel[0] == '/' || !slash ? 0 : (size_t)(slash - from) + 1;
+  char *s = malloc(n + strlen(rel) + 1);
+  if (s) {
+    memcpy(s, from, n);
+    strcpy(s + n, rel);
+  }
+  return s;
+}
+
+FrontResult front_compile_with(const char *path, const char *src, size_t len, const FrontReader *reader) {
   FrontResult r = {0};
   r.prog = program_new();
   if (!r.prog) return r;
-  Loader L = {.prog = r.prog};
+  Loader L = {.prog = r.prog, .reader = reader};
   r.prog->root = load_root(&L, path ? path : "<string>", src, len);
   if (r.prog->root && diag_errors(r.prog->diags) == 0) check_program(r.prog);
   r.ok = r.prog->root && diag_errors(r.prog->diags) == 0;

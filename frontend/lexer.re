@@ -282,10 +282,28 @@ static void buf_byte(Lexer *lx, int c) {
   hex      = [0-9a-fA-F];
 */
 
+/* The end of a run of NUL bytes starting at m (a run is one mistake, one
+ * error); never past the sentinel. */
+static const uchar *nul_run(const Lexer *lx, const uchar *m) {
+  while (m < lx->end && *m == 0)
+    m++;
+  return m;
+}
+
 static void escape_error(Lexer *lx, const uchar *bs, const uchar *stop, bool *bad) {
+  /* A backslash ending the line or the file leaves the string unterminated,
+   * which is the error to report (a NUL gets its own). */
+  if (*stop == '\n' || *stop == '\r' || *stop == 0)
+    return;
   diag_error(lx->diags, loc_at(lx, bs, stop), "invalid escape sequence '%.*s' in string literal",
              (int)(stop - bs), (const char *)bs);
   *bad = true;
+}
+
+static void string_unterminated(Lexer *lx, const uchar *s, const uchar *m) {
+  lx->cur = m;
+  diag_error(lx->diags, loc_at(lx, s, m), "unterminated string literal");
+  emit(lx, TK_ERROR, s);
 }
 
 /* Grammar: '"' (char | escape)* '"'; the opening quote is already consumed. */
@@ -308,12 +326,17 @@ static void lex_string(Lexer *lx, const uchar *s) {
       "\\x" hex hex { buf_byte(lx, digit_value(m[2]) * 16 + digit_value(m[3])); continue; }
       "\\" [\x20-\x7E] { escape_error(lx, m, p, &bad); continue; }
       "\\"          { escape_error(lx, m, p, &bad); continue; }
-      [\n] | nul    {
-        lx->cur = m;
-        diag_error(lx->diags, loc_at(lx, s, m), "unterminated string literal");
-        emit(lx, TK_ERROR, s);
-        return;
+      nul {
+        if (m == lx->end) {
+          string_unterminated(lx, s, m);
+          return;
+        }
+        p = nul_run(lx, m);
+        diag_error(lx->diags, loc_at(lx, m, p), "embedded NUL byte in source");
+        bad = true;
+        continue;
       }
+      [\n] { string_unterminated(lx, s, m); return; }
       (cp \ [\n"\\])+ { buf_add(lx, m, (size_t)(p - m)); continue; }
       * {
         if (!bad_utf8)
@@ -374,6 +397,7 @@ static void lex_block_comment(Lexer *lx, const uchar *s) {
       [\n]           { newline(lx, p); continue; }
       nul {
         if (m < lx->end) {
+          p = nul_run(lx, m);
           diag_error(lx->diags, loc_at(lx, m, p), "embedded NUL byte in source");
           continue;
         }
@@ -414,14 +438,17 @@ static bool lex_next(Lexer *lx) {
     exponent = [eE] [+-]? dec;
     float    = (dec "." dec? exponent? | "." dec exponent? | dec exponent) [fFdD]?;
     junk     = ([0-9] | "." [0-9]) [0-9A-Za-z_.]*;
+    /* `1e+` with no digits: the sign belongs to the bad literal, or the
+     * parser would go on to complain about a stray `+`. */
+    badexp   = (dec "." dec? | "." dec | dec) [eE] [+-];
     typename = "bool" | "int" ("8" | "16" | "32" | "64")? | "uint" ("8" | "16" | "32" | "64")?
              | "float" ("16" | "32" | "64")? | "double" | [di]? "vec" [234]
              | "mat" ("22" | "33" | "44") | "quat";
 
     nul {
-      lx->cur = p;
       if (s == lx->end)
         return false;
+      lx->cur = nul_run(lx, s);
       lex_error(lx, s, "embedded NUL byte in source");
       return true;
     }
@@ -453,7 +480,7 @@ static bool lex_next(Lexer *lx) {
     hexnum isuffix? { lx->cur = p; lex_int(lx, s, 16); return true; }
     binnum isuffix? { lx->cur = p; lex_int(lx, s, 2); return true; }
     float           { lx->cur = p; lex_float(lx, s); return true; }
-    junk            { lx->cur = p; lex_error(lx, s, "malformed number literal"); return true; }
+    junk | badexp   { lx->cur = p; lex_error(lx, s, "malformed number literal"); return true; }
     ["]             { lx->cur = p; lex_string(lx, s); return true; }
 
     "("   { TOK(TK_LPAREN); }

@@ -26,7 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PARSE_MAX_DEPTH = 256, PARSE_MAX_DIMS = 4 };
+/* PARSE_LOOKAHEAD bounds the commas of `T[,,]` that a guess looks through:
+ * peek() is linear in its distance, so unbounded looks go quadratic. */
+enum { PARSE_MAX_DEPTH = 256, PARSE_MAX_DIMS = 4, PARSE_LOOKAHEAD = 64 };
 
 typedef struct Parser {
   Arena *arena;
@@ -136,16 +138,19 @@ static void report(Parser *p, SrcLoc loc, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* An error at the current token after which the parser must resynchronise. */
-static void syntax_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void syntax_error(Parser *p, const char *fmt, ...) {
-  if (!p->panic && !p->abort && !p->after_err) {
+/* An error at the current token after which the parser must resynchronise.
+ * Returns whether it was reported (a note may then follow it). */
+static bool syntax_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool syntax_error(Parser *p, const char *fmt, ...) {
+  bool said = !p->panic && !p->abort && !p->after_err;
+  if (said) {
     va_list ap;
     va_start(ap, fmt);
     vreport(p, tok(p)->loc, fmt, ap);
     va_end(ap);
   }
   p->panic = true;
+  return said;
 }
 
 static bool expect(Parser *p, TokKind k, const char *where) {
@@ -210,7 +215,10 @@ static void sync_stmt(Parser *p) {
     if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE))
       break;
   }
-  p->panic = false;
+  /* Run into the end of the file, every enclosing block is unclosed too:
+   * staying in panic lets one error say so, not one per level. */
+  if (!at(p, TK_EOF))
+    p->panic = false;
 }
 
 static bool starts_module_item(TokKind k) {
@@ -601,7 +609,7 @@ static bool ident_starts_decl(Parser *p) {
   int k = 1;
   if (peek(p, k)->kind == TK_LBRACKET) {
     k++;
-    while (peek(p, k)->kind == TK_COMMA)
+    while (k < PARSE_LOOKAHEAD && peek(p, k)->kind == TK_COMMA)
       k++;
     if (peek(p, k)->kind != TK_RBRACKET)
       return false;
@@ -691,12 +699,9 @@ static Node *parse_block(Parser *p) {
       advance(p);  /* never loop without consuming */
     cur = cur->next = s;
   }
-  if (!accept(p, TK_RBRACE)) {
-    bool quiet = p->panic || p->abort;
-    syntax_error(p, "expected '}' to close the block, found %s", tok_desc(p, tok(p)));
-    if (!quiet)
-      diag_note(p->diags, open->loc, "the block opened here");
-  }
+  if (!accept(p, TK_RBRACE) &&
+      syntax_error(p, "expected '}' to close the block, found %s", tok_desc(p, tok(p))))
+    diag_note(p->diags, open->loc, "the block opened here");
   blk->body = head.next;
   blk->loc = loc_span(open->loc, prev_loc(p));
   return blk;
@@ -895,10 +900,9 @@ static Decl *parse_struct(Parser *p) {
   Token *open = tok(p);
   if (expect(p, TK_LBRACE, "to start the struct's fields")) {
     parse_fields(p, d);
-    if (!accept(p, TK_RBRACE)) {
-      syntax_error(p, "expected '}' to close struct '%s', found %s", d->name, tok_desc(p, tok(p)));
+    if (!accept(p, TK_RBRACE) &&
+        syntax_error(p, "expected '}' to close struct '%s', found %s", d->name, tok_desc(p, tok(p))))
       diag_note(p->diags, open->loc, "the struct opened here");
-    }
     accept(p, TK_SEMI);
   }
   d->loc = loc_span(d->loc, prev_loc(p));
@@ -962,6 +966,59 @@ static Decl *parse_func(Parser *p) {
   return d;
 }
 
+/* `T name (` or `T[,] name (`: a function's head, so a place to resume. */
+static bool at_func_head(Parser *p) {
+  if (!at_type_start(p) || at(p, TK_AUTO))
+    return false;
+  int i = 1;
+  if (peek(p, i)->kind == TK_LBRACKET) {
+    while (i < PARSE_LOOKAHEAD && peek(p, ++i)->kind == TK_COMMA)
+      ;
+    if (peek(p, i++)->kind != TK_RBRACKET)
+      return false;
+  }
+  return peek(p, i)->kind == TK_IDENT && peek(p, i + 1)->kind == TK_LPAREN;
+}
+
+/* A statement at module level: what follows an extra `}` that closed its
+ * function early. */
+static bool at_stray_stmt(Parser *p) {
+  switch (kind(p)) {
+  case TK_IF: case TK_FOR: case TK_WHILE: case TK_DO:
+  case TK_RETURN: case TK_BREAK: case TK_CONTINUE:
+    return true;
+  case TK_IDENT: {
+    TokKind k = peek(p, 1)->kind;
+    if (k == TK_LBRACKET) {
+      TokKind k2 = peek(p, 2)->kind;
+      return k2 != TK_COMMA && k2 != TK_RBRACKET;
+    }
+    return k == TK_LPAREN || k == TK_DOT || k == TK_INC || k == TK_DEC || is_assign_op(k);
+  }
+  default:
+    return false;
+  }
+}
+
+/* Skips the rest of the function an extra `}` cut short: its statements and
+ * its real closing `}`, quietly, up to the next declaration. */
+static void skip_stray_stmts(Parser *p) {
+  int nest = 0;
+  while (!at(p, TK_EOF)) {
+    TokKind k = kind(p);
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT)
+      break;
+    if (nest == 0 && (k == TK_CONST || at_func_head(p)))
+      break;
+    advance(p);
+    if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
+      nest++;
+    else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
+      nest--;
+  }
+  p->panic = false;
+}
+
 /* item = import | const | struct | func */
 static Decl *parse_item(Parser *p) {
   switch (kind(p)) {
@@ -970,6 +1027,12 @@ static Decl *parse_item(Parser *p) {
   case TK_STRUCT: return parse_struct(p);
   case TK_KERNEL: return parse_func(p);
   default:
+    if (at_stray_stmt(p)) {
+      syntax_error(p, "expected a declaration (import, const, struct, function or kernel), found a "
+                      "statement; does an extra '}' above end the function early?");
+      skip_stray_stmts(p);
+      return NULL;
+    }
     if (at_type_start(p) && !at(p, TK_AUTO))
       return parse_func(p);
     syntax_error(p, "expected a declaration (import, const, struct, function or kernel), found %s",
@@ -1052,5 +1115,7 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   }
   m->decls = head.next;
   sort_diags(diags, before);
+  /* The tree keeps no token: on a big file the array is a third of the memory. */
+  arena_release(a, tl.toks);
   return m;
 }

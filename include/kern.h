@@ -174,11 +174,13 @@ typedef enum {
 } kern_memory_kind;
 
 typedef enum {
-  KERN_ALLOC_DEFAULT,      /* CPU: HOST; CUDA: the device's default */
-  KERN_ALLOC_PINNED,       /* CPU only, needs the CUDA driver */
-  KERN_ALLOC_CUDA_DEVICE,
-  KERN_ALLOC_CUDA_MEMPOOL,
-  KERN_ALLOC_CUDA_MANAGED
+  KERN_ALLOC_DEFAULT,      /* CPU: HOST; CUDA: CUDA_DEVICE (cuMemAlloc), pools or not */
+  KERN_ALLOC_PINNED,       /* CPU only: page-locked (cuMemAllocHost); needs the CUDA
+                              driver and a GPU, else KERN_ERR_UNSUPPORTED */
+  KERN_ALLOC_CUDA_DEVICE,  /* cuMemAlloc */
+  KERN_ALLOC_CUDA_MEMPOOL, /* the device's memory pool, stream-ordered (cuMemAllocAsync) */
+  KERN_ALLOC_CUDA_MANAGED  /* cuMemAllocManaged (attach global); never during a graph
+                              capture: KERN_ERR_CAPTURE, allocate before the capture */
 } kern_allocator;
 
 /* Shapes have 1 to 4 dims, each >= 0 (a dim of 0 makes an empty array). A byte
@@ -192,8 +194,12 @@ kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t 
 /* An array over memory kern does not own (kern_array_free leaves it alone; it
  * must outlive the array). strides: bytes per step along each dim, NULL for
  * dense C order; negative strides are rejected. The memory kind is the one kern
- * recorded when ptr is the start of one of its own allocations, else what the
- * CUDA driver reports, else KERN_MEM_UNKNOWN. */
+ * recorded when ptr is the start of one of its own allocations (no driver
+ * call), else what the CUDA driver reports (registered or page-locked host
+ * memory: PINNED_HOST; device, memory-pool or managed memory), else
+ * KERN_MEM_UNKNOWN (so pageable memory kern did not allocate is UNKNOWN). GPU
+ * memory must be wrapped with the device it belongs to: anything else is
+ * KERN_ERR_INVALID_ARGUMENT. */
 kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim,
                             const int64_t *shape, const int64_t *strides);
 /* A window [offset, offset + shape) of an array, sharing its memory and
@@ -233,13 +239,24 @@ bool kern_can_access(const kern_device *launch, const kern_array *);
  * the current allocator is returned. */
 kern_allocator kern_device_set_allocator(kern_device *, kern_allocator);
 kern_allocator kern_device_get_allocator(const kern_device *);
-/* CUDA device memory only (a cuIpcMemHandle, 64 bytes, into handle_out);
- * managed, host, external and view arrays: KERN_ERR_UNSUPPORTED. */
+/* CUDA device memory only (a cuIpcMemHandle, 64 bytes, into handle_out) of an
+ * array that owns its allocation; managed, memory-pool, host, external
+ * (wrapped or from DLPack) and view arrays: KERN_ERR_UNSUPPORTED saying why. */
 kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
-/* DLPack both ways, zero-copy. from_dlpack takes ownership of the tensor (its
- * deleter runs when the array is freed); to_dlpack returns a tensor that keeps
- * the array's memory alive until its deleter runs. (This version: not
- * implemented yet, KERN_ERR_UNSUPPORTED.) */
+/* DLPack both ways, zero-copy (the DLManagedTensor of dlpack.h; docs/memory.md).
+ * from_dlpack: kDLCPU, kDLCUDA (device_id N -> "cuda:N"), kDLCUDAHost (pinned,
+ * on "cpu") and kDLCUDAManaged tensors of bool, int/uint 8-64 and float
+ * 16/32/64 with one lane, 1 to 4 dims, byte_offset and element strides (NULL:
+ * dense; negative: refused). On success the array owns the tensor: its deleter
+ * runs once, when the array and all its views are freed. On failure
+ * (KERN_ERR_UNSUPPORTED for what kern cannot represent, INVALID_ARGUMENT for a
+ * malformed tensor) the tensor stays the caller's and its deleter is not called.
+ * to_dlpack: a new tensor whose deleter the consumer must call; it holds a
+ * reference to the array's memory, which stays allocated until then even if
+ * the array is freed first (wrapped memory must outlive the tensor). Vector,
+ * matrix and quat dtypes become trailing dims of their component type; struct
+ * dtypes are KERN_ERR_UNSUPPORTED. Neither direction synchronizes: finish or
+ * order pending CUDA work before handing memory over. */
 kern_array *kern_array_from_dlpack(struct DLManagedTensor *);
 struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 
@@ -355,12 +372,57 @@ kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, cons
 #define KERN_LAUNCH(kernel, device, dims, ...) \
   KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
 
+/* ---- ahead-of-time modules (kernc build, docs/aot.md) ----------------------------- */
+
+/* The C layouts of kern's by-value types (the headers kernc build writes use
+ * them; kern_arg_bytes takes them): components tightly packed, matrices
+ * row-major m[row][col], quaternions x, y, z then the real part w. */
+typedef struct kern_float16 { uint16_t bits; } kern_float16;  /* IEEE binary16 bits */
+typedef struct kern_vec2 { float x, y; } kern_vec2;
+typedef struct kern_vec3 { float x, y, z; } kern_vec3;
+typedef struct kern_vec4 { float x, y, z, w; } kern_vec4;
+typedef struct kern_dvec2 { double x, y; } kern_dvec2;
+typedef struct kern_dvec3 { double x, y, z; } kern_dvec3;
+typedef struct kern_dvec4 { double x, y, z, w; } kern_dvec4;
+typedef struct kern_ivec2 { int32_t x, y; } kern_ivec2;
+typedef struct kern_ivec3 { int32_t x, y, z; } kern_ivec3;
+typedef struct kern_ivec4 { int32_t x, y, z, w; } kern_ivec4;
+typedef struct kern_mat22 { float m[2][2]; } kern_mat22;
+typedef struct kern_mat33 { float m[3][3]; } kern_mat33;
+typedef struct kern_mat44 { float m[4][4]; } kern_mat44;
+typedef struct kern_quat { float x, y, z, w; } kern_quat;
+
+/* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
+ * CPU and the GPU archs it was built for, and its source. */
+typedef struct kern_embedded kern_embedded;
+/* The module of an embedded table, made on the first call (thread-safe; needs
+ * no C compiler, no NVRTC and no cache). The library owns it until
+ * kern_shutdown (kern_module_free ignores it); later calls return the same
+ * module. NULL with KERN_ERR_UNSUPPORTED for a table built for another kern
+ * ABI version. */
+kern_module *kern_module_embedded(const kern_embedded *);
+/* Launches the embedded module's kernel number `kernel` (declaration order)
+ * with args[i] pointing at argument i: a kern_array * for an array parameter,
+ * else the value in its C layout. The PREFIX_KERNEL_launch functions call it. */
+kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *, kern_dims, int nargs,
+                                 const void *const *args);
+
 /* ---- access checks --------------------------------------------------------------- */
 
+/* In every mode, CPU launches refuse CUDA device, pool and (where the table
+ * says so) managed memory with KERN_ERR_ACCESS: a CPU thread touching it would
+ * kill the process. CHECKED also explains, once per (kernel, parameter, array
+ * device, launch device) through the warning handler, a kernel that applies
+ * atomics to memory the CPU and a GPU share (host or managed memory on a GPU
+ * launch, managed memory on a CPU launch) when that GPU does not report
+ * is_cpu_gpu_atomic_supported; the launch goes ahead. docs/memory.md has the
+ * rules. */
 typedef enum {
   KERN_ACCESS_RELAXED, /* type, dtype and ndim only (default) */
   KERN_ACCESS_STRICT,  /* every array on the launch device */
-  KERN_ACCESS_CHECKED  /* memory-access table; unknown provenance warns once */
+  KERN_ACCESS_CHECKED  /* memory-access table (KERN_ERR_ACCESS naming kernel,
+                          parameter, array device, memory kind, launch device);
+                          unknown provenance warns once and launches */
 } kern_access_mode;
 /* Process-wide; returns the previous mode. */
 kern_access_mode kern_set_launch_access_mode(kern_access_mode);
@@ -387,17 +449,80 @@ kern_stream *kern_device_get_stream(kern_device *);
 /* The CUstream behind a stream, for interop. */
 void *kern_stream_cuda_handle(const kern_stream *);
 
-/* Graph capture: between begin and end on a device, launches are recorded
- * instead of run (CUDA stream capture; on the CPU, a list replayed in order).
- * Argument values are captured as they were; arrays by pointer. Capture is
- * per device and must end on the thread that began it. (This version: not
- * implemented yet, KERN_ERR_UNSUPPORTED.) */
+/* Graph capture (docs/capture.md). Between begin and end on a device, every
+ * kern operation on that device, from any thread, is recorded instead of run:
+ * launches (argument values as they were at the call, arrays by address, so
+ * their contents may change between replays), device-side copies and fills,
+ * and on CUDA memory-pool allocations and frees. CUDA records with stream
+ * capture on the device's current stream; the CPU records a list that
+ * kern_graph_launch replays in order on the thread pool, with the same rules.
+ *
+ * Operations that cannot be recorded fail with KERN_ERR_CAPTURE, a message
+ * naming the operation, and no effect; the capture stays open and valid, so
+ * it can go on or be ended or aborted: kern_device_synchronize, kern_array_read
+ * and kern_array_write of the capturing device's arrays, copies between its
+ * memory and another device's, non-pool CUDA allocations (KERN_ALLOC_CUDA_DEVICE,
+ * MANAGED; use KERN_ALLOC_CUDA_MEMPOOL inside a capture), kern_device_set_stream,
+ * and any operation on another device that touches the capturing device's
+ * arrays. Misuse (begin twice, end without begin or from another thread than
+ * begin, a graph of another device) is KERN_ERR_CAPTURE and changes nothing.
+ *
+ * A graph holds references to the memory of the arrays it uses: freeing such
+ * an array after capture is safe (its memory lives until kern_graph_free);
+ * wrapped memory (kern_array_wrap) must outlive the graph, and so must the
+ * modules of its kernels. */
+typedef enum {
+  KERN_CAPTURE_GLOBAL,      /* default (CUDA's global mode): while the capture is
+                               open, CUDA calls that are unsafe during capture
+                               fail in every thread */
+  KERN_CAPTURE_THREAD_LOCAL /* CUDA's thread-local mode: only the capturing thread
+                               is restricted (the CPU treats both alike) */
+} kern_capture_mode;
+
+/* Starts a capture on the device: kern_capture_begin_mode(d, KERN_CAPTURE_GLOBAL). */
 kern_status kern_capture_begin(kern_device *);
-/* Ends the capture; *out gets the graph (free with kern_graph_free). */
+kern_status kern_capture_begin_mode(kern_device *, kern_capture_mode);
+/* Ends the capture (on the thread that began it) and makes it an executable
+ * graph in *out (free with kern_graph_free). When the capture was broken by a
+ * driver failure inside it, returns that failure as KERN_ERR_CAPTURE, discards
+ * the capture, and the device's stream is usable again. */
 kern_status kern_capture_end(kern_device *, kern_graph **out);
-/* Replays a graph on the device it was captured on. */
+/* Ends the capture into an existing graph of the same device, replacing what
+ * it runs. When the new capture has the same shape (the same operations in
+ * the same order; arguments, dims and addresses may differ) the executable is
+ * updated in place (CUDA: cuGraphExecUpdate), which is much cheaper than
+ * instantiating; otherwise it is rebuilt. *updated (may be NULL) says which.
+ * Replays already queued on CUDA run the old contents. On failure the graph
+ * keeps its old contents. */
+kern_status kern_capture_end_update(kern_device *, kern_graph *, bool *updated);
+/* Ends and discards the capture (on the thread that began it): nothing is run;
+ * pool memory allocated inside it must not be used afterwards. */
+kern_status kern_capture_abort(kern_device *);
+/* A capture is open on the device (begun by any thread). */
+bool kern_capture_is_active(const kern_device *);
+
+/* Conditional blocks inside a capture, on a device flag: `flag` is an int32
+ * array with one element, on the capturing device. At replay, the operations
+ * recorded between kern_capture_if and kern_capture_end_if run when
+ * flag[0] != 0 at that point of the replay; those between kern_capture_while and
+ * kern_capture_end_while run again and again while flag[0] != 0, tested before
+ * each iteration (so kernels inside the block update the flag). Blocks nest
+ * (up to 8 deep). Inside a block, allocations are refused. CUDA uses
+ * conditional graph nodes (driver 12.4 or newer, else KERN_ERR_UNSUPPORTED); the
+ * CPU evaluates the flag in the replay. */
+kern_status kern_capture_if(kern_device *, kern_array *flag);
+kern_status kern_capture_end_if(kern_device *);
+kern_status kern_capture_while(kern_device *, kern_array *flag);
+kern_status kern_capture_end_while(kern_device *);
+
+/* Replays a graph on the device it was captured on (CUDA: queued on the
+ * device's current stream; the CPU: returns when done). A graph with debug
+ * kernels replays synchronously and reports KERN_ERR_BOUNDS like a launch.
+ * Replaying during a capture on the same device is KERN_ERR_CAPTURE. Several
+ * threads may replay one graph at once, but not while it is being updated. */
 kern_status kern_graph_launch(kern_graph *);
-/* NULL is ignored. */
+kern_device *kern_graph_device(const kern_graph *);
+/* Releases the graph and its references to array memory. NULL is ignored. */
 void kern_graph_free(kern_graph *);
 
 #ifdef __cplusplus

@@ -4,8 +4,14 @@
  * Produces: the kern_array_* API.
  * Breaks: memory belongs to a refcounted rt_storage shared by an array and its
  * views, so they may be freed in any order; wrapped memory has no storage and
- * is never freed by kern. Byte sizes are checked for overflow before anything
- * is allocated.
+ * is never freed by kern; external memory adopted from DLPack has a storage
+ * whose last release calls its owner back. Byte sizes are checked for
+ * overflow before anything is allocated. A wrapped pointer's memory kind comes
+ * from the registry (kern's own base pointers, no driver call), else from the
+ * driver hook, else UNKNOWN. During a graph capture, allocations, copies,
+ * fills and host transfers ask capture.c first (recorded, refused, or let
+ * through to the stream), and a free the capture cannot record waits for it
+ * to end.
  */
 #include "rt.h"
 
@@ -16,8 +22,11 @@ typedef struct rt_storage {
   _Atomic int refs;
   kern_device *device;
   void *base;
-  size_t bytes;           /* as allocated (>= 64) */
+  size_t bytes;           /* as allocated (>= 64); 0 for external memory */
   kern_memory_kind kind;
+  void (*release)(void *ctx); /* external memory (DLPack): its owner's release */
+  void *ctx;
+  uint64_t capture;       /* the graph capture that allocated it (0: none) */
 } rt_storage;
 
 /* ---- shapes ------------------------------------------------------------------- */
@@ -88,6 +97,19 @@ static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   /* Never 0 bytes: every array gets a real, aligned address. */
   s->bytes = nbytes < 64 ? 64 : (nbytes + 63) & ~(size_t)63;
   kern_allocator al = kern_device_get_allocator(dev);
+  /* cuMemAllocManaged is not stream-ordered: a graph cannot record it. */
+  if (al == KERN_ALLOC_CUDA_MANAGED && rt_capture_active(dev)) {
+    free(s);
+    rt_error(KERN_ERR_CAPTURE,
+             "cannot allocate CUDA managed memory on %s during graph capture: allocate managed arrays "
+             "before kern_capture_begin", dev->name);
+    return NULL;
+  }
+  if (rt_capture_check_alloc(dev, al)) {
+    free(s);
+    return NULL;
+  }
+  s->capture = rt_capture_id(dev);
   s->base = dev->ops->alloc(dev, s->bytes, al, zero, &s->kind);
   rt_alloc_info info = {.device = dev, .kind = s->kind, .bytes = s->bytes};
   if (s->base && !rt_registry_add(s->base, &info)) {
@@ -104,11 +126,47 @@ static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   return s;
 }
 
+void rt_storage_destroy(rt_storage *s) {
+  if (s->release) {
+    s->release(s->ctx);
+  } else {
+    rt_registry_remove(s->base);
+    s->device->ops->free(s->device, s->base, s->bytes, s->kind);
+  }
+  free(s);
+}
+
+/* A capture that cannot record the free keeps the storage until it ends. */
 static void storage_release(rt_storage *s) {
   if (!s || atomic_fetch_sub(&s->refs, 1) != 1) return;
-  rt_registry_remove(s->base);
-  s->device->ops->free(s->device, s->base, s->bytes, s->kind);
-  free(s);
+  if (rt_capture_defer_free(s, s->device, s->capture, s->kind)) return;
+  rt_storage_destroy(s);
+}
+
+void rt_storage_release(rt_storage *s) { storage_release(s); }
+
+rt_storage *rt_array_retain(const kern_array *a) {
+  if (a && a->storage) atomic_fetch_add(&a->storage->refs, 1);
+  return a ? a->storage : NULL;
+}
+
+rt_storage *rt_array_hold(const kern_array *a, uint64_t capture_id) {
+  if (!a->storage || (capture_id && a->storage->capture == capture_id)) return NULL;
+  return rt_array_retain(a);
+}
+
+kern_status rt_array_adopt(kern_array *a, kern_memory_kind kind, void (*release)(void *), void *ctx) {
+  rt_storage *s = calloc(1, sizeof *s);
+  if (!s) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+  atomic_init(&s->refs, 1);
+  s->device = a->device;
+  s->base = a->data;
+  s->kind = kind;
+  s->release = release;
+  s->ctx = ctx;
+  a->storage = s;
+  a->kind = kind;
+  return KERN_OK;
 }
 
 static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt, int ndim,
@@ -127,6 +185,7 @@ static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt,
   }
   a->data = a->storage->base;
   a->kind = a->storage->kind;
+  if (zero) rt_capture_new_array(a);
   return a;
 }
 
@@ -158,14 +217,35 @@ static kern_status check_strides(int ndim, const int64_t *shape, const int64_t *
   return KERN_OK;
 }
 
-bool (*rt_pointer_kind_hook)(const void *ptr, kern_memory_kind *kind);
+bool (*rt_pointer_kind_hook)(const void *ptr, kern_memory_kind *kind, int *ordinal);
 
-static kern_memory_kind classify(const void *ptr) {
+/* kern's own allocations answer from the registry (no driver call); others
+ * ask the driver. *owner: the device the memory belongs to, when known. */
+static kern_memory_kind classify(const void *ptr, const kern_device **owner) {
   rt_alloc_info info;
   kern_memory_kind k;
-  if (rt_registry_find(ptr, &info)) return info.kind;
-  if (rt_pointer_kind_hook && rt_pointer_kind_hook(ptr, &k)) return k;
-  return KERN_MEM_UNKNOWN;
+  int ord = -1;
+  *owner = NULL;
+  if (rt_registry_find(ptr, &info)) {
+    *owner = info.device;
+    return info.kind;
+  }
+  if (!rt_pointer_kind_hook || !rt_pointer_kind_hook(ptr, &k, &ord)) return KERN_MEM_UNKNOWN;
+  for (int i = 1; ord >= 0 && i < kern_device_count(); i++) {
+    kern_device *d = kern_device_at(i);
+    if (d->kind == RT_DEV_CUDA && d->ordinal == ord) *owner = d;
+  }
+  return k;
+}
+
+/* GPU memory declared on another device would send CPU threads (copies,
+ * launches) or the wrong GPU to an address they cannot use. */
+static kern_status check_owner(kern_device *dev, kern_memory_kind kind, const kern_device *owner) {
+  if (rt_device_is_host_kind(kind) || kind == KERN_MEM_UNKNOWN || !owner || owner == dev) return KERN_OK;
+  static const char *const names[] = {"", "", "CUDA device", "CUDA memory-pool", "CUDA managed"};
+  return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                  "kern_array_wrap: ptr is %s memory of %s, not of %s; wrap it with device %s",
+                  names[kind], owner->name, dev->name, owner->name);
 }
 
 kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim,
@@ -179,13 +259,16 @@ kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim
     return NULL;
   }
   if (strides && check_strides(ndim, shape, strides, kern_dtype_size(dt), nbytes)) return NULL;
+  const kern_device *owner;
+  kern_memory_kind kind = classify(ptr, &owner);
+  if (check_owner(dev, kind, owner)) return NULL;
   kern_array *a = array_alloc(dev, dt, ndim, shape);
   if (!a) return NULL;
   a->nbytes = nbytes;
   a->data = ptr;
   if (strides) memcpy(a->strides, strides, (size_t)ndim * sizeof *strides);
   else set_dense_strides(a);
-  a->kind = classify(ptr);
+  a->kind = kind;
   return a;
 }
 
@@ -310,13 +393,7 @@ static kern_status device_copy(kern_device *dev, void *dst, const void *src, siz
   return dev->ops->copy(dev, dst, src, n, dh, sh);
 }
 
-kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
-  if (!a || (!src && bytes))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_write: %s is NULL", a ? "src" : "array");
-  if (bytes != a->nbytes)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_array_write: %zu bytes given, the array holds %zu", bytes, a->nbytes);
-  if (bytes == 0) return KERN_OK;
+static kern_status write_now(kern_array *a, const void *src, size_t bytes) {
   if (host_ok(a)) {
     cursor c = {(char *)src};
     for_each_run(a, scatter, &c);
@@ -327,13 +404,7 @@ kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
                   a->device->name);
 }
 
-kern_status kern_array_read(const kern_array *a, void *dst, size_t bytes) {
-  if (!a || (!dst && bytes))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_read: %s is NULL", a ? "dst" : "array");
-  if (bytes != a->nbytes)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_array_read: %zu bytes given, the array holds %zu", bytes, a->nbytes);
-  if (bytes == 0) return KERN_OK;
+static kern_status read_now(const kern_array *a, void *dst, size_t bytes) {
   if (host_ok(a)) {
     cursor c = {dst};
     for_each_run(a, gather, &c);
@@ -342,6 +413,29 @@ kern_status kern_array_read(const kern_array *a, void *dst, size_t bytes) {
   if (rt_array_dense(a)) return device_copy(a->device, dst, a->data, bytes, true, false);
   return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_read: strided arrays on %s are not supported",
                   a->device->name);
+}
+
+/* During a capture the host must not touch the device's arrays: refused. */
+kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
+  if (!a || (!src && bytes))
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_write: %s is NULL", a ? "src" : "array");
+  if (bytes != a->nbytes)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_array_write: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+  if (bytes == 0) return KERN_OK;
+  kern_status st = rt_capture_host_access(a, "kern_array_write");
+  return st ? st : write_now(a, src, bytes);
+}
+
+kern_status kern_array_read(const kern_array *a, void *dst, size_t bytes) {
+  if (!a || (!dst && bytes))
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_read: %s is NULL", a ? "dst" : "array");
+  if (bytes != a->nbytes)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_array_read: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+  if (bytes == 0) return KERN_OK;
+  kern_status st = rt_capture_host_access(a, "kern_array_read");
+  return st ? st : read_now(a, dst, bytes);
 }
 
 /* ---- copy ------------------------------------------------------------------------------------- */
@@ -376,15 +470,21 @@ static kern_status check_same(const kern_array *dst, const kern_array *src) {
 static kern_status copy_staged(kern_array *dst, const kern_array *src) {
   void *tmp = malloc(src->nbytes);
   if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
-  kern_status st = kern_array_read(src, tmp, src->nbytes);
-  if (st == KERN_OK) st = kern_array_write(dst, tmp, dst->nbytes);
+  kern_status st = read_now(src, tmp, src->nbytes);
+  if (st == KERN_OK) st = write_now(dst, tmp, dst->nbytes);
   free(tmp);
   return st;
 }
 
+/* A capture records the copy (CPU), refuses it, or lets it reach the stream. */
 kern_status kern_array_copy(kern_array *dst, const kern_array *src) {
   kern_status st = check_same(dst, src);
   if (st || dst->nbytes == 0) return st;
+  if (rt_capture_copy(dst, src, &st)) return st;
+  return rt_array_copy_now(dst, src);
+}
+
+kern_status rt_array_copy_now(kern_array *dst, const kern_array *src) {
   if (dst->data == src->data && memcmp(dst->strides, src->strides, sizeof dst->strides) == 0)
     return KERN_OK;
   bool dh = host_ok(dst), sh = host_ok(src);
@@ -395,8 +495,8 @@ kern_status kern_array_copy(kern_array *dst, const kern_array *src) {
       return KERN_OK;
     }
     if (overlap(dst, src)) return copy_staged(dst, src);
-    if (dd) return kern_array_read(src, dst->data, dst->nbytes);
-    if (sd) return kern_array_write(dst, src->data, src->nbytes);
+    if (dd) return read_now(src, dst->data, dst->nbytes);
+    if (sd) return write_now(dst, src->data, src->nbytes);
     return copy_staged(dst, src);
   }
   if (dd && sd) {
@@ -426,6 +526,12 @@ kern_status kern_array_fill(kern_array *a, const void *value) {
   if (!a || !value)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL", a ? "value" : "array");
   if (a->nbytes == 0) return KERN_OK;
+  kern_status st;
+  if (rt_capture_fill(a, value, &st)) return st;
+  return rt_array_fill_now(a, value);
+}
+
+kern_status rt_array_fill_now(kern_array *a, const void *value) {
   pattern pt = {value, a->elem_size};
   if (host_ok(a)) {
     for_each_run(a, fill_run, &pt);
@@ -434,25 +540,36 @@ kern_status kern_array_fill(kern_array *a, const void *value) {
   char *tmp = malloc(a->nbytes);
   if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
   fill_run(tmp, a->nbytes, &pt);
-  kern_status st = kern_array_write(a, tmp, a->nbytes);
+  kern_status st = write_now(a, tmp, a->nbytes);
   free(tmp);
   return st;
 }
 
-/* ---- IPC (CUDA device memory only; the CUDA backend handles those) ------------------------------ */
+/* ---- IPC (CUDA device memory only; cuda_memory.c asks the driver) ------------------------------ */
+
+kern_status (*rt_ipc_handle_hook)(int ordinal, const void *base, void *out);
 
 kern_status kern_array_ipc_handle(const kern_array *a, void *handle_out) {
   if (!a || !handle_out)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL", a ? "handle_out" : "array");
   if (a->is_view)
     return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: a view has no IPC handle; use its owner");
-  if (!a->storage)
+  if (!a->storage || a->storage->release)
     return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: the array wraps external memory, which kern cannot export");
+                    "kern_array_ipc_handle: the array uses external memory (wrapped or from DLPack), which "
+                    "kern did not allocate and cannot export; export it from its owner");
+  if (a->kind == KERN_MEM_CUDA_MANAGED)
+    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the array is CUDA managed memory, which "
+                    "CUDA IPC cannot share; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes");
+  if (a->kind == KERN_MEM_CUDA_MEMPOOL)
+    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the array comes from %s's memory pool, "
+                    "which is not exportable; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes",
+                    a->device->name);
   if (a->kind != KERN_MEM_CUDA_DEVICE)
     return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array is %s memory",
-                    a->kind == KERN_MEM_HOST ? "host" : a->kind == KERN_MEM_PINNED_HOST ? "pinned host"
-                    : a->kind == KERN_MEM_CUDA_MANAGED ? "managed" : "memory-pool");
-  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle is not implemented yet");
+                    "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array "
+                    "is %s host memory", a->kind == KERN_MEM_PINNED_HOST ? "pinned" : "pageable");
+  if (!rt_ipc_handle_hook)
+    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the CUDA driver lacks cuIpcGetMemHandle");
+  return rt_ipc_handle_hook(a->device->ordinal, a->storage->base, handle_out);
 }

@@ -250,6 +250,7 @@ kern_status rt_ensure_init(void) {
 void kern_shutdown(void) {
   pthread_mutex_lock(&init_mu);
   if (atomic_load(&initialized)) {
+    rt_embedded_shutdown();
     rt_pool_shutdown();
     free(config.cache_dir);
     free(config.cc);

@@ -146,8 +146,8 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
 
 static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
   (void)d;
-  const char *src;
-  kern_status st = rt_module_c_source(m, &src);
+  const char *src = NULL;
+  kern_status st = m->embedded ? KERN_OK : rt_module_c_source(m, &src);
   if (st) return st;
   cpu_code *c = calloc(1, sizeof *c);
   if (c) c->entries = calloc((size_t)m->nkernels + 1, sizeof *c->entries);
@@ -156,8 +156,12 @@ static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
     return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
   }
   c->nkernels = m->nkernels;
-  st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
-  for (int i = 0; st == KERN_OK && i < m->nkernels; i++) st = bind_kernel(c, &m->kernels[i]);
+  /* A module built by kernc build carries its entry points: no compiler runs. */
+  if (m->embedded)
+    for (int i = 0; st == KERN_OK && i < m->nkernels; i++)
+      st = rt_embedded_cpu(m, i, &c->entries[i].range, &c->entries[i].dense);
+  else st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
+  for (int i = 0; !m->embedded && st == KERN_OK && i < m->nkernels; i++) st = bind_kernel(c, &m->kernels[i]);
   if (st) {
     cpu_code_free((rt_code *)c);
     return st;

@@ -27,7 +27,9 @@ extern char **environ;
 enum { MAX_LOG = 1 << 20 };
 
 static const char *const base_flags[] = {"-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                                         "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w"};
+                                         "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL};
+
+const char *const *rt_cpu_compile_flags(void) { return base_flags; }
 
 /* ---- finding the compiler ------------------------------------------------------ */
 
@@ -177,7 +179,7 @@ static void make_key(const char *src, size_t len, const char *cc, bool debug, ch
   hash_str(&s, abi);
   hash_str(&s, cc);
   hash_str(&s, compiler_identity(cc));
-  for (size_t i = 0; i < sizeof base_flags / sizeof *base_flags; i++) hash_str(&s, base_flags[i]);
+  for (size_t i = 0; base_flags[i]; i++) hash_str(&s, base_flags[i]);
   hash_str(&s, debug ? "-g" : "");
   hash_str(&s, cpu_identity());
   rt_sha256_add(&s, src, len);
@@ -241,7 +243,7 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   const char *argv[24];
   int n = 0;
   argv[n++] = cc;
-  for (size_t i = 0; i < sizeof base_flags / sizeof *base_flags; i++) argv[n++] = base_flags[i];
+  for (size_t i = 0; base_flags[i]; i++) argv[n++] = base_flags[i];
   if (debug) argv[n++] = "-g";
   if (debug && map) argv[n++] = map;
   argv[n++] = "-o";

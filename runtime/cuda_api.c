@@ -48,6 +48,8 @@ static const Sym cu_syms[] = {
     CU(GraphInstantiate, "cuGraphInstantiateWithFlags", false), CU(GraphLaunch, "cuGraphLaunch", false),
     CU(GraphExecDestroy, "cuGraphExecDestroy", false), CU(GraphDestroy, "cuGraphDestroy", false),
     CU(MemPoolSetAccess, "cuMemPoolSetAccess", false),
+    CU(PointerGetAttributes, "cuPointerGetAttributes", false),
+    CU(IpcGetMemHandle, "cuIpcGetMemHandle", false),
 };
 
 #define NV(field, sym, req) {sym, offsetof(rt_nvrtc_api, field), req}

@@ -107,6 +107,8 @@ typedef struct rt_cu_api {
   CUresult (*GraphExecDestroy)(CUgraphExec);
   CUresult (*GraphDestroy)(CUgraph);
   CUresult (*MemPoolSetAccess)(CUmemoryPool, const void *, size_t);
+  CUresult (*PointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
+  CUresult (*IpcGetMemHandle)(void *handle64, CUdeviceptr);
 } rt_cu_api;
 
 /* NVRTC. */
@@ -127,6 +129,10 @@ typedef struct rt_nvrtc_api {
   nvrtcResult (*GetNumSupportedArchs)(int *);
   nvrtcResult (*GetSupportedArchs)(int *);
 } rt_nvrtc_api;
+
+/* cuda_memory.c: installs the pinned-allocation, pointer-classification and
+ * IPC hooks of rt.h (called by rt_cuda_probe once the driver has started). */
+void rt_cuda_memory_init(const rt_cu_api *);
 
 /* Loads the driver once (thread-safe). NULL when absent; *why says why. */
 const rt_cu_api *rt_cu_load(const char **why);

@@ -2,7 +2,9 @@
  *
  * Requires the driver through cuda_api.c (dlopen'd; absent driver = no CUDA
  * devices, never an error at init). Produces rt_cuda_probe, the rt_cuda_ops
- * backend table and the public stream functions. Each device keeps its
+ * backend table, the public stream functions, and the context and stream
+ * helpers cuda_capture.c records with (a conditional body's stream replaces
+ * the current one while it is captured). Each device keeps its
  * primary context current on the calling thread before every driver call.
  * A device whose context hit a sticky fault (illegal address, trap) is marked
  * poisoned: every later call on it fails with the original error, the CPU
@@ -28,6 +30,7 @@ typedef struct cuda_dev {
   CUcontext ctx;
   kern_stream default_stream;
   _Atomic(kern_stream *) stream; /* where launches go */
+  _Atomic(CUstream) body;        /* during capture: a conditional body's stream, else NULL */
   kern_device_info info;
   int arch;            /* sm_major * 10 + sm_minor */
   int num_sms;
@@ -92,7 +95,19 @@ static kern_status enter(kern_device *d) {
     if (r_) return cu_fail((d), r_, #call);              \
   } while (0)
 
-static CUstream cur_stream(kern_device *d) { return atomic_load(&impl(d)->stream)->s; }
+static CUstream cur_stream(kern_device *d) {
+  CUstream body = atomic_load(&impl(d)->body);
+  return body ? body : atomic_load(&impl(d)->stream)->s;
+}
+
+/* ---- for cuda_capture.c ---------------------------------------------------------- */
+
+kern_status rt_cuda_enter(kern_device *d) { return enter(d); }
+kern_status rt_cuda_fail(kern_device *d, int r, const char *what) { return cu_fail(d, r, what); }
+CUstream rt_cuda_stream(kern_device *d) { return cur_stream(d); }
+CUcontext rt_cuda_context(const kern_device *d) { return impl(d)->ctx; }
+int rt_cuda_arch(const kern_device *d) { return impl(d)->arch; }
+void rt_cuda_set_capture_stream(kern_device *d, CUstream s) { atomic_store(&impl(d)->body, s); }
 
 /* ---- probe ------------------------------------------------------------------------ */
 
@@ -157,6 +172,7 @@ kern_status rt_cuda_probe(void) {
     kern_device *d = c ? rt_device_add(RT_DEV_CUDA, i, &rt_cuda_ops, c) : NULL;
     if (d) c->default_stream.device = d;
   }
+  rt_cuda_memory_init(cu);
   return KERN_OK;
 }
 
@@ -202,6 +218,7 @@ static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t 
 }
 
 static kern_status cuda_sync(kern_device *d) {
+  if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_synchronize");
   kern_status s = enter(d);
   if (s) return s;
   CU_TRY(d, cu->CtxSynchronize());
@@ -315,6 +332,7 @@ static void cache_write(const char *dir, const char *key, const char *bin, size_
 
 /* CUDA source -> CUBIN (or PTX), from the cache when possible. */
 static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
+  if (m->embedded) return rt_embedded_gpu_image(m, arch, bin, len); /* kernc build: no NVRTC */
   char *src = cuda_source(m);
   if (!src) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
   char key[65];
@@ -397,7 +415,11 @@ static kern_status cuda_launch(const rt_launch *L) {
   CUstream st = cur_stream(d);
   kn_ctx ctx = L->ctx;
   bool debug = ctx.err != NULL && c->err_buf;
-  if (debug) {
+  /* Inside a capture the graph's replay checks the record (no synchronize here). */
+  bool captured = debug && rt_capture_active(d);
+  if (captured) {
+    ctx.err = rt_cuda_capture_debug_slot(d, L->kernel);
+  } else if (debug) {
     ctx.err = c->err_buf;
     CU_TRY(d, cu->MemsetD8Async((CUdeviceptr)(uintptr_t)c->err_buf, 0, sizeof(kn_error), st));
   }
@@ -408,7 +430,7 @@ static kern_status cuda_launch(const rt_launch *L) {
   if (grid > max_grid) grid = max_grid;
   if (grid < 1) grid = 1;
   CU_TRY(d, cu->LaunchKernel(cc->fn[fi], (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, st, params, NULL));
-  return debug ? debug_finish(d, L, st) : KERN_OK;
+  return debug && !captured ? debug_finish(d, L, st) : KERN_OK;
 }
 
 const rt_device_ops rt_cuda_ops = {
@@ -425,6 +447,7 @@ const rt_device_ops rt_cuda_ops = {
     .compile = cuda_compile,
     .code_free = cuda_code_free,
     .launch = cuda_launch,
+    .graph = &rt_cuda_graph_ops,
 };
 
 /* ---- streams ------------------------------------------------------------------------------ */
@@ -460,6 +483,10 @@ kern_stream *kern_stream_wrap_cuda(kern_device *d, void *cu_stream) {
 void kern_stream_free(kern_stream *s) {
   if (!s || s == &impl(s->device)->default_stream) return;
   cuda_dev *c = impl(s->device);
+  if (rt_capture_active(s->device) && atomic_load(&c->stream) == s) {
+    rt_capture_refuse(s->device, "kern_stream_free of the stream being captured");
+    return;  /* the stream stays valid: free it after kern_capture_end */
+  }
   kern_stream *expected = s;
   atomic_compare_exchange_strong(&c->stream, &expected, &c->default_stream);
   if (s->owned && !c->poisoned && cu->CtxSetCurrent(c->ctx) == 0) {
@@ -475,6 +502,7 @@ kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
   if (s && s->device != d)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: the stream belongs to %s, not %s",
                     s->device->name, d->name);
+  if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_set_stream");
   atomic_store(&impl(d)->stream, s ? s : &impl(d)->default_stream);
   return KERN_OK;
 }

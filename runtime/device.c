@@ -117,6 +117,7 @@ bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_C
 
 kern_status kern_device_synchronize(kern_device *d) {
   if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
+  if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
   return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
 }
 
@@ -163,13 +164,30 @@ static const char *allocator_name(kern_allocator a) {
   return (unsigned)a < 5 ? n[a] : "an unknown allocator";
 }
 
+/* Why a known allocator is refused, for the message. */
+static const char *allocator_hint(const kern_device *d, kern_allocator a) {
+  if (d->kind == RT_DEV_CPU && a >= KERN_ALLOC_CUDA_DEVICE && a <= KERN_ALLOC_CUDA_MANAGED)
+    return ": CUDA allocators belong to CUDA devices (use KERN_ALLOC_PINNED for page-locked host memory)";
+  if (d->kind == RT_DEV_CUDA && a == KERN_ALLOC_PINNED)
+    return ": pinned host memory is allocated on the CPU device (set KERN_ALLOC_PINNED on \"cpu\")";
+  if (a == KERN_ALLOC_CUDA_MEMPOOL) return ": the device does not support memory pools";
+  if (a == KERN_ALLOC_CUDA_MANAGED) return ": the device does not support managed memory";
+  return "";
+}
+
 kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
   if (!d) {
     rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
     return KERN_ALLOC_DEFAULT;
   }
   if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
-    rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s", d->name, allocator_name(a));
+    if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED)
+      rt_error(KERN_ERR_UNSUPPORTED,
+               "device cpu cannot allocate with KERN_ALLOC_PINNED: pinned host memory needs the CUDA driver "
+               "and a GPU (%s)", rt_cuda_absent_reason() ? rt_cuda_absent_reason() : "none found");
+    else
+      rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name, allocator_name(a),
+               allocator_hint(d, a));
     return kern_device_get_allocator(d);
   }
   return (kern_allocator)atomic_exchange(&d->allocator, (int)a);

@@ -1,6 +1,7 @@
 /* launch.c: launch arguments, validation, access checks, the args block.
  *
- * Requires: module.c (kernel descriptions, per-device code), a device's ops.
+ * Requires: module.c (kernel descriptions, per-device code), a device's ops,
+ * capture.c (which runs, records or refuses each validated launch).
  * Produces: kern_arg_* constructors, kern_launch, the access-mode setting,
  * rt_debug_error.
  * Breaks: every check happens before anything runs, so a rejected launch has
@@ -97,8 +98,10 @@ static const char *kind_name(kern_memory_kind k) {
   return (unsigned)k <= KERN_MEM_UNKNOWN ? n[k] : "UNKNOWN";
 }
 
-/* (module, kernel, parameter, source device, launch device) already warned. */
-typedef struct warned { uint64_t module; int kernel, param, src, dst; } warned;
+/* (module, kernel, parameter, source device, launch device, what) already
+ * warned; no padding, so memcmp compares keys. */
+enum { WARN_UNKNOWN, WARN_ATOMICS };
+typedef struct warned { uint64_t module; int kernel, param, src, dst, what; } warned;
 static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
 static warned *warned_list;
 static size_t nwarned, capwarned;
@@ -228,32 +231,132 @@ static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx)
   return KERN_OK;
 }
 
-static kern_status access_error(const kern_kernel *k, int i, const kern_array *a, const kern_device *dev,
-                                const char *why) {
-  return param_error(KERN_ERR_ACCESS, k, i, "gets an array on %s (%s memory) that %s launch on %s%s",
-                     a->device->name, kind_name(a->kind), why, dev->name,
-                     kern_get_launch_access_mode() == KERN_ACCESS_STRICT ? " (STRICT access mode)" : "");
+/* ---- access checks ------------------------------------------------------------------------ */
+
+/* What would make the array usable from the launch device, for messages. */
+static const char *access_hint(const kern_device *dev, const kern_array *a) {
+  bool on_cpu = dev->kind == RT_DEV_CPU;
+  switch (a->kind) {
+  case KERN_MEM_HOST:
+    return ": the device does not report pageable memory access (is_cpu_memory_access_from_gpu_supported); "
+           "allocate it with KERN_ALLOC_PINNED on the CPU, or copy it to the device";
+  case KERN_MEM_PINNED_HOST: return ": the device does not report unified addressing (is_uva)";
+  case KERN_MEM_CUDA_DEVICE:
+    return on_cpu ? ": CPU code cannot use CUDA device memory; copy it to a CPU array first"
+                  : ": enable peer access (kern_device_enable_peer_access) or copy it";
+  case KERN_MEM_CUDA_MEMPOOL:
+    return on_cpu ? ": CPU code cannot use CUDA memory-pool memory; copy it to a CPU array first"
+                  : ": enable memory pool access (kern_device_enable_mempool_access) or copy it";
+  case KERN_MEM_CUDA_MANAGED:
+    return on_cpu ? ": its device reports neither concurrent managed access nor direct managed access "
+                    "from the host"
+                  : ": the launch device lacks managed memory support, or concurrent managed access for "
+                    "another device's managed memory";
+  default: return "";
+  }
 }
 
-static kern_status check_access(const kern_kernel *k, kern_device *dev, int i, const kern_array *a) {
-  kern_access_mode mode = kern_get_launch_access_mode();
-  bool host_side = rt_device_is_host_kind(a->kind) || (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
-  /* A CPU thread touching device memory crashes the process: refuse in every mode. */
-  if (dev->kind == RT_DEV_CPU && !host_side && !kern_can_access(dev, a))
-    return access_error(k, i, a, dev, "is not accessible from a");
-  if (mode == KERN_ACCESS_STRICT && a->device != dev)
-    return access_error(k, i, a, dev, "does not live on the device of a");
-  if (mode != KERN_ACCESS_CHECKED) return KERN_OK;
+static kern_status access_error(const kern_kernel *k, int i, const kern_array *a, const kern_device *dev,
+                                bool strict) {
+  if (strict)
+    return param_error(KERN_ERR_ACCESS, k, i,
+                       "gets an array on %s (%s memory) that does not live on the device of a launch on %s "
+                       "(STRICT access mode)", a->device->name, kind_name(a->kind), dev->name);
+  return param_error(KERN_ERR_ACCESS, k, i, "gets an array on %s (%s memory) that is not accessible from a launch on %s%s",
+                     a->device->name, kind_name(a->kind), dev->name, access_hint(dev, a));
+}
+
+static bool is_atomic(const Node *n) {
+  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special >= SP_ATOMIC_ADD &&
+         n->special <= SP_ATOMIC_CAS;
+}
+
+/* The array an atomic's &a[i...] names (arrays are always parameters). */
+static const Var *atomic_array(const Node *call) {
+  const Node *e = call->args && call->args->kind == ND_ADDR ? call->args->lhs : NULL;
+  while (e && (e->kind == ND_INDEX || e->kind == ND_MEMBER)) e = e->lhs;
+  return e && e->kind == ND_IDENT ? e->var : NULL;
+}
+
+static bool uses_atomics(const Node *n, const Var *v, int calls);
+
+/* A call that hands v to a function parameter used by atomics. */
+static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
+  const Decl *fn = call->call_kind == CALL_FUNC ? call->fn : NULL;
+  int j = 0;
+  for (const Node *a = fn ? call->args : NULL; a; a = a->next, j++)
+    if (a->kind == ND_IDENT && a->var == v && j < fn->nparams && uses_atomics(fn->body, fn->params[j], calls + 1))
+      return true;
+  return false;
+}
+
+/* Does code under n apply an atomic to array v, directly or through calls?
+ * Recursion is a compile error, so the call depth is bounded; the cap only
+ * guards against a malformed tree (and then answers yes). */
+static bool uses_atomics(const Node *n, const Var *v, int calls) {
+  if (calls > 64) return true;
+  for (; n; n = n->next) {
+    if (n->kind == ND_CALL && (is_atomic(n) ? atomic_array(n) == v : passes_to_atomics(n, v, calls)))
+      return true;
+    if (n->kind == ND_VARDECL && n->var && uses_atomics(n->var->init, v, calls)) return true;
+    const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args};
+    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
+      if (kids[i] && uses_atomics(kids[i], v, calls)) return true;
+  }
+  return false;
+}
+
+/* The GPU whose atomics could meet CPU atomics on the array's memory in this
+ * launch: the launch device for host and managed memory on a GPU launch, the
+ * owner for managed memory on a CPU launch; NULL when the memory is one side's. */
+static const kern_device *shared_gpu(const kern_device *dev, const kern_array *a) {
+  if (dev->kind == RT_DEV_CPU)
+    return a->kind == KERN_MEM_CUDA_MANAGED && a->device->kind == RT_DEV_CUDA ? a->device : NULL;
+  bool shared = a->kind == KERN_MEM_HOST || a->kind == KERN_MEM_PINNED_HOST || a->kind == KERN_MEM_CUDA_MANAGED;
+  return shared ? dev : NULL;
+}
+
+/* CHECKED: atomics on CPU/GPU-shared memory without host-native atomics are
+ * atomic only among one side's threads. kern cannot see whether the other
+ * side runs at the same time, so it explains once instead of failing. */
+static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, int i, const kern_array *a) {
+  const kern_device *gpu = shared_gpu(dev, a);
+  kern_device_info info;
+  if (!gpu || kern_device_info_get(gpu, &info) != KERN_OK || info.is_cpu_gpu_atomic_supported) return;
+  if (k->decl && !uses_atomics(k->decl->body, k->decl->params[i], 0)) return;
+  warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_ATOMICS};
+  if (first_warning(w))
+    rt_warn("kernel '%s' parameter '%s' (#%d) applies atomics to %s memory of %s that both the CPU and %s can "
+            "use, but %s does not report CPU/GPU atomic support (is_cpu_gpu_atomic_supported): its atomics "
+            "are atomic only against other atomics of the same side, so CPU and GPU atomics on this array "
+            "must not overlap in time; launching anyway",
+            k->name, k->params[i].name, i + 1, kind_name(a->kind), a->device->name, gpu->name, gpu->name);
+}
+
+static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i, const kern_array *a) {
   if (a->kind == KERN_MEM_UNKNOWN) {
-    warned w = {k->module->id, k->index, i, a->device->index, dev->index};
+    warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_UNKNOWN};
     if (first_warning(w))
       rt_warn("kernel '%s' parameter '%s' (#%d): cannot verify that an array of unknown provenance on %s is "
               "accessible from a launch on %s; launching anyway",
               k->name, k->params[i].name, i + 1, a->device->name, dev->name);
     return KERN_OK;
   }
-  if (!kern_can_access(dev, a)) return access_error(k, i, a, dev, "is not accessible from a");
+  if (!kern_can_access(dev, a)) return access_error(k, i, a, dev, false);
+  check_shared_atomics(k, dev, i, a);
   return KERN_OK;
+}
+
+static kern_status check_access(const kern_kernel *k, kern_device *dev, int i, const kern_array *a) {
+  kern_access_mode mode = kern_get_launch_access_mode();
+  /* A CPU thread touching GPU memory kills the process: refused in every
+   * mode. UNKNOWN passes: with a driver, GPU memory is always classified. */
+  bool host_side = rt_device_is_host_kind(a->kind) || a->kind == KERN_MEM_UNKNOWN;
+  if (dev->kind == RT_DEV_CPU && !host_side && !kern_can_access(dev, a))
+    return access_error(k, i, a, dev, false);
+  if (mode == KERN_ACCESS_RELAXED) return KERN_OK;
+  if (mode == KERN_ACCESS_STRICT) return a->device != dev ? access_error(k, i, a, dev, true) : KERN_OK;
+  return check_checked(k, dev, i, a);
 }
 
 /* ---- the args block ---------------------------------------------------------------------- */
@@ -316,7 +419,7 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   L.dense = marshal(k, args, block);
   kn_error rec;
   if (k->module->debug) L.ctx.err = &rec;
-  st = dev->ops->launch(&L);
+  st = rt_capture_launch(&L, nargs, args);  /* the device's launch, unless a capture takes it */
   if (block != small) free(block);
   return st;
 }

@@ -74,7 +74,7 @@ static kern_status describe_kernels(kern_module *m) {
 static _Atomic uint64_t next_module_id = 1;
 
 static kern_module *module_fail(kern_module *m) {
-  kern_module_free(m);
+  rt_module_destroy(m);
   return NULL;
 }
 
@@ -139,7 +139,14 @@ kern_module *kern_module_from_source(const char *name, const char *src) {
   return module_create(name, front_compile(name, src, strlen(src)));
 }
 
+kern_module *rt_module_create(const char *name, FrontResult r) { return module_create(name, r); }
+
+/* Embedded modules belong to the library (embedded.c frees them). */
 void kern_module_free(kern_module *m) {
+  if (m && !m->embedded) rt_module_destroy(m);
+}
+
+void rt_module_destroy(kern_module *m) {
   if (!m) return;
   for (int i = 0; i < RT_MAX_DEVICES; i++) {
     rt_code *c = atomic_load(&m->slots[i].code);

@@ -2,7 +2,8 @@
  *
  * The runtime is layered: core.c (init, errors, config) < dtype.c, device.c,
  * registry.c < array.c < pool.c, sha256.c, cpu_compile.c (+ cache) < module.c <
- * launch.c. A device backend (the CPU in device.c, CUDA in cuda*.c) is an
+ * launch.c, with capture.c beside array.c and launch.c (they hand it every
+ * operation while a graph capture is open). A device backend (the CPU in device.c, CUDA in cuda*.c) is an
  * rt_device_ops table; code above it calls through the table and never checks
  * the device kind for anything but messages.
  */
@@ -102,6 +103,8 @@ typedef struct rt_device_ops {
   void (*code_free)(rt_code *);
   /* Runs (or queues) one validated launch. */
   kern_status (*launch)(const rt_launch *);
+  /* Graph capture (capture.c); NULL: recorded and replayed by capture.c. */
+  const struct rt_graph_ops *graph;
 } rt_device_ops;
 
 struct kern_device {
@@ -118,8 +121,11 @@ kern_device *rt_cpu_device(void);
 /* Set by the CUDA backend when a driver is present; NULL otherwise. */
 extern void *(*rt_pinned_alloc_hook)(size_t bytes);
 extern void (*rt_pinned_free_hook)(void *ptr);
-/* Classifies a pointer kern did not allocate (wrap); false if it cannot. */
-extern bool (*rt_pointer_kind_hook)(const void *ptr, kern_memory_kind *kind);
+/* Classifies a pointer kern did not allocate (wrap); false if it cannot.
+ * *ordinal gets the CUDA device of device, pool and managed memory (else -1). */
+extern bool (*rt_pointer_kind_hook)(const void *ptr, kern_memory_kind *kind, int *ordinal);
+/* Writes the 64-byte cuIpcMemHandle of a CUDA_DEVICE allocation's base. */
+extern kern_status (*rt_ipc_handle_hook)(int ordinal, const void *base, void *out);
 bool rt_device_is_host_kind(kern_memory_kind);
 /* Registers a device found by a backend probe (from kern_init only). */
 kern_device *rt_device_add(rt_device_kind, int ordinal, const rt_device_ops *, void *impl);
@@ -159,6 +165,14 @@ struct kern_array {
 };
 /* Elements stored contiguously in C order (shape-1 dims ignored). */
 bool rt_array_dense(const kern_array *);
+/* Gives a wrapped array (no storage yet) an owner: release(ctx) runs once the
+ * array and all its views are freed; kind replaces the wrap's classification.
+ * On failure (out of memory) nothing changes and release is not called. */
+kern_status rt_array_adopt(kern_array *, kern_memory_kind, void (*release)(void *), void *ctx);
+/* A counted reference to the array's memory (NULL for wrapped arrays, which
+ * kern does not own); rt_storage_release drops it. */
+struct rt_storage *rt_array_retain(const kern_array *);
+void rt_storage_release(struct rt_storage *);
 
 /* ---- pool.c: the CPU thread pool --------------------------------------------------------- */
 
@@ -190,6 +204,9 @@ typedef struct rt_cpu_lib {
 /* Compiles (or finds in the cache) C source and loads it. On failure returns
  * KERN_ERR_COMPILE with the compiler's log (nothing cached). */
 kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_lib *out);
+/* The flags rt_cpu_compile passes the compiler (NULL-terminated; the meaning
+ * of generated code depends on some, e.g. -fwrapv), for kernc build. */
+const char *const *rt_cpu_compile_flags(void);
 void rt_cpu_lib_close(rt_cpu_lib *);
 void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
 
@@ -245,6 +262,7 @@ struct kern_module {
   int nkernels;
   kern_kernel *kernels;
   rt_slot slots[RT_MAX_DEVICES];
+  const kern_embedded *embedded; /* built by kernc build: code comes from the table */
 };
 
 /* The module compiled for the device (compiling on first use, once). */
@@ -253,6 +271,23 @@ kern_status rt_module_code(kern_module *, kern_device *, rt_code **out);
 kern_status rt_module_c_source(kern_module *, const char **out);
 /* A module file's path by its index in Program.modules (debug messages). */
 const char *rt_module_file(const kern_module *, int index);
+/* The module of a front-end result (taking it over), as kern_module_load makes
+ * it; NULL with the error set. */
+struct FrontResult;
+kern_module *rt_module_create(const char *name, struct FrontResult);
+/* Frees any module, embedded ones included (kern_module_free skips those). */
+void rt_module_destroy(kern_module *);
+
+/* ---- embedded.c: modules compiled ahead of time (kernc build) ------------------------------------ */
+
+/* The CPU entry points of kernel i of an embedded module. */
+kern_status rt_embedded_cpu(const kern_module *, int kernel, rt_range_fn *range, rt_range_fn *dense);
+/* A copy (malloc'd) of the module's GPU image for sm_<arch>: the CUBIN of the
+ * same major arch with the highest minor <= arch's, else the PTX when its arch
+ * is <= arch. KERN_ERR_UNSUPPORTED naming what the module has otherwise. */
+kern_status rt_embedded_gpu_image(const kern_module *, int arch, char **image, size_t *len);
+/* Frees the embedded modules (kern_shutdown). */
+void rt_embedded_shutdown(void);
 
 /* ---- launch.c ---------------------------------------------------------------------------------- */
 
@@ -267,6 +302,79 @@ struct rt_launch {
 };
 /* Turns a debug error record into the KERN_ERR_BOUNDS message. */
 kern_status rt_debug_error(const kern_kernel *, const kn_error *);
+
+/* ---- capture.c: graph capture ------------------------------------------------------------------ */
+
+/* True while a graph capture is open on the device (begun by any thread):
+ * operations that cannot be captured refuse with KERN_ERR_CAPTURE. */
+bool rt_capture_active(const kern_device *);
+/* Any capture open on a CUDA device (pinned host allocations are unsafe then). */
+bool rt_capture_any_cuda(void);
+/* The open capture's id on the device (unique in the process), 0 when none. */
+uint64_t rt_capture_id(const kern_device *);
+/* KERN_ERR_CAPTURE naming the operation `what` refused on the capturing device. */
+kern_status rt_capture_refuse(const kern_device *, const char *what);
+/* launch.c hands every validated launch here: recorded (CPU capture), run
+ * through the device with its arrays kept alive (CUDA capture), refused when
+ * it touches a capturing device's arrays from outside, else run. */
+kern_status rt_capture_launch(const rt_launch *, int nargs, const kern_arg *args);
+/* array.c hooks. check_alloc: KERN_OK when an allocation with the allocator may
+ * happen now. new_array: a zeroed array was just made (the CPU records the
+ * zeroing so each replay repeats it, as CUDA's memset node does). copy/fill:
+ * true when the capture took the operation (recorded, or refused), with its
+ * status in *st; false: run it as usual. host_access: KERN_OK unless the host
+ * may not touch the array now. */
+kern_status rt_capture_check_alloc(kern_device *, kern_allocator);
+void rt_capture_new_array(kern_array *);
+bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st);
+bool rt_capture_fill(kern_array *, const void *value, kern_status *st);
+kern_status rt_capture_host_access(const kern_array *, const char *fn);
+/* storage_release asks before freeing memory: true when the open capture
+ * keeps the storage to free it (rt_storage_destroy) after the capture ends,
+ * because freeing now cannot be recorded. */
+bool rt_capture_defer_free(struct rt_storage *, kern_device *, uint64_t alloc_capture, kern_memory_kind);
+
+/* array.c, for capture.c: a reference to an array's memory for a graph (NULL
+ * for wrapped memory, and for memory allocated by the capture `capture_id`
+ * itself, which the graph allocates), dropped with rt_storage_release;
+ * destroy frees a storage whose references are gone. The
+ * _now functions run a copy or fill on arrays without asking the capture. */
+struct rt_storage *rt_array_hold(const kern_array *, uint64_t capture_id);
+void rt_storage_destroy(struct rt_storage *);
+kern_status rt_array_copy_now(kern_array *dst, const kern_array *src);
+kern_status rt_array_fill_now(kern_array *, const void *value);
+
+/* A backend's graph capture; NULL in rt_device_ops means capture.c records and
+ * replays in software (the CPU). `cap` is the backend's open capture, `exec`
+ * its executable graph. */
+typedef struct rt_graph_ops {
+  kern_status (*begin)(kern_device *, kern_capture_mode, void **cap);
+  /* Ends the capture into a new executable (*exec); or, with *exec set,
+   * updates it (*updated) or rebuilds it in place. The capture is gone
+   * afterwards whatever the result. */
+  kern_status (*end)(kern_device *, void *cap, void **exec, bool *updated);
+  void (*abort)(kern_device *, void *cap);
+  kern_status (*launch)(kern_device *, void *exec);
+  void (*exec_free)(kern_device *, void *exec);
+  kern_status (*cond_begin)(kern_device *, void *cap, bool is_while, kern_array *flag);
+  kern_status (*cond_end)(kern_device *, void *cap, bool is_while);
+  /* Records a fill of a dense array of this device (host staging cannot be captured). */
+  kern_status (*fill)(kern_device *, void *cap, kern_array *, const void *value);
+} rt_graph_ops;
+
+/* cuda_backend.c <-> cuda_capture.c (stream capture on a CUDA device). */
+struct CUstream_st;
+struct CUctx_st;
+kern_status rt_cuda_enter(kern_device *);          /* context current; fails when poisoned */
+kern_status rt_cuda_fail(kern_device *, int cu_result, const char *what);
+struct CUstream_st *rt_cuda_stream(kern_device *); /* where the device's work goes now */
+struct CUctx_st *rt_cuda_context(const kern_device *);
+int rt_cuda_arch(const kern_device *);             /* sm_major * 10 + sm_minor */
+/* Sends the device's work to s while a conditional body is captured (NULL: back). */
+void rt_cuda_set_capture_stream(kern_device *, struct CUstream_st *s);
+/* The error record a debug launch inside the open capture writes (NULL: none). */
+kn_error *rt_cuda_capture_debug_slot(kern_device *, const kern_kernel *);
+extern const rt_graph_ops rt_cuda_graph_ops;
 
 /* ---- cpu backend (cpu_backend.c) ----------------------------------------------------------------- */
 

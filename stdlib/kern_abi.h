@@ -63,4 +63,40 @@ typedef struct kn_ctx {
   kn_error *err;       /* debug builds only; NULL otherwise */
 } kn_ctx;
 
+#ifndef __CUDACC_RTC__
+/* A module compiled ahead of time by `kernc build`: the object it writes holds
+ * one `struct kern_embedded` (the include/kern.h handle kern_embedded) that
+ * lists the module's source files (the runtime re-checks them for kernel
+ * signatures), the CPU entry points and the GPU images. The fields from
+ * magic to name never move, so every runtime can read them and refuse a table
+ * built for another ABI, naming the kern version that built it. */
+#define KN_EMBED_MAGIC 0x6e72656bu   /* "kern" in little-endian bytes */
+#define KN_EMBED_LAYOUT 1            /* the layout of everything after abi_version */
+typedef void (*kn_range_fn)(const void *args, const kn_ctx *ctx, int64_t begin, int64_t end);
+typedef struct kn_embed_file { const char *path, *text; uint64_t len; } kn_embed_file;
+/* An import's path as front.c spells it (joined to the importer's directory) -> files[file]. */
+typedef struct kn_embed_alias { const char *path; int32_t file; } kn_embed_alias;
+typedef struct kn_embed_kernel {
+  const char *name;
+  kn_range_fn range, range_dense;
+  uint64_t args_size;
+} kn_embed_kernel;
+/* A CUBIN for sm_<arch>, or (is_ptx) NUL-terminated PTX for compute_<arch>. */
+typedef struct kn_embed_image {
+  int32_t arch, is_ptx;
+  const unsigned char *data;
+  uint64_t size;
+} kn_embed_image;
+struct kern_embedded {
+  uint32_t magic, abi_version, layout, debug;
+  const char *kern_version;          /* of the kernc that built it */
+  const char *name;                  /* the root file as given to kernc build */
+  int32_t nfiles, naliases, nkernels, nimages;
+  const kn_embed_file *files;        /* files[0] is the root */
+  const kn_embed_alias *aliases;
+  const kn_embed_kernel *kernels;    /* in the order of Program.kernels */
+  const kn_embed_image *images;
+};
+#endif
+
 #endif

@@ -10,60 +10,59 @@
  * key when edited (the text is hashed with the generated code). Names starting
  * with kn__ are internal.
  *
- * ---- Semantics (identical on the CPU and on CUDA) ------------------------
- * Integer division and remainder, kn_div_<c> / kn_mod_<c> for every integer
- * type: x / 0 == 0 and x % 0 == x; MIN / -1 == MIN and MIN % -1 == 0;
- * otherwise C's truncating division (the remainder has the sign of x).
- * Shifts, kn_shl_<c>(x, n) / kn_shr_<c>(x, n): the count is masked to the
- * width, n & (bits - 1), as x86 and CUDA hardware do for 32-bit shifts (so a
- * negative count -1 shifts by bits - 1). Left shifts wrap (they never overflow
- * into undefined behaviour); right shifts are arithmetic for signed types and
- * logical for unsigned ones.
- * Float to integer, kn_cvt_<f16|f32|f64>_<int>: truncates toward zero,
- * saturates at the target's range (+inf -> MAX, -inf -> MIN, or 0 for unsigned
- * targets, as does any value <= -1), NaN -> 0.
- * Float16 (kn_f16, IEEE binary16 bits) is converted in software with integer
- * operations, so both devices give identical bits: to float16 rounds to
- * nearest, ties to even; magnitudes >= 65520 become infinity; results below
- * the normal range become subnormals (or zero, with the sign kept); a NaN stays
- * a NaN with its sign and its top payload bits, made quiet. Float16 to float32
- * or float64 is exact.
- * Integer vector arithmetic wraps (two's complement); ivec division uses the
- * scalar rules above per component.
- * Math: sqrt and division are correctly rounded on both devices (NVRTC's
- * default -prec-sqrt/-prec-div), so they agree bit for bit; rsqrt(x) is
- * 1 / sqrt(x). Transcendental functions (exp, log, sin, pow, ...) come from
- * each platform's math library and may differ by a few ulp. min/max/clamp on
- * floats follow fmin/fmax: a NaN operand is ignored (clamp(NaN, lo, hi) ==
- * lo). abs and sign exist for floats and signed integers only; abs(MIN) ==
- * MIN; sign returns -1, 0 or 1 of the argument's type (sign of a float zero
- * or NaN is the argument itself). round() rounds halfway cases away from zero.
- * normalize of a zero vector is the zero vector. inverse of a singular matrix
- * (determinant exactly 0) is the zero matrix. quat_rotate assumes a unit
- * quaternion; quat_from_axis_angle normalizes the axis.
- * Vector/matrix/quat equality (== and !=) compares every component with the
- * scalar ==, so -0 == +0 and a NaN component makes vectors unequal.
- * Dynamic component access kn_get_<v>(v, k) clamps k to the valid range.
- * Bit-identical floating point across devices also needs the GPU compile to
- * keep a*b+c unfused (NVRTC --fmad=false); with fusion, results may differ in
- * the last bits.
- *
- * Atomics (kn_atomic_<op>_<c>) return the old value. They are relaxed: they
+ * ---- Semantics (the same on the CPU and on CUDA) -------------------------
+ * Integers. kn_div_<c> / kn_mod_<c>, every integer type: x / 0 == 0 and
+ * x % 0 == x; MIN / -1 == MIN and MIN % -1 == 0; otherwise C's truncating
+ * division (the remainder takes the sign of x). kn_shl_<c>(x, n) and
+ * kn_shr_<c>(x, n): the count is masked to the width, n & (bits - 1), as x86
+ * and CUDA do for 32-bit shifts (a count of -1 shifts by bits - 1); left shifts
+ * wrap, right shifts are arithmetic for signed types, logical for unsigned.
+ * Integer vector arithmetic wraps (two's complement); ivec division applies
+ * the scalar rules per component. abs(MIN) == MIN.
+ * Float to integer, kn_cvt_<f16|f32|f64>_<int>: truncates toward zero and
+ * saturates at the target's range (+inf -> MAX, -inf -> MIN, and 0 for an
+ * unsigned target, as for any value <= -1); NaN -> 0.
+ * Float16 (kn_f16: IEEE binary16 bits) is converted in software with integer
+ * operations: to float16 rounds to nearest, ties to even (float64 is rounded
+ * once, not through float32); magnitudes >= 65520 become infinity; small
+ * values become subnormals or a zero of the same sign; a NaN stays a NaN with
+ * its sign and top payload bits, made quiet. Float16 to float32/float64 is
+ * exact. Float16 arithmetic is done in float32 (kn_cvt_f16_f32 first).
+ * Bit-identical results. Everything here gives the same bits on both devices
+ * (checked on an H100 by tests/stdlib/gpu_crosscheck.c), except:
+ *  - transcendental functions (exp exp2 log log2 log10 sin cos tan asin acos
+ *    atan atan2 sinh cosh tanh cbrt pow, and randn, quat_from_axis_angle that
+ *    use them) come from each platform's math library: a few ulp apart (at
+ *    most 3 measured);
+ *  - a NaN made by arithmetic (0/0, sqrt(-1)) is 0xffc00000 on x86 and
+ *    0x7fffffff on CUDA (NaNs that are only copied or converted keep their bits);
+ *  - the GPU compile must keep a*b+c unfused (NVRTC --fmad=false); with
+ *    fusion, dot products, lerp, matrix products ... differ in the last bits.
+ * sqrt and / are correctly rounded on both (NVRTC's default -prec-sqrt and
+ * -prec-div); rsqrt(x) is 1 / sqrt(x), not the approximate instruction.
+ * Math. min/max/clamp on floats ignore a NaN operand like fmin/fmax
+ * (clamp(NaN, lo, hi) == lo) and order -0 below +0 (libm and CUDA disagree
+ * there otherwise). abs and sign exist for floats and signed integers; sign
+ * gives -1, 0 or 1 of the argument's type (of a float zero or NaN: the
+ * argument). round() rounds halfway cases away from zero. normalize of a zero
+ * vector is the zero vector; inverse of a singular matrix (determinant exactly
+ * 0) is the zero matrix; quat_rotate assumes a unit quaternion and
+ * quat_from_axis_angle normalizes its axis. ==/!= on vectors, matrices and
+ * quats compare every component with the scalar == (-0 == +0; a NaN component
+ * makes them unequal). kn_get_<v>(v, k) and friends clamp k into range.
+ * Atomics (kn_atomic_<op>_<c>) return the old value and are relaxed: they
  * prevent lost updates but order nothing else, on the CPU (__atomic builtins,
- * __ATOMIC_RELAXED) as on CUDA (atomicAdd ...). Float and double add, sub, min
- * and max are compare-and-swap loops on the bit pattern where the hardware has
- * no instruction; float CAS compares bit patterns (so -0 != +0 and a NaN can
- * be matched). Vector atomics are one atomic per component, not one for the
- * whole vector.
- *
+ * __ATOMIC_RELAXED) as on CUDA (atomicAdd ...). Float min/max everywhere, and
+ * float add/sub on the CPU, are compare-and-swap loops on the bit pattern;
+ * float CAS compares bit patterns (-0 does not match +0; a NaN matches itself).
+ * Vector atomics are one atomic per component, not one for the whole vector.
  * Random numbers are counter based: the state is one uint32; rand_init hashes
  * (seed, offset) with the PCG output permutation; each draw advances the state
- * with the PCG LCG step and returns its output permutation. randi, randf and
- * randf(lo, hi) give identical bits on both devices; randn (Box-Muller, two
- * draws) uses log, sqrt and cos and may differ by a few ulp across devices.
- *
- * printf: on the CPU each call formats into a 1024-byte buffer (longer output
- * is truncated) and writes it with one locked fwrite to stdout, so lines from
+ * by the PCG LCG step and returns the permutation of the new state. randf
+ * takes its top 24 bits, in [0, 1); randf(lo, hi) is lo + (hi - lo) * randf;
+ * randn is Box-Muller on two draws.
+ * printf on the CPU formats into a 1024-byte buffer (longer output is cut)
+ * and writes it with one locked fwrite and fflush on stdout, so lines from
  * concurrent threads never interleave; on CUDA it is the device printf.
  */
 #ifndef KN_BUILTINS_H
@@ -320,8 +319,22 @@ KN__F1(abs, fabsf, fabs)
 KN__F2(pow, powf, pow)
 KN__F2(atan2, atan2f, atan2)
 KN__F2(fmod, fmodf, fmod)
-KN__F2(min, fminf, fmin)
-KN__F2(max, fmaxf, fmax)
+
+/* fmin/fmax, but with -0 < +0 spelled out: libm and CUDA disagree on the sign
+ * of min(+0, -0), and results must not depend on the device. */
+#define KN__FMINMAX(T, C, SIGN)                                                 \
+  KN_FN T kn_min_##C##_##C(T a, T b) {                                          \
+    if (a != a) return b;                                                       \
+    if (b != b || a < b) return a;                                              \
+    return a == b && (kn__##C##_bits(a) & SIGN) ? a : b;                        \
+  }                                                                             \
+  KN_FN T kn_max_##C##_##C(T a, T b) {                                          \
+    if (a != a) return b;                                                       \
+    if (b != b || a > b) return a;                                              \
+    return a == b && !(kn__##C##_bits(a) & SIGN) ? a : b;                       \
+  }
+KN__FMINMAX(float, f32, 0x80000000u)
+KN__FMINMAX(double, f64, 0x8000000000000000ull)
 
 /* Per-type scalar helpers whose body is the same C for every type. */
 #define KN__SCALAR_COMMON(T, C)                                                 \

@@ -297,11 +297,21 @@ Test(lexer, malformed_numbers_are_one_error_each) {
   cr_expect_eq(diag_errors(&diags), 9);
   cr_expect_eq(diag_n(0)->loc.len, 5);
   cr_expect_eq(diag_n(3)->loc.len, 5);
-  /* 1e+ is `1e` (bad) then `+` */
-  cr_assert_eq(tl.n, 11);
+  /* 1e+ is one bad literal, sign included: no stray `+` for the parser */
+  cr_expect_eq(diag_n(8)->loc.len, 3);
+  cr_assert_eq(tl.n, 10);
   for (int i = 0; i < 9; i++)
     cr_expect_eq(tl.toks[i].kind, TK_ERROR, "token %d", i);
-  cr_expect_eq(tl.toks[9].kind, TK_PLUS);
+}
+
+Test(lexer, dangling_exponent_sign_only_on_decimals) {
+  lex("0x1e+5 1e-3 .5e+2 2e- 3.E+");
+  static const TokKind k[] = {TK_INT, TK_PLUS, TK_INT, TK_FLOAT, TK_FLOAT, TK_ERROR, TK_ERROR};
+  expect_kinds(k, 7);
+  expect_error(0, 1, 19, "malformed number literal");
+  expect_error(1, 1, 23, "malformed number literal");
+  cr_expect_eq(diag_n(1)->loc.len, 4);
+  cr_expect_eq(diag_errors(&diags), 2);
 }
 
 Test(lexer, integer_overflow) {
@@ -408,11 +418,30 @@ Test(lexer, embedded_nul_in_comment_and_string) {
   static const char src[] = "/* \0 */ \"a\0b\" c";
   lexn(src, sizeof src - 1);
   expect_error(0, 1, 4, "embedded NUL byte in source");
-  expect_error(1, 1, 9, "unterminated string literal");
-  expect_error(2, 1, 11, "embedded NUL byte in source");
-  /* `b` then `" c` runs to the end */
-  expect_error(3, 1, 13, "unterminated string literal");
-  cr_expect_eq(diag_errors(&diags), 4);
+  /* The NUL spoils the string but does not end it: no cascade after it. */
+  expect_error(1, 1, 11, "embedded NUL byte in source");
+  cr_expect_eq(diag_errors(&diags), 2);
+  static const TokKind k[] = {TK_ERROR, TK_IDENT};
+  expect_kinds(k, 2);
+}
+
+Test(lexer, nul_runs_are_one_error) {
+  static const char src[] = "a \0\0\0\0 b /* \0\0 */ \"\0\0\"";
+  lexn(src, sizeof src - 1);
+  expect_error(0, 1, 3, "embedded NUL byte in source");
+  cr_expect_eq(diag_n(0)->loc.len, 4);
+  expect_error(1, 1, 13, "embedded NUL byte in source");
+  expect_error(2, 1, 20, "embedded NUL byte in source");
+  cr_expect_eq(diag_errors(&diags), 3);
+  static const TokKind k[] = {TK_IDENT, TK_ERROR, TK_IDENT, TK_ERROR};
+  expect_kinds(k, 4);
+}
+
+Test(lexer, backslash_at_end_of_string_is_only_unterminated) {
+  lex("x = \"ab\\\ny = \"cd\\");
+  expect_error(0, 1, 5, "unterminated string literal");
+  expect_error(1, 2, 5, "unterminated string literal");
+  cr_expect_eq(diag_errors(&diags), 2);
 }
 
 Test(lexer, identifier_length_limit) {

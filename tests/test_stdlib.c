@@ -4,7 +4,8 @@
  * translation units), a C compiler on PATH, and libnvrtc for the NVRTC checks
  * (skipped with a message when it cannot be loaded). Results are compared with
  * independent references: long double libm, hand-computed values, brute-force
- * float16 rounding, double-precision linear algebra written here.
+ * float16 rounding, double-precision linear algebra written here. With a CUDA
+ * GPU, stdlib/gpu_crosscheck.c also runs the header there and compares.
  */
 #include <criterion/criterion.h>
 
@@ -23,6 +24,9 @@
 #include "harness.h"
 #include "kern_builtins.h"
 
+#include "stdlib/crosscheck_rows.h"
+#include "stdlib/gpu_crosscheck.c"
+
 /* ===== helpers =========================================================== */
 
 static bool near(long double got, long double want, long double rel, long double abs_tol) {
@@ -31,11 +35,19 @@ static bool near(long double got, long double want, long double rel, long double
   return fabsl(got - want) <= abs_tol + rel * fabsl(want);
 }
 
-#define F32_REL 6e-7L   /* about 5 float ulp */
-#define F64_REL 2e-15L  /* about 9 double ulp */
+#define F32_REL 6e-7L  /* about 5 float ulp */
+#define F64_REL 2e-15L /* about 9 double ulp */
 
-static uint32_t f32_bits(float f) { uint32_t b; memcpy(&b, &f, 4); return b; }
-static float bits_f32(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+static uint32_t f32_bits(float f) {
+  uint32_t b;
+  memcpy(&b, &f, 4);
+  return b;
+}
+static float bits_f32(uint32_t b) {
+  float f;
+  memcpy(&f, &b, 4);
+  return f;
+}
 
 /* A small deterministic generator for test inputs (not the one under test). */
 static uint64_t lcg_state = 88172645463325252ull;
@@ -49,24 +61,25 @@ static double urand(double lo, double hi) {
 static long double rsqrt_ref(long double x) { return 1.0L / sqrtl(x); }
 
 /* Checks stem on f32, f64 and each float vector type against ref on [lo, hi]. */
-#define CHECK_UNARY(stem, ref, lo, hi, abs_tol)                                     \
-  for (int i = 0; i < 200; i++) {                                                   \
-    double x = urand(lo, hi), y = urand(lo, hi), z = urand(lo, hi), w = urand(lo, hi); \
-    float xf = (float)x, yf = (float)y, zf = (float)z, wf = (float)w;               \
-    cr_assert(near(kn_##stem##_f32(xf), ref(xf), F32_REL, abs_tol), #stem "(%g)", x); \
-    cr_assert(near(kn_##stem##_f64(x), ref(x), F64_REL, abs_tol * 1e-9), #stem "(%g)", x); \
-    kn_vec2 v2 = kn_##stem##_v2((kn_vec2){xf, yf});                                 \
-    kn_vec3 v3 = kn_##stem##_v3((kn_vec3){xf, yf, zf});                             \
-    kn_vec4 v4 = kn_##stem##_v4((kn_vec4){xf, yf, zf, wf});                         \
-    kn_dvec2 d2 = kn_##stem##_dv2((kn_dvec2){x, y});                                \
-    kn_dvec3 d3 = kn_##stem##_dv3((kn_dvec3){x, y, z});                             \
-    kn_dvec4 d4 = kn_##stem##_dv4((kn_dvec4){x, y, z, w});                          \
-    cr_assert(near(v2.x, ref(xf), F32_REL, abs_tol) && near(v2.y, ref(yf), F32_REL, abs_tol)); \
-    cr_assert(near(v3.y, ref(yf), F32_REL, abs_tol) && near(v3.z, ref(zf), F32_REL, abs_tol)); \
-    cr_assert(near(v4.x, ref(xf), F32_REL, abs_tol) && near(v4.w, ref(wf), F32_REL, abs_tol)); \
-    cr_assert(near(d2.y, ref(y), F64_REL, abs_tol * 1e-9));                         \
-    cr_assert(near(d3.z, ref(z), F64_REL, abs_tol * 1e-9));                         \
-    cr_assert(near(d4.w, ref(w), F64_REL, abs_tol * 1e-9) && near(d4.x, ref(x), F64_REL, abs_tol * 1e-9)); \
+#define CHECK_UNARY(stem, ref, lo, hi, abs_tol)                                                    \
+  for (int i = 0; i < 200; i++) {                                                                  \
+    double x = urand(lo, hi), y = urand(lo, hi), z = urand(lo, hi), w = urand(lo, hi);             \
+    float xf = (float)x, yf = (float)y, zf = (float)z, wf = (float)w;                              \
+    cr_assert(near(kn_##stem##_f32(xf), ref(xf), F32_REL, abs_tol), #stem "(%g)", x);              \
+    cr_assert(near(kn_##stem##_f64(x), ref(x), F64_REL, abs_tol * 1e-9), #stem "(%g)", x);         \
+    kn_vec2 v2 = kn_##stem##_v2((kn_vec2){xf, yf});                                                \
+    kn_vec3 v3 = kn_##stem##_v3((kn_vec3){xf, yf, zf});                                            \
+    kn_vec4 v4 = kn_##stem##_v4((kn_vec4){xf, yf, zf, wf});                                        \
+    kn_dvec2 d2 = kn_##stem##_dv2((kn_dvec2){x, y});                                               \
+    kn_dvec3 d3 = kn_##stem##_dv3((kn_dvec3){x, y, z});                                            \
+    kn_dvec4 d4 = kn_##stem##_dv4((kn_dvec4){x, y, z, w});                                         \
+    cr_assert(near(v2.x, ref(xf), F32_REL, abs_tol) && near(v2.y, ref(yf), F32_REL, abs_tol));     \
+    cr_assert(near(v3.y, ref(yf), F32_REL, abs_tol) && near(v3.z, ref(zf), F32_REL, abs_tol));     \
+    cr_assert(near(v4.x, ref(xf), F32_REL, abs_tol) && near(v4.w, ref(wf), F32_REL, abs_tol));     \
+    cr_assert(near(d2.y, ref(y), F64_REL, abs_tol * 1e-9));                                        \
+    cr_assert(near(d3.z, ref(z), F64_REL, abs_tol * 1e-9));                                        \
+    cr_assert(near(d4.w, ref(w), F64_REL, abs_tol * 1e-9) &&                                       \
+              near(d4.x, ref(x), F64_REL, abs_tol * 1e-9));                                        \
   }
 
 Test(math, unary_functions) {
@@ -115,7 +128,8 @@ Test(math, binary_functions) {
     double c = urand(-100.0, 100.0), d = urand(-100.0, 100.0);
     cr_assert(near(kn_pow_f32_f32(a, b), powl(a, b), F32_REL, 0.0L));
     cr_assert(near(kn_pow_f64_f64(a, b), powl(a, b), F64_REL, 0.0L));
-    cr_assert(near(kn_atan2_f32_f32((float)c, (float)d), atan2l((float)c, (float)d), F32_REL, 1e-7L));
+    cr_assert(
+        near(kn_atan2_f32_f32((float)c, (float)d), atan2l((float)c, (float)d), F32_REL, 1e-7L));
     cr_assert(near(kn_atan2_f64_f64(c, d), atan2l(c, d), F64_REL, 1e-15L));
     cr_assert_eq(kn_fmod_f64_f64(c, d), (double)fmodl(c, d));
     cr_assert_eq(kn_fmod_f32_f32((float)c, (float)d), (float)fmodl((float)c, (float)d));
@@ -123,7 +137,8 @@ Test(math, binary_functions) {
     cr_assert(near(p.x, powl(a, b), F32_REL, 0.0L) && p.y == 1024.0f && p.z == 3.0f);
     kn_dvec2 q = kn_atan2_dv2_dv2((kn_dvec2){c, 1.0}, (kn_dvec2){d, 0.0});
     cr_assert(near(q.x, atan2l(c, d), F64_REL, 1e-15L) && near(q.y, acosl(0.0L), F64_REL, 0.0L));
-    kn_vec4 m = kn_fmod_v4_v4((kn_vec4){7.5f, -7.5f, 1.0f, 5.0f}, (kn_vec4){2.0f, 2.0f, 3.0f, 5.0f});
+    kn_vec4 m =
+        kn_fmod_v4_v4((kn_vec4){7.5f, -7.5f, 1.0f, 5.0f}, (kn_vec4){2.0f, 2.0f, 3.0f, 5.0f});
     cr_assert(m.x == 1.5f && m.y == -1.5f && m.z == 1.0f && m.w == 0.0f);
   }
 }
@@ -157,6 +172,12 @@ Test(math, min_max_clamp) {
   cr_assert_eq(kn_max_u64_u64(1u, UINT64_MAX), UINT64_MAX);
   cr_assert_eq(kn_min_f32_f32(NAN, 1.0f), 1.0f);
   cr_assert_eq(kn_max_f64_f64(2.0, NAN), 2.0);
+  cr_assert(isnan(kn_min_f32_f32(NAN, NAN)));
+  cr_assert(signbit(kn_min_f32_f32(0.0f, -0.0f)) && signbit(kn_min_f32_f32(-0.0f, 0.0f)));
+  cr_assert(!signbit(kn_max_f32_f32(0.0f, -0.0f)) && !signbit(kn_max_f32_f32(-0.0f, 0.0f)));
+  cr_assert(signbit(kn_min_f64_f64(0.0, -0.0)) && !signbit(kn_max_f64_f64(-0.0, 0.0)));
+  cr_assert_eq(kn_min_f64_f64(-INFINITY, 3.0), -INFINITY);
+  cr_assert_eq(kn_max_f32_f32(-1.0f, -2.0f), -1.0f);
   cr_assert_eq(kn_clamp_i32_i32_i32(50, 0, 10), 10);
   cr_assert_eq(kn_clamp_u32_u32_u32(0u, 3u, 10u), 3u);
   cr_assert_eq(kn_clamp_i64_i64_i64(-50, -10, 10), -10);
@@ -187,7 +208,8 @@ Test(math, lerp_step_smoothstep) {
     double x = -0.5 + 2.0 * i / 100.0, t = x < 0 ? 0 : x > 1 ? 1 : x;
     double want = t * t * (3 - 2 * t);
     cr_assert(near(kn_smoothstep_f64_f64_f64(0.0, 1.0, x), want, 1e-15L, 1e-15L));
-    cr_assert(near(kn_smoothstep_f32_f32_f32(10.0f, 20.0f, (float)(10 + 10 * x)), want, 1e-6L, 1e-6L));
+    cr_assert(
+        near(kn_smoothstep_f32_f32_f32(10.0f, 20.0f, (float)(10 + 10 * x)), want, 1e-6L, 1e-6L));
   }
   kn_vec3 l = kn_lerp_v3_v3_f32((kn_vec3){0, 10, 20}, (kn_vec3){10, 20, 40}, 0.5f);
   cr_assert(l.x == 5 && l.y == 15 && l.z == 30);
@@ -318,7 +340,8 @@ Test(ints, float_to_int_saturation) {
   cr_assert_eq(kn_cvt_f64_i64(-9223372036854775808.0), INT64_MIN);
   cr_assert_eq(kn_cvt_f64_i64(9223372036854774784.0), 9223372036854774784ll);
   cr_assert_eq(kn_cvt_f32_i64(NAN), 0);
-  kn_f16 h300 = {0x5cb0}, hninf = {0xfc00}, hnan = {0x7e00}, hm2 = {0xc100};  /* 300, -inf, NaN, -2.5 */
+  kn_f16 h300 = {0x5cb0}, hninf = {0xfc00}, hnan = {0x7e00},
+         hm2 = {0xc100}; /* 300, -inf, NaN, -2.5 */
   cr_assert_eq(kn_cvt_f16_i8(h300), 127);
   cr_assert_eq(kn_cvt_f16_u8(h300), 255);
   cr_assert_eq(kn_cvt_f16_i32(h300), 300);
@@ -348,10 +371,13 @@ static uint16_t f16_nearest(double x) {
   double a = fabs(x);
   if (isnan(x)) return 0x7e00;
   if (a >= 65520.0) return sign | 0x7c00;
-  int lo = 0, hi = 0x7bff;   /* positive patterns are monotonic in value */
+  int lo = 0, hi = 0x7bff; /* positive patterns are monotonic in value */
   while (lo < hi) {
     int mid = (lo + hi + 1) / 2;
-    if (f16_value((uint16_t)mid) <= a) lo = mid; else hi = mid - 1;
+    if (f16_value((uint16_t)mid) <= a)
+      lo = mid;
+    else
+      hi = mid - 1;
   }
   if (lo == 0x7bff) return sign | 0x7bff;
   double d0 = a - f16_value((uint16_t)lo), d1 = f16_value((uint16_t)(lo + 1)) - a;
@@ -360,14 +386,33 @@ static uint16_t f16_nearest(double x) {
 }
 
 Test(f16, known_patterns) {
-  struct { float f; uint16_t h; } cases[] = {
-      {1.0f, 0x3c00}, {-2.0f, 0xc000}, {65504.0f, 0x7bff}, {65519.99f, 0x7bff},
-      {65520.0f, 0x7c00}, {1e9f, 0x7c00}, {INFINITY, 0x7c00}, {-INFINITY, 0xfc00},
-      {0.0f, 0x0000}, {-0.0f, 0x8000}, {0x1p-24f, 0x0001}, {0x1p-25f, 0x0000},
-      {-0x1p-25f, 0x8000}, {0x1.000002p-25f, 0x0001}, {0x3p-25f, 0x0002}, {0x1p-14f, 0x0400},
-      {0x1.ffcp-15f, 0x0400}, {0x1.ff4p-15f, 0x03fe}, {1.0f + 0x1p-11f, 0x3c00},
-      {1.0f + 0x3p-11f, 0x3c02}, {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01}, {0.1f, 0x2e66},
-      {1e-10f, 0x0000}, {FLT_MIN, 0x0000}};
+  struct {
+    float f;
+    uint16_t h;
+  } cases[] = {{1.0f, 0x3c00},
+               {-2.0f, 0xc000},
+               {65504.0f, 0x7bff},
+               {65519.99f, 0x7bff},
+               {65520.0f, 0x7c00},
+               {1e9f, 0x7c00},
+               {INFINITY, 0x7c00},
+               {-INFINITY, 0xfc00},
+               {0.0f, 0x0000},
+               {-0.0f, 0x8000},
+               {0x1p-24f, 0x0001},
+               {0x1p-25f, 0x0000},
+               {-0x1p-25f, 0x8000},
+               {0x1.000002p-25f, 0x0001},
+               {0x3p-25f, 0x0002},
+               {0x1p-14f, 0x0400},
+               {0x1.ffcp-15f, 0x0400},
+               {0x1.ff4p-15f, 0x03fe},
+               {1.0f + 0x1p-11f, 0x3c00},
+               {1.0f + 0x3p-11f, 0x3c02},
+               {1.0f + 0x1p-11f + 0x1p-20f, 0x3c01},
+               {0.1f, 0x2e66},
+               {1e-10f, 0x0000},
+               {FLT_MIN, 0x0000}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     cr_assert_eq(kn_cvt_f32_f16(cases[i].f).bits, cases[i].h, "%a -> %04x", cases[i].f,
                  kn_cvt_f32_f16(cases[i].f).bits);
@@ -388,7 +433,7 @@ Test(f16, decode_every_pattern_and_round_trip) {
     double d = kn_cvt_f16_f64(x);
     if (isnan(want)) {
       cr_assert(isnan(f) && isnan(d) && !!signbit(f) == !!(h & 0x8000));
-      cr_assert_eq(kn_cvt_f32_f16(f).bits, h | 0x200, "NaN %04x", h);   /* quieted */
+      cr_assert_eq(kn_cvt_f32_f16(f).bits, h | 0x200, "NaN %04x", h); /* quieted */
       cr_assert_eq(kn_cvt_f64_f16(d).bits, h | 0x200);
       continue;
     }
@@ -432,7 +477,7 @@ Test(vectors, constructors_and_access) {
   kn_ivec4 iv = kn_make_iv4(4, 5, 6, 7);
   cr_assert_eq(kn_get_iv4(iv, 0), 4);
   cr_assert_eq(kn_get_iv4(iv, 3), 7);
-  cr_assert_eq(kn_get_iv4(iv, 9), 7);    /* clamped */
+  cr_assert_eq(kn_get_iv4(iv, 9), 7); /* clamped */
   cr_assert_eq(kn_get_iv4(iv, -2), 4);
   cr_assert_eq(kn_get_v3(v, 1), 2.0f);
   *kn_getp_v3(&v, 2) = 9.0f;
@@ -553,12 +598,14 @@ Test(geometry, dot_cross_length) {
   cr_assert(z4.x == 0 && z4.w == 0);
   for (int i = 0; i < 100; i++) {
     kn_dvec3 v = {urand(-5, 5), urand(-5, 5), urand(-5, 5)};
-    long double len = sqrtl((long double)v.x * v.x + (long double)v.y * v.y + (long double)v.z * v.z);
+    long double len =
+        sqrtl((long double)v.x * v.x + (long double)v.y * v.y + (long double)v.z * v.z);
     cr_assert(near(kn_length_dv3(v), len, F64_REL, 0));
     kn_dvec3 u = kn_normalize_dv3(v);
     cr_assert(near(u.x, v.x / len, F64_REL, 1e-16L) && near(u.z, v.z / len, F64_REL, 1e-16L));
     kn_vec4 f = {(float)v.x, (float)v.y, (float)v.z, 1.0f};
-    long double lf = sqrtl((long double)f.x * f.x + (long double)f.y * f.y + (long double)f.z * f.z + 1);
+    long double lf =
+        sqrtl((long double)f.x * f.x + (long double)f.y * f.y + (long double)f.z * f.z + 1);
     cr_assert(near(kn_length_v4(f), lf, F32_REL, 0));
   }
 }
@@ -582,8 +629,16 @@ static double ref_inverse(int n, const double *a, double *inv) {
     for (int j = 0; j < 2 * n; j++) m[i][j] = j < n ? a[i * n + j] : (j - n == i);
   for (int c = 0; c < n; c++) {
     int p = c;
-    for (int r = c + 1; r < n; r++) if (fabs(m[r][c]) > fabs(m[p][c])) p = r;
-    if (p != c) { det = -det; for (int j = 0; j < 2 * n; j++) { double t = m[c][j]; m[c][j] = m[p][j]; m[p][j] = t; } }
+    for (int r = c + 1; r < n; r++)
+      if (fabs(m[r][c]) > fabs(m[p][c])) p = r;
+    if (p != c) {
+      det = -det;
+      for (int j = 0; j < 2 * n; j++) {
+        double t = m[c][j];
+        m[c][j] = m[p][j];
+        m[p][j] = t;
+      }
+    }
     det *= m[c][c];
     if (m[c][c] == 0) return 0;
     double d = m[c][c];
@@ -594,11 +649,14 @@ static double ref_inverse(int n, const double *a, double *inv) {
       for (int j = 0; j < 2 * n; j++) m[r][j] -= f * m[c][j];
     }
   }
-  for (int i = 0; i < n; i++) for (int j = 0; j < n; j++) inv[i * n + j] = m[i][n + j];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) inv[i * n + j] = m[i][n + j];
   return det;
 }
 
-static void to_double(int n, const float *m, double *out) { for (int i = 0; i < n * n; i++) out[i] = m[i]; }
+static void to_double(int n, const float *m, double *out) {
+  for (int i = 0; i < n * n; i++) out[i] = m[i];
+}
 
 Test(matrices, construct_and_access) {
   kn_mat33 m = kn_make_m33(1, 2, 3, 4, 5, 6, 7, 8, 9);
@@ -617,7 +675,8 @@ Test(matrices, construct_and_access) {
   kn_mat22 d = kn_diag_m22(3);
   cr_assert(d.m[0][0] == 3 && d.m[0][1] == 0 && d.m[1][0] == 0 && d.m[1][1] == 3);
   kn_mat44 id = kn_identity_m44();
-  for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) cr_assert_eq(id.m[i][j], i == j ? 1.0f : 0.0f);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) cr_assert_eq(id.m[i][j], i == j ? 1.0f : 0.0f);
   kn_mat44 rows = kn_make_m44_rows((kn_vec4){1, 2, 3, 4}, (kn_vec4){5, 6, 7, 8},
                                    (kn_vec4){9, 10, 11, 12}, (kn_vec4){13, 14, 15, 16});
   cr_assert(rows.m[0][3] == 4 && rows.m[3][0] == 13 && rows.m[2][1] == 10);
@@ -637,8 +696,10 @@ Test(matrices, products_against_reference) {
   for (int t = 0; t < 50; t++) {
     kn_mat33 a, b;
     kn_mat44 c, d;
-    for (int i = 0; i < 9; i++) (&a.m[0][0])[i] = (float)(int)urand(-9, 9), (&b.m[0][0])[i] = (float)(int)urand(-9, 9);
-    for (int i = 0; i < 16; i++) (&c.m[0][0])[i] = (float)(int)urand(-9, 9), (&d.m[0][0])[i] = (float)(int)urand(-9, 9);
+    for (int i = 0; i < 9; i++)
+      (&a.m[0][0])[i] = (float)(int)urand(-9, 9), (&b.m[0][0])[i] = (float)(int)urand(-9, 9);
+    for (int i = 0; i < 16; i++)
+      (&c.m[0][0])[i] = (float)(int)urand(-9, 9), (&d.m[0][0])[i] = (float)(int)urand(-9, 9);
     double ad[9], bd[9], cd[16], dd[16], o3[9], o4[16];
     to_double(3, &a.m[0][0], ad), to_double(3, &b.m[0][0], bd);
     to_double(4, &c.m[0][0], cd), to_double(4, &d.m[0][0], dd);
@@ -656,8 +717,10 @@ Test(matrices, products_against_reference) {
     cr_assert(y4.w == cd[12] + 2 * cd[13] + 3 * cd[14] + 4 * cd[15]);
     kn_mat33 tr = kn_transpose_m33(a);
     kn_mat44 tr4 = kn_transpose_m44(c);
-    for (int i = 0; i < 3; i++) for (int j = 0; j < 3; j++) cr_assert_eq(tr.m[i][j], a.m[j][i]);
-    for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) cr_assert_eq(tr4.m[i][j], c.m[j][i]);
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) cr_assert_eq(tr.m[i][j], a.m[j][i]);
+    for (int i = 0; i < 4; i++)
+      for (int j = 0; j < 4; j++) cr_assert_eq(tr4.m[i][j], c.m[j][i]);
   }
   kn_mat22 t2 = kn_transpose_m22(kn_make_m22(1, 2, 3, 4));
   cr_assert(kn_eq_m22_m22(t2, kn_make_m22(1, 3, 2, 4)));
@@ -692,7 +755,8 @@ Test(matrices, elementwise_and_scalar) {
 Test(matrices, determinant_and_inverse) {
   cr_assert_eq(kn_determinant_m22(kn_make_m22(4, 7, 2, 6)), 10.0f);
   cr_assert_eq(kn_determinant_m33(kn_make_m33(2, -3, 1, 2, 0, -1, 1, 4, 5)), 49.0f);
-  cr_assert_eq(kn_determinant_m44(kn_make_m44(1, 0, 2, -1, 3, 0, 0, 5, 2, 1, 4, -3, 1, 0, 5, 0)), 30.0f);
+  cr_assert_eq(kn_determinant_m44(kn_make_m44(1, 0, 2, -1, 3, 0, 0, 5, 2, 1, 4, -3, 1, 0, 5, 0)),
+               30.0f);
   kn_mat22 i2 = kn_inverse_m22(kn_make_m22(4, 7, 2, 6));
   cr_assert(near(i2.m[0][0], 0.6L, F32_REL, 0) && near(i2.m[0][1], -0.7L, F32_REL, 0));
   cr_assert(near(i2.m[1][0], -0.2L, F32_REL, 0) && near(i2.m[1][1], 0.4L, F32_REL, 0));
@@ -713,7 +777,8 @@ Test(matrices, determinant_and_inverse) {
     kn_mat33 ia = kn_inverse_m33(a);
     kn_mat44 ib = kn_inverse_m44(b);
     for (int i = 0; i < 9; i++) cr_assert(near((&ia.m[0][0])[i], ai[i], 1e-5L, 1e-5L), "m33 %d", i);
-    for (int i = 0; i < 16; i++) cr_assert(near((&ib.m[0][0])[i], bi[i], 1e-5L, 1e-5L), "m44 %d", i);
+    for (int i = 0; i < 16; i++)
+      cr_assert(near((&ib.m[0][0])[i], bi[i], 1e-5L, 1e-5L), "m44 %d", i);
   }
 }
 
@@ -731,7 +796,8 @@ Test(quats, hamilton_product) {
   cr_assert(kn_eq_q_q(kn_quat_mul_q_q(i, j), k));
   cr_assert(kn_eq_q_q(kn_quat_mul_q_q(j, i), kn_neg_q(k)));
   cr_assert(kn_eq_q_q(kn_quat_mul_q_q(k, k), kn_make_q(0, 0, 0, -1)));
-  cr_assert(kn_eq_q_q(kn_quat_mul_q_q(kn_identity_q(), kn_make_q(1, 2, 3, 4)), kn_make_q(1, 2, 3, 4)));
+  cr_assert(
+      kn_eq_q_q(kn_quat_mul_q_q(kn_identity_q(), kn_make_q(1, 2, 3, 4)), kn_make_q(1, 2, 3, 4)));
   /* (1 + 2i + 3j + 4k)(5 + 6i + 7j + 8k) = -60 + 12i + 30j + 24k */
   kn_quat p = kn_quat_mul_q_q(kn_make_q(2, 3, 4, 1), kn_make_q(6, 7, 8, 5));
   cr_assert(kn_eq_q_q(p, kn_make_q(12, 30, 24, -60)));
@@ -751,18 +817,23 @@ Test(quats, rotation_against_rodrigues) {
   kn_vec3 r = kn_quat_rotate_q_v3(q, (kn_vec3){1, 0, 0});
   cr_assert(near(r.x, 0, 0, 1e-6L) && near(r.y, 1, 0, 1e-6L) && near(r.z, 0, 0, 1e-6L));
   for (int t = 0; t < 200; t++) {
-    double k[3] = {urand(-1, 1), urand(-1, 1), urand(-1, 1)}, v[3] = {urand(-3, 3), urand(-3, 3), urand(-3, 3)};
+    double k[3] = {urand(-1, 1), urand(-1, 1), urand(-1, 1)},
+           v[3] = {urand(-3, 3), urand(-3, 3), urand(-3, 3)};
     double n = sqrt(k[0] * k[0] + k[1] * k[1] + k[2] * k[2]), ang = urand(-7, 7), want[3], want2[3];
-    kn_quat a = kn_quat_from_axis_angle_v3_f32((kn_vec3){(float)k[0], (float)k[1], (float)k[2]}, (float)ang);
+    kn_quat a = kn_quat_from_axis_angle_v3_f32((kn_vec3){(float)k[0], (float)k[1], (float)k[2]},
+                                               (float)ang);
     for (int i = 0; i < 3; i++) k[i] = (float)k[i] / n;
     ref_rotate(k, (float)ang, (double[]){(float)v[0], (float)v[1], (float)v[2]}, want);
     kn_vec3 got = kn_quat_rotate_q_v3(a, (kn_vec3){(float)v[0], (float)v[1], (float)v[2]});
-    cr_assert(near(got.x, want[0], 0, 2e-5L) && near(got.y, want[1], 0, 2e-5L) && near(got.z, want[2], 0, 2e-5L));
+    cr_assert(near(got.x, want[0], 0, 2e-5L) && near(got.y, want[1], 0, 2e-5L) &&
+              near(got.z, want[2], 0, 2e-5L));
     /* composition: (b a) rotates by a then b; b is about the x axis */
     kn_quat b = kn_quat_from_axis_angle_v3_f32((kn_vec3){1, 0, 0}, 0.75f);
     ref_rotate((double[]){1, 0, 0}, 0.75f, want, want2);
-    kn_vec3 got2 = kn_quat_rotate_q_v3(kn_quat_mul_q_q(b, a), (kn_vec3){(float)v[0], (float)v[1], (float)v[2]});
-    cr_assert(near(got2.x, want2[0], 0, 5e-5L) && near(got2.y, want2[1], 0, 5e-5L) && near(got2.z, want2[2], 0, 5e-5L));
+    kn_vec3 got2 = kn_quat_rotate_q_v3(kn_quat_mul_q_q(b, a),
+                                       (kn_vec3){(float)v[0], (float)v[1], (float)v[2]});
+    cr_assert(near(got2.x, want2[0], 0, 5e-5L) && near(got2.y, want2[1], 0, 5e-5L) &&
+              near(got2.z, want2[2], 0, 5e-5L));
   }
 }
 
@@ -772,7 +843,7 @@ Test(quats, rotation_against_rodrigues) {
 #define NI 100000
 #define ROUNDS 3
 
-static int64_t ticket;   /* min/max workers draw their values from here */
+static int64_t ticket; /* min/max workers draw their values from here */
 
 typedef struct Job {
   void *cell;
@@ -818,93 +889,102 @@ static bool is_permutation(const int64_t *v, int64_t n) {
 }
 
 /* Workers for scalar type T (code C): each returns via Job.out / Job.bad. */
-#define ATOMIC_WORKERS(T, C)                                                        \
-  static void *C##_add(void *a) {                                                   \
-    Job *j = a; int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                \
-    for (int i = 0; i < NI; i++) o[i] = (int64_t)kn_atomic_add_##C((T *)j->cell, (T)1); \
-    return NULL;                                                                    \
-  }                                                                                 \
-  static void *C##_sub(void *a) {                                                   \
-    Job *j = a; int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                \
-    for (int i = 0; i < NI; i++) o[i] = (int64_t)kn_atomic_sub_##C((T *)j->cell, (T)1) - 1; \
-    return NULL;                                                                    \
-  }                                                                                 \
-  static void *C##_exch(void *a) {                                                  \
-    Job *j = a; int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                \
-    for (int i = 0; i < NI; i++)                                                    \
-      o[i] = (int64_t)kn_atomic_exch_##C((T *)j->cell, (T)((int64_t)j->t * NI + i + 1)); \
-    return NULL;                                                                    \
-  }                                                                                 \
+#define ATOMIC_WORKERS(T, C)                                                                       \
+  static void *C##_add(void *a) {                                                                  \
+    Job *j = a;                                                                                    \
+    int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                                           \
+    for (int i = 0; i < NI; i++) o[i] = (int64_t)kn_atomic_add_##C((T *)j->cell, (T)1);            \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  static void *C##_sub(void *a) {                                                                  \
+    Job *j = a;                                                                                    \
+    int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                                           \
+    for (int i = 0; i < NI; i++) o[i] = (int64_t)kn_atomic_sub_##C((T *)j->cell, (T)1) - 1;        \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  static void *C##_exch(void *a) {                                                                 \
+    Job *j = a;                                                                                    \
+    int64_t *o = (int64_t *)j->out + (int64_t)j->t * NI;                                           \
+    for (int i = 0; i < NI; i++)                                                                   \
+      o[i] = (int64_t)kn_atomic_exch_##C((T *)j->cell, (T)((int64_t)j->t * NI + i + 1));           \
+    return NULL;                                                                                   \
+  }                                                                                                \
   /* Values come from a shared counter, so nearly every call lowers (raises) the \
    * cell. After min(p, v) returned old, p stays <= min(old, v) for good: a     \
-   * later call by the same thread must not see more than that. */             \
-  static void *C##_min(void *a) {                                                   \
-    Job *j = a; T bound = (T)1e9;                                                   \
-    for (int i = 0; i < NI; i++) {                                                  \
-      T v = (T)__atomic_sub_fetch(&ticket, 1, __ATOMIC_RELAXED);                    \
-      T old = kn_atomic_min_##C((T *)j->cell, v);                                   \
-      j->bad += old > bound; bound = old < v ? old : v;                             \
-    }                                                                               \
-    return NULL;                                                                    \
-  }                                                                                 \
-  static void *C##_max(void *a) {                                                   \
-    Job *j = a; T bound = (T)0;                                                     \
-    for (int i = 0; i < NI; i++) {                                                  \
-      T v = (T)__atomic_add_fetch(&ticket, 1, __ATOMIC_RELAXED);                    \
-      T old = kn_atomic_max_##C((T *)j->cell, v);                                   \
-      j->bad += old < bound; bound = old > v ? old : v;                             \
-    }                                                                               \
-    return NULL;                                                                    \
-  }                                                                                 \
-  /* increments through compare-and-swap */                                         \
-  static void *C##_cas(void *a) {                                                   \
-    Job *j = a; T *p = (T *)j->cell;                                                \
-    for (int i = 0; i < NI; i++) {                                                  \
-      T old = *(volatile T *)p, seen;                                               \
-      while ((seen = kn_atomic_cas_##C(p, old, (T)(old + 1))) != old) old = seen;   \
-    }                                                                               \
-    return NULL;                                                                    \
+   * later call by the same thread must not see more than that. */                 \
+  static void *C##_min(void *a) {                                                                  \
+    Job *j = a;                                                                                    \
+    T bound = (T)1e9;                                                                              \
+    for (int i = 0; i < NI; i++) {                                                                 \
+      T v = (T)__atomic_sub_fetch(&ticket, 1, __ATOMIC_RELAXED);                                   \
+      T old = kn_atomic_min_##C((T *)j->cell, v);                                                  \
+      j->bad += old > bound;                                                                       \
+      bound = old < v ? old : v;                                                                   \
+    }                                                                                              \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  static void *C##_max(void *a) {                                                                  \
+    Job *j = a;                                                                                    \
+    T bound = (T)0;                                                                                \
+    for (int i = 0; i < NI; i++) {                                                                 \
+      T v = (T)__atomic_add_fetch(&ticket, 1, __ATOMIC_RELAXED);                                   \
+      T old = kn_atomic_max_##C((T *)j->cell, v);                                                  \
+      j->bad += old < bound;                                                                       \
+      bound = old > v ? old : v;                                                                   \
+    }                                                                                              \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  /* increments through compare-and-swap */                                                        \
+  static void *C##_cas(void *a) {                                                                  \
+    Job *j = a;                                                                                    \
+    T *p = (T *)j->cell;                                                                           \
+    for (int i = 0; i < NI; i++) {                                                                 \
+      T old = *(volatile T *)p, seen;                                                              \
+      while ((seen = kn_atomic_cas_##C(p, old, (T)(old + 1))) != old) old = seen;                  \
+    }                                                                                              \
+    return NULL;                                                                                   \
   }
 
 /* Runs every worker of C on a fresh cell and checks the exact totals. Races
  * show only when threads really overlap, so the checks run several rounds. */
-#define ATOMIC_CHECKS(T, C)                                                         \
-  for (int round = 0; round < ROUNDS; round++) {                                    \
-    int64_t *olds = malloc(sizeof(int64_t) * (NT * NI + 1));                        \
-    T cell = 0;                                                                     \
-    cr_assert_eq(spawn(C##_add, &cell, olds), 0);                                   \
-    cr_assert(cell == (T)(NT * NI), #C " add total");                               \
-    cr_assert(is_permutation(olds, NT * NI), #C " add olds");                       \
-    cr_assert_eq(spawn(C##_sub, &cell, olds), 0);                                   \
-    cr_assert(cell == 0, #C " sub total");                                          \
-    cr_assert(is_permutation(olds, NT * NI), #C " sub olds");                       \
-    cr_assert_eq(spawn(C##_exch, &cell, olds), 0);                                  \
-    olds[NT * NI] = (int64_t)cell;                                                  \
-    cr_assert(is_permutation(olds, NT * NI + 1), #C " exch values");                \
-    free(olds);                                                                     \
-    ticket = 1000 + NT * NI, cell = (T)1e9;                                         \
-    cr_assert_eq(spawn(C##_min, &cell, NULL), 0, #C " min order");                  \
-    cr_assert(cell == (T)1000, #C " min");                                          \
-    ticket = 1000, cell = 0;                                                        \
-    cr_assert_eq(spawn(C##_max, &cell, NULL), 0, #C " max order");                  \
-    cr_assert(cell == (T)(1000 + NT * NI), #C " max");                              \
-    cell = 0;                                                                       \
-    cr_assert_eq(spawn(C##_cas, &cell, NULL), 0);                                   \
-    cr_assert(cell == (T)(NT * NI), #C " cas total");                               \
+#define ATOMIC_CHECKS(T, C)                                                                        \
+  for (int round = 0; round < ROUNDS; round++) {                                                   \
+    int64_t *olds = malloc(sizeof(int64_t) * (NT * NI + 1));                                       \
+    T cell = 0;                                                                                    \
+    cr_assert_eq(spawn(C##_add, &cell, olds), 0);                                                  \
+    cr_assert(cell == (T)(NT * NI), #C " add total");                                              \
+    cr_assert(is_permutation(olds, NT *NI), #C " add olds");                                       \
+    cr_assert_eq(spawn(C##_sub, &cell, olds), 0);                                                  \
+    cr_assert(cell == 0, #C " sub total");                                                         \
+    cr_assert(is_permutation(olds, NT *NI), #C " sub olds");                                       \
+    cr_assert_eq(spawn(C##_exch, &cell, olds), 0);                                                 \
+    olds[NT * NI] = (int64_t)cell;                                                                 \
+    cr_assert(is_permutation(olds, NT *NI + 1), #C " exch values");                                \
+    free(olds);                                                                                    \
+    ticket = 1000 + NT * NI, cell = (T)1e9;                                                        \
+    cr_assert_eq(spawn(C##_min, &cell, NULL), 0, #C " min order");                                 \
+    cr_assert(cell == (T)1000, #C " min");                                                         \
+    ticket = 1000, cell = 0;                                                                       \
+    cr_assert_eq(spawn(C##_max, &cell, NULL), 0, #C " max order");                                 \
+    cr_assert(cell == (T)(1000 + NT * NI), #C " max");                                             \
+    cell = 0;                                                                                      \
+    cr_assert_eq(spawn(C##_cas, &cell, NULL), 0);                                                  \
+    cr_assert(cell == (T)(NT * NI), #C " cas total");                                              \
   }
 
 /* and/or/xor: thread t owns bits t and W-1-t; the olds show what it set. */
-#define ATOMIC_BIT_WORKERS(T, C)                                                    \
-  static void *C##_bits(void *a) {                                                  \
-    Job *j = a; T *p = (T *)j->cell;                                                \
-    T mine = (T)(((T)1 << j->t) | ((T)1 << (sizeof(T) * 8 - 1 - j->t)));            \
-    for (int i = 0; i < NI / 2; i++) {                                              \
-      j->bad += (kn_atomic_or_##C(p, mine) & mine) != 0;                            \
-      j->bad += (kn_atomic_and_##C(p, (T)~mine) & mine) != mine;                    \
-      j->bad += (kn_atomic_xor_##C(p, mine) & mine) != 0;                           \
-      j->bad += (kn_atomic_xor_##C(p, mine) & mine) != mine;                        \
-    }                                                                               \
-    return NULL;                                                                    \
+#define ATOMIC_BIT_WORKERS(T, C)                                                                   \
+  static void *C##_bits(void *a) {                                                                 \
+    Job *j = a;                                                                                    \
+    T *p = (T *)j->cell;                                                                           \
+    T mine = (T)((uint64_t)1 << j->t | (uint64_t)1 << (sizeof(T) * 8 - 1 - j->t));                 \
+    for (int i = 0; i < NI / 2; i++) {                                                             \
+      j->bad += (kn_atomic_or_##C(p, mine) & mine) != 0;                                           \
+      j->bad += (kn_atomic_and_##C(p, (T)~mine) & mine) != mine;                                   \
+      j->bad += (kn_atomic_xor_##C(p, mine) & mine) != 0;                                          \
+      j->bad += (kn_atomic_xor_##C(p, mine) & mine) != mine;                                       \
+    }                                                                                              \
+    return NULL;                                                                                   \
   }
 
 ATOMIC_WORKERS(int32_t, i32)
@@ -967,7 +1047,7 @@ Test(atomics, u64) {
 Test(atomics, f32) {
   ATOMIC_CHECKS(float, f32);
   float c = -0.0f;
-  cr_assert(signbit(kn_atomic_cas_f32(&c, 0.0f, 1.0f)));   /* bits differ: no swap */
+  cr_assert(signbit(kn_atomic_cas_f32(&c, 0.0f, 1.0f))); /* bits differ: no swap */
   cr_assert(signbit(c) && c == 0.0f);
   c = bits_f32(0x7fc00001u);
   cr_assert(isnan(kn_atomic_cas_f32(&c, bits_f32(0x7fc00001u), 2.0f)));
@@ -990,49 +1070,55 @@ Test(atomics, f64) {
 }
 
 /* Vector atomics: every component gets its own exact total. */
-#define VEC_ATOMIC_TEST(T, C, E, N)                                                 \
-  static void *C##_vadd(void *a) {                                                  \
-    Job *j = a; T one; E *o = (E *)&one;                                            \
-    for (int k = 0; k < N; k++) o[k] = (E)(k + 1);                                  \
-    for (int i = 0; i < NI; i++) kn_atomic_add_##C((T *)j->cell, one);              \
-    return NULL;                                                                    \
-  }                                                                                 \
-  static void *C##_vsub(void *a) {                                                  \
-    Job *j = a; T one; E *o = (E *)&one;                                            \
-    for (int k = 0; k < N; k++) o[k] = (E)(k + 1);                                  \
-    for (int i = 0; i < NI; i++) kn_atomic_sub_##C((T *)j->cell, one);              \
-    return NULL;                                                                    \
-  }                                                                                 \
-  static void *C##_vminmax(void *a) {                                               \
-    Job *j = a; T v; E *o = (E *)&v;                                                \
-    T *cells = j->cell;                                                             \
-    for (int i = 0; i < NI; i++) {                                                  \
-      for (int k = 0; k < N; k++) o[k] = (E)((NI - i) * NT + j->t + k);             \
-      kn_atomic_min_##C(&cells[0], v);                                              \
-      for (int k = 0; k < N; k++) o[k] = (E)(i * NT + j->t - k);                    \
-      kn_atomic_max_##C(&cells[1], v);                                              \
-    }                                                                               \
-    return NULL;                                                                    \
-  }                                                                                 \
-  Test(atomics, vec_##C) {                                                          \
-    T cells[2];                                                                     \
-    memset(cells, 0, sizeof cells);                                                 \
-    E *c = (E *)&cells[0];                                                          \
-    spawn(C##_vadd, &cells[0], NULL);                                               \
-    for (int k = 0; k < N; k++) cr_assert(c[k] == (E)((k + 1) * NT * NI), #C " add %d", k); \
-    spawn(C##_vsub, &cells[0], NULL);                                               \
-    for (int k = 0; k < N; k++) cr_assert(c[k] == 0, #C " sub %d", k);             \
-    E *lo = (E *)&cells[0], *hi = (E *)&cells[1];                                   \
-    for (int k = 0; k < N; k++) lo[k] = (E)1e9, hi[k] = (E)-1e9;                    \
-    spawn(C##_vminmax, cells, NULL);                                                \
-    for (int k = 0; k < N; k++) {                                                   \
-      cr_assert(lo[k] == (E)(NT + k), #C " min %d", k);                             \
-      cr_assert(hi[k] == (E)((NI - 1) * NT + NT - 1 - k), #C " max %d", k);         \
-    }                                                                               \
-    T prev = cells[0], add;                                                         \
-    memset(&add, 0, sizeof add);                                                    \
-    T old = kn_atomic_add_##C(&cells[0], add);                                      \
-    cr_assert(memcmp(&old, &prev, sizeof old) == 0, #C " returns old");             \
+#define VEC_ATOMIC_TEST(T, C, E, N)                                                                \
+  static void *C##_vadd(void *a) {                                                                 \
+    Job *j = a;                                                                                    \
+    T one;                                                                                         \
+    E *o = (E *)&one;                                                                              \
+    for (int k = 0; k < N; k++) o[k] = (E)(k + 1);                                                 \
+    for (int i = 0; i < NI; i++) kn_atomic_add_##C((T *)j->cell, one);                             \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  static void *C##_vsub(void *a) {                                                                 \
+    Job *j = a;                                                                                    \
+    T one;                                                                                         \
+    E *o = (E *)&one;                                                                              \
+    for (int k = 0; k < N; k++) o[k] = (E)(k + 1);                                                 \
+    for (int i = 0; i < NI; i++) kn_atomic_sub_##C((T *)j->cell, one);                             \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  static void *C##_vminmax(void *a) {                                                              \
+    Job *j = a;                                                                                    \
+    T v;                                                                                           \
+    E *o = (E *)&v;                                                                                \
+    T *cells = j->cell;                                                                            \
+    for (int i = 0; i < NI; i++) {                                                                 \
+      for (int k = 0; k < N; k++) o[k] = (E)((NI - i) * NT + j->t + k);                            \
+      kn_atomic_min_##C(&cells[0], v);                                                             \
+      for (int k = 0; k < N; k++) o[k] = (E)(i * NT + j->t - k);                                   \
+      kn_atomic_max_##C(&cells[1], v);                                                             \
+    }                                                                                              \
+    return NULL;                                                                                   \
+  }                                                                                                \
+  Test(atomics, vec_##C) {                                                                         \
+    T cells[2];                                                                                    \
+    memset(cells, 0, sizeof cells);                                                                \
+    E *c = (E *)&cells[0];                                                                         \
+    spawn(C##_vadd, &cells[0], NULL);                                                              \
+    for (int k = 0; k < N; k++) cr_assert(c[k] == (E)((k + 1) * NT * NI), #C " add %d", k);        \
+    spawn(C##_vsub, &cells[0], NULL);                                                              \
+    for (int k = 0; k < N; k++) cr_assert(c[k] == 0, #C " sub %d", k);                             \
+    E *lo = (E *)&cells[0], *hi = (E *)&cells[1];                                                  \
+    for (int k = 0; k < N; k++) lo[k] = (E)1e9, hi[k] = (E)-1e9;                                   \
+    spawn(C##_vminmax, cells, NULL);                                                               \
+    for (int k = 0; k < N; k++) {                                                                  \
+      cr_assert(lo[k] == (E)(NT + k), #C " min %d", k);                                            \
+      cr_assert(hi[k] == (E)((NI - 1) * NT + NT - 1 - k), #C " max %d", k);                        \
+    }                                                                                              \
+    T prev = cells[0], add;                                                                        \
+    memset(&add, 0, sizeof add);                                                                   \
+    T old = kn_atomic_add_##C(&cells[0], add);                                                     \
+    cr_assert(memcmp(&old, &prev, sizeof old) == 0, #C " returns old");                            \
   }
 VEC_ATOMIC_TEST(kn_vec2, v2, float, 2)
 VEC_ATOMIC_TEST(kn_vec3, v3, float, 3)
@@ -1060,7 +1146,8 @@ Test(random, uniform_statistics) {
   double mean = sum / n, var = sum2 / n - mean * mean;
   cr_assert(fabs(mean - 0.5) < 0.002, "mean %f", mean);
   cr_assert(fabs(var - 1.0 / 12) < 0.002, "variance %f", var);
-  for (int b = 0; b < 100; b++) cr_assert(abs(buckets[b] - n / 100) < 500, "bucket %d: %d", b, buckets[b]);
+  for (int b = 0; b < 100; b++)
+    cr_assert(abs(buckets[b] - n / 100) < 500, "bucket %d: %d", b, buckets[b]);
 }
 
 Test(random, integer_bits_balanced) {
@@ -1122,7 +1209,8 @@ Test(random, streams_deterministic_and_distinct) {
   cr_assert(fabs(prod / 100000) < 0.002, "correlation %f", prod / 100000);
   /* randf is the top 24 bits of the same draw randi would make */
   uint32_t c = kn_rand_init(5u, 5u), d = c;
-  for (int i = 0; i < 1000; i++) cr_assert_eq(kn_randf(&c), (float)(kn_randi(&d) >> 8) / 16777216.0f);
+  for (int i = 0; i < 1000; i++)
+    cr_assert_eq(kn_randf(&c), (float)(kn_randi(&d) >> 8) / 16777216.0f);
 }
 
 /* ===== printf ============================================================ */
@@ -1192,7 +1280,7 @@ Test(printf, truncates_and_formats) {
   char *out = capture_stdout(long_line);
   char *nl = strchr(out, '\n');
   cr_assert(nl != NULL);
-  cr_assert_eq(nl - out, 1023);   /* the first call was cut at 1023 bytes */
+  cr_assert_eq(nl - out, 1023); /* the first call was cut at 1023 bytes */
   for (int i = 0; i < 1023; i++) cr_assert_eq(out[i], 'x');
   cr_assert_str_eq(nl + 1, "-1 2 -3 1.50 0.25 1.000000e+02 str ff %\n");
   free(out);
@@ -1214,12 +1302,13 @@ Test(debug, bounds_and_assert_record_first_error) {
   cr_assert(err.index[0] == 3 && err.index[1] == 5 && err.shape[0] == 5 && err.shape[1] == 5);
   idx[0] = -1;
   cr_assert(!kn_bounds_ok(&c, 8, 88, 1, 1, idx, shape, 1));
-  cr_assert(err.line == 44 && err.tid == 9);     /* the first error stays */
+  cr_assert(err.line == 44 && err.tid == 9); /* the first error stays */
   kn_assert_fail(&c, 5, 6, 7);
   cr_assert(err.kind == KN_ERR_BOUNDS);
   memset(&err, 0, sizeof err);
   kn_assert_fail(&c, 5, 6, 7);
-  cr_assert(err.flag == 1 && err.kind == KN_ERR_ASSERT && err.file == 5 && err.line == 6 && err.tid == 7);
+  cr_assert(err.flag == 1 && err.kind == KN_ERR_ASSERT && err.file == 5 && err.line == 6 &&
+            err.tid == 7);
   kn_ctx none = {{1, 1, 1, 1}, 1, 1, 0, NULL};
   cr_assert(!kn_bounds_ok(&none, 0, 0, 0, 1, idx, shape, 0));
   kn_assert_fail(&none, 0, 0, 0);
@@ -1242,30 +1331,38 @@ Test(debug, concurrent_failures_record_one_consistent_error) {
   kn_ctx c = {{1, 1, 1, 1}, 1, 1, 0, &err};
   cr_assert_eq(spawn(fail_bounds, &c, NULL), 0);
   cr_assert_eq(err.flag, 1);
-  cr_assert(err.tid == err.index[0] && err.file == err.param && err.tid == err.file * 1000 + err.line);
+  cr_assert(err.tid == err.index[0] && err.file == err.param &&
+            err.tid == err.file * 1000 + err.line);
 }
 
 /* ===== the builtin table ================================================= */
 
 static const char *stem_of(const char *name) {
-  static const char *const ops[][2] = {{"op+", "add"}, {"op-", "sub"}, {"op*", "mul"}, {"op/", "div"},
-                                       {"neg", "neg"}, {"op==", "eq"}, {"op!=", "ne"}};
+  static const char *const ops[][2] = {{"op+", "add"}, {"op-", "sub"}, {"op*", "mul"},
+                                       {"op/", "div"}, {"neg", "neg"}, {"op==", "eq"},
+                                       {"op!=", "ne"}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(name, ops[i][0]) == 0) return ops[i][1];
   return name;
 }
 
 Test(table, type_codes_and_ctypes) {
-  struct { Type *t; const char *code, *ctype; } want[] = {
-      {&ty_bool, "b", "bool"}, {&ty_i8, "i8", "int8_t"}, {&ty_i16, "i16", "int16_t"},
-      {&ty_i32, "i32", "int32_t"}, {&ty_i64, "i64", "int64_t"}, {&ty_u8, "u8", "uint8_t"},
-      {&ty_u16, "u16", "uint16_t"}, {&ty_u32, "u32", "uint32_t"}, {&ty_u64, "u64", "uint64_t"},
-      {&ty_f16, "f16", "kn_f16"}, {&ty_f32, "f32", "float"}, {&ty_f64, "f64", "double"},
-      {&ty_vec2, "v2", "kn_vec2"}, {&ty_vec3, "v3", "kn_vec3"}, {&ty_vec4, "v4", "kn_vec4"},
-      {&ty_dvec2, "dv2", "kn_dvec2"}, {&ty_dvec3, "dv3", "kn_dvec3"}, {&ty_dvec4, "dv4", "kn_dvec4"},
-      {&ty_ivec2, "iv2", "kn_ivec2"}, {&ty_ivec3, "iv3", "kn_ivec3"}, {&ty_ivec4, "iv4", "kn_ivec4"},
-      {&ty_mat22, "m22", "kn_mat22"}, {&ty_mat33, "m33", "kn_mat33"}, {&ty_mat44, "m44", "kn_mat44"},
-      {&ty_quat, "q", "kn_quat"}};
+  struct {
+    Type *t;
+    const char *code, *ctype;
+  } want[] = {{&ty_bool, "b", "bool"},        {&ty_i8, "i8", "int8_t"},
+              {&ty_i16, "i16", "int16_t"},    {&ty_i32, "i32", "int32_t"},
+              {&ty_i64, "i64", "int64_t"},    {&ty_u8, "u8", "uint8_t"},
+              {&ty_u16, "u16", "uint16_t"},   {&ty_u32, "u32", "uint32_t"},
+              {&ty_u64, "u64", "uint64_t"},   {&ty_f16, "f16", "kn_f16"},
+              {&ty_f32, "f32", "float"},      {&ty_f64, "f64", "double"},
+              {&ty_vec2, "v2", "kn_vec2"},    {&ty_vec3, "v3", "kn_vec3"},
+              {&ty_vec4, "v4", "kn_vec4"},    {&ty_dvec2, "dv2", "kn_dvec2"},
+              {&ty_dvec3, "dv3", "kn_dvec3"}, {&ty_dvec4, "dv4", "kn_dvec4"},
+              {&ty_ivec2, "iv2", "kn_ivec2"}, {&ty_ivec3, "iv3", "kn_ivec3"},
+              {&ty_ivec4, "iv4", "kn_ivec4"}, {&ty_mat22, "m22", "kn_mat22"},
+              {&ty_mat33, "m33", "kn_mat33"}, {&ty_mat44, "m44", "kn_mat44"},
+              {&ty_quat, "q", "kn_quat"}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     cr_assert_str_eq(builtin_type_code(want[i].t), want[i].code);
     cr_assert_str_eq(builtin_ctype(want[i].t), want[i].ctype);
@@ -1287,7 +1384,8 @@ Test(table, names_grouped_and_cnames_follow_the_rule) {
     char want[256];
     int at = snprintf(want, sizeof want, "kn_%s", stem_of(b->name));
     cr_assert(b->nparams >= 1 && b->nparams <= BUILTIN_MAX_PARAMS && b->ret);
-    for (int k = 0; k < b->nparams; k++) at += snprintf(want + at, sizeof want - at, "_%s", builtin_type_code(b->params[k]));
+    for (int k = 0; k < b->nparams; k++)
+      at += snprintf(want + at, sizeof want - at, "_%s", builtin_type_code(b->params[k]));
     cr_assert_str_eq(b->cname, want);
     int first = -2, cnt = builtin_overloads(b->name, &first);
     cr_assert(first <= i && i < first + cnt, "%s not in its group", b->name);
@@ -1319,70 +1417,93 @@ static bool has(const char *name, Type *ret, int n, Type *p0, Type *p1, Type *p2
 
 static Type *elem_of(Type *v) {
   if (v->kind != TY_VEC) return v;
-  return v == &ty_dvec2 || v == &ty_dvec3 || v == &ty_dvec4 ? &ty_f64
-         : v == &ty_ivec2 || v == &ty_ivec3 || v == &ty_ivec4 ? &ty_i32 : &ty_f32;
+  return v == &ty_dvec2 || v == &ty_dvec3 || v == &ty_dvec4   ? &ty_f64
+         : v == &ty_ivec2 || v == &ty_ivec3 || v == &ty_ivec4 ? &ty_i32
+                                                              : &ty_f32;
 }
 
 Test(table, required_families_present) {
-  static const char *unary[] = {"sqrt", "rsqrt", "cbrt", "exp", "exp2", "log", "log2", "log10", "sin",
-                                "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "floor",
-                                "ceil", "round", "trunc", "abs", "sign"};
+  static const char *unary[] = {"sqrt", "rsqrt", "cbrt", "exp",   "exp2",  "log",  "log2", "log10",
+                                "sin",  "cos",   "tan",  "asin",  "acos",  "atan", "sinh", "cosh",
+                                "tanh", "floor", "ceil", "round", "trunc", "abs",  "sign"};
   Type *fl[] = {&ty_f32, &ty_f64, &ty_vec2, &ty_vec3, &ty_vec4, &ty_dvec2, &ty_dvec3, &ty_dvec4};
   Type *iv[] = {&ty_ivec2, &ty_ivec3, &ty_ivec4};
   for (size_t f = 0; f < sizeof fl / sizeof fl[0]; f++) {
     Type *t = fl[f], *e = elem_of(t);
-    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++) cr_assert(has(unary[i], t, 1, t, 0, 0), "%s %s", unary[i], t->name);
-    cr_assert(has("pow", t, 2, t, t, 0) && has("atan2", t, 2, t, t, 0) && has("fmod", t, 2, t, t, 0));
-    cr_assert(has("min", t, 2, t, t, 0) && has("max", t, 2, t, t, 0) && has("clamp", t, 3, t, t, t));
-    cr_assert(has("lerp", t, 3, t, t, e) && has("step", t, 2, t, t, 0) && has("smoothstep", t, 3, t, t, t));
+    for (size_t i = 0; i < sizeof unary / sizeof unary[0]; i++)
+      cr_assert(has(unary[i], t, 1, t, 0, 0), "%s %s", unary[i], t->name);
+    cr_assert(has("pow", t, 2, t, t, 0) && has("atan2", t, 2, t, t, 0) &&
+              has("fmod", t, 2, t, t, 0));
+    cr_assert(has("min", t, 2, t, t, 0) && has("max", t, 2, t, t, 0) &&
+              has("clamp", t, 3, t, t, t));
+    cr_assert(has("lerp", t, 3, t, t, e) && has("step", t, 2, t, t, 0) &&
+              has("smoothstep", t, 3, t, t, t));
     if (t->kind == TY_VEC) {
-      cr_assert(has("clamp", t, 3, t, e, e) && has("dot", e, 2, t, t, 0) && has("length", e, 1, t, 0, 0));
-      cr_assert(has("length_sq", e, 1, t, 0, 0) && has("normalize", t, 1, t, 0, 0) && has("distance", e, 2, t, t, 0));
-      cr_assert(has("op*", t, 2, t, e, 0) && has("op*", t, 2, e, t, 0) && has("op/", t, 2, t, e, 0));
+      cr_assert(has("clamp", t, 3, t, e, e) && has("dot", e, 2, t, t, 0) &&
+                has("length", e, 1, t, 0, 0));
+      cr_assert(has("length_sq", e, 1, t, 0, 0) && has("normalize", t, 1, t, 0, 0) &&
+                has("distance", e, 2, t, t, 0));
+      cr_assert(has("op*", t, 2, t, e, 0) && has("op*", t, 2, e, t, 0) &&
+                has("op/", t, 2, t, e, 0));
     } else {
-      cr_assert(has("isnan", &ty_bool, 1, t, 0, 0) && has("isinf", &ty_bool, 1, t, 0, 0) && has("isfinite", &ty_bool, 1, t, 0, 0));
+      cr_assert(has("isnan", &ty_bool, 1, t, 0, 0) && has("isinf", &ty_bool, 1, t, 0, 0) &&
+                has("isfinite", &ty_bool, 1, t, 0, 0));
     }
   }
   for (size_t i = 0; i < 3; i++) {
     Type *t = iv[i];
     cr_assert(has("abs", t, 1, t, 0, 0) && has("sign", t, 1, t, 0, 0) && has("min", t, 2, t, t, 0));
     cr_assert(has("clamp", t, 3, t, &ty_i32, &ty_i32) && has("dot", &ty_i32, 2, t, t, 0));
-    cr_assert(has("op/", t, 2, t, t, 0) && has("op*", t, 2, &ty_i32, t, 0) && has("neg", t, 1, t, 0, 0));
+    cr_assert(has("op/", t, 2, t, t, 0) && has("op*", t, 2, &ty_i32, t, 0) &&
+              has("neg", t, 1, t, 0, 0));
     cr_assert(has("op==", &ty_bool, 2, t, t, 0) && has("op!=", &ty_bool, 2, t, t, 0));
     cr_assert(!has("sqrt", t, 1, t, 0, 0) && !has("length", &ty_i32, 1, t, 0, 0));
   }
   Type *ints[] = {&ty_i32, &ty_i64, &ty_u32, &ty_u64};
-  for (int i = 0; i < 4; i++) cr_assert(has("min", ints[i], 2, ints[i], ints[i], 0) && has("clamp", ints[i], 3, ints[i], ints[i], ints[i]));
+  for (int i = 0; i < 4; i++)
+    cr_assert(has("min", ints[i], 2, ints[i], ints[i], 0) &&
+              has("clamp", ints[i], 3, ints[i], ints[i], ints[i]));
   cr_assert(has("abs", &ty_i32, 1, &ty_i32, 0, 0) && !has("abs", &ty_u32, 1, &ty_u32, 0, 0));
   cr_assert(!has("isnan", &ty_bool, 1, &ty_vec3, 0, 0));
   Type *m[] = {&ty_mat22, &ty_mat33, &ty_mat44}, *mv[] = {&ty_vec2, &ty_vec3, &ty_vec4};
   for (int i = 0; i < 3; i++) {
     cr_assert(has("op*", m[i], 2, m[i], m[i], 0) && has("op*", mv[i], 2, m[i], mv[i], 0));
     cr_assert(has("op*", m[i], 2, m[i], &ty_f32, 0) && has("op*", m[i], 2, &ty_f32, m[i], 0));
-    cr_assert(has("op+", m[i], 2, m[i], m[i], 0) && has("op-", m[i], 2, m[i], m[i], 0) && has("neg", m[i], 1, m[i], 0, 0));
+    cr_assert(has("op+", m[i], 2, m[i], m[i], 0) && has("op-", m[i], 2, m[i], m[i], 0) &&
+              has("neg", m[i], 1, m[i], 0, 0));
     cr_assert(has("transpose", m[i], 1, m[i], 0, 0) && has("inverse", m[i], 1, m[i], 0, 0));
     cr_assert(has("determinant", &ty_f32, 1, m[i], 0, 0) && has("outer", m[i], 2, mv[i], mv[i], 0));
     cr_assert(has("op==", &ty_bool, 2, m[i], m[i], 0));
   }
-  cr_assert(has("cross", &ty_vec3, 2, &ty_vec3, &ty_vec3, 0) && has("cross", &ty_ivec3, 2, &ty_ivec3, &ty_ivec3, 0));
+  cr_assert(has("cross", &ty_vec3, 2, &ty_vec3, &ty_vec3, 0) &&
+            has("cross", &ty_ivec3, 2, &ty_ivec3, &ty_ivec3, 0));
   cr_assert(has("cross", &ty_dvec3, 2, &ty_dvec3, &ty_dvec3, 0));
   cr_assert(has("quat_from_axis_angle", &ty_quat, 2, &ty_vec3, &ty_f32, 0));
-  cr_assert(has("quat_rotate", &ty_vec3, 2, &ty_quat, &ty_vec3, 0) && has("quat_mul", &ty_quat, 2, &ty_quat, &ty_quat, 0));
-  cr_assert(has("op==", &ty_bool, 2, &ty_quat, &ty_quat, 0) && !has("op*", &ty_quat, 2, &ty_quat, &ty_quat, 0));
+  cr_assert(has("quat_rotate", &ty_vec3, 2, &ty_quat, &ty_vec3, 0) &&
+            has("quat_mul", &ty_quat, 2, &ty_quat, &ty_quat, 0));
+  cr_assert(has("op==", &ty_bool, 2, &ty_quat, &ty_quat, 0) &&
+            !has("op*", &ty_quat, 2, &ty_quat, &ty_quat, 0));
 }
 
 /* ---- compiling every entry with the C compilers and NVRTC -------------------- */
 
 /* A growable string. */
-typedef struct Buf { char *s; size_t n, cap; } Buf;
+typedef struct Buf {
+  char *s;
+  size_t n, cap;
+} Buf;
 static void put(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void put(Buf *b, const char *fmt, ...) {
   va_list ap;
+  if (!b->s) b->s = malloc(b->cap = 1 << 16);
   for (;;) {
     va_start(ap, fmt);
     int k = vsnprintf(b->s + b->n, b->cap - b->n, fmt, ap);
     va_end(ap);
-    if (b->n + (size_t)k < b->cap) { b->n += (size_t)k; return; }
+    if (b->n + (size_t)k < b->cap) {
+      b->n += (size_t)k;
+      return;
+    }
     b->cap = (b->cap + (size_t)k) * 2 + 4096;
     b->s = realloc(b->s, b->cap);
   }
@@ -1403,19 +1524,23 @@ static void put_sig_macro(Buf *b, bool cxx) {
            "template <class A> struct kt_same<A, A> { static const bool v = true; };\n"
            "#define KT_SIG(f, ...) static_assert(kt_same<decltype(&f), __VA_ARGS__>::v, #f);\n");
   else
-    put(b, "#define KT_SIG(f, ...) _Static_assert(_Generic(&f, __VA_ARGS__: 1, default: 0), #f);\n");
+    put(b,
+        "#define KT_SIG(f, ...) _Static_assert(_Generic(&f, __VA_ARGS__: 1, default: 0), #f);\n");
 }
 
 static const char *zero_of(const Type *t, char *buf, size_t n) {
-  if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT) snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
-  else snprintf(buf, n, "(%s)0", builtin_ctype(t));
+  if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT)
+    snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
+  else
+    snprintf(buf, n, "(%s)0", builtin_ctype(t));
   return buf;
 }
 
 static void put_entry(Buf *b, int i, const Builtin *e) {
   char z[64];
   put(b, "void kt_%d(void) {\n", i);
-  for (int k = 0; k < e->nparams; k++) put(b, "  %s a%d = %s;\n", builtin_ctype(e->params[k]), k, zero_of(e->params[k], z, sizeof z));
+  for (int k = 0; k < e->nparams; k++)
+    put(b, "  %s a%d = %s;\n", builtin_ctype(e->params[k]), k, zero_of(e->params[k], z, sizeof z));
   put(b, "  KT_SIG(%s, %s (*)(", e->cname, builtin_ctype(e->ret));
   for (int k = 0; k < e->nparams; k++) put(b, "%s%s", k ? ", " : "", builtin_ctype(e->params[k]));
   put(b, "))\n  %s r = %s(", builtin_ctype(e->ret), e->cname);
@@ -1439,86 +1564,127 @@ static char *entries_unit(bool cxx) {
 
 /* Special-form helpers and the other names the emitter calls directly. */
 static void put_helpers(Buf *b, bool cxx) {
-  static const char *const scal[][2] = {{"i32", "int32_t"}, {"u32", "uint32_t"}, {"i64", "int64_t"},
-                                        {"u64", "uint64_t"}, {"f32", "float"}, {"f64", "double"}};
-  static const char *const vecs[][3] = {{"v2", "kn_vec2", "float"}, {"v3", "kn_vec3", "float"}, {"v4", "kn_vec4", "float"},
-                                        {"dv2", "kn_dvec2", "double"}, {"dv3", "kn_dvec3", "double"}, {"dv4", "kn_dvec4", "double"},
-                                        {"iv2", "kn_ivec2", "int32_t"}, {"iv3", "kn_ivec3", "int32_t"}, {"iv4", "kn_ivec4", "int32_t"}};
-  static const char *const ints[][2] = {{"i8", "int8_t"}, {"i16", "int16_t"}, {"i32", "int32_t"}, {"i64", "int64_t"},
-                                        {"u8", "uint8_t"}, {"u16", "uint16_t"}, {"u32", "uint32_t"}, {"u64", "uint64_t"}};
+  static const char *const scal[][2] = {{"i32", "int32_t"}, {"u32", "uint32_t"},
+                                        {"i64", "int64_t"}, {"u64", "uint64_t"},
+                                        {"f32", "float"},   {"f64", "double"}};
+  static const char *const vecs[][3] = {
+      {"v2", "kn_vec2", "float"},     {"v3", "kn_vec3", "float"},
+      {"v4", "kn_vec4", "float"},     {"dv2", "kn_dvec2", "double"},
+      {"dv3", "kn_dvec3", "double"},  {"dv4", "kn_dvec4", "double"},
+      {"iv2", "kn_ivec2", "int32_t"}, {"iv3", "kn_ivec3", "int32_t"},
+      {"iv4", "kn_ivec4", "int32_t"}};
+  static const char *const ints[][2] = {
+      {"i8", "int8_t"},  {"i16", "int16_t"},  {"i32", "int32_t"},  {"i64", "int64_t"},
+      {"u8", "uint8_t"}, {"u16", "uint16_t"}, {"u32", "uint32_t"}, {"u64", "uint64_t"}};
   put(b, "void kh_atomics(void *mem) {\n");
   for (int i = 0; i < 6; i++) {
     const char *c = scal[i][0], *t = scal[i][1];
     put(b, "  { %s *p = (%s *)mem; %s v = 0;\n", t, t, t);
     for (int k = 0; k < 5; k++) {
       static const char *const ops[] = {"add", "sub", "min", "max", "exch"};
-      put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k], c, t, t, t, ops[k], c);
+      put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k],
+          c, t, t, t, ops[k], c);
     }
     if (c[0] != 'f')
       for (int k = 0; k < 3; k++) {
         static const char *const ops[] = {"and", "or", "xor"};
-        put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k], c, t, t, t, ops[k], c);
+        put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k],
+            c, t, t, t, ops[k], c);
       }
-    put(b, "    KT_SIG(kn_atomic_cas_%s, %s (*)(%s *, %s, %s)) v = kn_atomic_cas_%s(p, v, v); (void)v; }\n", c, t, t, t, t, c);
+    put(b,
+        "    KT_SIG(kn_atomic_cas_%s, %s (*)(%s *, %s, %s)) v = kn_atomic_cas_%s(p, v, v); "
+        "(void)v; }\n",
+        c, t, t, t, t, c);
   }
   for (int i = 0; i < 9; i++) {
     const char *c = vecs[i][0], *t = vecs[i][1];
     put(b, "  { %s *p = (%s *)mem; %s v = kn_zero_%s();\n", t, t, t, c);
     for (int k = 0; k < 4; k++) {
       static const char *const ops[] = {"add", "sub", "min", "max"};
-      put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k], c, t, t, t, ops[k], c);
+      put(b, "    KT_SIG(kn_atomic_%s_%s, %s (*)(%s *, %s)) v = kn_atomic_%s_%s(p, v);\n", ops[k],
+          c, t, t, t, ops[k], c);
     }
     put(b, "    (void)v; }\n");
   }
   put(b, "}\n");
   put(b, "void kh_random(float *out) {\n"
-         "  KT_SIG(kn_rand_init, uint32_t (*)(uint32_t, uint32_t)) KT_SIG(kn_randf, float (*)(uint32_t *))\n"
-         "  KT_SIG(kn_randf_range, float (*)(uint32_t *, float, float)) KT_SIG(kn_randi, uint32_t (*)(uint32_t *))\n"
+         "  KT_SIG(kn_rand_init, uint32_t (*)(uint32_t, uint32_t)) KT_SIG(kn_randf, float "
+         "(*)(uint32_t *))\n"
+         "  KT_SIG(kn_randf_range, float (*)(uint32_t *, float, float)) KT_SIG(kn_randi, uint32_t "
+         "(*)(uint32_t *))\n"
          "  KT_SIG(kn_randn, float (*)(uint32_t *))\n"
          "  uint32_t s = kn_rand_init(1u, 2u);\n"
-         "  out[0] = kn_randf(&s) + kn_randf_range(&s, -1.0f, 1.0f) + (float)kn_randi(&s) + kn_randn(&s);\n}\n");
-  put(b, "void kh_print(int i) {\n  kn_printf(\"%%d %%u %%ld %%f %%g %%e %%s %%x %%%%\\n\", i, (unsigned)i, (long long)i, 1.0, 2.0, 3.0, \"s\", 4u);\n"
+         "  out[0] = kn_randf(&s) + kn_randf_range(&s, -1.0f, 1.0f) + (float)kn_randi(&s) + "
+         "kn_randn(&s);\n}\n");
+  put(b, "void kh_print(int i) {\n  kn_printf(\"%%d %%u %%ld %%f %%g %%e %%s %%x %%%%\\n\", i, "
+         "(unsigned)i, (long long)i, 1.0, 2.0, 3.0, \"s\", 4u);\n"
          "  kn_printf(\"plain\\n\");\n}\n");
   put(b, "bool kh_debug(const kn_ctx *c, const int64_t *idx, const int64_t *shape) {\n"
-         "  KT_SIG(kn_bounds_ok, bool (*)(const kn_ctx *, int32_t, int32_t, int32_t, int32_t, const int64_t *, const int64_t *, int64_t))\n"
+         "  KT_SIG(kn_bounds_ok, bool (*)(const kn_ctx *, int32_t, int32_t, int32_t, int32_t, "
+         "const int64_t *, const int64_t *, int64_t))\n"
          "  KT_SIG(kn_assert_fail, void (*)(const kn_ctx *, int32_t, int32_t, int64_t))\n"
-         "  bool ok = kn_bounds_ok(c, 0, 1, 2, 3, idx, shape, 4);\n  if (!ok) kn_assert_fail(c, 0, 1, 2);\n  return ok;\n}\n");
+         "  bool ok = kn_bounds_ok(c, 0, 1, 2, 3, idx, shape, 4);\n  if (!ok) kn_assert_fail(c, 0, "
+         "1, 2);\n  return ok;\n}\n");
   put(b, "void kh_values(float *o) {\n");
   for (int i = 0; i < 9; i++) {
     const char *c = vecs[i][0], *t = vecs[i][1], *e = vecs[i][2];
     int n = c[strlen(c) - 1] - '0';
-    put(b, "  { KT_SIG(kn_splat_%s, %s (*)(%s)) KT_SIG(kn_get_%s, %s (*)(%s, int64_t)) KT_SIG(kn_getp_%s, %s *(*)(%s *, int64_t))\n",
+    put(b,
+        "  { KT_SIG(kn_splat_%s, %s (*)(%s)) KT_SIG(kn_get_%s, %s (*)(%s, int64_t)) "
+        "KT_SIG(kn_getp_%s, %s *(*)(%s *, int64_t))\n",
         c, t, e, c, e, t, c, e, t);
-    put(b, "    %s v = kn_make_%s(%s%s%s); *kn_getp_%s(&v, 1) = kn_get_%s(kn_splat_%s((%s)1), 0); o[0] += (float)v.x; }\n",
+    put(b,
+        "    %s v = kn_make_%s(%s%s%s); *kn_getp_%s(&v, 1) = kn_get_%s(kn_splat_%s((%s)1), 0); "
+        "o[0] += (float)v.x; }\n",
         t, c, "0, 1", n > 2 ? ", 2" : "", n > 3 ? ", 3" : "", c, c, c, e);
   }
   for (int n = 2; n <= 4; n++) {
-    put(b, "  { kn_mat%d%d m = kn_identity_m%d%d(); m = kn_add_m%d%d_m%d%d(m, kn_diag_m%d%d(2.0f));\n", n, n, n, n, n, n, n, n, n, n);
-    put(b, "    kn_vec%d r = kn_get_m%d%d_row(m, 1); kn_set_m%d%d_row(&m, 0, r); *kn_getp_m%d%d(&m, 0, 1) = kn_get_m%d%d(m, 1, 1); o[0] += r.x; }\n",
+    put(b,
+        "  { kn_mat%d%d m = kn_identity_m%d%d(); m = kn_add_m%d%d_m%d%d(m, kn_diag_m%d%d(2.0f));\n",
+        n, n, n, n, n, n, n, n, n, n);
+    put(b,
+        "    kn_vec%d r = kn_get_m%d%d_row(m, 1); kn_set_m%d%d_row(&m, 0, r); *kn_getp_m%d%d(&m, "
+        "0, 1) = kn_get_m%d%d(m, 1, 1); o[0] += r.x; }\n",
         n, n, n, n, n, n, n, n, n);
-    put(b, "  { kn_vec%d a = kn_zero_v%d(); kn_dvec%d b = kn_cvt_v%d_dv%d(a); kn_ivec%d c = kn_cvt_dv%d_iv%d(b);\n"
-           "    a = kn_cvt_iv%d_v%d(c); b = kn_cvt_iv%d_dv%d(c); c = kn_cvt_v%d_iv%d(kn_cvt_dv%d_v%d(b)); o[0] += a.x + (float)c.x; }\n",
+    put(b,
+        "  { kn_vec%d a = kn_zero_v%d(); kn_dvec%d b = kn_cvt_v%d_dv%d(a); kn_ivec%d c = "
+        "kn_cvt_dv%d_iv%d(b);\n"
+        "    a = kn_cvt_iv%d_v%d(c); b = kn_cvt_iv%d_dv%d(c); c = "
+        "kn_cvt_v%d_iv%d(kn_cvt_dv%d_v%d(b)); o[0] += a.x + (float)c.x; }\n",
         n, n, n, n, n, n, n, n, n, n, n, n, n, n, n, n);
   }
-  put(b, "  { kn_mat33 m = kn_make_m33(1, 2, 3, 4, 5, 6, 7, 8, 9); kn_mat22 m2 = kn_make_m22(1, 2, 3, 4);\n"
+  put(b, "  { kn_mat33 m = kn_make_m33(1, 2, 3, 4, 5, 6, 7, 8, 9); kn_mat22 m2 = kn_make_m22(1, 2, "
+         "3, 4);\n"
          "    kn_mat44 m4 = kn_make_m44(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16);\n"
          "    m = kn_make_m33_rows(kn_make_v3(1, 2, 3), kn_make_v3(1, 2, 3), kn_splat_v3(1));\n"
-         "    m2 = kn_make_m22_rows(kn_make_v2(1, 2), kn_make_v2(3, 4)); m4 = kn_make_m44_rows(kn_zero_v4(), kn_zero_v4(), kn_zero_v4(), kn_zero_v4());\n"
-         "    kn_quat q = kn_make_q(0, 0, 0, 1); q = kn_quat_mul_q_q(q, kn_identity_q()); *kn_getp_q(&q, 2) = kn_get_q(q, 3);\n"
+         "    m2 = kn_make_m22_rows(kn_make_v2(1, 2), kn_make_v2(3, 4)); m4 = "
+         "kn_make_m44_rows(kn_zero_v4(), kn_zero_v4(), kn_zero_v4(), kn_zero_v4());\n"
+         "    kn_quat q = kn_make_q(0, 0, 0, 1); q = kn_quat_mul_q_q(q, kn_identity_q()); "
+         "*kn_getp_q(&q, 2) = kn_get_q(q, 3);\n"
          "    o[0] += m.m[0][0] + m2.m[1][1] + m4.m[3][3] + q.w + kn_zero_q().x; }\n");
-  put(b, "  { kn_f16 h = kn_cvt_f32_f16(o[0]); h = kn_cvt_f64_f16(kn_cvt_f16_f64(h)); o[1] = kn_cvt_f16_f32(h);\n");
+  put(b, "  { kn_f16 h = kn_cvt_f32_f16(o[0]); h = kn_cvt_f64_f16(kn_cvt_f16_f64(h)); o[1] = "
+         "kn_cvt_f16_f32(h);\n");
   for (int i = 0; i < 8; i++) {
     const char *c = ints[i][0], *t = ints[i][1];
-    put(b, "    { KT_SIG(kn_div_%s, %s (*)(%s, %s)) KT_SIG(kn_shl_%s, %s (*)(%s, int64_t)) KT_SIG(kn_cvt_f32_%s, %s (*)(float))\n",
+    put(b,
+        "    { KT_SIG(kn_div_%s, %s (*)(%s, %s)) KT_SIG(kn_shl_%s, %s (*)(%s, int64_t)) "
+        "KT_SIG(kn_cvt_f32_%s, %s (*)(float))\n",
         c, t, t, t, c, t, t, c, t);
-    put(b, "      %s x = kn_cvt_f32_%s(o[0]); x = kn_div_%s(x, kn_mod_%s(x, x)); x = kn_shl_%s(x, 3); x = kn_shr_%s(x, (int64_t)x);\n",
+    put(b,
+        "      %s x = kn_cvt_f32_%s(o[0]); x = kn_div_%s(x, kn_mod_%s(x, x)); x = kn_shl_%s(x, 3); "
+        "x = kn_shr_%s(x, (int64_t)x);\n",
         t, c, c, c, c, c);
-    put(b, "      x = kn_cvt_f64_%s((double)x); x = kn_cvt_f16_%s(kn_cvt_%s_f16(x)); o[2] += (float)x; }\n", c, c, c);
+    put(b,
+        "      x = kn_cvt_f64_%s((double)x); x = kn_cvt_f16_%s(kn_cvt_%s_f16(x)); o[2] += "
+        "(float)x; }\n",
+        c, c, c);
   }
   put(b, "  }\n}\n");
   if (cxx)
-    put(b, "extern \"C\" __global__ void kh_all(void *mem, float *o, const kn_ctx c, const int64_t *i) {\n"
-           "  kh_atomics(mem); kh_random(o); kh_print((int)o[0]); kh_debug(&c, i, i); kh_values(o);\n}\n");
+    put(b, "extern \"C\" __global__ void kh_all(void *mem, float *o, const kn_ctx c, const int64_t "
+           "*i) {\n"
+           "  kh_atomics(mem); kh_random(o); kh_print((int)o[0]); kh_debug(&c, i, i); "
+           "kh_values(o);\n}\n");
 }
 
 static char *helpers_unit(bool cxx) {
@@ -1572,7 +1738,10 @@ Test(table, helpers_compile_with_c_compilers, .timeout = 300) {
   char *text = helpers_unit(false);
   cr_assert_gt(compile_with_c_compilers(text, C_FLAGS_STRICT), 0);
   cr_assert_gt(compile_with_c_compilers(text, C_FLAGS_KERNEL), 0);
-  cr_assert_gt(compile_with_c_compilers(text, "-std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -D_GNU_SOURCE"), 0);
+  cr_assert_gt(
+      compile_with_c_compilers(
+          text, "-std=c11 -O2 -Wall -Wextra -Wpedantic -Werror -fsyntax-only -D_GNU_SOURCE"),
+      0);
   free(text);
 }
 
@@ -1589,9 +1758,12 @@ typedef struct Nvrtc {
 
 static bool nvrtc_open(Nvrtc *n) {
   char home[1024];
-  const char *names[] = {home, "/usr/local/cuda/lib64/libnvrtc.so", "libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12"};
-  snprintf(home, sizeof home, "%s/lib64/libnvrtc.so", getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/nonexistent");
-  for (size_t i = 0; i < sizeof names / sizeof names[0] && !n->lib; i++) n->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+  const char *names[] = {home, "/usr/local/cuda/lib64/libnvrtc.so", "libnvrtc.so", "libnvrtc.so.13",
+                         "libnvrtc.so.12"};
+  snprintf(home, sizeof home, "%s/lib64/libnvrtc.so",
+           getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/nonexistent");
+  for (size_t i = 0; i < sizeof names / sizeof names[0] && !n->lib; i++)
+    n->lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
   if (!n->lib) return false;
   *(void **)&n->create = dlsym(n->lib, "nvrtcCreateProgram");
   *(void **)&n->compile = dlsym(n->lib, "nvrtcCompileProgram");
@@ -1603,7 +1775,8 @@ static bool nvrtc_open(Nvrtc *n) {
 
 /* Compiles src; returns the result code and the log (malloc'd) in *log. */
 static int nvrtc_compile(Nvrtc *n, const char *src, char **log) {
-  static const char *const opts[] = {"--gpu-architecture=compute_90", "-default-device", "--std=c++17", "--fmad=false"};
+  static const char *const opts[] = {"--gpu-architecture=compute_90", "-default-device",
+                                     "--std=c++17", "--fmad=false"};
   void *prog = NULL;
   cr_assert_eq(n->create(&prog, src, "kern_stdlib_test.cu", 0, NULL, NULL), 0);
   int rc = n->compile(prog, 4, opts);
@@ -1617,7 +1790,8 @@ static int nvrtc_compile(Nvrtc *n, const char *src, char **log) {
 
 static void check_nvrtc(char *(*unit)(bool)) {
   Nvrtc n = {0};
-  if (!nvrtc_open(&n)) cr_skip_test("NVRTC not found: skipping (set CUDA_HOME to test the CUDA build of the stdlib)");
+  if (!nvrtc_open(&n))
+    cr_skip_test("NVRTC not found: skipping (set CUDA_HOME to test the CUDA build of the stdlib)");
   char *src = unit(true), *log = NULL;
   int rc = nvrtc_compile(&n, src, &log);
   cr_assert_eq(rc, 0, "NVRTC failed:\n%.6000s", log);
@@ -1627,3 +1801,32 @@ static void check_nvrtc(char *(*unit)(bool)) {
 
 Test(table, every_entry_compiles_with_nvrtc, .timeout = 600) { check_nvrtc(entries_unit); }
 Test(table, helpers_compile_with_nvrtc, .timeout = 300) { check_nvrtc(helpers_unit); }
+
+/* ===== the GPU against the CPU ============================================ */
+
+static void *mixed_atomics(void *a) {
+  Job *j = a;
+  int64_t per = KC_THREADS / NT;
+  for (int64_t i = j->t * per; i < (j->t + 1) * per; i++)
+    kc_atomics(j->cell, j->out, i, KC_THREADS);
+  return NULL;
+}
+
+/* The kernel the GPU check runs, here on CPU threads, with the same verdict. */
+Test(atomics, crosscheck_kernel_on_cpu_threads) {
+  kc_cells cells;
+  int64_t *olds = malloc(sizeof(int64_t) * KC_OLDS * KC_THREADS);
+  char msg[512] = "";
+  kc_init_cells(&cells, KC_THREADS);
+  spawn(mixed_atomics, &cells, olds);
+  cr_assert_eq(kc_verify_atomics(&cells, olds, KC_THREADS, "CPU atomics", msg, sizeof msg), 1, "%s",
+               msg);
+  free(olds);
+}
+
+Test(gpu, stdlib_matches_cpu_bit_for_bit, .timeout = 600) {
+  char msg[4096] = "";
+  int r = kc_gpu_crosscheck(KERN_SOURCE_DIR, msg, sizeof msg, stderr);
+  if (r < 0) cr_skip_test("%s: skipping the GPU cross-check", msg);
+  cr_assert_eq(r, 1, "%s", msg);
+}

@@ -49,12 +49,9 @@ static void emit_one(const Program *p, EmitTarget t, bool debug) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *src = fz_source(data, size);
-  FzScan scan;
-  if (!src || !fz_scan(&scan, src, size)) {
-    free(src);
+  if (!src)
     return 0;
-  }
-  if (scan.imports_safe) {
+  if (fz_imports_safe(src, size)) {
     FrontResult r = front_compile(fz_root_path(), src, size);
     fz_check_front(r);
     if (r.ok) {
@@ -67,7 +64,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     front_free(r.prog);
   }
-  fz_scan_free(&scan);
   free(src);
   return 0;
 }

@@ -56,33 +56,72 @@ bool fz_scan(FzScan *s, const char *src, size_t len) {
   return true;
 }
 
+bool fz_imports_safe(const char *src, size_t len) {
+  if (!memmem(src, len, "import", 6))
+    return true;
+  FzScan scan;
+  if (!fz_scan(&scan, src, len))
+    return false;
+  bool safe = scan.imports_safe;
+  fz_scan_free(&scan);
+  return safe;
+}
+
 void fz_scan_free(FzScan *s) {
   diags_free(&s->diags);
   arena_free(s->arena);
   s->arena = NULL;
 }
 
-static const Module *module_of(const Program *p, const char *src) {
-  for (const Module *m = p->modules; m; m = m->next)
-    if (m->src == src)
-      return m;
-  return NULL;
+/* Offsets where each line of m starts (malloc'd; *n lines), so checking 100
+ * diagnostics costs one pass over the text, not one per diagnostic. */
+static size_t *line_starts(const Module *m, size_t *n) {
+  size_t cap = 64;
+  size_t *v = malloc(cap * sizeof *v);
+  *n = 0;
+  if (!v)
+    return NULL;
+  v[(*n)++] = 0;
+  for (size_t i = 0; i < m->src_len; i++) {
+    if (m->src[i] != '\n')
+      continue;
+    if (*n == cap) {
+      size_t *w = realloc(v, (cap *= 2) * sizeof *v);
+      if (!w) {
+        free(v);
+        return NULL;
+      }
+      v = w;
+    }
+    v[(*n)++] = i + 1;
+  }
+  return v;
 }
 
 /* Line and column are 1-based and count bytes, so both follow from the offset. */
-static void check_loc(const Program *p, SrcLoc loc) {
-  const Module *m = loc.src ? module_of(p, loc.src) : NULL;
-  if (!m)
-    return;
+static void check_loc(const Module *m, const size_t *starts, size_t nlines, SrcLoc loc) {
   if (loc.offset > m->src_len || loc.offset + (size_t)loc.len > m->src_len + 1)
     __builtin_trap();
-  int line = 1;
-  size_t bol = 0;
-  for (size_t i = 0; i < loc.offset; i++)
-    if (m->src[i] == '\n')
-      line++, bol = i + 1;
-  if (loc.line != line || loc.col != (int)(loc.offset - bol) + 1)
+  if (loc.line < 1 || (size_t)loc.line > nlines)
     __builtin_trap();
+  size_t bol = starts[loc.line - 1];
+  bool last = (size_t)loc.line == nlines;
+  if (loc.offset < bol || (!last && loc.offset >= starts[loc.line]))
+    __builtin_trap();
+  if (loc.col != (int)(loc.offset - bol) + 1)
+    __builtin_trap();
+}
+
+static void check_module_locs(const Diags *d, const Module *m) {
+  size_t n = 0, *starts = NULL;
+  for (const Diag *g = d->head; g; g = g->next) {
+    if (!g->loc.src || g->loc.src != m->src)
+      continue;
+    if (!starts && !(starts = line_starts(m, &n)))
+      return;
+    check_loc(m, starts, n, g->loc);
+  }
+  free(starts);
 }
 
 void fz_check_front(FrontResult r) {
@@ -94,6 +133,6 @@ void fz_check_front(FrontResult r) {
   /* The root is given as text, so only running out of memory loses it. */
   if (!r.prog->root)
     __builtin_trap();
-  for (const Diag *g = d->head; g; g = g->next)
-    check_loc(r.prog, g->loc);
+  for (const Module *m = r.prog->modules; m; m = m->next)
+    check_module_locs(d, m);
 }

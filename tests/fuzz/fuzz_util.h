@@ -26,6 +26,10 @@ char *fz_source(const uint8_t *data, size_t size);
 const char *fz_root_path(void);
 /* false on OOM (then nothing needs freeing). */
 bool fz_scan(FzScan *, const char *src, size_t len);
+/* Whether src can be compiled with its imports followed: true at once when
+ * the word "import" is nowhere in it (most inputs; saves a parse), else by
+ * fz_scan. */
+bool fz_imports_safe(const char *src, size_t len);
 void fz_scan_free(FzScan *);
 /* A failed compilation says why; every diagnostic that points into one of the
  * program's files lies inside it, with line and column matching the offset. */

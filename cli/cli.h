@@ -1,0 +1,46 @@
+/* cli.h: what kernc's command files share: options, exit codes, messages.
+ *
+ * kernc.c parses the command line into Options and dispatches; build.c
+ * (`kernc build`), run.c (`kernc run`) and npy.c (NumPy files for run) do
+ * the work. Only kernc.c's main maps results to the process exit status.
+ */
+#ifndef KERN_CLI_H
+#define KERN_CLI_H
+
+#include <stdbool.h>
+
+#include "ast.h"
+
+enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
+
+typedef struct Options {
+  const char *target;      /* emit --target */
+  const char *arch;        /* --arch: one for emit, a list for build */
+  const char *dump;
+  const char *output;      /* build -o PREFIX */
+  const char *name;        /* build --name: the C identifier prefix */
+  const char *cc;          /* build --cc */
+  const char **cpu_flags;  /* build --cpu-flags (each split at spaces later) */
+  int ncpu_flags;
+  const char *depfile;     /* build --depfile */
+  const char *device;      /* run --device */
+  const char *dim;         /* run --dim */
+  const char *out_dir;     /* run --out */
+  const char **args;       /* run --arg NAME=VALUE */
+  int nargs;
+  bool debug, no_line, color, no_cuda, quiet;
+  const char **files;      /* positional arguments */
+  int nfiles;
+} Options;
+
+/* "kernc: <message>" and the help hint on stderr; returns EXIT_USAGE. */
+int cli_bad_usage(const char *fmt, const char *arg);
+/* Prints a program's diagnostics; returns EXIT_USER if it has errors. */
+int cli_report(const Program *, bool color);
+/* "kernc: <message>" on stderr; returns EXIT_USER. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+int cli_build(const Options *);
+int cli_run(const Options *);
+
+#endif

@@ -1,0 +1,111 @@
+/* cuda_memory.c: host-side memory services of the CUDA driver: pinned host
+ * allocations, the memory kind of a foreign pointer, CUDA IPC handles.
+ *
+ * Requires: the driver table (cuda_api.c), started by rt_cuda_probe, which
+ * calls rt_cuda_memory_init. Produces: the rt.h hooks rt_pinned_alloc_hook,
+ * rt_pinned_free_hook (KERN_ALLOC_PINNED on the CPU device),
+ * rt_pointer_kind_hook (kern_array_wrap of a pointer kern did not allocate)
+ * and rt_ipc_handle_hook (kern_array_ipc_handle).
+ * Breaks: without a GPU nothing is installed (the driver needs a context for
+ * all of it), so the CPU-only behaviour is the same as without a driver. Calls
+ * run in a device's primary context; one is made current on the calling
+ * thread only when the thread has none, because the CUDA backend sets its own
+ * before each of its calls anyway.
+ */
+#include "cuda_api.h"
+#include "rt.h"
+
+enum { CU_MEMORYTYPE_UNIFIED = 4 };
+
+static const rt_cu_api *cu;
+static CUcontext ctxs[RT_MAX_DEVICES]; /* primary context by ordinal */
+static int nctx;
+
+static bool use_ctx(int ordinal) {
+  if (ordinal < 0 || ordinal >= nctx || !ctxs[ordinal]) return false;
+  return cu->CtxSetCurrent(ctxs[ordinal]) == CUDA_SUCCESS;
+}
+
+/* Host allocations and pointer queries work from any context under unified
+ * addressing; keep the caller's if it has one. */
+static bool any_ctx(void) {
+  CUcontext cur = NULL;
+  if (cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur) return true;
+  return use_ctx(0);
+}
+
+/* ---- pinned host memory ------------------------------------------------------------ */
+
+/* cuMemAllocHost memory is page-locked and, with unified addressing, usable
+ * by every device at the same address. */
+static void *pinned_alloc(size_t bytes) {
+  void *p = NULL;
+  if (!any_ctx() || cu->MemAllocHost(&p, bytes) != CUDA_SUCCESS) return NULL;
+  return p;
+}
+
+static void pinned_free(void *p) {
+  if (any_ctx()) cu->MemFreeHost(p);
+}
+
+/* ---- pointer classification ---------------------------------------------------------- */
+
+/* Asks for the attributes at once; an old driver without the pool attribute
+ * (CUDA < 11.3) rejects the whole query, so retry without it. */
+static bool query(const void *ptr, uint64_t *type, uint64_t *managed, int *ordinal, void **pool) {
+  int attrs[4] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+                  CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
+  void *data[4] = {type, managed, ordinal, pool};
+  CUdeviceptr p = (CUdeviceptr)(uintptr_t)ptr;
+  if (cu->PointerGetAttributes(4, attrs, data, p) == CUDA_SUCCESS) return true;
+  *type = *managed = 0, *ordinal = -1, *pool = NULL;
+  return cu->PointerGetAttributes(3, attrs, data, p) == CUDA_SUCCESS;
+}
+
+/* Pageable memory the driver does not know reads as type 0: not classified. */
+static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) {
+  /* Zeroed wider than the driver writes (bool or 32-bit values). */
+  uint64_t type = 0, managed = 0;
+  void *pool = NULL;
+  *ordinal = -1;
+  if (!ptr || !any_ctx() || !query(ptr, &type, &managed, ordinal, &pool)) return false;
+  if (managed && type) *kind = KERN_MEM_CUDA_MANAGED;
+  else if (type == CU_MEMORYTYPE_HOST) *kind = KERN_MEM_PINNED_HOST;
+  else if ((type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) && pool) *kind = KERN_MEM_CUDA_MEMPOOL;
+  else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) *kind = KERN_MEM_CUDA_DEVICE;
+  else return false;
+  if (*kind == KERN_MEM_PINNED_HOST) *ordinal = -1;
+  return true;
+}
+
+/* ---- IPC ------------------------------------------------------------------------------- */
+
+static kern_status ipc_handle(int ordinal, const void *base, void *out) {
+  if (!use_ctx(ordinal))
+    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d", ordinal);
+  CUresult r = cu->IpcGetMemHandle(out, (CUdeviceptr)(uintptr_t)base);
+  if (r)
+    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s", ordinal,
+                    rt_cu_error_text(r));
+  return KERN_OK;
+}
+
+/* ---- setup ------------------------------------------------------------------------------ */
+
+void rt_cuda_memory_init(const rt_cu_api *api) {
+  int n = 0;
+  cu = api;
+  if (!cu || cu->DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0) return;
+  if (n > RT_MAX_DEVICES) n = RT_MAX_DEVICES;
+  for (int i = 0; i < n; i++) {
+    CUdevice d;
+    /* kern_shutdown + kern_init probes again: keep the contexts retained once. */
+    if (!ctxs[i] && cu->DeviceGet(&d, i) == CUDA_SUCCESS) cu->DevicePrimaryCtxRetain(&ctxs[i], d);
+  }
+  nctx = n;
+  if (!ctxs[0]) return;
+  rt_pinned_alloc_hook = pinned_alloc;
+  rt_pinned_free_hook = pinned_free;
+  if (cu->PointerGetAttributes) rt_pointer_kind_hook = pointer_kind;
+  if (cu->IpcGetMemHandle) rt_ipc_handle_hook = ipc_handle;
+}
