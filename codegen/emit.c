@@ -377,7 +377,7 @@ static void array_element(Emitter *e, const Node *n) {
     int k = 0;
     for (const Node *ix = n->args; ix; ix = ix->next, k++) { OUT(e, ", "); index_value(e, ix); }
     for (; k < 4; k++) OUT(e, ", 0");
-    OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, &kn_scratch))", ct);
+    OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, KNE_SCRATCH))", ct);
     return;
   }
   OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
@@ -760,7 +760,7 @@ static void func_head(Emitter *e, const Decl *f) {
 }
 
 static void scratch_decl(Emitter *e) {
-  if (e->opts->debug) { indent(e); OUT(e, "kne_scratch kn_scratch;\n"); }
+  if (e->opts->debug) { indent(e); OUT(e, "KNE_SCRATCH_LOCAL\n"); }
 }
 
 static void func_body(Emitter *e, const Decl *f) {
@@ -874,6 +874,7 @@ static void prologue(Emitter *e) {
   buf_puts(&e->out, helpers);
   if (e->opts->debug) {
     OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n", max_elem_size(e->prog));
+    OUT(e, "KNE_SCRATCH_GLOBAL\n");
     buf_puts(&e->out, debug_helpers);
   }
 }

@@ -12,7 +12,11 @@ static void c_prologue(Emitter *e) {
   buf_puts(&e->out,
            "#define KN_FUNC static inline\n"
            "#define KN_ZERO {0}\n"
-           "#define KN_SASSERT(c, m) _Static_assert(c, m)\n");
+           "#define KN_SASSERT(c, m) _Static_assert(c, m)\n"
+           "/* where a debug access past the bounds goes instead: each thread's stack */\n"
+           "#define KNE_SCRATCH_GLOBAL\n"
+           "#define KNE_SCRATCH_LOCAL kne_scratch kn_scratch;\n"
+           "#define KNE_SCRATCH (&kn_scratch)\n");
 }
 
 static void flat_loop(Emitter *e, const Decl *k, const char *variant) {

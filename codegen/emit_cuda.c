@@ -10,7 +10,12 @@ static void cuda_prologue(Emitter *e) {
   buf_puts(&e->out,
            "#define KN_FUNC static __device__ inline\n"
            "#define KN_ZERO {}\n"
-           "#define KN_SASSERT(c, m) static_assert(c, m)\n");
+           "#define KN_SASSERT(c, m) static_assert(c, m)\n"
+           "/* where a debug access past the bounds goes instead: one global slot (a\n"
+           " * local one lets NVVM drop the in-bounds store too) */\n"
+           "#define KNE_SCRATCH_GLOBAL static __device__ kne_scratch kne_scratch_g;\n"
+           "#define KNE_SCRATCH_LOCAL\n"
+           "#define KNE_SCRATCH (&kne_scratch_g)\n");
 }
 
 static void cuda_entries(Emitter *e, const Decl *k) {
