@@ -4,7 +4,8 @@
  * range entries the runtime's thread pool calls: kk_K_range(args, ctx, begin,
  * end) loops over linear indices so the C compiler can inline the body and
  * vectorise the innermost dimension. Multi-dimensional launches walk row by
- * row: one division per row, not per index.
+ * row: one division per row, not per index. The counters are int32 (a launch
+ * is below 2^31 indices): gcc vectorises `int i = tid()` only then.
  */
 #include "emit_internal.h"
 
@@ -20,20 +21,21 @@ static void c_prologue(Emitter *e) {
 }
 
 static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
-  buf_printf(&e->out, "  for (int64_t i = begin; i < end; i++) kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
+  buf_printf(&e->out,
+             "  for (int32_t i = (int32_t)begin; i < (int32_t)end; i++) kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
              k->name, variant);
 }
 
 static void row_loop(Emitter *e, const Decl *k, const char *variant) {
   buf_printf(&e->out,
              "  const int nd = C->ndim;\n"
-             "  const int64_t inner = C->dim[nd - 1];\n"
-             "  for (int64_t i = begin; i < end;) {\n"
+             "  const int32_t inner = (int32_t)C->dim[nd - 1], last = (int32_t)end;\n"
+             "  for (int32_t i = (int32_t)begin; i < last;) {\n"
              "    int32_t o[4];\n"
              "    kne_unlinear(C, i, o);\n"
              "    int32_t col = o[nd - 1];\n"
-             "    int64_t stop = i + (inner - col);\n"
-             "    if (stop > end) stop = end;\n"
+             "    int32_t stop = i + (inner - col);\n"
+             "    if (stop > last) stop = last;\n"
              "    for (; i < stop; i++, col++)\n"
              "      kk_%s_body%s(&a, C, i, nd == 1 ? col : o[0], nd == 2 ? col : o[1],\n"
              "                   nd == 3 ? col : o[2], nd == 4 ? col : o[3]);\n"
