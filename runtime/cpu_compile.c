@@ -119,7 +119,9 @@ static char *first_line(const char *s) {
   return rt_printf("%.*s", (int)n, s ? s : "");
 }
 
-/* The first line of `cc --version`; "" when it prints nothing. */
+/* The first line of `cc --version`; "" when it prints nothing or fails (then
+ * the compiler cannot be identified: `false --version` prints a version but
+ * exits 1). */
 static const char *compiler_identity(const char *cc) {
   pthread_mutex_lock(&ident_mu);
   ident *e = idents;
@@ -128,9 +130,10 @@ static const char *compiler_identity(const char *cc) {
   if (e) return e->line;
   char *argv[] = {(char *)cc, "--version", NULL};
   rt_buf out = {0};
-  run_capture(argv, NULL, &out);
+  int status = run_capture(argv, NULL, &out);
+  bool answered = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   ident *n = calloc(1, sizeof *n);
-  char *line = first_line(out.s), *path = rt_strdup(cc);
+  char *line = first_line(answered ? out.s : NULL), *path = rt_strdup(cc);
   rt_buf_free(&out);
   if (!n || !line || !path) {
     free(n), free(line), free(path);
@@ -171,21 +174,57 @@ static const char *cpu_identity(void) {
 
 static void hash_str(rt_sha256 *s, const char *str) { rt_sha256_add(s, str, strlen(str) + 1); }
 
+/* The key of everything but the compiler: the source, flags, ABI and CPU. */
+static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
+  char abi[64];
+  snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
+  hash_str(s, abi);
+  for (size_t i = 0; base_flags[i]; i++) hash_str(s, base_flags[i]);
+  hash_str(s, debug ? "-g" : "");
+  hash_str(s, cpu_identity());
+  rt_sha256_add(s, src, len);
+}
+
+/* cc == NULL: the compiler-independent key of the "latest build" alias. */
 static void make_key(const char *src, size_t len, const char *cc, bool debug, char key[33]) {
   rt_sha256 s;
   rt_sha256_init(&s);
-  char abi[64];
-  snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
-  hash_str(&s, abi);
-  hash_str(&s, cc);
-  hash_str(&s, compiler_identity(cc));
-  for (size_t i = 0; base_flags[i]; i++) hash_str(&s, base_flags[i]);
-  hash_str(&s, debug ? "-g" : "");
-  hash_str(&s, cpu_identity());
-  rt_sha256_add(&s, src, len);
+  hash_common(&s, src, len, debug);
+  hash_str(&s, cc ? cc : "any compiler");
+  if (cc) hash_str(&s, compiler_identity(cc));
   unsigned char d[32];
   rt_sha256_done(&s, d);
   rt_hex(d, 16, key);
+}
+
+/* <cache>/<any>.latest names the entry last built from this source by any
+ * compiler, so a process with no usable compiler (KERN_CC=false, a deployed
+ * machine without one) still finds it. Written temp + rename. */
+static void alias_write(const char *cache, const char *any, const char *key) {
+  char suffix[64];
+  rt_unique_suffix(suffix, sizeof suffix);
+  char *tmp = rt_printf("%s/.alias-%s", cache, suffix), *dst = rt_printf("%s/%s.latest", cache, any);
+  if (tmp && dst) {
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && write(fd, key, 32) == 32;
+    if (fd >= 0) ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, dst) != 0) unlink(tmp);
+  }
+  free(tmp);
+  free(dst);
+}
+
+static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
+  char *path = rt_printf("%s/%s.latest", cache, any), key[33] = {0};
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  bool ok = fd >= 0 && read(fd, key, 32) == 32;
+  if (fd >= 0) close(fd);
+  free(path);
+  for (int i = 0; ok && i < 32; i++) ok = (key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f');
+  if (!ok || !rt_cache_load(cache, key, &out->handle)) return false;
+  memcpy(out->key, key, sizeof key);
+  out->from_cache = true;
+  return true;
 }
 
 /* ---- building ---------------------------------------------------------------------------------- */
@@ -288,17 +327,24 @@ static kern_status build(const char *src, size_t len, const char *cc, bool debug
 kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *out) {
   memset(out, 0, sizeof *out);
   if (!src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
-  char *cc;
+  const char *cache = rt_cache_dir();
+  char any[33], *cc;
+  make_key(src, len, NULL, debug, any);
   kern_status st = find_compiler(&cc);
+  /* No compiler, or one that cannot say what it is: any cached build will do. */
+  if ((st || !*compiler_identity(cc)) && cache && alias_load(cache, any, out)) {
+    free(cc);
+    return KERN_OK;
+  }
   if (st) return st;
   make_key(src, len, cc, debug, out->key);
-  const char *cache = rt_cache_dir();
   if (cache && rt_cache_load(cache, out->key, &out->handle)) {
     out->from_cache = true;
     free(cc);
     return KERN_OK;
   }
   st = build(src, len, cc, debug, cache, out);
+  if (st == KERN_OK && out->cached) alias_write(cache, any, out->key);
   free(cc);
   return st;
 }

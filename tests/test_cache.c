@@ -57,7 +57,8 @@ static bool exists(const char *dir, const char *key, const char *ext) {
   return access(path, F_OK) == 0;
 }
 
-/* Names in dir other than "." and "..", excluding the entry's two files. */
+/* Names in dir other than "." and "..", excluding the entry's two files and
+ * the compiler-independent aliases (<key>.latest). */
 static int stray_files(const char *dir, const char *key) {
   DIR *d = opendir(dir);
   if (!d) return 0;
@@ -67,7 +68,8 @@ static int stray_files(const char *dir, const char *key) {
   snprintf(so, sizeof so, "%s.so", key);
   snprintf(meta, sizeof meta, "%s.meta", key);
   while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, so) && strcmp(e->d_name, meta)) {
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, so) && strcmp(e->d_name, meta) &&
+        !strstr(e->d_name, ".latest")) {
       fprintf(stderr, "stray: %s\n", e->d_name);
       n++;
     }
@@ -438,5 +440,41 @@ Test(cache, compiled_kernel_runs_on_the_pool) {
     if (out[i] != 5 * i) cr_assert_fail("index %lld", (long long)i);
   free(out);
   rt_cpu_lib_close(&lib);
+  cleanup();
+}
+
+/* The issue's proof of a warm hit: once a module is cached, KERN_CC=false (a
+ * "compiler" that fails and cannot say what it is) still loads and runs it,
+ * and so does a KERN_CC that does not exist; a source never built still fails. */
+Test(cache, warm_hit_with_kern_cc_false) {
+  fresh_cache();
+  const char *src = "kernel void put(int[] a) { a[tid()] = 40 + tid(); }\n";
+  kern_module *m = kern_module_from_source("warm.kern", src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  int64_t n = 4;
+  kern_array *a = kern_array_new(kern_device_get("cpu"), KERN_INT32, 1, &n);
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a), KERN_OK,
+               "%s", kern_last_error());
+  kern_module_free(m);
+  const char *ccs[] = {"false", "/nonexistent/cc"};
+  for (int i = 0; i < 2; i++) {
+    setenv("KERN_CC", ccs[i], 1);
+    rt_config_reload();
+    m = kern_module_from_source("warm.kern", src);
+    cr_assert_not_null(m);
+    int32_t v[4] = {0};
+    cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a), KERN_OK,
+                 "KERN_CC=%s: %s", ccs[i], kern_last_error());
+    cr_assert_eq(kern_array_read(a, v, sizeof v), KERN_OK);
+    cr_expect_eq(v[3], 43);
+    kern_module_free(m);
+    m = kern_module_from_source("cold.kern", "kernel void other(int[] a) { a[tid()] = 1; }\n");
+    cr_expect_eq(KERN_LAUNCH(kern_module_kernel(m, "other"), kern_device_get("cpu"), KERN_DIM1(n), a),
+                 KERN_ERR_COMPILE, "KERN_CC=%s and no cached build must fail", ccs[i]);
+    kern_module_free(m);
+  }
+  kern_array_free(a);
+  unsetenv("KERN_CC");
+  rt_config_reload();
   cleanup();
 }
