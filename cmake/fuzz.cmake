@@ -12,10 +12,10 @@ option(KERN_FUZZ "Build the libFuzzer targets (clang only)" OFF)
 if(KERN_FUZZ AND NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
   message(WARNING "KERN_FUZZ needs clang (libFuzzer); the fuzz targets are skipped")
 elseif(KERN_FUZZ)
-  # -O1 keeps the executions per second up; recovery off so UBSan findings are
+  # -O2 keeps the executions per second up; recovery off so UBSan findings are
   # crashes libFuzzer saves, not log lines it ignores.
   set(KERN_FUZZ_SAN -fsanitize=address,undefined -fno-sanitize-recover=all
-      -fno-omit-frame-pointer -O1 -g)
+      -fno-omit-frame-pointer -O2 -g)
   target_compile_options(kern_obj PRIVATE -fsanitize=fuzzer-no-link ${KERN_FUZZ_SAN})
   target_link_options(kern_static INTERFACE -fsanitize=address,undefined)
   target_link_options(kern_shared PRIVATE -fsanitize=address,undefined)

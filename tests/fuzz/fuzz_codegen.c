@@ -51,19 +51,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *src = fz_source(data, size);
   if (!src)
     return 0;
-  if (fz_imports_safe(src, size)) {
-    FrontResult r = front_compile(fz_root_path(), src, size);
-    fz_check_front(r);
-    if (r.ok) {
-      for (int i = 0; i < r.prog->nkernels; i++)
-        check_layout(r.prog->kernels[i]);
-      emit_one(r.prog, EMIT_C, false);
-      emit_one(r.prog, EMIT_C, true);
-      emit_one(r.prog, EMIT_CUDA, false);
-      emit_one(r.prog, EMIT_CUDA, true);
-    }
-    front_free(r.prog);
+  FrontResult r = fz_compile(src, size);
+  fz_check_front(r);
+  if (r.ok) {
+    for (int i = 0; i < r.prog->nkernels; i++)
+      check_layout(r.prog->kernels[i]);
+    emit_one(r.prog, EMIT_C, false);
+    emit_one(r.prog, EMIT_C, true);
+    emit_one(r.prog, EMIT_CUDA, false);
+    emit_one(r.prog, EMIT_CUDA, true);
   }
+  front_free(r.prog);
   free(src);
   return 0;
 }

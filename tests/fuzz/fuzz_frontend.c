@@ -4,8 +4,8 @@
  * Requires: libkern built with -fsanitize=fuzzer-no-link (cmake/fuzz.cmake).
  * Produces: nothing but crashes, sanitizer reports, leaks or broken
  * invariants (fuzz_util.h), which are bugs: any input must give diagnostics.
- * Imports resolve against tests/kern/ok; an input importing anything else is
- * only parsed, never compiled, so the fuzzer cannot open device files.
+ * Imports come from `//@file NAME` sections of the input itself (fz_compile),
+ * never from the file system.
  * Run: make fuzz (tests/fuzz/run.sh), or build-fuzz/fuzz_frontend DIR.
  */
 #include <stdlib.h>
@@ -28,20 +28,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *src = fz_source(data, size);
   if (!src)
     return 0;
-  if (fz_imports_safe(src, size)) {
-    FrontResult r = front_compile(fz_root_path(), src, size);
-    fz_check_front(r);
-    if (r.prog)
-      render_all(r.prog);
-    front_free(r.prog);
-  } else {
-    /* Imports that could reach outside the fixtures: the parse alone. */
-    FzScan scan;
-    if (fz_scan(&scan, src, size)) {
-      free(ast_dump_module(scan.mod, false));
-      fz_scan_free(&scan);
-    }
-  }
+  FrontResult r = fz_compile(src, size);
+  fz_check_front(r);
+  if (r.prog)
+    render_all(r.prog);
+  front_free(r.prog);
   free(src);
   return 0;
 }

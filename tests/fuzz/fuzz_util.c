@@ -1,11 +1,13 @@
-/* fuzz_util.c: helpers of the libFuzzer targets (see fuzz_util.h).
+/* fuzz_util.c: what the libFuzzer targets share (see fuzz_util.h).
  *
- * Requires: the front end (parser, diagnostics). Produces: source buffers,
- * import screening, invariant checks. Breaks: a failed invariant traps, on
+ * Requires: the front end (front_compile_with, parser, diagnostics).
+ * Produces: source buffers, virtual files for imports, import screening for
+ * the API target, invariant checks. Breaks: a failed invariant traps, on
  * purpose, so the fuzzer keeps the input that broke it.
  */
 #include "fuzz_util.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -56,15 +58,50 @@ bool fz_scan(FzScan *s, const char *src, size_t len) {
   return true;
 }
 
-bool fz_imports_safe(const char *src, size_t len) {
-  if (!memmem(src, len, "import", 6))
-    return true;
-  FzScan scan;
-  if (!fz_scan(&scan, src, len))
-    return false;
-  bool safe = scan.imports_safe;
-  fz_scan_free(&scan);
-  return safe;
+typedef struct Input {
+  const char *src;
+  size_t len;
+} Input;
+
+static const char MARK[] = "//@file ";
+enum { MARK_LEN = sizeof MARK - 1 };
+
+/* The next marker line at or after `from`, or NULL. */
+static const char *next_mark(const Input *in, const char *from) {
+  const char *end = in->src + in->len;
+  while (from < end) {
+    const char *m = memmem(from, (size_t)(end - from), MARK, MARK_LEN);
+    if (!m || m == in->src || m[-1] == '\n')
+      return m;
+    from = m + 1;
+  }
+  return NULL;
+}
+
+static const char *read_virtual(void *ud, const char *path, size_t *len, const char **key) {
+  const Input *in = ud;
+  size_t plen = strlen(path);
+  const char *end = in->src + in->len;
+  for (const char *m = next_mark(in, in->src); m; m = next_mark(in, m + 1)) {
+    const char *name = m + MARK_LEN;
+    if ((size_t)(end - name) <= plen || memcmp(name, path, plen) != 0 || name[plen] != '\n')
+      continue;
+    const char *text = name + plen + 1, *stop = next_mark(in, text);
+    *len = (size_t)((stop ? stop : end) - text);
+    *key = path;
+    return text;
+  }
+  errno = ENOENT;
+  return NULL;
+}
+
+FrontResult fz_compile(const char *src, size_t len) {
+  Input in = {src, len};
+  FrontReader reader = {read_virtual, &in};
+  /* The root ends where the first virtual file starts (front_compile copies
+   * the text it is given, so no NUL is needed there). */
+  const char *first = next_mark(&in, src);
+  return front_compile_with("fuzz.kern", src, first ? (size_t)(first - src) : len, &reader);
 }
 
 void fz_scan_free(FzScan *s) {

@@ -25,6 +25,16 @@ find "$root/tests/kern" "$root/examples" -name '*.kern' | while read -r f; do
   rel=${f#"$root"/}
   cp "$f" "$seeds/$(printf '%s' "$rel" | tr / _)"
 done
+# Fixtures that import, with what they import appended as `//@file NAME`
+# sections: fuzz_frontend and fuzz_codegen read imports from the input itself.
+grep -rl --include='*.kern' '^ *import' "$root/tests/kern" "$root/examples" | while read -r f; do
+  dir=$(dirname "$f")
+  out="$seeds/multi_$(printf '%s' "${f#"$root"/}" | tr / _)"
+  cp "$f" "$out"
+  for g in $(sed -n 's/^ *import *"\([^"]*\)".*/\1/p' "$f") $(cd "$dir" && ls lib/*.kern 2>/dev/null); do
+    [ -f "$dir/$g" ] && printf '\n//@file %s\n' "$g" >>"$out" && cat "$dir/$g" >>"$out"
+  done
+done
 
 status=0
 for t in $targets; do
