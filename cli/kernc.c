@@ -9,6 +9,7 @@
  * The only place that maps statuses to exit codes: 0 ok, 1 user error
  * (diagnostics printed), 2 bad usage, 3 internal error.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +60,16 @@ int cli_bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, fmt, arg);
   fprintf(stderr, "\n(run 'kernc --help' for usage)\n");
   return EXIT_USAGE;
+}
+
+int cli_fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("kernc: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return EXIT_USER;
 }
 
 int cli_report(const Program *p, bool color) {

@@ -2,7 +2,9 @@
  * describing kernel parameters for launches, compiling per device on demand.
  *
  * Requires: front.h (front_compile), emit.h (C source, args layout), dtype.c.
- * Produces: kern_module_*, kern_kernel_*, rt_module_code.
+ * Produces: kern_module_*, kern_kernel_*, rt_module_code, and
+ * rt_module_create / rt_module_destroy for embedded.c (modules built by
+ * kernc build, which kern_module_free leaves to the library).
  * Breaks: a module keeps its checked Program for its whole life (parameter
  * types point into it). Code for a device is built on the first launch there,
  * once, under the device slot's mutex; later launches read the slot without

@@ -177,6 +177,47 @@ Test(aot, header_declares_typed_launchers_and_checked_structs) {
   free(dir);
 }
 
+/* Kern names that are C or C++ keywords, or names the header itself uses. */
+static const char keywords_kern[] =
+    "struct module { int class; float new; };\n"
+    "kernel void k(float[] template, module this, int device, float dims, float kern_args_) {\n"
+    "    template[tid()] = float(this.class) + this.new + float(device) + dims + kern_args_;\n}\n";
+static const char keywords_main[] =
+    "#include \"kw.h\"\n"
+    "int main(void) {\n"
+    "  kern_device *d = kern_device_get(\"cpu\");\n"
+    "  int64_t n = 4;\n"
+    "  kern_array *a = kern_array_new(d, KERN_FLOAT32, 1, &n);\n"
+    "  kw_module_ m = {1, 2.0f};\n"
+    "  float out[4];\n"
+    "  if (kw_k_launch(d, KERN_DIM1(4), a, m, 3, 4.0f, 5.0f) || kern_array_read(a, out, sizeof out)) return 1;\n"
+    "  return out[3] == 15.0f && kw_module() != NULL ? 0 : 1;\n}\n";
+
+Test(aot, names_that_are_keywords_get_an_underscore_in_c_and_cxx) {
+  char *dir = tmp_dir(), *out;
+  char p[4200];
+  snprintf(p, sizeof p, "%s/kw.kern", dir);
+  FILE *f = fopen(p, "w");
+  fputs(keywords_kern, f);
+  fclose(f);
+  snprintf(p, sizeof p, "%s/main.c", dir);
+  f = fopen(p, "w");
+  fputs(keywords_main, f);
+  fclose(f);
+  int rc = sh(&out, "%s build %s/kw.kern -o %s/kw --no-cuda", KERNC_PATH, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  for (int cxx = 0; cxx < 2; cxx++) {
+    rc = sh(&out, "%s %s -Wall -Wextra -Werror %s -I%s/include %s %s/main.c %s %s/kw.o %s -lpthread -ldl -lm "
+            "-o %s/kw && KERN_CC=false %s/kw", compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS,
+            KERN_SOURCE_DIR, cxx ? "-x c++" : "", dir, cxx ? "-x none" : "", dir, libkern(), dir, dir);
+    cr_expect_eq(rc, 0, "%s: %s", cxx ? "C++" : "C", out);
+    free(out);
+  }
+  rm_rf(dir);
+  free(dir);
+}
+
 /* A program that prints the table kernc build wrote, through kern_abi.h. */
 static const char inspect_c[] =
     "#include <stdio.h>\n#include \"kern_abi.h\"\n"

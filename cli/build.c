@@ -1,0 +1,693 @@
+/* build.c: `kernc build FILE.kern -o PREFIX`: a module compiled ahead of time.
+ *
+ * Requires: the front end and emitter (C and CUDA source), a C compiler
+ * (spawned with an argument vector, no shell) and NVRTC (rt_nvrtc_compile).
+ * Produces: cli_build, which writes PREFIX.h (typed launch functions and the
+ * module's structs as C structs) and PREFIX.o.
+ * Breaks: PREFIX.o is one generated C file compiled with -c: the module's C
+ * code, its three external symbols per kernel renamed after the prefix (and
+ * hidden) so that two AOT modules link together; the CUBINs and PTX as byte
+ * arrays; and the table of kern_abi.h (struct kern_embedded), which carries the
+ * module's source so the runtime can check it again for the kernels'
+ * signatures. Outputs go to temporary names beside the final ones and are
+ * renamed at the end: a failure leaves no partial file and keeps old outputs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cuda_api.h"
+#include "emit.h"
+#include "front.h"
+#include "rt.h"
+
+extern char **environ;
+
+enum { MAX_ARCHS = 16 };
+/* GPUs a default build runs on natively; PTX for the newest covers later ones. */
+static const int default_archs[] = {75, 80, 90};
+
+typedef struct Image {
+  int arch;
+  bool is_ptx;
+  char *data;
+  size_t len;
+} Image;
+
+typedef struct Build {
+  const Options *o;
+  const Program *prog;
+  char *prefix;            /* the output path without .h / .o */
+  char *id;                /* the C identifier prefix */
+  int archs[MAX_ARCHS], narchs;
+  Image images[MAX_ARCHS + 1];
+  int nimages;
+  const Module **files;    /* the table's files: the root first */
+  int nfiles;
+  char *tmp_h, *tmp_o, *tmp_d, *workdir, *c_path;
+} Build;
+
+/* ---- small helpers ------------------------------------------------------------------ */
+
+static bool is_ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Words a generated name must avoid in C and C++ (keywords, and macros of the
+ * standard headers kern.h includes). */
+static const char *const reserved[] = {
+    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
+    "char", "char16_t", "char32_t", "class", "compl", "const", "const_cast", "constexpr", "continue",
+    "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
+    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
+    "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
+    "protected", "public", "register", "reinterpret_cast", "restrict", "return", "short", "signed", "sizeof",
+    "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
+    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
+    "volatile", "wchar_t", "while", "xor", "xor_eq", "NULL", "offsetof", "errno", "device", "dims", NULL};
+
+/* A kern name as a C/C++ identifier in the header: reserved words and names
+ * in kern's own namespace get a trailing underscore. */
+static const char *c_name(const char *name, char *buf, size_t n) {
+  bool bad = name[0] == '_' || !strncmp(name, "kern", 4) || !strncmp(name, "KERN", 4);
+  for (int i = 0; !bad && reserved[i]; i++) bad = strcmp(name, reserved[i]) == 0;
+  if (!bad) return name;
+  snprintf(buf, n, "%s_", name);
+  return buf;
+}
+
+/* The identifier prefix: --name, else the base name of -o, made an identifier. */
+static char *make_id(const char *name, const char *prefix) {
+  const char *base = name ? name : strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
+  char *id = malloc(strlen(base) + 3);
+  if (!id) return NULL;
+  size_t n = 0;
+  if (base[0] >= '0' && base[0] <= '9') id[n++] = 'm', id[n++] = '_';
+  for (const char *p = base; *p; p++) id[n++] = is_ident_char(*p) ? *p : '_';
+  id[n] = 0;
+  return id;
+}
+
+static int parse_archs(Build *b, const char *list) {
+  if (!list) {
+    for (size_t i = 0; i < sizeof default_archs / sizeof *default_archs; i++) b->archs[b->narchs++] = default_archs[i];
+    return EXIT_OK;
+  }
+  for (const char *p = list; *p;) {
+    size_t n = strcspn(p, ",");
+    char item[32];
+    snprintf(item, sizeof item, "%.*s", (int)(n < 31 ? n : 31), p);
+    const char *v = item + (strncmp(item, "sm_", 3) == 0 ? 3 : 0);
+    char *end;
+    long arch = strtol(v, &end, 10);
+    if (!*v || *end || arch < 30 || arch > 200 || n > 31) return cli_bad_usage("bad arch '%s' in --arch (expected e.g. sm_80,sm_90)", item);
+    bool dup = false;
+    for (int i = 0; i < b->narchs; i++) dup |= b->archs[i] == arch;
+    if (!dup && b->narchs == MAX_ARCHS) return cli_bad_usage("%s", "too many archs in --arch");
+    if (!dup) b->archs[b->narchs++] = (int)arch;
+    p += n + (p[n] == ',');
+  }
+  return b->narchs ? EXIT_OK : cli_bad_usage("%s", "--arch needs at least one arch");
+}
+
+/* ---- the GPU images ---------------------------------------------------------------------- */
+
+static int newest_arch(const Build *b) {
+  int best = 0;
+  for (int i = 0; i < b->narchs; i++)
+    if (b->archs[i] > best) best = b->archs[i];
+  return best;
+}
+
+static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
+  Image *im = &b->images[b->nimages];
+  bool is_ptx = false;
+  int st = rt_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len, &is_ptx);
+  if (st == KERN_ERR_COMPILE) {
+    fprintf(stderr, "kernc: internal error: %s\n", kern_last_error());
+    return EXIT_INTERNAL;
+  }
+  if (st) return cli_fail("%s", kern_last_error());
+  if (is_ptx != ptx) {
+    free(im->data);
+    return cli_fail("NVRTC %d.%d cannot make a CUBIN for sm_%d: choose archs it supports with --arch",
+                    rt_nvrtc_version() / 1000, rt_nvrtc_version() % 1000 / 10, arch);
+  }
+  im->arch = arch;
+  im->is_ptx = ptx;
+  b->nimages++;
+  return EXIT_OK;
+}
+
+/* CUBINs for every arch and PTX for the newest, so later GPUs JIT it. */
+static int gpu_images(Build *b) {
+  const char *why;
+  if (b->o->no_cuda) return EXIT_OK;
+  if (!rt_nvrtc_load(&why)) {
+    fprintf(stderr, "kernc: note: %s; %s.o gets CPU code only\n", why, b->prefix);
+    return EXIT_OK;
+  }
+  EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
+  char *src = emit_program(b->prog, EMIT_CUDA, &eo);
+  if (!src) return cli_fail("out of memory");
+  int rc = EXIT_OK;
+  for (int i = 0; rc == EXIT_OK && i < b->narchs; i++) rc = nvrtc_image(b, src, b->archs[i], false);
+  if (rc == EXIT_OK) rc = nvrtc_image(b, src, newest_arch(b), true);
+  free(src);
+  return rc;
+}
+
+/* ---- the object's C source ------------------------------------------------------------------ */
+
+/* A C string literal: escapes quotes, backslashes, '?' (trigraphs) and every
+ * byte outside printable ASCII. */
+static void put_literal(rt_buf *out, const char *s) {
+  rt_buf_add(out, "\"", 1);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\' || *p == '?') rt_buf_printf(out, "\\%c", *p);
+    else if (*p < 32 || *p > 126) rt_buf_printf(out, "\\%03o", *p);
+    else rt_buf_add(out, (const char *)p, 1);
+  }
+  rt_buf_add(out, "\"", 1);
+}
+
+/* A byte array with a terminating NUL after the n bytes. */
+static void put_bytes(rt_buf *out, const char *name, const unsigned char *p, size_t n) {
+  rt_buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name, n + 1);
+  char line[32 * 4 + 8];
+  for (size_t i = 0; i <= n;) {
+    size_t k = 0;
+    for (int j = 0; j < 32 && i <= n; j++, i++) {
+      unsigned v = i < n ? p[i] : 0;
+      if (v >= 100) line[k++] = (char)('0' + v / 100);
+      if (v >= 10) line[k++] = (char)('0' + v / 10 % 10);
+      line[k++] = (char)('0' + v % 10);
+      line[k++] = ',';
+    }
+    line[k++] = '\n';
+    rt_buf_add(out, line, k);
+  }
+  rt_buf_add(out, "};\n", 3);
+}
+
+static void collect_files(Build *b) {
+  const Program *p = b->prog;
+  int n = 0;
+  for (const Module *m = p->modules; m; m = m->next) n++;
+  b->files = calloc((size_t)n + 1, sizeof *b->files);
+  if (!b->files) return;
+  b->files[b->nfiles++] = p->root;
+  for (const Module *m = p->modules; m; m = m->next)
+    if (m != p->root) b->files[b->nfiles++] = m;
+}
+
+static int file_index(const Build *b, const Module *m) {
+  for (int i = 0; i < b->nfiles; i++)
+    if (b->files[i] == m) return i;
+  return 0;
+}
+
+static void put_files(rt_buf *out, const Build *b) {
+  for (int i = 0; i < b->nfiles; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "kt_file%d", i);
+    put_bytes(out, name, (const unsigned char *)b->files[i]->src, b->files[i]->src_len);
+  }
+  rt_buf_add(out, "static const kn_embed_file kt_files[] = {\n", 42);
+  for (int i = 0; i < b->nfiles; i++) {
+    rt_buf_add(out, "  {", 3);
+    put_literal(out, b->files[i]->path);
+    rt_buf_printf(out, ", (const char *)kt_file%d, %zu},\n", i, b->files[i]->src_len);
+  }
+  rt_buf_add(out, "};\n", 3);
+}
+
+/* Every spelling front.c will ask the runtime's reader for: each import's
+ * joined path, mapped to the file it resolved to at build time. */
+static int put_aliases(rt_buf *out, const Build *b) {
+  int n = 0;
+  rt_buf_add(out, "static const kn_embed_alias kt_aliases[] = {\n", 45);
+  for (int i = 0; i < b->nfiles; i++)
+    for (const Decl *d = b->files[i]->decls; d; d = d->next) {
+      if (d->kind != DECL_IMPORT || !d->imported) continue;
+      char *joined = front_import_path(b->files[i]->path, d->path);
+      if (!joined) return -1;
+      rt_buf_add(out, "  {", 3);
+      put_literal(out, joined);
+      rt_buf_printf(out, ", %d},\n", file_index(b, d->imported));
+      free(joined);
+      n++;
+    }
+  rt_buf_add(out, "  {0, 0}\n};\n", 12);
+  return n;
+}
+
+static void put_kernels(rt_buf *out, const Build *b) {
+  const Program *p = b->prog;
+  rt_buf_add(out, "static const kn_embed_kernel kt_kernels[] = {\n", 46);
+  for (int i = 0; i < p->nkernels; i++) {
+    const char *k = p->kernels[i]->name;
+    rt_buf_printf(out, "  {\"%s\", (kn_range_fn)kk_%s_range, (kn_range_fn)kk_%s_range_dense, sizeof(kk_%s_args)},\n",
+                  k, k, k, k);
+  }
+  rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
+}
+
+static void put_images(rt_buf *out, const Build *b) {
+  for (int i = 0; i < b->nimages; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "kt_image%d", i);
+    put_bytes(out, name, (const unsigned char *)b->images[i].data, b->images[i].len);
+  }
+  rt_buf_add(out, "static const kn_embed_image kt_images[] = {\n", 44);
+  for (int i = 0; i < b->nimages; i++)
+    rt_buf_printf(out, "  {%d, %d, kt_image%d, %zu},\n", b->images[i].arch, b->images[i].is_ptx, i, b->images[i].len);
+  rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
+}
+
+static void put_table(rt_buf *out, const Build *b, int naliases) {
+  const char *id = b->id;
+  rt_buf_printf(out,
+                "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
+                "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
+                id, b->o->debug, kern_version_string());
+  put_literal(out, b->prog->root->path);
+  rt_buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles, naliases,
+                b->prog->nkernels, b->nimages);
+  rt_buf_printf(out,
+                "struct kern_module;\n"
+                "struct kern_module *kern_module_embedded(const struct kern_embedded *);\n"
+                "__attribute__((visibility(\"default\"))) struct kern_module *%s_module(void) {\n"
+                "  return kern_module_embedded(&%s_embedded);\n}\n",
+                id, id);
+}
+
+static char *object_source(Build *b) {
+  rt_buf out = {0};
+  rt_buf_printf(&out, "/* Generated by kernc build %s from %s: the CPU code, GPU images and module table. */\n",
+                kern_version_string(), b->prog->root->path);
+  for (int i = 0; i < b->prog->nkernels; i++) {
+    const char *k = b->prog->kernels[i]->name;
+    rt_buf_printf(&out, "#define kk_%s_range %s_kk_%s_range\n#define kk_%s_range_dense %s_kk_%s_range_dense\n", k,
+                  b->id, k, k, b->id, k);
+    rt_buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
+  }
+  EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
+  char *code = emit_program(b->prog, EMIT_C, &eo);
+  if (!code) {
+    rt_buf_free(&out);
+    return NULL;
+  }
+  rt_buf_add(&out, code, strlen(code));
+  free(code);
+  rt_buf_add(&out, "\n/* ---- the module table (kern_abi.h) ---- */\n", 47);
+  put_files(&out, b);
+  int naliases = put_aliases(&out, b);
+  put_kernels(&out, b);
+  put_images(&out, b);
+  put_table(&out, b, naliases);
+  if (out.oom || naliases < 0) {
+    rt_buf_free(&out);
+    return NULL;
+  }
+  return out.s;
+}
+
+/* ---- the header -------------------------------------------------------------------------------- */
+
+static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
+  static const char *const scalars[] = {
+      [TY_BOOL] = "bool",      [TY_I8] = "int8_t",   [TY_I16] = "int16_t", [TY_I32] = "int32_t",
+      [TY_I64] = "int64_t",    [TY_U8] = "uint8_t",  [TY_U16] = "uint16_t", [TY_U32] = "uint32_t",
+      [TY_U64] = "uint64_t",   [TY_F16] = "kern_float16", [TY_F32] = "float", [TY_F64] = "double"};
+  switch (t->kind) {
+  case TY_BOOL: case TY_I8: case TY_I16: case TY_I32: case TY_I64: case TY_U8: case TY_U16: case TY_U32:
+  case TY_U64: case TY_F16: case TY_F32: case TY_F64:
+    return scalars[t->kind];
+  case TY_VEC:
+    snprintf(buf, n, "kern_%svec%d", t->elem->kind == TY_F64 ? "d" : t->elem->kind == TY_I32 ? "i" : "", t->n);
+    return buf;
+  case TY_MAT: snprintf(buf, n, "kern_mat%d%d", t->n, t->n); return buf;
+  case TY_QUAT: return "kern_quat";
+  case TY_STRUCT: {
+    /* PREFIX_module and PREFIX_embedded are taken. */
+    const char *name = t->sdecl->name;
+    bool taken = !strcmp(name, "module") || !strcmp(name, "embedded");
+    snprintf(buf, n, "%s_%s%s", b->id, name, taken ? "_" : "");
+    return buf;
+  }
+  case TY_ARRAY: return "kern_array *";
+  default: return NULL;
+  }
+}
+
+static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, int index);
+
+/* Structs before the structs that contain them. */
+static void put_struct_deps(rt_buf *out, const Build *b, const Decl *s, bool *done) {
+  for (int f = 0; f < s->nfields; f++) {
+    const Type *t = s->fields[f].ty;
+    if (t->kind != TY_STRUCT) continue;
+    for (int i = 0; i < b->prog->nstructs; i++)
+      if (b->prog->structs[i] == t->sdecl) put_struct(out, b, t->sdecl, done, i);
+  }
+}
+
+static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, int index) {
+  if (done[index]) return;
+  done[index] = true;
+  put_struct_deps(out, b, s, done);
+  char tb[256], nb[256], sb[256];
+  const char *sname = c_type(b, s->sty, sb, sizeof sb);
+  rt_buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
+  for (int f = 0; f < s->nfields; f++)
+    rt_buf_printf(out, "  %s %s;\n", c_type(b, s->fields[f].ty, tb, sizeof tb), c_name(s->fields[f].name, nb, sizeof nb));
+  rt_buf_printf(out, "} %s;\n", sname);
+  rt_buf_printf(out, "KERN_AOT_SASSERT_(sizeof(%s) == %d && KERN_AOT_ALIGNOF_(%s) == %d, \"layout of kern struct %s\");\n",
+                sname, s->sty->size, sname, s->sty->align, s->name);
+  for (int f = 0; f < s->nfields; f++)
+    rt_buf_printf(out, "KERN_AOT_SASSERT_(offsetof(%s, %s) == %d, \"offset of %s.%s\");\n", sname,
+                  c_name(s->fields[f].name, nb, sizeof nb), s->fields[f].offset, s->name, s->fields[f].name);
+  rt_buf_add(out, "\n", 1);
+}
+
+static void put_signature_comment(rt_buf *out, const Decl *k) {
+  rt_buf_printf(out, "/* kernel void %s(", k->name);
+  for (int i = 0; i < k->nparams; i++)
+    rt_buf_printf(out, "%s%s %s", i ? ", " : "", type_name(k->params[i]->ty), k->params[i]->name);
+  rt_buf_printf(out, ") */\n");
+}
+
+static void put_launch(rt_buf *out, const Build *b, const Decl *k, int index) {
+  char tb[256], nb[256];
+  put_signature_comment(out, k);
+  rt_buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims", b->id, k->name);
+  for (int i = 0; i < k->nparams; i++) {
+    const char *t = c_type(b, k->params[i]->ty, tb, sizeof tb);
+    rt_buf_printf(out, ",%s%s%s%s", i % 3 == 0 ? "\n    " : " ", t, t[strlen(t) - 1] == '*' ? "" : " ",
+                  c_name(k->params[i]->name, nb, sizeof nb));
+  }
+  rt_buf_add(out, ") {\n", 4);
+  if (k->nparams == 0) {
+    rt_buf_printf(out, "  return kern_launch_embedded(&%s_embedded, %d, device, dims, 0, NULL);\n}\n\n", b->id, index);
+    return;
+  }
+  rt_buf_add(out, "  const void *const kern_args_[] = {", 36);
+  for (int i = 0; i < k->nparams; i++)
+    rt_buf_printf(out, "%s&%s", i ? ", " : "", c_name(k->params[i]->name, nb, sizeof nb));
+  rt_buf_printf(out, "};\n  return kern_launch_embedded(&%s_embedded, %d, device, dims, %d, kern_args_);\n}\n\n", b->id,
+                index, k->nparams);
+}
+
+static const char header_prologue[] =
+    "#include \"kern.h\"\n\n"
+    "#ifndef KERN_AOT_SASSERT_\n"
+    "#ifdef __cplusplus\n"
+    "#define KERN_AOT_SASSERT_(c, m) static_assert(c, m)\n"
+    "#define KERN_AOT_ALIGNOF_(t) alignof(t)\n"
+    "#else\n"
+    "#define KERN_AOT_SASSERT_(c, m) _Static_assert(c, m)\n"
+    "#define KERN_AOT_ALIGNOF_(t) _Alignof(t)\n"
+    "#endif\n"
+    "#endif\n\n"
+    "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+
+static char *header_source(const Build *b) {
+  rt_buf out = {0};
+  const Program *p = b->prog;
+  rt_buf_printf(&out,
+                "/* %s.h: generated by kernc build %s from %s; do not edit.\n"
+                " * Launch functions for its kernels: link %s.o and libkern (-lkern -lpthread -ldl -lm).\n"
+                " * Running them needs no C compiler, no NVRTC and no cache. */\n"
+                "#ifndef KERN_AOT_%s_H\n#define KERN_AOT_%s_H\n\n",
+                b->id, kern_version_string(), p->root->path, b->id, b->id, b->id);
+  rt_buf_add(&out, header_prologue, sizeof header_prologue - 1);
+  bool *done = calloc((size_t)p->nstructs + 1, 1);
+  if (!done) {
+    rt_buf_free(&out);
+    return NULL;
+  }
+  for (int i = 0; i < p->nstructs; i++) put_struct(&out, b, p->structs[i], done, i);
+  free(done);
+  rt_buf_printf(&out,
+                "/* The module table in %s.o. */\nextern const kern_embedded %s_embedded;\n"
+                "/* The module, for the dynamic API (kern_module_kernel, kern_module_dtype ...): made on the\n"
+                " * first call, owned by the library. */\nkern_module *%s_module(void);\n\n",
+                b->id, b->id, b->id);
+  for (int i = 0; i < p->nkernels; i++) put_launch(&out, b, p->kernels[i], i);
+  rt_buf_add(&out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", 36);
+  if (out.oom) {
+    rt_buf_free(&out);
+    return NULL;
+  }
+  return out.s;
+}
+
+/* ---- files and the compiler -------------------------------------------------------------------- */
+
+static bool write_all(int fd, const char *data, size_t len) {
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = write(fd, data + done, len - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += (size_t)n;
+  }
+  return true;
+}
+
+static bool write_file(const char *path, const char *data) {
+  int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return false;
+  bool ok = write_all(fd, data, strlen(data));
+  return close(fd) == 0 && ok;
+}
+
+/* A new empty file "<path>.tmp-XXXXXX" beside path; NULL (errno) if the
+ * directory is not writable. */
+static char *temp_beside(const char *path) {
+  size_t n = strlen(path) + 16;
+  char *t = malloc(n);
+  if (!t) return NULL;
+  snprintf(t, n, "%s.tmp-XXXXXX", path);
+  int fd = mkstemp(t);
+  if (fd < 0) {
+    free(t);
+    return NULL;
+  }
+  fchmod(fd, 0644);
+  close(fd);
+  return t;
+}
+
+static int make_temps(Build *b) {
+  char *h = rt_printf("%s.h", b->prefix), *o = rt_printf("%s.o", b->prefix);
+  int rc = EXIT_OK;
+  if (!h || !o) rc = cli_fail("out of memory");
+  else if (!(b->tmp_h = temp_beside(h))) rc = cli_fail("cannot write '%s': %s", h, strerror(errno));
+  else if (!(b->tmp_o = temp_beside(o))) rc = cli_fail("cannot write '%s': %s", o, strerror(errno));
+  else if (b->o->depfile && !(b->tmp_d = temp_beside(b->o->depfile)))
+    rc = cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
+  free(h);
+  free(o);
+  if (rc) return rc;
+  const char *tmp = getenv("TMPDIR");
+  b->workdir = rt_printf("%s/kernc-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  if (!b->workdir || !mkdtemp(b->workdir)) return cli_fail("cannot create a temporary directory: %s", strerror(errno));
+  b->c_path = rt_printf("%s/%s.c", b->workdir, b->id);
+  return b->c_path ? EXIT_OK : cli_fail("out of memory");
+}
+
+static void remove_temps(Build *b) {
+  if (b->tmp_h) unlink(b->tmp_h);
+  if (b->tmp_o) unlink(b->tmp_o);
+  if (b->tmp_d) unlink(b->tmp_d);
+  if (b->c_path) unlink(b->c_path);
+  if (b->workdir) rmdir(b->workdir);
+}
+
+/* Runs argv with the terminal's stdout/stderr; the exit status, or -1. */
+static int spawn_wait(char *const argv[]) {
+  pid_t pid;
+  int err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  if (err) {
+    errno = err;
+    return -1;
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The user's --cpu-flags split at blanks, appended to argv (room checked by
+ * the caller). Returns the new count. */
+static int add_user_flags(const Options *o, char *copy, const char **argv, int n) {
+  for (int i = 0; i < o->ncpu_flags; i++) {
+    strcpy(copy, o->cpu_flags[i]);
+    char *save = NULL;
+    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) argv[n++] = tok;
+    copy += strlen(o->cpu_flags[i]) + 1;
+  }
+  return n;
+}
+
+/* cc: --cc, else $KERN_CC, else cc. Flags: the runtime's (the generated code's
+ * meaning depends on some, e.g. -fwrapv) without -march=native and -shared,
+ * then the user's, so the default object runs on any CPU of the target. */
+static int compile_object(Build *b) {
+  const Options *o = b->o;
+  const char *env = getenv("KERN_CC");
+  const char *cc = o->cc ? o->cc : env && *env ? env : "cc";
+  size_t room = 32, chars = 1;
+  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) room++;
+  for (int i = 0; i < o->ncpu_flags; i++) room += strlen(o->cpu_flags[i]) / 2 + 1, chars += strlen(o->cpu_flags[i]) + 1;
+  const char **argv = calloc(room, sizeof *argv);
+  char *copy = calloc(chars, 1);
+  int n = 0, rc = EXIT_OK;
+  if (!argv || !copy) rc = cli_fail("out of memory");
+  if (rc == EXIT_OK) {
+    argv[n++] = cc;
+    for (const char *const *f = rt_cpu_compile_flags(); *f; f++)
+      if (strcmp(*f, "-march=native") && strcmp(*f, "-shared")) argv[n++] = *f;
+    argv[n++] = "-fvisibility=hidden";
+    if (o->debug) argv[n++] = "-g";
+    n = add_user_flags(o, copy, argv, n);
+    const char *tail[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
+    memcpy(argv + n, tail, sizeof tail);
+    int status = spawn_wait((char *const *)argv);
+    if (status == -1) rc = cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", cc, strerror(errno));
+    else if (status) rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", cc, status, b->prefix);
+  }
+  free(argv);
+  free(copy);
+  return rc;
+}
+
+/* "target: dep dep ..." with spaces escaped, for make and CMake's DEPFILE. */
+static void put_dep(rt_buf *out, const char *path) {
+  char canon[PATH_MAX];
+  const char *p = realpath(path, canon) ? canon : path;
+  rt_buf_add(out, " ", 1);
+  for (; *p; p++) {
+    if (*p == ' ' || *p == '#') rt_buf_add(out, "\\", 1);
+    if (*p == '$') rt_buf_add(out, "$", 1);
+    rt_buf_add(out, p, 1);
+  }
+}
+
+static int write_depfile(const Build *b) {
+  if (!b->tmp_d) return EXIT_OK;
+  rt_buf out = {0};
+  rt_buf_printf(&out, "%s.o %s.h:", b->prefix, b->prefix);
+  for (int i = 0; i < b->nfiles; i++) put_dep(&out, b->files[i]->path);
+  rt_buf_add(&out, "\n", 1);
+  bool ok = !out.oom && write_file(b->tmp_d, out.s);
+  rt_buf_free(&out);
+  return ok ? EXIT_OK : cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
+}
+
+static int rename_temp(char **tmp, const char *dst) {
+  if (!*tmp) return EXIT_OK;
+  if (rename(*tmp, dst) != 0) return cli_fail("cannot write '%s': %s", dst, strerror(errno));
+  free(*tmp);
+  *tmp = NULL;
+  return EXIT_OK;
+}
+
+/* The renames make the outputs appear whole; the header after the object, as
+ * it is what a build looks at first. */
+static int commit(Build *b) {
+  char *h = rt_printf("%s.h", b->prefix), *o = rt_printf("%s.o", b->prefix);
+  int rc = h && o ? EXIT_OK : cli_fail("out of memory");
+  if (rc == EXIT_OK) rc = rename_temp(&b->tmp_o, o);
+  if (rc == EXIT_OK && (rc = rename_temp(&b->tmp_h, h))) unlink(o);
+  if (rc == EXIT_OK) rc = rename_temp(&b->tmp_d, b->o->depfile);
+  free(h);
+  free(o);
+  return rc;
+}
+
+/* ---- the command ----------------------------------------------------------------------------------- */
+
+static int write_sources(Build *b) {
+  char *c = object_source(b), *h = c ? header_source(b) : NULL;
+  int rc = EXIT_OK;
+  if (!c || !h) rc = cli_fail("out of memory");
+  else if (!write_file(b->tmp_h, h)) rc = cli_fail("cannot write '%s.h': %s", b->prefix, strerror(errno));
+  else {
+    int fd = open(b->c_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    bool ok = fd >= 0 && write_all(fd, c, strlen(c));
+    if (fd >= 0 && close(fd) != 0) ok = false;
+    if (!ok) rc = cli_fail("cannot write '%s': %s", b->c_path, strerror(errno));
+  }
+  free(c);
+  free(h);
+  return rc;
+}
+
+static int build_outputs(Build *b) {
+  int rc = make_temps(b);
+  if (rc == EXIT_OK) rc = gpu_images(b);
+  if (rc == EXIT_OK) rc = write_sources(b);
+  if (rc == EXIT_OK) rc = compile_object(b);
+  if (rc == EXIT_OK) rc = write_depfile(b);
+  if (rc == EXIT_OK) rc = commit(b);
+  remove_temps(b);
+  return rc;
+}
+
+/* -o may name the outputs' stem or one of them. */
+static char *output_prefix(const char *out) {
+  size_t n = strlen(out);
+  if (n > 2 && (!strcmp(out + n - 2, ".o") || !strcmp(out + n - 2, ".h"))) n -= 2;
+  char *p = malloc(n + 1);
+  if (p) memcpy(p, out, n), p[n] = 0;
+  return p;
+}
+
+static void free_build(Build *b) {
+  for (int i = 0; i < b->nimages; i++) free(b->images[i].data);
+  free(b->files);
+  free(b->prefix);
+  free(b->id);
+  free(b->tmp_h);
+  free(b->tmp_o);
+  free(b->tmp_d);
+  free(b->workdir);
+  free(b->c_path);
+}
+
+int cli_build(const Options *o) {
+  if (o->nfiles != 1) return cli_bad_usage("%s", "build needs exactly one FILE.kern");
+  if (!o->output || !*o->output) return cli_bad_usage("%s", "build needs -o PREFIX");
+  Build b = {.o = o};
+  int rc = parse_archs(&b, o->arch);
+  if (rc) return rc;
+  b.prefix = output_prefix(o->output);
+  b.id = b.prefix ? make_id(o->name, b.prefix) : NULL;
+  if (!b.id) return cli_fail("out of memory");
+  if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0)) {
+    free_build(&b);
+    return cli_bad_usage("--name or the base name of -o must be a C identifier: '%s'", o->name ? o->name : o->output);
+  }
+  FrontResult r = front_compile(o->files[0], NULL, 0);
+  if (!r.prog) rc = EXIT_INTERNAL;
+  else rc = cli_report(r.prog, o->color);
+  if (rc == EXIT_OK) {
+    b.prog = r.prog;
+    collect_files(&b);
+    rc = b.files ? build_outputs(&b) : cli_fail("out of memory");
+  }
+  front_free(r.prog);
+  free_build(&b);
+  return rc;
+}
