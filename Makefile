@@ -34,14 +34,16 @@ test-gpu: build
 demo: build
 	$(BUILD)/example_saxpy
 
-# Benchmarks: ratios against baselines measured in the same run.
+# Benchmarks: ratios against baselines measured in the same run. The tables are
+# printed and written to bench/results/ (BENCH_SCALE=s makes the CPU problems s
+# times bigger, for machines with many cores; docs/performance.md explains them).
 bench: build
-	$(BUILD)/bench_cpu
+	sh bench/run.sh $(BUILD) cpu
 
-# On the GPU machine: the hand-written CUDA baseline is compiled by nvcc when present.
+# On the GPU machine (needs no Python): the hand-written CUDA baseline is
+# compiled by nvcc when present, else by NVRTC.
 bench-gpu: build
-	@if command -v nvcc >/dev/null; then nvcc -cubin -O3 -arch=native -o $(BUILD)/baseline.cubin bench/baseline.cu && \
-	  $(BUILD)/bench_gpu $(BUILD)/baseline.cubin; else $(BUILD)/bench_gpu; fi
+	sh bench/run.sh $(BUILD) gpu
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

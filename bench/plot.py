@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""plot.py CPU_CSV COMPILE_CSV OUT_PNG: the CPU and compile benchmarks as one PNG.
+
+Requires: matplotlib (bench/run.sh skips the plot without it); the CSV files
+bench_cpu --csv and bench_compile --csv write. Produces OUT_PNG: left, kern's
+time relative to the C baselines per workload (log scale, 1 = the same speed);
+right, compile latency of the runtime against the compiler alone. Breaks:
+nothing (a missing compile CSV leaves the right panel out).
+"""
+import csv
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on build machines
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def ratios_panel(ax, rows):
+    names = [f"{r['workload']}\n{r['size']}" for r in rows]
+    pth = [float(r["kern_over_pthreads"]) for r in rows]
+    one = [float(r["kern_over_single"]) for r in rows]
+    threads = rows[0]["threads"] if rows else "?"
+    x = range(len(rows))
+    w = 0.38
+    ax.bar([i - w / 2 for i in x], pth, w, label=f"kern / C on {threads} pthreads")
+    ax.bar([i + w / 2 for i in x], one, w, label="kern / C on 1 thread")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("time ratio (lower is better for kern)")
+    ax.set_title("CPU kernels: kern vs hand-written C")
+    for i, v in enumerate(pth):
+        ax.annotate(f"{v:.3g}", (i - w / 2, v), ha="center", va="bottom", fontsize=7)
+    ax.legend(fontsize=8)
+
+
+def compile_panel(ax, rows):
+    rows = [r for r in rows if r["kern_ms"]]
+    names = [r["what"].replace(" (", "\n(").replace(", ", ",\n", 1) for r in rows]
+    kern = [float(r["kern_ms"]) for r in rows]
+    floor = [float(r["floor_ms"]) if r["floor_ms"] else 0.0 for r in rows]
+    y = range(len(rows))
+    h = 0.38
+    ax.barh([i - h / 2 for i in y], kern, h, label="kern")
+    ax.barh([i + h / 2 for i in y], floor, h, label="floor: the compiler alone")
+    ax.set_xscale("log")
+    ax.set_yticks(list(y))
+    ax.set_yticklabels(names, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlabel("milliseconds (log)")
+    ax.set_title("Compile latency, 10-kernel module")
+    ax.legend(fontsize=8)
+
+
+def main(argv):
+    if len(argv) != 4:
+        sys.exit("usage: plot.py CPU_CSV COMPILE_CSV OUT_PNG")
+    cpu = read(argv[1])
+    comp = read(argv[2]) if os.path.exists(argv[2]) else []
+    fig, axes = plt.subplots(1, 2 if comp else 1, figsize=(15 if comp else 8, 6))
+    axes = list(axes) if comp else [axes]
+    ratios_panel(axes[0], cpu)
+    if comp:
+        compile_panel(axes[1], comp)
+    host = os.path.basename(argv[1])[len("cpu-"):-len(".csv")]
+    fig.suptitle(f"kern benchmarks on {host}")
+    fig.tight_layout()
+    fig.savefig(argv[3], dpi=110)
+    print(f"plot: {argv[3]}")
+
+
+if __name__ == "__main__":
+    main(sys.argv)
