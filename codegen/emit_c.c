@@ -26,21 +26,27 @@ static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
              k->name, variant);
 }
 
+/* Multi-dimensional launches walk row by row, one loop per launch rank so
+ * every tid(d) is a plain variable (the column counter for the last
+ * dimension) and the C compiler can vectorise along the row. */
 static void row_loop(Emitter *e, const Decl *k, const char *variant) {
-  buf_printf(&e->out,
-             "  const int nd = C->ndim;\n"
-             "  const int32_t inner = (int32_t)C->dim[nd - 1], last = (int32_t)end;\n"
-             "  for (int32_t i = (int32_t)begin; i < last;) {\n"
-             "    int32_t o[4];\n"
-             "    kne_unlinear(C, i, o);\n"
-             "    int32_t col = o[nd - 1];\n"
-             "    int32_t stop = i + (inner - col);\n"
-             "    if (stop > last) stop = last;\n"
-             "    for (; i < stop; i++, col++)\n"
-             "      kk_%s_body%s(&a, C, i, nd == 1 ? col : o[0], nd == 2 ? col : o[1],\n"
-             "                   nd == 3 ? col : o[2], nd == 4 ? col : o[3]);\n"
-             "  }\n",
-             k->name, variant);
+  buf_puts(&e->out,
+           "  const int32_t inner = (int32_t)C->dim[C->ndim - 1], last = (int32_t)end;\n"
+           "  switch (C->ndim) {\n");
+  for (int nd = 1; nd <= 4; nd++) {
+    buf_printf(&e->out,
+               "  case %d:\n"
+               "    for (int32_t i = (int32_t)begin; i < last;) {\n"
+               "      int32_t o[4];\n"
+               "      kne_unlinear(C, i, o);\n"
+               "      int32_t col = o[%d], stop = i + (inner - col);\n"
+               "      if (stop > last) stop = last;\n"
+               "      for (; i < stop; i++, col++) kk_%s_body%s(&a, C, i",
+               nd, nd - 1, k->name, variant);
+    for (int d = 0; d < 4; d++) buf_printf(&e->out, d == nd - 1 ? ", col" : d < nd ? ", o[%d]" : ", 0", d);
+    buf_puts(&e->out, ");\n    }\n    break;\n");
+  }
+  buf_puts(&e->out, "  }\n");
 }
 
 static void c_entries(Emitter *e, const Decl *k) {

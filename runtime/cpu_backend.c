@@ -176,7 +176,7 @@ static kern_status cpu_launch(const rt_launch *L) {
   const cpu_code *c = (const cpu_code *)L->code;
   const cpu_entry *e = &c->entries[L->kernel->index];
   if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
-  rt_pool_run(L->dense ? e->dense : e->range, L->args, &L->ctx, L->ctx.n);
+  rt_pool_run(L->dense ? e->dense : e->range, L->args, &L->ctx, L->ctx.n, &L->kernel->cpu_cost);
   if (L->ctx.err && L->ctx.err->flag)
     return rt_debug_error(L->kernel, L->ctx.err);
   return KERN_OK;

@@ -14,8 +14,14 @@
 #include "rt.h"
 
 #include <stdlib.h>
+#include <time.h>
 
-enum { INLINE_BELOW = 32768, MIN_CHUNK = 4096, MAX_WORKERS = 1024 };
+/* A launch runs inline on the calling thread when splitting it would cost more
+ * than it saves: below ALWAYS_INLINE indices, or when the kernel's measured
+ * time per index says the whole launch takes under PARALLEL_MIN_NS; a kernel
+ * not measured yet goes by its size (INLINE_BELOW). */
+enum { ALWAYS_INLINE = 256, INLINE_BELOW = 32768, PARALLEL_MIN_NS = 40000, MIN_CHUNK = 64,
+       MAX_WORKERS = 1024 };
 
 typedef struct job {
   rt_range_fn fn;
@@ -97,13 +103,26 @@ static void start_workers(void) {
     nworkers++;
 }
 
-void rt_pool_run(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n) {
-  int threads = rt_config_get()->num_threads;
-  if (n <= 0) return;
-  if (n < INLINE_BELOW || threads <= 1) {
-    fn(args, ctx, 0, n);
-    return;
-  }
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return 1e9 * (double)t.tv_sec + (double)t.tv_nsec;
+}
+
+/* Folds one measurement (CPU ns per index) into the kernel's running estimate. */
+static void learn(_Atomic uint32_t *cost, double ns_per_index) {
+  double fixed = ns_per_index * 16 + 1;
+  uint32_t sample = fixed > 4e9 ? 4000000000u : (uint32_t)fixed, old = atomic_load_explicit(cost, memory_order_relaxed);
+  atomic_store_explicit(cost, old ? (uint32_t)(((uint64_t)old * 3 + sample) / 4) : sample, memory_order_relaxed);
+}
+
+static bool run_inline(int64_t n, int threads, const _Atomic uint32_t *cost) {
+  if (n < ALWAYS_INLINE || threads <= 1) return true;
+  uint32_t c = cost ? atomic_load_explicit(cost, memory_order_relaxed) : 0;
+  return c ? (double)n * c / 16 < PARALLEL_MIN_NS : n < INLINE_BELOW;
+}
+
+static void run_parallel(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n, int threads) {
   pthread_once(&fork_once, fork_init);
   int64_t chunk = n / ((int64_t)threads * 4);
   job j = {.fn = fn, .args = args, .ctx = ctx, .n = n, .chunk = chunk < MIN_CHUNK ? MIN_CHUNK : chunk};
@@ -120,6 +139,22 @@ void rt_pool_run(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n)
   unqueue(&j);
   while (j.users > 0) pthread_cond_wait(&done_cv, &mu);
   pthread_mutex_unlock(&mu);
+}
+
+void rt_pool_run(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n, _Atomic uint32_t *cost) {
+  int threads = rt_config_get()->num_threads;
+  if (n <= 0) return;
+  if (n < ALWAYS_INLINE || !cost) {
+    if (run_inline(n, threads, cost)) fn(args, ctx, 0, n);
+    else run_parallel(fn, args, ctx, n, threads);
+    return;
+  }
+  bool alone = run_inline(n, threads, cost);
+  double t0 = now_ns();
+  if (alone) fn(args, ctx, 0, n);
+  else run_parallel(fn, args, ctx, n, threads);
+  double spent = now_ns() - t0;
+  learn(cost, spent * (alone ? 1 : threads) / (double)n);
 }
 
 int rt_pool_workers(void) {

@@ -178,8 +178,10 @@ void rt_storage_release(struct rt_storage *);
 
 typedef void (*rt_range_fn)(const void *args, const kn_ctx *ctx, int64_t begin, int64_t end);
 /* Runs fn over [0, n) in chunks on the workers and the calling thread; returns
- * when all are done. Many threads may call it at once. */
-void rt_pool_run(rt_range_fn, const void *args, const kn_ctx *, int64_t n);
+ * when all are done. Many threads may call it at once. cost (or NULL) is the
+ * kernel's measured time per index, read to decide whether splitting pays and
+ * updated from this run. */
+void rt_pool_run(rt_range_fn, const void *args, const kn_ctx *, int64_t n, _Atomic uint32_t *cost);
 /* Workers currently started (0 before the first parallel launch). */
 int rt_pool_workers(void);
 void rt_pool_shutdown(void);
@@ -244,6 +246,7 @@ struct kern_kernel {
   int nparams;
   rt_param *params;
   size_t args_size, args_align;
+  _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
 };
 
 typedef struct rt_slot {

@@ -435,7 +435,7 @@ Test(cache, compiled_kernel_runs_on_the_pool) {
   int64_t *out = malloc((size_t)n * 8);
   struct { kn_array out; int64_t scale; } args = {{(char *)out, {n, 1, 1, 1}, {8, 0, 0, 0}}, 5};
   kn_ctx ctx = {.dim = {n, 1, 1, 1}, .n = n, .ndim = 1};
-  rt_pool_run(fn, &args, &ctx, n);
+  rt_pool_run(fn, &args, &ctx, n, NULL);
   for (int64_t i = 0; i < n; i++)
     if (out[i] != 5 * i) cr_assert_fail("index %lld", (long long)i);
   free(out);

@@ -848,7 +848,7 @@ static void run_and_check(int64_t n) {
   _Atomic int64_t calls = 0;
   fill_args a = {out, &calls};
   kn_ctx ctx = {.dim = {n, 1, 1, 1}, .n = n, .ndim = 1};
-  rt_pool_run(fill_range, &a, &ctx, n);
+  rt_pool_run(fill_range, &a, &ctx, n, NULL);
   int64_t sum = 0, want = 0;
   for (int64_t i = 0; i < n; i++) {
     if (out[i] != 3 * i + 1) cr_assert_fail("n=%lld: index %lld holds %lld", (long long)n, (long long)i, (long long)out[i]);
@@ -906,7 +906,7 @@ Test(pool, restarts_after_shutdown_and_fork) {
     _Atomic int64_t calls = 0;
     fill_args a = {out, &calls};
     kn_ctx ctx = {.dim = {n, 1, 1, 1}, .n = n, .ndim = 1};
-    rt_pool_run(fill_range, &a, &ctx, n);
+    rt_pool_run(fill_range, &a, &ctx, n, NULL);
     for (int64_t i = 0; i < n; i++)
       if (out[i] != 3 * i + 1) _exit(1);
     _exit(0);
