@@ -185,13 +185,26 @@ static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
   rt_sha256_add(s, src, len);
 }
 
+/* The compiler binary as the file system sees it (symlinks followed): the
+ * same path, inode, size and time mean the same compiler, and a stat costs
+ * microseconds where `cc --version` costs milliseconds on every start. */
+static void hash_binary(rt_sha256 *s, const char *cc) {
+  struct stat st;
+  char id[160] = "unreadable";
+  if (stat(cc, &st) == 0)
+    snprintf(id, sizeof id, "dev=%llu ino=%llu size=%lld mtime=%lld.%09ld", (unsigned long long)st.st_dev,
+             (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+             (long)st.st_mtim.tv_nsec);
+  hash_str(s, id);
+}
+
 /* cc == NULL: the compiler-independent key of the "latest build" alias. */
 static void make_key(const char *src, size_t len, const char *cc, bool debug, char key[33]) {
   rt_sha256 s;
   rt_sha256_init(&s);
   hash_common(&s, src, len, debug);
   hash_str(&s, cc ? cc : "any compiler");
-  if (cc) hash_str(&s, compiler_identity(cc));
+  if (cc) hash_binary(&s, cc);
   unsigned char d[32];
   rt_sha256_done(&s, d);
   rt_hex(d, 16, key);
@@ -329,20 +342,23 @@ kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *
   if (!src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
   const char *cache = rt_cache_dir();
   char any[33], *cc;
-  make_key(src, len, NULL, debug, any);
   kern_status st = find_compiler(&cc);
-  /* No compiler, or one that cannot say what it is: any cached build will do. */
+  if (st == KERN_OK) {
+    make_key(src, len, cc, debug, out->key);
+    if (cache && rt_cache_load(cache, out->key, &out->handle)) {
+      out->from_cache = true;
+      free(cc);
+      return KERN_OK;
+    }
+  }
+  /* A miss with no compiler, or one that cannot say what it is: any cached
+   * build of this source will do. */
+  make_key(src, len, NULL, debug, any);
   if ((st || !*compiler_identity(cc)) && cache && alias_load(cache, any, out)) {
     free(cc);
     return KERN_OK;
   }
   if (st) return st;
-  make_key(src, len, cc, debug, out->key);
-  if (cache && rt_cache_load(cache, out->key, &out->handle)) {
-    out->from_cache = true;
-    free(cc);
-    return KERN_OK;
-  }
   st = build(src, len, cc, debug, cache, out);
   if (st == KERN_OK && out->cached) alias_write(cache, any, out->key);
   free(cc);
