@@ -2,8 +2,10 @@
  *
  * Requires: a root file name (and optionally its text). Produces: a Program
  * whose modules are listed dependencies first, each file parsed once, checked.
- * Import paths are relative to the importing file's directory; a missing file,
- * a cycle or a NUL byte in the path is an error at the import declaration.
+ * Import paths are relative to the importing file's directory (absolute paths
+ * and ".." are followed as written, as C's #include does); an empty path, a
+ * NUL byte in it, a missing file, one that is not a regular file (a FIFO, a
+ * device, a directory) or a cycle is an error at the import declaration.
  * Owns the arena and the diagnostics until front_free.
  */
 #include "front.h"
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { MAX_SOURCE_BYTES = 256 << 20, MAX_IMPORT_DEPTH = 64 };
 
@@ -120,6 +123,18 @@ static Module *load_embedded(Loader *L, Decl *imp, const char *path, int depth) 
   return src && u ? load_text(L, u, arena_strdup(p->arena, path), src, len, depth) : NULL;
 }
 
+/* The text of an imported file (malloc'd); NULL after a diagnostic. A FIFO
+ * or a device could block or never end, so only regular files are read. */
+static char *read_import(Loader *L, Decl *imp, const char *path, size_t *len) {
+  struct stat st;
+  char *text = NULL;
+  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    diag_error(L->prog->diags, imp->loc, "imported file '%s' is not a regular file", path);
+  else if (!(text = front_read_file(path, len)))
+    diag_error(L->prog->diags, imp->loc, "cannot read imported file '%s': %s", path, strerror(errno));
+  return text;
+}
+
 static Module *load_file(Loader *L, Decl *imp, const char *path, int depth) {
   Program *p = L->prog;
   if (L->reader) return load_embedded(L, imp, path, depth);
@@ -133,11 +148,8 @@ static Module *load_file(Loader *L, Decl *imp, const char *path, int depth) {
   }
   if (u) return u->mod;
   size_t len;
-  char *text = front_read_file(path, &len);
-  if (!text) {
-    diag_error(p->diags, imp->loc, "cannot read imported file '%s': %s", path, strerror(errno));
-    return NULL;
-  }
+  char *text = read_import(L, imp, path, &len);
+  if (!text) return NULL;
   char *src = arena_strndup(p->arena, text, len);
   free(text);
   u = unit_add(L, key);
@@ -146,8 +158,12 @@ static Module *load_file(Loader *L, Decl *imp, const char *path, int depth) {
 
 static void load_import(Loader *L, Module *from, Decl *imp, int depth) {
   Program *p = L->prog;
-  if (!imp->path || !imp->path[0] || strlen(imp->path) != imp->path_len) {
-    diag_error(p->diags, imp->loc, "import path is empty or contains a NUL byte");
+  if (!imp->path || !imp->path[0]) {
+    diag_error(p->diags, imp->loc, "import path is empty");
+    return;
+  }
+  if (strlen(imp->path) != imp->path_len) {
+    diag_error(p->diags, imp->loc, "import path contains a NUL byte");
     return;
   }
   if (depth >= MAX_IMPORT_DEPTH) {

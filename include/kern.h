@@ -82,6 +82,13 @@ kern_status kern_init(void);
  * device handles stay valid. Not to be called while other threads use kern. */
 void kern_shutdown(void);
 
+/* The compiled-code cache directory in use (created with mode 0700 when
+ * missing). NULL when there is none: unset, not creatable, or not trusted
+ * because another user owns it or its group or others may write it; then
+ * kern_last_error() says why and code is compiled without caching. Valid
+ * until kern_shutdown. */
+const char *kern_cache_dir(void);
+
 /* Debug mode for modules loaded afterwards (also KERN_DEBUG=1): kernels get
  * bounds checks and assert(); a failing launch returns KERN_ERR_BOUNDS with a
  * message naming kernel, file:line, index and shape, and the process goes on. */

@@ -1,11 +1,23 @@
-/* cache.c: the on-disk cache of compiled CPU modules.
+/* cache.c: the on-disk cache of compiled code, and whether to trust it.
  *
- * Requires: sha256.c. Produces: rt_cache_load/store and file helpers.
- * Breaks: the layout is <dir>/<key>.so plus <dir>/<key>.meta ("kern-cache 1",
- * the .so's SHA-256 and size). Writers publish with temp file + fsync +
- * rename, the meta last, so a reader sees old or new files, never half of
- * one; a reader trusts a .so only when its bytes match the meta, so a
- * corrupt, truncated or mismatched entry is a miss and gets rebuilt.
+ * Requires: sha256.c, the configuration (the cache dir). Produces:
+ * rt_cache_dir and kern_cache_dir, rt_cache_load/store (CPU shared objects),
+ * rt_cache_blob_read/write (GPU images) and file helpers.
+ * Breaks: the directory is used only when this user (or root) owns it and
+ * neither its group nor others may write it; kern creates it, and any missing
+ * parent, with mode 0700. Otherwise there is no cache: code is compiled in a
+ * private temporary directory, and kern_cache_dir says why.
+ * A CPU entry is <key>.so plus <key>.meta ("kern-cache 1", then the .so's
+ * SHA-256, its key and the key of its source); a GPU entry is <key>.gpu plus
+ * <key>.gpu.sha. Writers publish with a 0600 temp file + fsync + rename, the
+ * hash last, so a reader sees old or new files, never half of one. Readers
+ * open entries without following symlinks and accept only regular files
+ * owned by this user or root that nobody else may write, whose bytes match
+ * the recorded hash: a corrupt, truncated, planted or mismatched entry is a
+ * miss and gets rebuilt. A GPU image is hashed in memory, the very bytes
+ * handed to the driver; a CPU object is hashed through its file and then
+ * dlopen'd by the same path: in a directory only this user or root can
+ * write, nobody else can swap the file in between (docs/security.md).
  */
 #include "rt.h"
 
@@ -22,74 +34,157 @@
 
 #define META_MAGIC "kern-cache 1"
 
+enum { MAX_BLOB = 1 << 30 };
+
 void rt_unique_suffix(char *out, size_t n) {
   static _Atomic unsigned long counter;
   unsigned long c = atomic_fetch_add(&counter, 1);
   snprintf(out, n, "%ld-%ld-%lu", (long)getpid(), (long)syscall(SYS_gettid), c);
 }
 
-/* mkdir -p, the last component with mode 0700. */
+/* ---- trust --------------------------------------------------------------------- */
+
+/* Why someone other than this user (or root) may change the file or
+ * directory st describes; NULL when nobody can. */
+static const char *writable_by_others(const struct stat *st) {
+  if (st->st_uid != geteuid() && st->st_uid != 0) return "it is owned by another user";
+  if (st->st_mode & (S_IWGRP | S_IWOTH)) return "its group or other users may write it";
+  return NULL;
+}
+
+/* Opens an entry for reading: a regular file (not a symlink, FIFO or device)
+ * that only this user or root may write. -1 otherwise. */
+static int open_entry(const char *path) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  struct stat st;
+  if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || writable_by_others(&st))) {
+    close(fd);
+    fd = -1;
+  }
+  return fd;
+}
+
+/* ---- the directory ----------------------------------------------------------------- */
+
+/* mkdir -p; what it creates gets mode 0700 whatever the umask. */
 static bool make_dirs(const char *path) {
   char *p = rt_strdup(path);
   if (!p) return false;
   for (char *s = p + 1; *s; s++) {
     if (*s != '/') continue;
     *s = 0;
-    mkdir(p, 0700);
+    if (mkdir(p, 0700) == 0) chmod(p, 0700);
     *s = '/';
   }
-  bool ok = mkdir(p, 0700) == 0 || errno == EEXIST;
+  bool made = mkdir(p, 0700) == 0, ok = made || errno == EEXIST;
+  if (made) chmod(p, 0700);
   free(p);
-  struct stat st;
-  return ok && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  return ok;
+}
+
+/* 0 when dir is (now) a directory, else an errno value. */
+static int dir_error(const char *dir, struct stat *sb) {
+  if (!make_dirs(dir) || stat(dir, sb) != 0) return errno ? errno : EIO;
+  return S_ISDIR(sb->st_mode) ? 0 : ENOTDIR;
+}
+
+/* The cache directory, created when missing; NULL when there is none or it
+ * is not trusted, with the status and the reason in *st and why. */
+static const char *checked_dir(kern_status *st, char *why, size_t n) {
+  const char *dir = rt_config_get()->cache_dir;
+  struct stat sb;
+  const char *bad;
+  int err;
+  *st = KERN_OK;
+  if (!dir) {
+    *st = KERN_ERR_NOT_FOUND;
+    snprintf(why, n, "there is no cache directory: KERN_CACHE_DIR, XDG_CACHE_HOME and HOME are unset");
+  } else if ((err = dir_error(dir, &sb))) {
+    *st = KERN_ERR_IO;
+    snprintf(why, n, "cannot create the cache directory '%s': %s", dir, strerror(err));
+  } else if ((bad = writable_by_others(&sb))) {
+    *st = KERN_ERR_IO;
+    snprintf(why, n,
+             "the cache directory '%s' is not trusted: %s (owner uid %ld, mode %03o); kern compiles without "
+             "caching until it is private (chmod 700) or KERN_CACHE_DIR names another directory",
+             dir, bad, (long)sb.st_uid, (unsigned)(sb.st_mode & 0777));
+  }
+  return *st == KERN_OK ? dir : NULL;
 }
 
 const char *rt_cache_dir(void) {
-  const char *dir = rt_config_get()->cache_dir;
-  if (!dir || !make_dirs(dir)) return NULL;
+  kern_status st;
+  char why[1024];
+  return checked_dir(&st, why, sizeof why);
+}
+
+const char *kern_cache_dir(void) {
+  kern_status st;
+  char why[1024];
+  if (rt_ensure_init()) return NULL;
+  const char *dir = checked_dir(&st, why, sizeof why);
+  if (!dir) rt_error(st, "%s", why);
   return dir;
 }
 
-bool rt_file_sha256(const char *path, char hex[65]) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+kern_status rt_cache_explain(kern_status st) {
+  kern_status why_st;
+  char why[1024];
+  if (st == KERN_OK || checked_dir(&why_st, why, sizeof why)) return st;
+  return rt_error(st, "%s (no cached build could be used: %s)", kern_last_error(), why);
+}
+
+/* ---- hashing and writing files ---------------------------------------------------------- */
+
+static bool fd_sha256(int fd, char hex[65]) {
   rt_sha256 s;
   rt_sha256_init(&s);
   char buf[1 << 16];
   ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) > 0) rt_sha256_add(&s, buf, (size_t)n);
-  close(fd);
-  if (n < 0) return false;
+  while ((n = read(fd, buf, sizeof buf)) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return false;
+    rt_sha256_add(&s, buf, (size_t)n);
+  }
   unsigned char d[32];
   rt_sha256_done(&s, d);
   rt_hex(d, 32, hex);
   return true;
 }
 
-/* Reads the meta file: true with the recorded hash when well-formed. */
-static bool read_meta(const char *path, char hex[65]) {
-  FILE *f = fopen(path, "re");
-  if (!f) return false;
-  char magic[32] = "", line[128] = "";
-  bool ok = fgets(magic, sizeof magic, f) && strncmp(magic, META_MAGIC "\n", sizeof META_MAGIC) == 0 &&
-            fgets(line, sizeof line, f) && sscanf(line, "sha256 %64[0-9a-f]", hex) == 1 &&
-            strlen(hex) == 64;
-  fclose(f);
-  return ok;
+static void mem_sha256(const void *data, size_t len, char hex[65]) {
+  rt_sha256 s;
+  unsigned char d[32];
+  rt_sha256_init(&s);
+  rt_sha256_add(&s, data, len);
+  rt_sha256_done(&s, d);
+  rt_hex(d, 32, hex);
 }
 
-bool rt_cache_load(const char *dir, const char *key, void **handle) {
-  char *so = rt_printf("%s/%s.so", dir, key), *meta = rt_printf("%s/%s.meta", dir, key);
-  char want[65], have[65];
-  bool hit = so && meta && read_meta(meta, want) && rt_file_sha256(so, have) &&
-             strcmp(want, have) == 0;
-  if (hit) {
-    *handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
-    hit = *handle != NULL;
+static bool write_all(int fd, const char *data, size_t len) {
+  while (len > 0) {
+    ssize_t n = write(fd, data, len);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    len -= (size_t)n;
   }
-  free(so);
-  free(meta);
-  return hit;
+  return true;
+}
+
+/* Writes data to path via a unique 0600 temp file in the same directory. */
+static bool write_atomic(const char *path, const void *data, size_t len) {
+  char suffix[64];
+  rt_unique_suffix(suffix, sizeof suffix);
+  char *tmp = rt_printf("%s.tmp-%s", path, suffix);
+  if (!tmp) return false;
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  bool ok = fd >= 0 && write_all(fd, data, len) && fsync(fd) == 0;
+  if (fd >= 0) ok = close(fd) == 0 && ok;
+  ok = ok && rename(tmp, path) == 0;
+  if (!ok) unlink(tmp);
+  free(tmp);
+  return ok;
 }
 
 static bool fsync_path(const char *path, int flags) {
@@ -100,33 +195,124 @@ static bool fsync_path(const char *path, int flags) {
   return ok;
 }
 
-/* Writes text to path via a unique temp file in the same directory. */
-static bool write_atomic(const char *path, const char *text) {
-  char suffix[64];
-  rt_unique_suffix(suffix, sizeof suffix);
-  char *tmp = rt_printf("%s.tmp-%s", path, suffix);
-  if (!tmp) return false;
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  size_t n = strlen(text);
-  bool ok = fd >= 0 && write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
+/* ---- CPU entries ----------------------------------------------------------------------------- */
+
+typedef struct meta { char sha[65], key[65], source[65]; } meta;
+
+/* Reads a meta file: true when well-formed (magic line and a SHA-256). */
+static bool read_meta(const char *path, meta *m) {
+  memset(m, 0, sizeof *m);
+  int fd = open_entry(path);
+  FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+  if (!f) {
+    if (fd >= 0) close(fd);
+    return false;
+  }
+  char line[160], name[16], value[65];
+  bool ok = fgets(line, sizeof line, f) && strcmp(line, META_MAGIC "\n") == 0;
+  while (ok && fgets(line, sizeof line, f))
+    if (sscanf(line, "%15s %64[0-9a-f]", name, value) == 2) {
+      char *field = !strcmp(name, "sha256") ? m->sha : !strcmp(name, "key") ? m->key
+                  : !strcmp(name, "source") ? m->source : NULL;
+      if (field) strcpy(field, value);
+    }
+  fclose(f);
+  return ok && strlen(m->sha) == 64;
+}
+
+/* True when <dir>/<key>.so's bytes match a meta that names key (and source). */
+static bool entry_verified(const char *so, const char *meta_path, const char *key, const char *source) {
+  meta m;
+  char have[65];
+  if (!read_meta(meta_path, &m) || strcmp(m.key, key) != 0 || (source && strcmp(m.source, source) != 0))
+    return false;
+  int fd = open_entry(so);
+  bool ok = fd >= 0 && fd_sha256(fd, have) && strcmp(m.sha, have) == 0;
   if (fd >= 0) close(fd);
-  ok = ok && rename(tmp, path) == 0;
-  if (!ok) unlink(tmp);
-  free(tmp);
   return ok;
 }
 
-bool rt_cache_store(const char *dir, const char *key, const char *built_so) {
+bool rt_cache_load(const char *dir, const char *key, const char *source, void **handle) {
+  char *so = rt_printf("%s/%s.so", dir, key), *meta_path = rt_printf("%s/%s.meta", dir, key);
+  bool hit = so && meta_path && entry_verified(so, meta_path, key, source);
+  if (hit) {
+    *handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    hit = *handle != NULL;
+  }
+  free(so);
+  free(meta_path);
+  return hit;
+}
+
+/* Makes the built object 0600, syncs it and returns its SHA-256. */
+static bool seal_built(const char *path, char hex[65]) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  bool ok = fd >= 0 && fchmod(fd, 0600) == 0 && fd_sha256(fd, hex) && fsync(fd) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+bool rt_cache_store(const char *dir, const char *key, const char *source, const char *built_so) {
   char hex[65] = "";
-  char *so = rt_printf("%s/%s.so", dir, key), *meta = rt_printf("%s/%s.meta", dir, key);
-  char *text = rt_printf(META_MAGIC "\nsha256 %s\n", rt_file_sha256(built_so, hex) ? hex : "");
-  bool ok = so && meta && text && hex[0] && fsync_path(built_so, O_RDONLY) &&
-            rename(built_so, so) == 0 && write_atomic(meta, text);
+  bool ok = seal_built(built_so, hex);
+  char *so = rt_printf("%s/%s.so", dir, key), *meta_path = rt_printf("%s/%s.meta", dir, key);
+  char *text = rt_printf(META_MAGIC "\nsha256 %s\nkey %s\nsource %s\n", hex, key, source);
+  ok = ok && so && meta_path && text && rename(built_so, so) == 0 &&
+       write_atomic(meta_path, text, strlen(text));
   if (ok) fsync_path(dir, O_RDONLY | O_DIRECTORY);
   free(so);
-  free(meta);
+  free(meta_path);
   free(text);
   return ok;
+}
+
+/* ---- GPU entries --------------------------------------------------------------------------- */
+
+/* The whole of a regular file opened by open_entry; NUL-terminated. */
+static char *read_entry(const char *path, size_t *len) {
+  int fd = open_entry(path);
+  struct stat st;
+  char *buf = NULL;
+  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size <= MAX_BLOB) buf = malloc((size_t)st.st_size + 1);
+  size_t n = 0, want = buf ? (size_t)st.st_size : 0;
+  while (buf && n < want) {
+    ssize_t r = read(fd, buf + n, want - n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    n += (size_t)r;
+  }
+  if (fd >= 0) close(fd);
+  if (buf && n != want) {
+    free(buf);
+    return NULL;
+  }
+  if (buf) buf[n] = 0, *len = n;
+  return buf;
+}
+
+char *rt_cache_blob_read(const char *dir, const char *key, size_t *len) {
+  char *path = rt_printf("%s/%s.gpu", dir, key), *sha = rt_printf("%s/%s.gpu.sha", dir, key);
+  size_t sha_len = 0;
+  char *want = sha ? read_entry(sha, &sha_len) : NULL, have[65];
+  char *data = path && want && sha_len == 64 ? read_entry(path, len) : NULL;
+  if (data) mem_sha256(data, *len, have);
+  if (data && memcmp(want, have, 64) != 0) {
+    free(data);
+    data = NULL;
+  }
+  free(path);
+  free(sha);
+  free(want);
+  return data;
+}
+
+void rt_cache_blob_write(const char *dir, const char *key, const void *data, size_t len) {
+  char hex[65];
+  mem_sha256(data, len, hex);
+  char *path = rt_printf("%s/%s.gpu", dir, key), *sha = rt_printf("%s/%s.gpu.sha", dir, key);
+  if (path && sha && write_atomic(path, data, len)) write_atomic(sha, hex, 64);
+  free(path);
+  free(sha);
 }
 
 void rt_remove_tree(const char *dir) {

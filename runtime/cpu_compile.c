@@ -7,7 +7,9 @@
  * the flags, KN_ABI_VERSION, kern's version and the CPU (for -march=native).
  * The compiler runs through posix_spawn with an argument vector (no shell), in
  * a private build directory, so concurrent builds never share a file; a
- * failed build leaves nothing behind.
+ * failed build leaves nothing behind. Warm loads, direct or through the
+ * alias, go through cache.c's checks; the alias leads only to an entry whose
+ * meta names the same source.
  */
 #include "rt.h"
 
@@ -229,12 +231,12 @@ static void alias_write(const char *cache, const char *any, const char *key) {
 
 static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
   char *path = rt_printf("%s/%s.latest", cache, any), key[33] = {0};
-  int fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+  int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
   bool ok = fd >= 0 && read(fd, key, 32) == 32;
   if (fd >= 0) close(fd);
   free(path);
   for (int i = 0; ok && i < 32; i++) ok = (key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f');
-  if (!ok || !rt_cache_load(cache, key, &out->handle)) return false;
+  if (!ok || !rt_cache_load(cache, key, any, &out->handle)) return false;
   memcpy(out->key, key, sizeof key);
   out->from_cache = true;
   return true;
@@ -329,7 +331,7 @@ static kern_status build(const char *src, size_t len, const char *cc, bool debug
     st = rt_error(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s", why ? why : "unknown error");
   }
   /* The loaded mapping survives the rename into the cache and the cleanup. */
-  if (st == KERN_OK && in_cache) out->cached = rt_cache_store(cache, out->key, so_path);
+  if (st == KERN_OK && in_cache) out->cached = rt_cache_store(cache, out->key, out->source, so_path);
   rt_remove_tree(dir);
   free(c_path);
   free(so_path);
@@ -341,11 +343,11 @@ kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *
   memset(out, 0, sizeof *out);
   if (!src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
   const char *cache = rt_cache_dir();
-  char any[33], *cc;
+  char *any = out->source, *cc;
   kern_status st = find_compiler(&cc);
   if (st == KERN_OK) {
     make_key(src, len, cc, debug, out->key);
-    if (cache && rt_cache_load(cache, out->key, &out->handle)) {
+    if (cache && rt_cache_load(cache, out->key, NULL, &out->handle)) {
       out->from_cache = true;
       free(cc);
       return KERN_OK;
@@ -358,7 +360,7 @@ kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *
     free(cc);
     return KERN_OK;
   }
-  if (st) return st;
+  if (st) return cache ? st : rt_cache_explain(st);
   st = build(src, len, cc, debug, cache, out);
   if (st == KERN_OK && out->cached) alias_write(cache, any, out->key);
   free(cc);

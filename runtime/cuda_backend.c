@@ -294,42 +294,6 @@ static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
   rt_hex(dig, 32, hex);
 }
 
-/* Reads <dir>/<key>.cubin if its SHA-256 matches <key>.cubin.sha (else a miss). */
-static char *cache_read(const char *dir, const char *key, size_t *len) {
-  char path[4096], meta[4096], want[80] = {0}, got[65];
-  snprintf(path, sizeof path, "%s/%s.gpu", dir, key);
-  snprintf(meta, sizeof meta, "%s/%s.gpu.sha", dir, key);
-  FILE *f = fopen(meta, "rb");
-  if (!f) return NULL;
-  size_t n = fread(want, 1, 64, f);
-  fclose(f);
-  if (n != 64 || !rt_file_sha256(path, got) || memcmp(want, got, 64) != 0) return NULL;
-  return front_read_file(path, len);
-}
-
-static void write_atomic(const char *dir, const char *name, const void *data, size_t len) {
-  char tmp[4096], dst[4096], suffix[64];
-  rt_unique_suffix(suffix, sizeof suffix);
-  snprintf(tmp, sizeof tmp, "%s/.tmp-%s-%s", dir, name, suffix);
-  snprintf(dst, sizeof dst, "%s/%s", dir, name);
-  FILE *f = fopen(tmp, "wb");
-  if (!f) return;
-  bool ok = fwrite(data, 1, len, f) == len;
-  ok = fflush(f) == 0 && ok;
-  fclose(f);
-  if (!ok || rename(tmp, dst) != 0) remove(tmp);
-}
-
-static void cache_write(const char *dir, const char *key, const char *bin, size_t len) {
-  char name[128], hex[65], path[4096];
-  snprintf(name, sizeof name, "%s.gpu", key);
-  write_atomic(dir, name, bin, len);
-  snprintf(path, sizeof path, "%s/%s", dir, name);
-  if (!rt_file_sha256(path, hex)) return;
-  snprintf(name, sizeof name, "%s.gpu.sha", key);
-  write_atomic(dir, name, hex, 64);
-}
-
 /* CUDA source -> CUBIN (or PTX), from the cache when possible. */
 static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
   if (m->embedded) return rt_embedded_gpu_image(m, arch, bin, len); /* kernc build: no NVRTC */
@@ -338,12 +302,12 @@ static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len
   char key[65];
   cuda_key(src, arch, m->debug, key);
   const char *dir = rt_cache_dir();
-  *bin = dir ? cache_read(dir, key, len) : NULL;
+  *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
   kern_status s = KERN_OK;
   if (!*bin) {
     bool is_ptx;
     s = rt_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
-    if (s == KERN_OK && dir) cache_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
+    if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
   }
   free(src);
   return s;

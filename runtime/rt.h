@@ -200,6 +200,7 @@ void rt_hex(const unsigned char *digest, size_t nbytes, char *out);
 typedef struct rt_cpu_lib {
   void *handle;           /* dlopen handle */
   char key[33];           /* cache key (hex) */
+  char source[33];        /* the compiler-independent key (the <source>.latest alias) */
   bool from_cache;        /* a warm hit: no compiler ran */
   bool cached;            /* the result was stored in the cache */
 } rt_cpu_lib;
@@ -213,14 +214,22 @@ void rt_cpu_lib_close(rt_cpu_lib *);
 void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
 
 /* cache.c */
-/* The cache directory for this process (created 0700), or NULL if unusable. */
+/* The cache directory for this process (created 0700), or NULL if there is
+ * none, it cannot be created, or others may write it (kern_cache_dir says why). */
 const char *rt_cache_dir(void);
-/* Loads <dir>/<key>.so if it and its meta agree; true on a hit. */
-bool rt_cache_load(const char *dir, const char *key, void **handle);
-/* Moves a built shared object into the cache (temp + fsync + rename, meta last). */
-bool rt_cache_store(const char *dir, const char *key, const char *built_so);
-/* The hex SHA-256 of a file's bytes; false if unreadable. */
-bool rt_file_sha256(const char *path, char hex[65]);
+/* st unchanged when there is a cache directory; otherwise st with the reason
+ * there is none appended to the current message. */
+kern_status rt_cache_explain(kern_status st);
+/* Loads <dir>/<key>.so if its bytes match its meta, which must name key
+ * (and source, unless NULL); true on a hit. */
+bool rt_cache_load(const char *dir, const char *key, const char *source, void **handle);
+/* Moves a built shared object into the cache (0600, temp + fsync + rename,
+ * meta last); source is the compiler-independent key of what it was built from. */
+bool rt_cache_store(const char *dir, const char *key, const char *source, const char *built_so);
+/* <dir>/<key>.gpu when its bytes match <key>.gpu.sha: malloc'd, NUL-terminated, *len bytes. */
+char *rt_cache_blob_read(const char *dir, const char *key, size_t *len);
+/* Stores a GPU image as <key>.gpu and <key>.gpu.sha (temp + rename, hash last). */
+void rt_cache_blob_write(const char *dir, const char *key, const void *data, size_t len);
 /* A name unique across processes and threads: "<pid>-<tid>-<counter>". */
 void rt_unique_suffix(char *out, size_t n);
 /* Removes a directory tree created for a build (files one level deep). */

@@ -1,7 +1,9 @@
 /* test_cache.c: compiling CPU code and the on-disk cache, with hand-written C
  * that follows stdlib/kern_abi.h: cold builds, warm hits that run no
  * compiler, corrupt entries, racing processes and threads, unwritable cache
- * directories and compiler failures.
+ * directories and compiler failures; and trust: private modes for what kern
+ * creates, directories others may write (not used at all), planted, symlinked
+ * or writable entries and aliases (never loaded), verified GPU images.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -476,5 +478,246 @@ Test(cache, warm_hit_with_kern_cc_false) {
   kern_array_free(a);
   unsetenv("KERN_CC");
   rt_config_reload();
+  cleanup();
+}
+
+/* ---- trusting the cache ------------------------------------------------------------------ */
+
+static mode_t mode_of(const char *path) {
+  struct stat st;
+  cr_assert_eq(lstat(path, &st), 0, "%s", path);
+  return st.st_mode & 07777;
+}
+
+Test(cache, created_directories_and_entries_are_private) {
+  const char *dir = fresh_cache();
+  mode_t old = umask(0);  /* even a permissive umask gives 0700 */
+  const char *used = kern_cache_dir();
+  umask(old);
+  cr_assert_not_null(used, "%s", kern_last_error());
+  cr_expect_str_eq(used, dir);
+  char parent[700];
+  snprintf(parent, sizeof parent, "%s/cache", tmp_root);
+  cr_expect_eq(mode_of(dir), 0700, "mode %o", mode_of(dir));
+  cr_expect_eq(mode_of(parent), 0700, "a created parent: mode %o", mode_of(parent));
+  rt_cpu_lib lib;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  char so[800], meta[800];
+  snprintf(so, sizeof so, "%s/%s.so", dir, lib.key);
+  snprintf(meta, sizeof meta, "%s/%s.meta", dir, lib.key);
+  cr_expect_eq(mode_of(so), 0600, "object: mode %o", mode_of(so));
+  cr_expect_eq(mode_of(meta), 0600, "meta: mode %o", mode_of(meta));
+  rt_cpu_lib_close(&lib);
+  cleanup();
+}
+
+/* A cache entry for answer_src whose object returns 43 and whose meta
+ * matches that object: what someone who can write the directory could leave. */
+static void plant_valid_entry(const char *dir, const char *key) {
+  const char *other = "int kk_answer(void) { return 43; }\n";
+  rt_cpu_lib lib;
+  cr_assert_eq(rt_cpu_compile(other, strlen(other), false, &lib), KERN_OK, "%s", kern_last_error());
+  char cmd[2400];
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && cp %s.so %s.so && sed 's/^key .*/key %s/' %s.meta > %s.meta.new && mv %s.meta.new %s.meta",
+           dir, lib.key, key, key, lib.key, key, key, key);
+  cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
+  rt_cpu_lib_close(&lib);
+}
+
+static void expect_untrusted(const char *dir, const char *how) {
+  cr_expect_null(kern_cache_dir(), "%s", how);
+  cr_expect_eq(kern_last_status(), KERN_ERR_IO, "%s", how);
+  cr_expect(strstr(kern_last_error(), "is not trusted") && strstr(kern_last_error(), dir), "%s: %s", how,
+            kern_last_error());
+}
+
+/* An entry is built while the directory is private; then the directory is
+ * opened up (chmod mode, or given to another owner) and a valid entry of other
+ * code planted under the same key. kern must neither load nor write there. */
+static void check_not_trusted(mode_t mode, uid_t owner, const char *how) {
+  const char *dir = fresh_cache();
+  rt_cpu_lib lib;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  rt_cpu_lib_close(&lib);
+  plant_valid_entry(dir, lib.key);
+  cr_assert_eq(chmod(dir, mode), 0);
+  if (owner != (uid_t)-1) cr_assert_eq(chown(dir, owner, (gid_t)-1), 0);
+  expect_untrusted(dir, how);
+  int before = cache_entries(dir);
+  for (int rep = 0; rep < 2; rep++) {
+    cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+    cr_expect_not(lib.from_cache, "%s: nothing is loaded from it", how);
+    cr_expect_not(lib.cached, "%s: nothing is stored in it", how);
+    cr_expect_eq(call_answer(&lib), 42, "%s: the planted code did not run", how);
+    rt_cpu_lib_close(&lib);
+  }
+  cr_expect_eq(cache_entries(dir), before, "%s: nothing was written there", how);
+  /* Without a compiler the error says why the cache did not help. */
+  setenv("KERN_CC", "/nonexistent/kern-cc", 1);
+  rt_config_reload();
+  cr_expect_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_ERR_COMPILE);
+  cr_expect(strstr(kern_last_error(), "KERN_CC") && strstr(kern_last_error(), "is not trusted"), "%s: %s", how,
+            kern_last_error());
+  unsetenv("KERN_CC");
+  rt_config_reload();
+  if (owner != (uid_t)-1) cr_assert_eq(chown(dir, geteuid(), (gid_t)-1), 0);
+  /* The plant was a valid entry, refused only because of the directory:
+   * private again, the directory is trusted and so is what it holds. */
+  cr_assert_eq(chmod(dir, 0700), 0);
+  cr_expect_str_eq(kern_cache_dir(), dir);
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK);
+  cr_expect(lib.from_cache);
+  cr_expect_eq(call_answer(&lib), 43, "%s: the directory, not the entry, is what kern trusts", how);
+  rt_cpu_lib_close(&lib);
+  cleanup();
+}
+
+Test(cache, world_writable_directory_is_not_trusted) { check_not_trusted(0777, (uid_t)-1, "mode 0777"); }
+Test(cache, sticky_world_writable_directory_is_not_trusted) { check_not_trusted(01777, (uid_t)-1, "mode 1777"); }
+Test(cache, group_writable_directory_is_not_trusted) { check_not_trusted(0770, (uid_t)-1, "mode 0770"); }
+
+Test(cache, directory_of_another_user_is_not_trusted) {
+  if (geteuid() != 0) {
+    cr_log_info("only root can give a directory to another user, skipping");
+    return;
+  }
+  check_not_trusted(0755, 65534, "owned by uid 65534");
+}
+
+Test(cache, readable_directory_of_this_user_is_trusted) {
+  const char *dir = fresh_cache();
+  cr_assert_not_null(kern_cache_dir());
+  cr_assert_eq(chmod(dir, 0755), 0);
+  cr_expect_str_eq(kern_cache_dir(), dir, "%s", kern_last_error());
+  rt_cpu_lib lib;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK);
+  cr_expect(lib.cached);
+  rt_cpu_lib_close(&lib);
+  cleanup();
+}
+
+Test(cache, no_cache_directory_is_explained) {
+  fresh_cache();
+  char file[700];
+  snprintf(file, sizeof file, "%s/a-file", tmp_root);
+  fclose(fopen(file, "w"));
+  setenv("KERN_CACHE_DIR", file, 1);
+  rt_config_reload();
+  cr_expect_null(kern_cache_dir());
+  cr_expect_eq(kern_last_status(), KERN_ERR_IO);
+  cr_expect(strstr(kern_last_error(), "cannot create the cache directory"), "%s", kern_last_error());
+  cleanup();
+}
+
+/* The entry of answer_src is replaced, in place, by other valid code: each
+ * way must be a miss that rebuilds the right code. */
+static void check_planted(const char *how) {
+  const char *dir = fresh_cache();
+  rt_cpu_lib lib;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  rt_cpu_lib_close(&lib);
+  const char *other = "int kk_answer(void) { return 43; }\n";
+  rt_cpu_lib o;
+  cr_assert_eq(rt_cpu_compile(other, strlen(other), false, &o), KERN_OK);
+  rt_cpu_lib_close(&o);
+  char cmd[2400];
+  if (!strcmp(how, "object"))  /* the other object under the name, the meta left alone */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so %s.so", dir, o.key, lib.key);
+  else if (!strcmp(how, "object+meta"))  /* both files copied: the meta names the other key */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so %s.so && cp %s.meta %s.meta", dir, o.key, lib.key, o.key, lib.key);
+  else if (!strcmp(how, "symlink"))  /* a symlink to a matching object */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so keep.so && rm %s.so && ln -s keep.so %s.so", dir, lib.key,
+             lib.key, lib.key);
+  else  /* the right bytes, but others may write the file */
+    snprintf(cmd, sizeof cmd, "chmod 0666 '%s/%s.so'", dir, lib.key);
+  cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
+  rt_cpu_lib again, third;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &again), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(call_answer(&again), 42, "%s: the planted code ran", how);
+  cr_expect_not(again.from_cache, "%s: a miss", how);
+  cr_expect(again.cached, "%s: rebuilt", how);
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &third), KERN_OK);
+  cr_expect(third.from_cache, "%s: the rebuilt entry is used", how);
+  cr_expect_eq(call_answer(&third), 42);
+  char so[800];
+  snprintf(so, sizeof so, "%s/%s.so", dir, lib.key);
+  cr_expect_eq(mode_of(so), 0600, "%s: the rebuilt entry is a private regular file: %o", how, mode_of(so));
+  rt_cpu_lib_close(&again);
+  rt_cpu_lib_close(&third);
+  cleanup();
+}
+
+Test(cache, planted_object_is_not_loaded) { check_planted("object"); }
+Test(cache, planted_object_with_its_meta_is_not_loaded) { check_planted("object+meta"); }
+Test(cache, symlinked_object_is_not_loaded) { check_planted("symlink"); }
+Test(cache, writable_object_is_not_loaded) { check_planted("writable"); }
+
+/* The key <any>.latest names. */
+static void read_alias(const char *dir, char key[33]) {
+  char **names = NULL;
+  int n = th_list(dir, ".latest", &names);
+  cr_assert_eq(n, 1, "one alias");
+  char *text = th_read_file(names[0], NULL);
+  cr_assert_not_null(text);
+  snprintf(key, 33, "%.32s", text);
+  free(text);
+  free(names[0]);
+  free(names);
+}
+
+/* The compiler-independent alias leads only to an entry built from the same
+ * source: pointing it at other valid code does not load that code. */
+Test(cache, alias_to_other_code_is_not_followed) {
+  const char *dir = fresh_cache();
+  rt_cpu_lib lib, o;
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  rt_cpu_lib_close(&lib);
+  char alias[33];
+  read_alias(dir, alias);
+  cr_assert_str_eq(alias, lib.key);
+  const char *other = "int kk_answer(void) { return 43; }\n";
+  cr_assert_eq(rt_cpu_compile(other, strlen(other), false, &o), KERN_OK);
+  rt_cpu_lib_close(&o);
+  setenv("KERN_CC", "false", 1);
+  rt_config_reload();
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_expect(lib.from_cache, "the honest alias works");
+  cr_expect_eq(call_answer(&lib), 42);
+  rt_cpu_lib_close(&lib);
+  char cmd[1600];
+  snprintf(cmd, sizeof cmd, "cd '%s' && for f in *.latest; do grep -q %s $f && printf %s > $f; done", dir,
+           lib.key, o.key);
+  cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
+  kern_status st = rt_cpu_compile(answer_src, strlen(answer_src), false, &lib);
+  cr_expect_eq(st, KERN_ERR_COMPILE, "no compiler and no build of this source: the other code must not load");
+  if (st == KERN_OK) rt_cpu_lib_close(&lib);
+  unsetenv("KERN_CC");
+  rt_config_reload();
+  cleanup();
+}
+
+/* GPU images: the bytes handed back are the bytes that were hashed. */
+Test(cache, gpu_entries_are_verified) {
+  const char *dir = fresh_cache();
+  cr_assert_not_null(kern_cache_dir());
+  const char key[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  const char image[] = "fake cubin bytes\0with a NUL";
+  rt_cache_blob_write(dir, key, image, sizeof image);
+  size_t len = 0;
+  char *got = rt_cache_blob_read(dir, key, &len);
+  cr_assert_not_null(got);
+  cr_expect_eq(len, sizeof image);
+  cr_expect_eq(memcmp(got, image, sizeof image), 0);
+  free(got);
+  char path[800], cmd[1800];
+  snprintf(path, sizeof path, "%s/%s.gpu", dir, key);
+  cr_expect_eq(mode_of(path), 0600);
+  snprintf(cmd, sizeof cmd, "printf 'planted cubin bytes' > '%s'", path);
+  cr_assert_eq(th_run(cmd, NULL), 0);
+  cr_expect_null(rt_cache_blob_read(dir, key, &len), "a planted image is a miss");
+  rt_cache_blob_write(dir, key, image, sizeof image);
+  cr_assert_eq(chmod(path, 0666), 0);
+  cr_expect_null(rt_cache_blob_read(dir, key, &len), "an image others may write is a miss");
   cleanup();
 }

@@ -15,7 +15,8 @@
  * crash, a missing diagnostic or an extra cascade fails, naming the fixture.
  * The unit tests at the end check results the fixtures cannot show (layout,
  * folded values, chosen overloads, inserted conversions) against values worked
- * out by hand.
+ * out by hand, and the rules for import paths (NUL bytes, "..", absolute
+ * paths, files that are not regular), also through kern_module_from_source.
  */
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
@@ -23,9 +24,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "builtins.h"
 #include "front.h"
 #include "harness.h"
+#include "kern.h"
 
 /* ---- expectations ----------------------------------------------------------- */
 
@@ -894,4 +899,76 @@ Test(check, long_operator_chain_is_bounded, .fini = drop) {
   cr_assert(compiled.prog);
   cr_expect(!compiled.ok);
   cr_expect(strstr(compiled.prog->diags->head->msg, "nested too deeply"));
+}
+
+/* ---- import paths ------------------------------------------------------------------- */
+
+/* The first error of compiling src as the file `name`; "" when it compiles. */
+static const char *first_error(const char *name, const char *src, size_t len) {
+  drop();
+  compiled = front_compile(name, src, len);
+  cr_assert(compiled.prog);
+  for (Diag *d = compiled.prog->diags->head; d; d = d->next)
+    if (d->level == DIAG_ERROR) return d->msg;
+  return "";
+}
+
+/* The library reports the same through kern_last_error(). */
+static void expect_module_error(const char *name, const char *src, const char *text) {
+  kern_module *m = kern_module_from_source(name, src);
+  cr_expect_null(m, "%s", src);
+  cr_expect_eq(kern_last_status(), KERN_ERR_COMPILE);
+  cr_expect(strstr(kern_last_error(), text), "'%s' not in:\n%s", text, kern_last_error());
+  kern_module_free(m);
+}
+
+Test(check, import_path_with_a_nul_byte_is_rejected, .fini = drop) {
+  static const char escaped[] = "import \"lib\\0.kern\";\nkernel void k(int[] a) { a[0] = 1; }\n";
+  cr_expect_str_eq(first_error("unit.kern", escaped, sizeof escaped - 1), "import path contains a NUL byte");
+  cr_expect_eq(compiled.prog->diags->head->loc.line, 1);
+  expect_module_error("unit.kern", escaped, "unit.kern:1:1: error: import path contains a NUL byte");
+  /* A raw NUL in the file: the lexer reports it, and nothing is imported
+   * (the truncated path "lib" is never opened). */
+  static const char raw[] = "import \"lib\0.kern\";\nkernel void k(int[] a) { a[0] = 1; }\n";
+  cr_expect_str_eq(first_error("unit.kern", raw, sizeof raw - 1), "embedded NUL byte in source");
+  cr_expect_eq(compiled.prog->diags->nerrors, 1);
+  cr_expect_eq(compiled.prog->modules, compiled.prog->root, "no module but the root");
+  cr_expect_null(compiled.prog->root->next);
+  static const char empty[] = "import \"\";\n";
+  cr_expect_str_eq(first_error("unit.kern", empty, sizeof empty - 1), "import path is empty");
+}
+
+/* Relative paths start at the importing file's directory, ".." and absolute
+ * paths are followed; only regular files are read. */
+Test(check, import_paths_resolve_like_include, .fini = drop, .timeout = 60) {
+  const char *t = getenv("TMPDIR");
+  char root[512], path[700], src[1600];
+  snprintf(root, sizeof root, "%s/kern-import-XXXXXX", t && *t ? t : "/tmp");
+  cr_assert_not_null(mkdtemp(root));
+  snprintf(path, sizeof path, "%s/sub", root);
+  cr_assert_eq(mkdir(path, 0700), 0);
+  snprintf(path, sizeof path, "%s/lib.kern", root);
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f);
+  fputs("int twice(int x) { return 2 * x; }\n", f);
+  fclose(f);
+  char main_name[700];
+  snprintf(main_name, sizeof main_name, "%s/sub/main.kern", root);
+  const char *use = "kernel void k(int[] a) { a[0] = twice(1); }\n";
+  snprintf(src, sizeof src, "import \"../lib.kern\";\n%s", use);
+  cr_expect_str_eq(first_error(main_name, src, strlen(src)), "", "'..' is followed");
+  snprintf(src, sizeof src, "import \"%s\";\n%s", path, use);
+  cr_expect_str_eq(first_error("elsewhere/main.kern", src, strlen(src)), "", "an absolute path is used as is");
+  snprintf(path, sizeof path, "%s/fifo.kern", root);
+  cr_assert_eq(mkfifo(path, 0600), 0);
+  const char *not_regular[] = {"/dev/null", "/dev/zero", root, path};
+  for (int i = 0; i < 4; i++) {
+    snprintf(src, sizeof src, "import \"%s\";\n%s", not_regular[i], use);
+    const char *e = first_error("unit.kern", src, strlen(src));
+    cr_expect(strstr(e, "is not a regular file"), "%s: %s", not_regular[i], e);
+  }
+  expect_module_error("unit.kern", src, "is not a regular file");
+  char cmd[700];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  th_run(cmd, NULL);
 }
