@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "bench.h"
 #include "kern.h"
 
 enum { LAUNCHES = 100000, ROUNDS = 7 };
@@ -20,17 +21,6 @@ static const char *src =
     "    int i = tid();\n"
     "    a[i] = b[i] + c[i] + float(d[i]);\n"
     "}\n";
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *x, const void *y) {
-  double a = *(const double *)x, b = *(const double *)y;
-  return (a > b) - (a < b);
-}
 
 static void quiet(const char *msg, void *ud) {
   (void)msg;
@@ -47,10 +37,10 @@ typedef struct variant {
 /* ns per launch of one round; -1 if a launch failed. */
 static double round_ns(kern_kernel *k, kern_device *cpu, kern_array **arr, const variant *v) {
   kern_set_launch_access_mode(v->mode);
-  double t0 = now();
+  double t0 = bench_now();
   for (int i = 0; i < LAUNCHES; i++)
     if (KERN_LAUNCH(k, cpu, KERN_DIM1(1), arr[0], arr[1], v->c, arr[3]) != KERN_OK) return -1;
-  return (now() - t0) * 1e9 / LAUNCHES;
+  return (bench_now() - t0) * 1e9 / LAUNCHES;
 }
 
 int main(void) {
@@ -84,7 +74,7 @@ int main(void) {
          LAUNCHES, ROUNDS);
   double base = 0;
   for (int v = 0; v < nv; v++) {
-    qsort(vs[v].ns, ROUNDS, sizeof vs[v].ns[0], cmp);
+    qsort(vs[v].ns, ROUNDS, sizeof vs[v].ns[0], bench_cmp);
     double med = vs[v].ns[ROUNDS / 2];
     if (v == 0) base = med;
     printf("  %-28s %8.1f ns/launch  (%+.1f ns vs RELAXED)\n", vs[v].name, med, med - base);

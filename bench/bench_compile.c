@@ -34,6 +34,7 @@
 #include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
+#include "bench.h"
 #include "kern.h"
 #include "rt.h"
 
@@ -122,22 +123,6 @@ static const char module_text[] =
     "    v[i] = m * normalize(quat_rotate(q, v[i]));\n"
     "}\n";
 
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return v[n / 2];
-}
-
 static void die(const char *what) {
   fprintf(stderr, "bench_compile: %s: %s\n", what, kern_last_error());
   exit(1);
@@ -199,12 +184,12 @@ static int run(char *const argv[], char *out, size_t cap) {
 
 /* The module compiled for dev through the runtime: seconds. */
 static double module_ready(kern_device *dev) {
-  double t0 = now();
+  double t0 = bench_now();
   kern_module *m = kern_module_from_source("bench10.kern", module_text);
   if (!m) die("kern_module_from_source");
   rt_code *code;
   if (rt_module_code(m, dev, &code) != KERN_OK) die("compiling the module");
-  double t = now() - t0;
+  double t = bench_now() - t0;
   kern_module_free(m);
   return t;
 }
@@ -218,12 +203,12 @@ static const char *c_compiler(void) {
 }
 
 static char *generated(EmitTarget t, double *seconds) {
-  double t0 = now();
+  double t0 = bench_now();
   FrontResult r = front_compile("bench10.kern", module_text, sizeof module_text - 1);
   if (!r.ok) { fprintf(stderr, "bench_compile: the module does not compile\n"); exit(1); }
   EmitOptions o = {.debug = false, .line_directives = true};
   char *src = emit_program(r.prog, t, &o);
-  *seconds = now() - t0;
+  *seconds = bench_now() - t0;
   front_free(r.prog);
   if (!src) { fprintf(stderr, "bench_compile: out of memory\n"); exit(1); }
   return src;
@@ -241,9 +226,9 @@ static double cc_alone(const char *cc, const char *src, const char *dir) {
   argv[n++] = cc;
   for (const char *const *fl = rt_cpu_compile_flags(); *fl && n < 26; fl++) argv[n++] = *fl;
   argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm", argv[n] = NULL;
-  double t0 = now();
+  double t0 = bench_now();
   if (run((char *const *)argv, NULL, 0) != 0) { fprintf(stderr, "bench_compile: %s failed\n", cc); exit(1); }
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 /* ---- results ----------------------------------------------------------------------------------- */
@@ -279,19 +264,19 @@ static void bench_cpu(const char *cc) {
   use_cache(subdir("cold-0"));  /* filled by the first cold run */
   module_ready(cpu);
   for (int r = 0; r < WARM_REPS; r++) warm[r] = module_ready(cpu);
-  double c = median(cold, COLD_REPS), f = median(floor, COLD_REPS), w = median(warm, WARM_REPS);
+  double c = bench_median(cold, COLD_REPS), f = bench_median(floor, COLD_REPS), w = bench_median(warm, WARM_REPS);
   char what[120];
   snprintf(what, sizeof what, "CPU module, cold cache (vs %s alone)", cc);
   add(what, c, f, "< 1.5x floor", c < 1.5 * f);
   add("CPU module, warm cache", w, -1, "< 5 ms", w < 5e-3);
-  add("  of which front end + emit C", median(fe, COLD_REPS), -1, "", -1);
+  add("  of which front end + emit C", bench_median(fe, COLD_REPS), -1, "", -1);
 }
 
 /* ---- CUDA: NVRTC through the runtime vs NVRTC alone ------------------------------------------------ */
 
 static double nvrtc_alone(const rt_nvrtc_api *nv, const char *src) {
   const char *opts[] = {"--gpu-architecture=compute_90", "-default-device", "--std=c++17", "-w", "--fmad=false"};
-  double t0 = now();
+  double t0 = bench_now();
   nvrtcProgram p;
   size_t n = 0;
   if (nv->CreateProgram(&p, src, "bench10.kern", 0, NULL, NULL) != 0 || nv->CompileProgram(p, 5, opts) != 0 ||
@@ -303,18 +288,18 @@ static double nvrtc_alone(const rt_nvrtc_api *nv, const char *src) {
   if (!ptx || nv->GetPTX(p, ptx) != 0) exit(1);
   nv->DestroyProgram(&p);
   free(ptx);
-  return now() - t0;
+  return bench_now() - t0;
 }
 
 /* Front end + emit + rt_nvrtc_compile to PTX for sm_90: seconds. */
 static double nvrtc_kern(void) {
-  double t0 = now(), fe;
+  double t0 = bench_now(), fe;
   char *src = generated(EMIT_CUDA, &fe), *ptx = NULL;
   size_t len;
   bool is_ptx;
   if (rt_nvrtc_compile(src, "bench10.kern", 90, false, false, &ptx, &len, &is_ptx) != KERN_OK)
     die("rt_nvrtc_compile");
-  double t = now() - t0;
+  double t = bench_now() - t0;
   free(src);
   free(ptx);
   return t;
@@ -322,9 +307,9 @@ static double nvrtc_kern(void) {
 
 static void bench_nvrtc(void) {
   const char *why = NULL;
-  double t0 = now();
+  double t0 = bench_now();
   const rt_nvrtc_api *nv = rt_nvrtc_load(&why);
-  double load = now() - t0;
+  double load = bench_now() - t0;
   if (!nv) {
     fprintf(stderr, "bench_compile: NVRTC absent (%s): CUDA rows skipped\n", why ? why : "?");
     return;
@@ -334,7 +319,7 @@ static void bench_nvrtc(void) {
   nvrtc_alone(nv, src);  /* NVRTC's own first-call setup, out of both columns */
   for (int r = 0; r < COLD_REPS; r++) k[r] = nvrtc_kern(), f[r] = nvrtc_alone(nv, src);
   free(src);
-  double km = median(k, COLD_REPS), fm = median(f, COLD_REPS);
+  double km = bench_median(k, COLD_REPS), fm = bench_median(f, COLD_REPS);
   add("CUDA source -> PTX sm_90 through NVRTC (vs NVRTC alone)", km, fm, "< 1.5x floor", km < 1.5 * fm);
   add("  loading libnvrtc (first use in a process)", load, -1, "", -1);
 }
@@ -351,8 +336,8 @@ static void bench_gpu(void) {
   }
   module_ready(gpu);
   for (int r = 0; r < WARM_REPS; r++) warm[r] = module_ready(gpu);
-  add("CUDA module (CUBIN + load), cold cache", median(cold, COLD_REPS), -1, "", -1);
-  double w = median(warm, WARM_REPS);
+  add("CUDA module (CUBIN + load), cold cache", bench_median(cold, COLD_REPS), -1, "", -1);
+  double w = bench_median(warm, WARM_REPS);
   add("CUDA module (CUBIN + load), warm cache", w, -1, "< 5 ms", w < 5e-3);
 }
 
@@ -360,7 +345,7 @@ static void bench_gpu(void) {
 
 /* The child: prints the seconds from kern_init to the end of a first launch. */
 static int first_launch(const char *device) {
-  double t0 = now();
+  double t0 = bench_now();
   if (kern_init() != KERN_OK) die("kern_init");
   kern_device *d = kern_device_get(device);
   if (!d) die("kern_device_get");
@@ -371,7 +356,7 @@ static int first_launch(const char *device) {
   if (!k || !x || !y || KERN_LAUNCH(k, d, KERN_DIM1(n), x, y, 2.0f) != KERN_OK ||
       kern_device_synchronize(d) != KERN_OK)
     die("first launch");
-  printf("%.9f\n", now() - t0);
+  printf("%.9f\n", bench_now() - t0);
   kern_array_free(x), kern_array_free(y), kern_module_free(m);
   kern_shutdown();
   return 0;
@@ -395,9 +380,9 @@ static void bench_first_launch(const char *self, const char *device) {
   snprintf(warm_dir, sizeof warm_dir, "%s", subdir(name));
   for (int r = 0; r < PROC_REPS; r++) warm[r] = child(self, device, warm_dir);
   snprintf(what, sizeof what, "kern_init to the first %s launch finished, cold cache (new process)", device);
-  add(what, median(cold, PROC_REPS), -1, "", -1);
+  add(what, bench_median(cold, PROC_REPS), -1, "", -1);
   snprintf(what, sizeof what, "kern_init to the first %s launch finished, warm cache (new process)", device);
-  add(what, median(warm, PROC_REPS), -1, "", -1);
+  add(what, bench_median(warm, PROC_REPS), -1, "", -1);
 }
 
 /* ---- main ------------------------------------------------------------------------------------------------- */

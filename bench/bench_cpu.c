@@ -1,6 +1,6 @@
 /* bench_cpu: kern's CPU backend against the same work hand-written in C.
  *
- * Requires: bench/cpu.kern (KERN_BENCH_DIR), the C baselines below compiled
+ * Requires: bench/workloads.kern (KERN_BENCH_DIR), the C baselines below compiled
  * -O3 -march=native (CMakeLists.txt). Produces: a Markdown table on stdout
  * and, with `--csv FILE`, the same numbers as CSV. Breaks: nothing; exits 1
  * when kern's result differs from the C result, before anything is timed.
@@ -24,25 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "kern.h"
 
 enum { REPS = 21, SINGLE_REPS = 5, TINY_LAUNCHES = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024 };
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return v[n / 2];
-}
 
 #define CHECK(x)                                                                             \
   do {                                                                                       \
@@ -173,17 +158,17 @@ static Result measure(const Case *c) {
   run_kern(c);
   run_threads(c);
   for (int r = 0; r < REPS; r++) {
-    double t0 = now();
+    double t0 = bench_now();
     run_kern(c);
-    double t1 = now();
+    double t1 = bench_now();
     run_threads(c);
-    double t2 = now();
+    double t2 = bench_now();
     if (r < SINGLE_REPS) run_single(c);
-    double t3 = now();
+    double t3 = bench_now();
     tk[r] = t1 - t0, tt[r] = t2 - t1;
     if (r < SINGLE_REPS) ts[r] = t3 - t2;
   }
-  Result res = {c->name, c->kind, "", median(tk, REPS), median(tt, REPS), median(ts, SINGLE_REPS)};
+  Result res = {c->name, c->kind, "", bench_median(tk, REPS), bench_median(tt, REPS), bench_median(ts, SINGLE_REPS)};
   memcpy(res.size, c->size, sizeof res.size);
   fprintf(stderr, "  %-12s %s done\n", c->name, c->size);
   return res;
@@ -544,7 +529,7 @@ int main(int argc, char **argv) {
   CHECK(kern_init());
   kern_device *cpu = kern_device_get("cpu");
   char path[4096];
-  snprintf(path, sizeof path, "%s/cpu.kern", KERN_BENCH_DIR);
+  snprintf(path, sizeof path, "%s/workloads.kern", KERN_BENCH_DIR);
   kern_module *m = kern_module_load(path);
   if (!m) { fprintf(stderr, "%s\n", kern_last_error()); return 1; }
   int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN), scale = env_scale();

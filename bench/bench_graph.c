@@ -16,26 +16,11 @@
 #include <time.h>
 
 #include "cuda_api.h"
+#include "bench.h"
 #include "kern.h"
 #include "rt.h"
 
 enum { N = 1000, REPS = 21, ELEMS = 32 };
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp);
-  return v[n / 2];
-}
 
 #define CHECK(x)                                                                           \
   do {                                                                                     \
@@ -78,23 +63,23 @@ static kern_graph *kern_capture(Kern *k) {
 }
 
 static double time_kern_stream(Kern *k) {
-  double t = now();
+  double t = bench_now();
   kern_launches(k);
   CHECK(kern_device_synchronize(k->gpu));
-  return now() - t;
+  return bench_now() - t;
 }
 
 static double time_kern_graph(Kern *k, kern_graph *g) {
-  double t = now();
+  double t = bench_now();
   CHECK(kern_graph_launch(g));
   CHECK(kern_device_synchronize(k->gpu));
   k->expected += N;
-  return now() - t;
+  return bench_now() - t;
 }
 
 /* Re-capturing every iteration: a new executable, or the same one updated. */
 static double time_recapture(Kern *k, kern_graph *g, bool update) {
-  double t = now();
+  double t = bench_now();
   CHECK(kern_capture_begin(k->gpu));
   for (int i = 0; i < N; i++) CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
   if (update) {
@@ -106,7 +91,7 @@ static double time_recapture(Kern *k, kern_graph *g, bool update) {
     CHECK(kern_capture_end(k->gpu, &fresh));
     kern_graph_free(fresh);
   }
-  return now() - t;
+  return bench_now() - t;
 }
 
 static void check_kern(Kern *k) {
@@ -142,11 +127,11 @@ static void raw_launches(Raw *r) {
 }
 
 static double time_raw_stream(Raw *r) {
-  double t = now();
+  double t = bench_now();
   raw_launches(r);
   CU_CHECK(r->cu->StreamSynchronize(r->s));
   r->expected += N;
-  return now() - t;
+  return bench_now() - t;
 }
 
 static CUgraphExec raw_capture(Raw *r) {
@@ -161,11 +146,11 @@ static CUgraphExec raw_capture(Raw *r) {
 }
 
 static double time_raw_graph(Raw *r, CUgraphExec e) {
-  double t = now();
+  double t = bench_now();
   CU_CHECK(r->cu->GraphLaunch(e, r->s));
   CU_CHECK(r->cu->StreamSynchronize(r->s));
   r->expected += N;
-  return now() - t;
+  return bench_now() - t;
 }
 
 static void raw_setup(Raw *r, kern_device *gpu) {
@@ -224,12 +209,12 @@ int main(void) {
   raw_setup(&r, k.gpu);
 
   time_kern_stream(&k);  /* warm up: compile, first launches */
-  double t0 = now();
+  double t0 = bench_now();
   kern_graph *g = kern_capture(&k);
-  double kern_build = now() - t0;
-  t0 = now();
+  double kern_build = bench_now() - t0;
+  t0 = bench_now();
   CUgraphExec e = raw_capture(&r);
-  double raw_build = now() - t0;
+  double raw_build = bench_now() - t0;
   time_kern_graph(&k, g);
   time_raw_stream(&r);
   time_raw_graph(&r, e);
@@ -255,14 +240,14 @@ int main(void) {
   printf("%d launches of a %d-thread kernel on %s, median of %d runs, microseconds per kernel:\n\n", N, ELEMS,
          kern_device_name(k.gpu), REPS);
   printf("| way | kern (us/kernel) | raw driver (us/kernel) | kern / raw |\n|---|---:|---:|---:|\n");
-  double a = median(ks, REPS), b = median(rs, REPS);
+  double a = bench_median(ks, REPS), b = bench_median(rs, REPS);
   printf("| launches on a stream | %.3f | %.3f | %.2f |\n", a * us, b * us, a / b);
-  a = median(kg, REPS), b = median(rg, REPS);
+  a = bench_median(kg, REPS), b = bench_median(rg, REPS);
   printf("| one graph replay | %.3f | %.3f | %.2f |\n", a * us, b * us, a / b);
   printf("| capture + instantiate (once) | %.3f | %.3f | %.2f |\n", kern_build * us, raw_build * us,
          kern_build / raw_build);
   printf("\nre-capturing the %d launches each iteration (us/kernel): kern_capture_end %.3f, "
-         "kern_capture_end_update %.3f\n", N, median(rc, REPS) * us, median(ru, REPS) * us);
+         "kern_capture_end_update %.3f\n", N, bench_median(rc, REPS) * us, bench_median(ru, REPS) * us);
 
   kern_graph_free(g);
   r.cu->GraphExecDestroy(e);

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """plot.py CPU_CSV COMPILE_CSV OUT_PNG: the CPU and compile benchmarks as one PNG.
+plot.py --gpu GPU_CSV PEERS_CSV OUT_PNG: the GPU benchmarks as one PNG.
 
 Requires: matplotlib (bench/run.sh skips the plot without it); the CSV files
 bench_cpu --csv and bench_compile --csv write. Produces OUT_PNG: left, kern's
 time relative to the C baselines per workload (log scale, 1 = the same speed);
-right, compile latency of the runtime against the compiler alone. Breaks:
-nothing (a missing compile CSV leaves the right panel out).
+right, compile latency of the runtime against the compiler alone. With
+--gpu (bench_gpu --csv and bench/peers.py's CSV): kern's speed relative to
+hand-written CUDA and to each peer per workload (1 = the same speed, higher
+= kern faster). Breaks: nothing (a missing second CSV leaves its part out).
 """
 import csv
 import os
@@ -60,7 +63,41 @@ def compile_panel(ax, rows):
     ax.legend(fontsize=8)
 
 
+def gpu_panel(ax, rows, peers):
+    names = [f"{r['workload']}\n{r['size']}" for r in rows]
+    series = [("hand-written CUDA (nvcc)", [float(r["speed_vs_cuda"]) for r in rows])]
+    for peer in dict.fromkeys(p["peer"] for p in peers):
+        by = {p["workload"]: float(p["kern_speed_vs_peer"]) for p in peers if p["peer"] == peer}
+        series.append((peer, [by.get(r["workload"], 0.0) for r in rows]))
+    x = range(len(rows))
+    w = 0.8 / len(series)
+    for k, (label, vals) in enumerate(series):
+        off = (k - (len(series) - 1) / 2) * w
+        ax.bar([i + off for i in x], [v if v > 0 else float("nan") for v in vals], w, label=f"vs {label}")
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("kern speed relative to the baseline (higher: kern faster)")
+    ax.set_title("GPU kernels: kern vs hand-written CUDA and peers")
+    ax.legend(fontsize=8)
+
+
+def main_gpu(argv):
+    rows = read(argv[2])
+    peers = read(argv[3]) if os.path.exists(argv[3]) else []
+    fig, ax = plt.subplots(1, 1, figsize=(11, 6))
+    gpu_panel(ax, rows, peers)
+    host = os.path.basename(argv[2])[len("gpu-"):-len(".csv")]
+    fig.suptitle(f"kern GPU benchmarks on {host}")
+    fig.tight_layout()
+    fig.savefig(argv[4], dpi=110)
+    print(f"plot: {argv[4]}")
+
+
 def main(argv):
+    if len(argv) == 5 and argv[1] == "--gpu":
+        return main_gpu(argv)
     if len(argv) != 4:
         sys.exit("usage: plot.py CPU_CSV COMPILE_CSV OUT_PNG")
     cpu = read(argv[1])

@@ -6,9 +6,11 @@
 # bench/results/ (HOST is $BENCH_HOST, else the host name and core count):
 #   cpu: cpu-HOST.md/.csv (bench_cpu, bench_access), compile-HOST.md/.csv
 #        (bench_compile) and cpu-HOST.png (bench/plot.py)
-#   gpu: gpu-HOST.md/.csv (bench_gpu, bench_graph, bench_access) and
+#   gpu: gpu-HOST.md (bench_gpu, bench/peers.py, bench_graph, bench_access),
+#        gpu-HOST.csv (bench_gpu), peers-HOST.csv (CuPy and Triton, when
+#        python3 has them), graph-HOST.csv, gpu-HOST.png and
 #        compile-HOST.md/.csv; the hand-written CUDA baseline is compiled by
-#        nvcc when it is on PATH, else bench_gpu compiles it with NVRTC.
+#        nvcc (--fmad=false, as kern) when it is on PATH, else by NVRTC.
 # Every table is also printed. Breaks: overwrites those files; stops at the
 # first benchmark that fails (a result that differs from its baseline).
 set -eu
@@ -139,16 +141,28 @@ fi
 
 cubin=
 if command -v nvcc >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-  nvcc -cubin -O3 -arch=native -o "$tmp/baseline.cubin" "$here/baseline.cu" && cubin=$tmp/baseline.cubin
+  nvcc -cubin -O3 --fmad=false -arch=native -o "$tmp/baseline.cubin" "$here/baseline.cu" && cubin=$tmp/baseline.cubin
 fi
-run gpu "$build/bench_gpu" $cubin
+run gpu "$build/bench_gpu" --csv "$out/gpu-$host.csv" $cubin
+py=$(command -v python3 || command -v python || true)
+: > "$tmp/peers"
+if [ -n "$py" ] && [ -s "$out/gpu-$host.csv" ] && "$py" -c 'import cupy' 2>/dev/null; then
+  "$py" "$here/peers.py" "$out/gpu-$host.csv" "$tmp/peers" "$out/peers-$host.csv" >/dev/null ||
+    echo "bench/peers.py failed (its message is in the log): no peer columns." > "$tmp/peers"
+else
+  echo "No python3 with CuPy here: the CuPy and Triton columns were not measured." > "$tmp/peers"
+fi
 run graph "$build/bench_graph"
 run access "$build/bench_access"
 compile_results
 { header "GPU benchmarks: $host"
-  echo "## saxpy and launch cost (bench_gpu)"
+  echo "## Eight workloads against hand-written CUDA and the copy bandwidth (bench_gpu)"
   echo
   cat "$tmp/gpu"
+  echo
+  echo "## The same workloads in CuPy and Triton (bench/peers.py)"
+  echo
+  cat "$tmp/peers"
   echo
   echo "## Many tiny launches: streams and graphs (bench_graph)"
   echo
@@ -160,8 +174,14 @@ compile_results
   cat "$tmp/access"
   echo '```'; } > "$out/gpu-$host.md"
 { echo "section,row,column,value,note"
-  md_to_csv gpu < "$tmp/gpu"
   md_to_csv graph < "$tmp/graph"
-  md_to_csv access < "$tmp/access"; } > "$out/gpu-$host.csv"
+  md_to_csv access < "$tmp/access"; } > "$out/graph-$host.csv"
+if [ ! -s "$out/gpu-$host.csv" ]; then
+  echo "bench/run.sh: no GPU results: plot skipped" >&2
+elif [ -n "$py" ] && "$py" -c 'import matplotlib' 2>/dev/null; then
+  "$py" "$here/plot.py" --gpu "$out/gpu-$host.csv" "$out/peers-$host.csv" "$out/gpu-$host.png"
+else
+  echo "bench/run.sh: no python3 with matplotlib: plot skipped (pip install matplotlib)" >&2
+fi
 cat "$out/gpu-$host.md" "$out/compile-$host.md"
-echo "results: $out/gpu-$host.md .csv, $out/compile-$host.md .csv" >&2
+echo "results: $out/gpu-$host.md .csv .png, peers-$host.csv, graph-$host.csv, compile-$host.md .csv" >&2
