@@ -277,6 +277,19 @@ static int compound_op(int op) {
   }
 }
 
+/* How scalar_binop_text writes op on values of type t. */
+typedef enum { BIN_F16, BIN_DIVMOD, BIN_SHIFT, BIN_WRAP, BIN_PLAIN } BinForm;
+
+static BinForm binop_form(int op, const Type *t) {
+  bool arith = op == TK_PLUS || op == TK_MINUS || op == TK_STAR;
+  bool bits = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
+  if (t->kind == TY_F16) return BIN_F16;
+  if (type_is_int(t) && (op == TK_SLASH || op == TK_PERCENT)) return BIN_DIVMOD;
+  if (type_is_int(t) && (op == TK_SHL || op == TK_SHR)) return BIN_SHIFT;
+  if (type_is_int(t) && (arith || (bits && is_small_int(t)))) return BIN_WRAP;
+  return BIN_PLAIN;
+}
+
 /* A scalar binary operation on operands already of the operation's type
  * (shifts: any integer right operand). Integer + - * go through the unsigned
  * type so overflow wraps without UB; / % << >> call the stdlib's defined forms. */
@@ -284,16 +297,15 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
                               const char *ltext) {
   const char *c = emit_ctype(t), *code = builtin_type_code(t);
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
-  bool arith = op == TK_PLUS || op == TK_MINUS || op == TK_STAR;
-  bool bits = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
-  if (t->kind == TY_F16) {
+  BinForm form = binop_form(op, t);
+  if (form == BIN_F16) {
     OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32("); L(); OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
     expr(e, r); OUT(e, "))");
-  } else if (type_is_int(t) && (op == TK_SLASH || op == TK_PERCENT)) {
+  } else if (form == BIN_DIVMOD) {
     OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code); L(); OUT(e, ", "); expr(e, r); OUT(e, ")");
-  } else if (type_is_int(t) && (op == TK_SHL || op == TK_SHR)) {
+  } else if (form == BIN_SHIFT) {
     OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code); L(); OUT(e, ", (int64_t)("); expr(e, r); OUT(e, "))");
-  } else if (type_is_int(t) && (arith || (bits && is_small_int(t)))) {
+  } else if (form == BIN_WRAP) {
     const char *u = uint_of(t);
     OUT(e, "((%s)((%s)(", c, u); L(); OUT(e, ") %s (%s)(", op_text(op), u); expr(e, r); OUT(e, ")))");
   } else {
@@ -323,12 +335,53 @@ static void builtin_call(Emitter *e, int index, const Node *a0, const Node *a1) 
   OUT(e, ")");
 }
 
+/* ---- chains: ((a + b) - c) + d is written (a + b - c + d) ---------------------- */
+
+/* Binary nodes written as C's own operator on one type: &&, ||, and the plain
+ * and wrapping forms of scalar_binop_text (wrapping sums, products and bit
+ * operations keep their low bits exact in 32 or 64 bits). A left operand of
+ * the same type and precedence continues the chain, so a long sum nests no
+ * brackets (clang refuses more than 256 levels). */
+static bool chains(const Node *n) {
+  if (n->kind != ND_BINARY || n->call_kind == CALL_BUILTIN || is_comparison(n->op)) return false;
+  if (n->op == TK_ANDAND || n->op == TK_OROR) return true;
+  BinForm f = binop_form(n->op, n->ty);
+  return f == BIN_PLAIN || f == BIN_WRAP;
+}
+
+static int precedence(int op) {
+  if (op == TK_MINUS) return TK_PLUS;
+  if (op == TK_SLASH || op == TK_PERCENT) return TK_STAR;
+  return op;
+}
+
+static void chain_operands(Emitter *e, const Node *top, const Node *n, const char *cast) {
+  const Node *l = n->lhs;
+  if (chains(l) && precedence(l->op) == precedence(top->op) && type_equal(l->ty, top->ty))
+    chain_operands(e, top, l, cast);
+  else { OUT(e, "%s(", cast); expr(e, l); OUT(e, ")"); }
+  OUT(e, " %s %s(", op_text(n->op), cast);
+  expr(e, n->rhs);
+  OUT(e, ")");
+}
+
+/* ((L) op (R)), or ((T)((U)(L) op (U)(R))) in unsigned arithmetic, with L's chain inlined. */
+static void chain(Emitter *e, const Node *n) {
+  bool wrap = n->op != TK_ANDAND && n->op != TK_OROR && binop_form(n->op, n->ty) == BIN_WRAP;
+  char cast[48] = "";
+  if (wrap) {
+    snprintf(cast, sizeof cast, "(%s)", uint_of(n->ty));
+    OUT(e, "((%s)(", emit_ctype(n->ty));
+  } else OUT(e, "(");
+  chain_operands(e, n, n, cast);
+  OUT(e, wrap ? "))" : ")");
+}
+
 static void binary(Emitter *e, const Node *n) {
   if (n->call_kind == CALL_BUILTIN) builtin_call(e, n->builtin, n->lhs, n->rhs);
   else if (is_comparison(n->op)) comparison(e, n);
-  else if (n->op == TK_ANDAND || n->op == TK_OROR) {
-    OUT(e, "(("); expr(e, n->lhs); OUT(e, ") %s (", op_text(n->op)); expr(e, n->rhs); OUT(e, "))");
-  } else scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+  else if (chains(n)) chain(e, n);
+  else scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
 }
 
 static void unary(Emitter *e, const Node *n) {

@@ -77,10 +77,29 @@ static rt_cu_api cu;
 static const char *cu_why;
 static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 
+/* $KERN_CUDA_LIB (a path; "" hides the driver), else libcuda.so.1 on the loader's path. */
+static void *open_driver(void) {
+  const char *env = getenv("KERN_CUDA_LIB");
+  if (!env) {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) cu_why = "the CUDA driver (libcuda.so.1) is not installed";
+    return lib;
+  }
+  void *lib = *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (!lib) {
+    static char msg[600];
+    const char *why = *env ? dlerror() : NULL;
+    snprintf(msg, sizeof msg, "the CUDA driver KERN_CUDA_LIB='%.300s' %s%.200s", env,
+             *env ? "could not be loaded: " : "is hidden (the variable is empty)", why ? why : "");
+    cu_why = msg;
+  }
+  return lib;
+}
+
 static void cu_load_once(void) {
-  cu.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!cu.lib) cu.lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
-  if (!cu.lib) { cu_why = "the CUDA driver (libcuda.so.1) is not installed"; return; }
+  cu.lib = open_driver();
+  if (!cu.lib) return;
   const char *missing = resolve(cu.lib, &cu, cu_syms, sizeof cu_syms / sizeof cu_syms[0]);
   if (missing) {
     static char msg[160];
@@ -122,7 +141,17 @@ static void *try_open(const char *dir, const char *file) {
 
 static void *open_nvrtc(void) {
   const char *env = getenv("KERN_NVRTC");
-  if (env) return *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL; /* "" hides NVRTC */
+  if (env) {
+    void *lib = *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL; /* "" hides NVRTC */
+    if (!lib) {
+      static char msg[600];
+      const char *why = *env ? dlerror() : NULL;
+      snprintf(msg, sizeof msg, "NVRTC KERN_NVRTC='%.300s' %s%.200s", env,
+               *env ? "could not be loaded: " : "is hidden (the variable is empty)", why ? why : "");
+      nv_why = msg;
+    }
+    return lib;
+  }
   const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
 #ifdef KERN_CUDA_HOME
                          KERN_CUDA_HOME,
@@ -146,7 +175,7 @@ static void *open_nvrtc(void) {
 static void nv_load_once(void) {
   nv.lib = open_nvrtc();
   if (!nv.lib) {
-    nv_why = "NVRTC (libnvrtc.so) was not found: set KERN_NVRTC or CUDA_HOME";
+    if (!nv_why) nv_why = "NVRTC (libnvrtc.so) was not found: set KERN_NVRTC or CUDA_HOME";
     return;
   }
   const char *missing = resolve(nv.lib, &nv, nvrtc_syms, sizeof nvrtc_syms / sizeof nvrtc_syms[0]);

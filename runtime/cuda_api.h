@@ -134,7 +134,8 @@ typedef struct rt_nvrtc_api {
  * IPC hooks of rt.h (called by rt_cuda_probe once the driver has started). */
 void rt_cuda_memory_init(const rt_cu_api *);
 
-/* Loads the driver once (thread-safe). NULL when absent; *why says why. */
+/* Loads the driver once (thread-safe): $KERN_CUDA_LIB (a path; empty hides the
+ * driver), else libcuda.so.1. NULL when absent; *why says why. */
 const rt_cu_api *rt_cu_load(const char **why);
 /* Loads NVRTC once: $KERN_NVRTC, $CUDA_HOME/lib64, the toolkit found at build
  * time, /usr/local/cuda/lib64, then the loader's path. NULL + *why if absent. */

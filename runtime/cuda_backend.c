@@ -39,7 +39,7 @@ typedef struct cuda_dev {
   bool pool_access[RT_MAX_DEVICES];
   kn_error *err_buf;   /* device memory for debug error records */
   pthread_mutex_t mu;
-  kern_status poisoned;
+  _Atomic int poisoned; /* a kern_status, stored once after poison_msg is written */
   char poison_msg[512];
 } cuda_dev;
 
@@ -70,10 +70,12 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
   cuda_dev *c = impl(d);
   if (is_sticky(r) && !c->poisoned) {
     pthread_mutex_lock(&c->mu);
-    snprintf(c->poison_msg, sizeof c->poison_msg,
-             "%s is unusable after a fault in %s: %s; restart the process to use it again "
-             "(the CPU device still works)", d->name, what, rt_cu_error_text(r));
-    c->poisoned = KERN_ERR_CUDA;
+    if (!c->poisoned) { /* the first fault is the one every later call repeats */
+      snprintf(c->poison_msg, sizeof c->poison_msg,
+               "%s is unusable after a fault in %s: %s; restart the process to use it again "
+               "(the CPU device still works)", d->name, what, rt_cu_error_text(r));
+      c->poisoned = KERN_ERR_CUDA;
+    }
     pthread_mutex_unlock(&c->mu);
   }
   if (c->poisoned) return rt_error(KERN_ERR_CUDA, "%s", c->poison_msg);
@@ -84,7 +86,8 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
 /* Makes the device's context current; fails if the device is poisoned. */
 static kern_status enter(kern_device *d) {
   cuda_dev *c = impl(d);
-  if (c->poisoned) return rt_error(c->poisoned, "%s", c->poison_msg);
+  kern_status p = (kern_status)c->poisoned;
+  if (p) return rt_error(p, "%s", c->poison_msg);
   CUresult r = cu->CtxSetCurrent(c->ctx);
   return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
 }
