@@ -892,10 +892,13 @@ static const char *const helpers =
     "}\n"
     "/* Linear launch index -> per-dimension indices (row-major, dims unused = 1). */\n"
     "KN_FN void kne_unlinear(const kn_ctx *c, int64_t lin, int32_t t[4]) {\n"
+    "  /* 32-bit division (n < 2^31): on a GPU a 64-bit divide is a long\n"
+    "   * software routine, paid per index */\n"
+    "  uint32_t l = (uint32_t)lin;\n"
     "  for (int d = 3; d >= 0; d--) {\n"
     "    if (d >= c->ndim) { t[d] = 0; continue; }\n"
-    "    t[d] = (int32_t)(lin % c->dim[d]);\n"
-    "    lin /= c->dim[d];\n"
+    "    t[d] = (int32_t)(l % (uint32_t)c->dim[d]);\n"
+    "    l /= (uint32_t)c->dim[d];\n"
     "  }\n"
     "}\n";
 

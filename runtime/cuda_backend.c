@@ -392,7 +392,11 @@ static kern_status cuda_launch(const rt_launch *L) {
   }
   static const char empty[16];
   void *params[2] = {(void *)(L->args_size ? L->args : empty), &ctx};
+  /* The occupancy API's block, halved (not below 128) while the grid would
+   * leave SMs idle: 32768 indices in blocks of 1024 would use 32 of 132 SMs.
+   * Large launches stay capped at 32 blocks per SM, each thread looping. */
   int64_t block = cc->block[fi], max_grid = (int64_t)c->num_sms * 32;
+  while (block > 128 && (ctx.n + block - 1) / block < 4 * (int64_t)c->num_sms) block /= 2;
   int64_t grid = (ctx.n + block - 1) / block;
   if (grid > max_grid) grid = max_grid;
   if (grid < 1) grid = 1;
