@@ -9,7 +9,8 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build test test-gpu demo install clean fuzz test-asan test-tsan bench bench-gpu
+.PHONY: all deps build check test test-gpu demo install clean fuzz test-asan test-tsan test-valgrind \
+        bench bench-gpu
 
 all: build
 
@@ -24,8 +25,13 @@ $(BUILD)/CMakeCache.txt:
 build: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# The suite of one build directory: `test`, `test-asan` and `test-tsan` run it.
+check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# With CI set in the environment (as CI services do), the ASan+UBSan suite too.
+test: check
+	@if [ -n "$$CI" ]; then $(MAKE) test-asan; fi
 
 # The GPU suites: on a machine without a GPU they print a skip line and pass.
 test-gpu: build
@@ -57,10 +63,14 @@ fuzz:
 	sh tests/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 test-asan:
-	$(MAKE) test BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=address,undefined"
+	$(MAKE) check BUILD=build-asan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=address,undefined"
 
 test-tsan:
-	$(MAKE) test BUILD=build-tsan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=thread"
+	$(MAKE) check BUILD=build-tsan BUILD_TYPE=Debug CMAKE_ARGS="-DKERN_SANITIZE=thread"
+
+# Each example program on the cpu device under valgrind (memcheck, full leak check).
+test-valgrind: build
+	sh scripts/valgrind_examples.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

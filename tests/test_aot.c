@@ -190,8 +190,9 @@ static const char keywords_main[] =
     "  kern_array *a = kern_array_new(d, KERN_FLOAT32, 1, &n);\n"
     "  kw_module_ m = {1, 2.0f};\n"
     "  float out[4];\n"
-    "  if (kw_k_launch(d, KERN_DIM1(4), a, m, 3, 4.0f, 5.0f) || kern_array_read(a, out, sizeof out)) return 1;\n"
-    "  return out[3] == 15.0f && kw_module() != NULL ? 0 : 1;\n}\n";
+    "  int bad = kw_k_launch(d, KERN_DIM1(4), a, m, 3, 4.0f, 5.0f) || kern_array_read(a, out, sizeof out);\n"
+    "  kern_array_free(a);\n"
+    "  return !bad && out[3] == 15.0f && kw_module() != NULL ? 0 : 1;\n}\n";
 
 Test(aot, names_that_are_keywords_get_an_underscore_in_c_and_cxx) {
   char *dir = tmp_dir(), *out;

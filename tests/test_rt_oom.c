@@ -25,7 +25,7 @@ static void *(*real_aligned_alloc)(size_t, size_t);
 
 /* The replacements can run before a sanitizer runtime has initialized (its
  * own start-up allocates): they must not be instrumented. */
-#define RAW __attribute__((no_sanitize("address", "undefined")))
+#define RAW __attribute__((no_sanitize("address", "undefined", "thread")))
 
 /* dlsym may allocate while the real functions are being looked up. */
 static _Alignas(16) char boot[1 << 16];

@@ -939,7 +939,8 @@ static bool is_permutation(const int64_t *v, int64_t n) {
     Job *j = a;                                                                                    \
     T *p = (T *)j->cell;                                                                           \
     for (int i = 0; i < NI; i++) {                                                                 \
-      T old = *(volatile T *)p, seen;                                                              \
+      T old, seen;                                                                                 \
+      __atomic_load(p, &old, __ATOMIC_RELAXED); /* a plain read would race with the CASes */       \
       while ((seen = kn_atomic_cas_##C(p, old, (T)(old + 1))) != old) old = seen;                  \
     }                                                                                              \
     return NULL;                                                                                   \
