@@ -46,8 +46,8 @@ demo: build
 bench: build
 	sh bench/run.sh $(BUILD) cpu
 
-# On the GPU machine (needs no Python): the hand-written CUDA baseline is
-# compiled by nvcc when present, else by NVRTC.
+# On the GPU machine: the hand-written CUDA baseline is compiled by nvcc when
+# present, else by NVRTC; CuPy and Triton are measured when python3 has them.
 bench-gpu: build
 	sh bench/run.sh $(BUILD) gpu
 

@@ -18,6 +18,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # no display on build machines
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 
 def read(path):
@@ -78,6 +79,10 @@ def gpu_panel(ax, rows, peers):
     ax.set_yscale("log")
     ax.set_xticks(list(x))
     ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    fmt = matplotlib.ticker.FormatStrFormatter("%.2g")
+    ax.yaxis.set_major_formatter(fmt)
+    ax.yaxis.set_minor_formatter(fmt)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.set_ylabel("kern speed relative to the baseline (higher: kern faster)")
     ax.set_title("GPU kernels: kern vs hand-written CUDA and peers")
     ax.legend(fontsize=8)
