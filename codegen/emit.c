@@ -355,9 +355,12 @@ static int precedence(int op) {
   return op;
 }
 
+static bool effects(Emitter *e, const Node *n);
+
+/* A left operand with a side effect goes through expr, which orders its operands. */
 static void chain_operands(Emitter *e, const Node *top, const Node *n, const char *cast) {
   const Node *l = n->lhs;
-  if (chains(l) && precedence(l->op) == precedence(top->op) && type_equal(l->ty, top->ty))
+  if (chains(l) && precedence(l->op) == precedence(top->op) && type_equal(l->ty, top->ty) && !effects(e, l))
     chain_operands(e, top, l, cast);
   else { OUT(e, "%s(", cast); expr(e, l); OUT(e, ")"); }
   OUT(e, " %s %s(", op_text(n->op), cast);
@@ -518,8 +521,13 @@ static const char *atomic_stem(SpecialKind k) {
   }
 }
 
-/* &x as C: the operand is an lvalue (array element or variable). */
+static const char *bound_name(Emitter *e, const Node *n);
+
+/* &x as C: the operand is an lvalue (array element or variable), or a
+ * pointer already evaluated into a temporary (see ordered). */
 static void address_of(Emitter *e, const Node *addr) {
+  const char *name = e->nbound ? bound_name(e, addr) : NULL;
+  if (name) { OUT(e, "%s", name); return; }
   OUT(e, "&");
   expr(e, addr->lhs);
 }
@@ -601,7 +609,7 @@ static void call(Emitter *e, const Node *n) {
   }
 }
 
-static void expr(Emitter *e, const Node *n) {
+static void expr_node(Emitter *e, const Node *n) {
   if (n->is_const && (n->kind == ND_INT || n->kind == ND_FLOAT || n->kind == ND_BOOL)) {
     constant(e, n);
     return;
@@ -623,6 +631,151 @@ static void expr(Emitter *e, const Node *n) {
   case ND_STRING: string_literal(e, n); break;
   default: OUT(e, "0");
   }
+}
+
+/* ---- order of evaluation ------------------------------------------------------
+ * Operands and arguments are evaluated left to right (C leaves that order
+ * unspecified, and gcc and clang differ). It matters when an operand has a
+ * side effect: a random draw, an atomic, printf, or a call of a function that
+ * has one (writes an array element, ...). Then each operand is evaluated into
+ * a temporary in order, with C's comma operator:
+ *   (kn_o1 = (a), kn_o2 = (b), kn_o1 - kn_o2)
+ * and the temporaries are declared just before the statement (see stmt). */
+
+static bool effects(Emitter *e, const Node *n);
+
+static bool writes_array(const Node *target) {
+  while (target->kind == ND_MEMBER || (target->kind == ND_INDEX && target->lhs->ty->kind != TY_ARRAY))
+    target = target->lhs;
+  return target->kind == ND_INDEX;
+}
+
+static bool fn_effects(Emitter *e, const Decl *f) {
+  int i = 0;
+  while (i < e->prog->nfuncs && e->prog->funcs[i] != f) i++;
+  if (i == e->prog->nfuncs || !e->fn_effects) return true;
+  if (!e->fn_effects[i]) e->fn_effects[i] = (signed char)(1 + effects(e, f->body)); /* no recursion: terminates */
+  return e->fn_effects[i] == 2;
+}
+
+static bool effect_here(Emitter *e, const Node *n) {
+  if (n->kind == ND_ASSIGN || n->kind == ND_INCDEC) return writes_array(n->lhs);
+  if (n->kind != ND_CALL) return false;
+  if (n->call_kind == CALL_FUNC) return fn_effects(e, n->fn);
+  if (n->call_kind != CALL_SPECIAL) return false;
+  switch (n->special) {
+  case SP_TID: case SP_DIM: case SP_LEN: case SP_SHAPE: case SP_SIZE: case SP_RAND_INIT: case SP_IDENTITY:
+  case SP_NONE: return false;
+  default: return true; /* printf, assert, the atomics, the random draws */
+  }
+}
+
+/* Does n (a statement or expression, with everything below it) have a side effect? */
+static bool effects(Emitter *e, const Node *n) {
+  if (!n) return false;
+  if (effect_here(e, n)) return true;
+  const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc,
+                        n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
+  for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
+    if (effects(e, kids[i])) return true;
+  for (const Node *k = n->body; k; k = k->next)
+    if (effects(e, k)) return true;
+  for (const Node *k = n->args; k; k = k->next)
+    if (effects(e, k)) return true;
+  return false;
+}
+
+/* An operand that can be held in a temporary: a value (not an array, a
+ * format or a constant), or &x as a pointer. */
+static bool bindable(const Node *n) {
+  TypeKind k = n->ty ? n->ty->kind : TY_ERROR;
+  if (n->kind == ND_ADDR) return true;
+  return !n->is_const && k != TY_ARRAY && k != TY_PTR && k != TY_STRING && k != TY_VOID && k != TY_ERROR;
+}
+
+/* The first operand of n whose order C leaves open (binary operators but
+ * && and ||, which C orders; calls; the indices of an array element), or
+ * NULL; next_operand walks them. */
+static const Node *first_operand(const Node *n) {
+  if (n->kind == ND_BINARY && n->op != TK_ANDAND && n->op != TK_OROR) return n->lhs;
+  if (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) return n->args;
+  return n->kind == ND_CALL ? n->args : NULL;
+}
+
+static const Node *next_operand(const Node *n, const Node *o) {
+  if (n->kind == ND_BINARY) return o == n->lhs ? n->rhs : NULL;
+  return o->next;
+}
+
+static bool needs_order(Emitter *e, const Node *n) {
+  int held = 0;
+  bool effect = false;
+  for (const Node *o = first_operand(n); o; o = next_operand(n, o)) {
+    held += bindable(o);
+    effect = effect || effects(e, o);
+  }
+  return held >= 2 && effect;
+}
+
+static const char *bound_name(Emitter *e, const Node *n) {
+  for (int i = e->nbound - 1; i >= 0; i--)
+    if (e->bound[i].node == n) return e->bound[i].name;
+  return NULL;
+}
+
+static void bind(Emitter *e, const Node *n, int id) {
+  if (e->nbound == e->cap_bound) {
+    int cap = e->cap_bound ? 2 * e->cap_bound : 16;
+    EmitBound *b = realloc(e->bound, (size_t)cap * sizeof *b);
+    if (!b) { e->out.oom = true; return; }
+    e->bound = b;
+    e->cap_bound = cap;
+  }
+  e->bound[e->nbound].node = n;
+  snprintf(e->bound[e->nbound++].name, sizeof e->bound[0].name, "kn_o%d", id);
+}
+
+/* n with its operands evaluated into temporaries first, left to right. A
+ * binary operator is written by scalar_binop_text, which reads its operands
+ * through expr (so through the temporaries); an array element as
+ * (*(..., &element)), which stays an lvalue. */
+static void ordered(Emitter *e, const Node *n) {
+  int mark = e->nbound;
+  bool element = n->kind == ND_INDEX;
+  OUT(e, element ? "(*(" : "(");
+  for (const Node *o = first_operand(n); o; o = next_operand(n, o)) {
+    if (!bindable(o)) continue;
+    int id = ++e->ntemps;
+    bool ptr = o->kind == ND_ADDR;
+    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(ptr ? o->lhs->ty : o->ty), ptr ? "*" : "", id);
+    OUT(e, "kn_o%d = (", id);
+    expr(e, o);
+    OUT(e, "), ");
+    bind(e, o, id);
+  }
+  if (element) OUT(e, "&");
+  if (n->kind == ND_BINARY && n->call_kind != CALL_BUILTIN && !is_comparison(n->op))
+    scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+  else expr_node(e, n);
+  e->nbound = mark;
+  OUT(e, element ? "))" : ")");
+}
+
+static void expr(Emitter *e, const Node *n) {
+  const char *name = e->nbound ? bound_name(e, n) : NULL;
+  if (name) OUT(e, "%s", name);
+  else if (first_operand(n) && needs_order(e, n)) ordered(e, n);
+  else expr_node(e, n);
+}
+
+/* Inserts text at byte offset at of the output. */
+static void out_insert(Emitter *e, size_t at, const char *text) {
+  size_t n = strlen(text);
+  buf_grow(&e->out, n + 1);
+  if (e->out.oom) return;
+  memmove(e->out.p + at + n, e->out.p + at, e->out.len - at + 1);
+  memcpy(e->out.p + at, text, n);
+  e->out.len += n;
 }
 
 /* ---- statements --------------------------------------------------------------- */
@@ -656,24 +809,36 @@ static void loop_body(Emitter *e, const Node *s) {
 static void compound_assign(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
   int op = compound_op(n->op);
+  bool first = effects(e, n->rhs); /* then the target's value is read before the value */
+  const char *cur = first ? "kn_v" : "*kn_p";
   OUT(e, "{ %s *kn_p = &", emit_ctype(t));
   expr(e, n->lhs);
+  if (first) OUT(e, "; %s kn_v = *kn_p", emit_ctype(t));
   OUT(e, "; *kn_p = ");
   if (n->call_kind == CALL_BUILTIN) {
-    OUT(e, "%s(*kn_p, ", builtin_get(n->builtin)->cname);
+    OUT(e, "%s(%s, ", builtin_get(n->builtin)->cname, cur);
     expr(e, n->rhs);
     OUT(e, ")");
-  } else scalar_binop_text(e, op, t, NULL, n->rhs, "*kn_p");
+  } else scalar_binop_text(e, op, t, NULL, n->rhs, cur);
   OUT(e, "; }\n");
+}
+
+/* A target that names a variable, or a field or component of one: it has no
+ * index to evaluate. */
+static bool plain_target(const Node *n) {
+  while (n->kind == ND_MEMBER) n = n->lhs;
+  return n->kind == ND_IDENT;
 }
 
 static void assign(Emitter *e, const Node *n) {
   indent(e);
   if (n->op != TK_ASSIGN) { compound_assign(e, n); return; }
+  bool first = !plain_target(n->lhs) && (effects(e, n->rhs) || effects(e, n->lhs)); /* the target first */
+  if (first) OUT(e, "{ %s *kn_p = &", emit_ctype(n->lhs->ty));
   expr(e, n->lhs);
-  OUT(e, " = ");
+  OUT(e, first ? "; *kn_p = " : " = ");
   expr(e, n->rhs);
-  OUT(e, ";\n");
+  OUT(e, first ? "; }\n" : ";\n");
 }
 
 static void incdec(Emitter *e, const Node *n) {
@@ -736,8 +901,7 @@ static void for_stmt(Emitter *e, const Node *n) {
   OUT(e, "}\n");
 }
 
-static void stmt(Emitter *e, const Node *n) {
-  if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) line_directive(e, n->loc);
+static void stmt_text(Emitter *e, const Node *n) {
   switch (n->kind) {
   case ND_VARDECL: vardecl(e, n); break;
   case ND_ASSIGN: assign(e, n); break;
@@ -761,6 +925,25 @@ static void stmt(Emitter *e, const Node *n) {
     break;
   default: break;
   }
+}
+
+/* A statement, preceded by the declarations of the temporaries its
+ * expressions need (see ordered). */
+static void stmt(Emitter *e, const Node *n) {
+  Buf outer = e->temps;
+  size_t at = e->out.len;
+  e->temps = (Buf){0};
+  for (int i = 0; i < e->depth; i++) buf_puts(&e->temps, "  ");
+  size_t indent_len = e->temps.len;
+  if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) line_directive(e, n->loc);
+  stmt_text(e, n);
+  if (e->temps.len > indent_len) {
+    buf_puts(&e->temps, "\n");
+    out_insert(e, at, e->temps.p);
+  }
+  e->out.oom |= e->temps.oom;
+  free(e->temps.p);
+  e->temps = outer;
 }
 
 /* ---- declarations ---------------------------------------------------------------- */
@@ -938,7 +1121,8 @@ static void prologue(Emitter *e) {
 char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts) {
   EmitOptions defaults = {.line_directives = true};
   Emitter e = {.prog = p, .opts = opts ? opts : &defaults,
-               .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c};
+               .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c,
+               .fn_effects = calloc((size_t)p->nfuncs + 1, 1)};
   prologue(&e);
   for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
   for (int i = 0; i < p->nfuncs; i++) { func_head(&e, p->funcs[i]); OUT(&e, ";\n"); }
@@ -953,6 +1137,8 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
     e.target->entries(&e, k);
     OUT(&e, "\n");
   }
+  free(e.fn_effects);
+  free(e.bound);
   if (e.out.oom) { free(e.out.p); return NULL; }
   return e.out.p;
 }

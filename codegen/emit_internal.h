@@ -22,6 +22,12 @@ void buf_printf(Buf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)
 
 typedef struct Emitter Emitter;
 
+/* An operand already evaluated into the temporary `name` (see emit.c's ordered). */
+typedef struct EmitBound {
+  const Node *node;
+  char name[24];
+} EmitBound;
+
 typedef struct EmitTargetOps {
   /* macros KN_FUNC (user functions) and KN_ZERO ({0} / {}) and anything else */
   void (*prologue)(Emitter *);
@@ -39,6 +45,11 @@ struct Emitter {
   int depth;           /* indentation */
   int cont_label;      /* innermost loop is a `for`: its continue label, else 0 */
   int nlabels;
+  Buf temps;           /* declarations of the current statement's temporaries */
+  int ntemps;
+  EmitBound *bound;    /* operands evaluated into temporaries, innermost last */
+  int nbound, cap_bound;
+  signed char *fn_effects; /* per prog->funcs[i]: 0 not known yet, 1 none, 2 side effects */
 };
 
 extern const EmitTargetOps emit_target_c, emit_target_cuda;

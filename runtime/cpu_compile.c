@@ -1,10 +1,11 @@
 /* cpu_compile.c: C source -> shared object -> dlopen handle, through the cache.
  *
- * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir).
+ * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir), KERN_CPU_OPT.
  * Produces: rt_cpu_compile.
  * Breaks: the cache key covers everything that changes the object code: the
  * source (which embeds the stdlib text), the compiler's path and version line,
- * the flags, KN_ABI_VERSION, kern's version and the CPU (for -march=native).
+ * the flags (-O0 to -O3 by KERN_CPU_OPT), KN_ABI_VERSION, kern's version and
+ * the CPU (for -march=native).
  * The compiler runs through posix_spawn with an argument vector (no shell), in
  * a private build directory, so concurrent builds never share a file; a
  * failed build leaves nothing behind. Warm loads, direct or through the
@@ -28,10 +29,17 @@ extern char **environ;
 
 enum { MAX_LOG = 1 << 20 };
 
-static const char *const base_flags[] = {"-std=c11", "-O3", "-march=native", "-fPIC", "-shared",
-                                         "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL};
+/* The flags at each optimisation level. */
+#define CPU_FLAGS(opt) \
+  {"-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL}
+static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"), CPU_FLAGS("-O2"), CPU_FLAGS("-O3")};
 
-const char *const *rt_cpu_compile_flags(void) { return base_flags; }
+/* KERN_CPU_OPT, 0 to 3, picks the level, read at every compile (so a process
+ * may build one module at -O0 and the next at -O3); another value means 3. */
+const char *const *rt_cpu_compile_flags(void) {
+  const char *s = getenv("KERN_CPU_OPT");
+  return level_flags[s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 3];
+}
 
 /* ---- finding the compiler ------------------------------------------------------ */
 
@@ -181,7 +189,7 @@ static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
   char abi[64];
   snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
   hash_str(s, abi);
-  for (size_t i = 0; base_flags[i]; i++) hash_str(s, base_flags[i]);
+  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) hash_str(s, *f);
   hash_str(s, debug ? "-g" : "");
   hash_str(s, cpu_identity());
   rt_sha256_add(s, src, len);
@@ -297,7 +305,7 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   const char *argv[24];
   int n = 0;
   argv[n++] = cc;
-  for (size_t i = 0; base_flags[i]; i++) argv[n++] = base_flags[i];
+  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) argv[n++] = *f;
   if (debug) argv[n++] = "-g";
   if (debug && map) argv[n++] = map;
   argv[n++] = "-o";

@@ -794,6 +794,7 @@ KN_FN kn_quat kn_make_q(float x, float y, float z, float w) {
   kn_quat r; r.x = x; r.y = y; r.z = z; r.w = w; return r;
 }
 KN_FN kn_quat kn_zero_q(void) { return kn_make_q(0.0f, 0.0f, 0.0f, 0.0f); }
+KN_FN kn_quat kn_splat_q(float s) { return kn_make_q(s, s, s, s); } /* quat(s) */
 KN_FN kn_quat kn_identity_q(void) { return kn_make_q(0.0f, 0.0f, 0.0f, 1.0f); }
 KN_FN float *kn_getp_q(kn_quat *q, int64_t k) { return KN__PICK4(q, k); }
 KN_FN float kn_get_q(kn_quat q, int64_t k) { return *kn_getp_q(&q, k); }
