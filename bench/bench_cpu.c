@@ -29,13 +29,6 @@
 
 enum { REPS = 21, SINGLE_REPS = 5, TINY_LAUNCHES = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024 };
 
-#define CHECK(x)                                                                             \
-  do {                                                                                       \
-    if ((x) != KERN_OK) {                                                                    \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kern_last_error());         \
-      exit(1);                                                                               \
-    }                                                                                        \
-  } while (0)
 
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n, size);
@@ -141,7 +134,7 @@ typedef struct Result {
 } Result;
 
 static void run_kern(const Case *c) {
-  for (int i = 0; i < c->launches; i++) CHECK(kern_launch(c->k, c->cpu, c->dims, c->nargs, c->args));
+  for (int i = 0; i < c->launches; i++) BENCH_CHECK(kern_launch(c->k, c->cpu, c->dims, c->nargs, c->args));
 }
 
 static void run_threads(const Case *c) {
@@ -526,7 +519,7 @@ static int env_scale(void) {
 int main(int argc, char **argv) {
   const char *csv = argc == 3 && !strcmp(argv[1], "--csv") ? argv[2] : NULL;
   if (argc != 1 && !csv) { fprintf(stderr, "usage: bench_cpu [--csv FILE]\n"); return 2; }
-  CHECK(kern_init());
+  BENCH_CHECK(kern_init());
   kern_device *cpu = kern_device_get("cpu");
   char path[4096];
   snprintf(path, sizeof path, "%s/workloads.kern", KERN_BENCH_DIR);

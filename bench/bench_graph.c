@@ -22,13 +22,6 @@
 
 enum { N = 1000, REPS = 21, ELEMS = 32 };
 
-#define CHECK(x)                                                                           \
-  do {                                                                                     \
-    if ((x) != KERN_OK) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kern_last_error());       \
-      exit(1);                                                                             \
-    }                                                                                      \
-  } while (0)
 #define CU_CHECK(x)                                                                        \
   do {                                                                                     \
     CUresult r_ = (x);                                                                     \
@@ -49,30 +42,30 @@ static const char *kern_src =
 typedef struct Kern { kern_device *gpu; kern_kernel *inc; kern_array *x; long expected; } Kern;
 
 static void kern_launches(Kern *k) {
-  for (int i = 0; i < N; i++) CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
+  for (int i = 0; i < N; i++) BENCH_CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
   k->expected += N;
 }
 
 static kern_graph *kern_capture(Kern *k) {
   kern_graph *g;
-  CHECK(kern_capture_begin(k->gpu));
+  BENCH_CHECK(kern_capture_begin(k->gpu));
   kern_launches(k);
   k->expected -= N;  /* recorded, not run */
-  CHECK(kern_capture_end(k->gpu, &g));
+  BENCH_CHECK(kern_capture_end(k->gpu, &g));
   return g;
 }
 
 static double time_kern_stream(Kern *k) {
   double t = bench_now();
   kern_launches(k);
-  CHECK(kern_device_synchronize(k->gpu));
+  BENCH_CHECK(kern_device_synchronize(k->gpu));
   return bench_now() - t;
 }
 
 static double time_kern_graph(Kern *k, kern_graph *g) {
   double t = bench_now();
-  CHECK(kern_graph_launch(g));
-  CHECK(kern_device_synchronize(k->gpu));
+  BENCH_CHECK(kern_graph_launch(g));
+  BENCH_CHECK(kern_device_synchronize(k->gpu));
   k->expected += N;
   return bench_now() - t;
 }
@@ -80,15 +73,15 @@ static double time_kern_graph(Kern *k, kern_graph *g) {
 /* Re-capturing every iteration: a new executable, or the same one updated. */
 static double time_recapture(Kern *k, kern_graph *g, bool update) {
   double t = bench_now();
-  CHECK(kern_capture_begin(k->gpu));
-  for (int i = 0; i < N; i++) CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
+  BENCH_CHECK(kern_capture_begin(k->gpu));
+  for (int i = 0; i < N; i++) BENCH_CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
   if (update) {
     bool up = false;
-    CHECK(kern_capture_end_update(k->gpu, g, &up));
+    BENCH_CHECK(kern_capture_end_update(k->gpu, g, &up));
     if (!up) { fprintf(stderr, "bench_graph: the re-capture was not updated in place\n"); exit(1); }
   } else {
     kern_graph *fresh;
-    CHECK(kern_capture_end(k->gpu, &fresh));
+    BENCH_CHECK(kern_capture_end(k->gpu, &fresh));
     kern_graph_free(fresh);
   }
   return bench_now() - t;
@@ -96,7 +89,7 @@ static double time_recapture(Kern *k, kern_graph *g, bool update) {
 
 static void check_kern(Kern *k) {
   int32_t h[ELEMS];
-  CHECK(kern_array_read(k->x, h, sizeof h));
+  BENCH_CHECK(kern_array_read(k->x, h, sizeof h));
   for (int i = 0; i < ELEMS; i++)
     if (h[i] != (int32_t)k->expected) {
       fprintf(stderr, "bench_graph: kern counted %d, expected %ld\n", h[i], k->expected);
@@ -155,7 +148,7 @@ static double time_raw_graph(Raw *r, CUgraphExec e) {
 
 static void raw_setup(Raw *r, kern_device *gpu) {
   kern_device_info info;
-  CHECK(kern_device_info_get(gpu, &info));
+  BENCH_CHECK(kern_device_info_get(gpu, &info));
   const char *why;
   r->cu = rt_cu_load(&why);
   if (!r->cu) { fprintf(stderr, "bench_graph: %s\n", why); exit(1); }
@@ -167,7 +160,7 @@ static void raw_setup(Raw *r, kern_device *gpu) {
   char *bin;
   size_t len;
   bool is_ptx;
-  CHECK(rt_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true, false, &bin, &len,
+  BENCH_CHECK(rt_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true, false, &bin, &len,
                          &is_ptx));
   CUmodule m;
   CU_CHECK(r->cu->ModuleLoadData(&m, bin));
@@ -193,7 +186,7 @@ static void check_raw(Raw *r) {
 /* ---- main ---------------------------------------------------------------------------------------- */
 
 int main(void) {
-  CHECK(kern_init());
+  BENCH_CHECK(kern_init());
   Kern k = {.gpu = kern_device_get("cuda:0")};
   if (!k.gpu) {
     printf("bench_graph: skipped: %s\n", kern_last_error());
@@ -232,7 +225,7 @@ int main(void) {
     rc[i] = time_recapture(&k, g, false);
     ru[i] = time_recapture(&k, g, true);
   }
-  CHECK(kern_graph_launch(g));
+  BENCH_CHECK(kern_graph_launch(g));
   k.expected += N;
   check_kern(&k);
 
