@@ -19,23 +19,13 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
-#include "diffrun.h"
+#include "diff_suite.h"
 #include "emit.h"
 #include "front.h"
 
 enum { PARTS = 4, MAX_REPORTS = 3 };
 
-static void setup(void) {
-  cr_assert_not_null(diff_cache_make(), "cannot create a private cache directory");
-  cr_assert_eq(kern_init(), KERN_OK);
-}
-
-static void teardown(void) {
-  kern_shutdown();
-  diff_cache_remove();
-}
-
-TestSuite(diff, .init = setup, .fini = teardown, .timeout = 600);
+TestSuite(diff, .init = diff_setup, .fini = diff_teardown, .timeout = 600);
 
 /* ---- batches of seeds ---------------------------------------------------------------- */
 

@@ -10,21 +10,11 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "diffrun.h"
+#include "diff_suite.h"
 
 enum { MAX_REPORTS = 3 };
 
-static void setup(void) {
-  cr_assert_not_null(diff_cache_make(), "cannot create a private cache directory");
-  cr_assert_eq(kern_init(), KERN_OK);
-}
-
-static void teardown(void) {
-  kern_shutdown();
-  diff_cache_remove();
-}
-
-TestSuite(gpu_diff, .init = setup, .fini = teardown, .timeout = 900);
+TestSuite(gpu_diff, .init = diff_setup, .fini = diff_teardown, .timeout = 900);
 
 static void report(int *failed, uint64_t seed, const char *what, const char *detail) {
   if ((*failed)++ >= MAX_REPORTS) {
