@@ -29,9 +29,10 @@ build: deps $(BUILD)/CMakeCache.txt
 check: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# With CI set in the environment (as CI services do), the ASan+UBSan suite too.
+# With CI set in the environment (as CI services do), the ASan+UBSan suite and
+# a 60-second libFuzzer smoke run (20 seconds per target) too.
 test: check
-	@if [ -n "$$CI" ]; then $(MAKE) test-asan; fi
+	@if [ -n "$$CI" ]; then $(MAKE) test-asan && $(MAKE) fuzz FUZZ_SECONDS=20; fi
 
 # The GPU suites: on a machine without a GPU they print a skip line and pass.
 test-gpu: build
