@@ -5,7 +5,9 @@
  * end) loops over linear indices so the C compiler can inline the body and
  * vectorise the innermost dimension. Multi-dimensional launches walk row by
  * row: one division per row, not per index. The counters are int32 (a launch
- * is below 2^31 indices): gcc vectorises `int i = tid()` only then.
+ * is below 2^31 indices): gcc vectorises `int i = tid()` only then. Range
+ * loops are marked independent for gcc (KN_INDEPENDENT): a launch's indices
+ * are threads with no order among them.
  */
 #include "emit_internal.h"
 
@@ -17,12 +19,21 @@ static void c_prologue(Emitter *e) {
            "/* where a debug access past the bounds goes instead: each thread's stack */\n"
            "#define KNE_SCRATCH_GLOBAL\n"
            "#define KNE_SCRATCH_LOCAL kne_scratch kn_scratch;\n"
-           "#define KNE_SCRATCH (&kn_scratch)\n");
+           "#define KNE_SCRATCH (&kn_scratch)\n"
+           "/* A launch's indices are unordered threads, so a range loop's iterations\n"
+           " * are independent: gcc is told (its dependence analysis gives up on two\n"
+           " * arrays with run-time strides); clang checks overlap at run time itself. */\n"
+           "#if defined(__GNUC__) && !defined(__clang__)\n"
+           "#define KN_INDEPENDENT _Pragma(\"GCC ivdep\")\n"
+           "#else\n"
+           "#define KN_INDEPENDENT\n"
+           "#endif\n");
 }
 
 static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
   buf_printf(&e->out,
-             "  for (int32_t i = (int32_t)begin; i < (int32_t)end; i++) kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
+             "  KN_INDEPENDENT for (int32_t i = (int32_t)begin; i < (int32_t)end; i++)\n"
+             "    kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
              k->name, variant);
 }
 
@@ -41,7 +52,7 @@ static void row_loop(Emitter *e, const Decl *k, const char *variant) {
                "      kne_unlinear(C, i, o);\n"
                "      int32_t col = o[%d], stop = i + (inner - col);\n"
                "      if (stop > last) stop = last;\n"
-               "      for (; i < stop; i++, col++) kk_%s_body%s(&a, C, i",
+               "      KN_INDEPENDENT for (; i < stop; i++, col++) kk_%s_body%s(&a, C, i",
                nd, nd - 1, k->name, variant);
     for (int d = 0; d < 4; d++) buf_printf(&e->out, d == nd - 1 ? ", col" : d < nd ? ", o[%d]" : ", 0", d);
     buf_puts(&e->out, ");\n    }\n    break;\n");
