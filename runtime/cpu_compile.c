@@ -323,10 +323,11 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   return st;
 }
 
-static kern_status build(const char *src, size_t len, const char *cc, bool debug,
-                         const char *cache, rt_cpu_lib *out) {
+static kern_status build_in(const char *src, size_t len, const char *cc, bool debug, const char *cache,
+                            rt_cpu_lib *out, bool *in_cache_out) {
   bool in_cache;
   char *dir = make_build_dir(cache, &in_cache);
+  *in_cache_out = in_cache;
   if (!dir) return rt_error(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s", strerror(errno));
   char *c_path = rt_printf("%s/kernel.c", dir), *so_path = rt_printf("%s/kernel.so", dir);
   kern_status st = KERN_OK;
@@ -344,6 +345,21 @@ static kern_status build(const char *src, size_t len, const char *cc, bool debug
   free(c_path);
   free(so_path);
   free(dir);
+  return st;
+}
+
+/* Builds in the cache directory when it is writable; a build that fails there
+ * (a full or failing file system) is tried once more in a private temp dir,
+ * uncached, and that attempt's error is the one reported. */
+static kern_status build(const char *src, size_t len, const char *cc, bool debug,
+                         const char *cache, rt_cpu_lib *out) {
+  bool in_cache;
+  kern_status st = build_in(src, len, cc, debug, cache, out, &in_cache);
+  if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache) {
+    if (out->handle) dlclose(out->handle);
+    out->handle = NULL;
+    st = build_in(src, len, cc, debug, NULL, out, &in_cache);
+  }
   return st;
 }
 

@@ -18,12 +18,15 @@
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -470,6 +473,34 @@ Test(faults, full_disk_fails_cleanly_and_cached_code_still_loads) {
   r = run_child(launch_on_a_full_disk, full_src);
   expect_child(&r, KERN_OK, "");
   cr_expect_eq(r.value, 43, "a full disk does not stop a cached module");
+  cpu_still_works();
+}
+
+/* The cache directory on a 64 KiB file system of its own, filled up, in a
+ * private mount namespace; value -2: this machine does not allow the mount. */
+static void launch_with_a_full_cache(ChildResult *r, const void *arg) {
+  const char *cache = getenv("KERN_CACHE_DIR");
+  if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+      (mkdir(cache, 0700) != 0 && errno != EEXIST) || mount("kern-full", cache, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+    snprintf(r->message, sizeof r->message, "%s", strerror(errno));
+    r->value = -2;
+    r->done = true;
+    return;
+  }
+  char path[800], block[4096] = {0};
+  snprintf(path, sizeof path, "%s/filler", cache);
+  FILE *f = fopen(path, "w");
+  while (f && fwrite(block, 1, sizeof block, f) == sizeof block && fflush(f) == 0) continue;
+  if (f) fclose(f);
+  launch_in_child(r, arg);
+}
+
+Test(faults, full_cache_file_system_builds_in_a_temp_dir) {
+  fresh_cache();
+  ChildResult r = run_child(launch_with_a_full_cache, full_src);
+  if (r.value == -2) cr_skip_test("cannot mount a small file system here (%s): full-cache test skipped", r.message);
+  expect_child(&r, KERN_OK, "");
+  cr_expect_eq(r.value, 43, "the module builds outside the full cache and runs");
   cpu_still_works();
 }
 
