@@ -681,6 +681,28 @@ Test(limits, long_chains_compile_and_run) {
   free(isum), free(fsum), free(bsum), free(all);
 }
 
+/* Right-nested expressions within the parser's limits nest deeper than
+ * clang's default bracket limit in the generated C: they compile and run. */
+Test(limits, deep_right_nesting_compiles_and_runs) {
+  fresh_cache();
+  char *rsum = repeat("kernel void rsum(int[] a) {\n  a[0] = ", "a[1] + (", 200, "a[1]", ")", ";\n}\n");
+  char *rdiv = repeat("kernel void rdiv(int[] a) {\n  a[2] = a[1]", " / 1", 400, "", "", ";\n}\n");
+  char *all = repeat(rsum, rdiv, 1, "", "", "");
+  kern_module *m = load("right.kern", all);
+  int64_t n = 3;
+  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
+  int32_t v[3] = {0, 3, 0};
+  kern_array_write(a, v, sizeof v);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "rsum"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "rdiv"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s", kern_last_error());
+  kern_array_read(a, v, sizeof v);
+  cr_expect_eq(v[0], 201 * 3);
+  cr_expect_eq(v[2], 3);
+  kern_array_free(a);
+  kern_module_free(m);
+  free(rsum), free(rdiv), free(all);
+}
+
 /* The deepest programs the limits accept: a sum of 1990 terms, a conjunction
  * of 1990 terms, 253 parentheses around an array element. */
 static void *compile_deepest(void *arg) {
