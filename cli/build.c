@@ -559,6 +559,7 @@ static int compile_object(Build *b) {
     for (const char *const *f = rt_cpu_compile_flags(); *f; f++)
       if (strcmp(*f, "-march=native") && strcmp(*f, "-shared")) argv[n++] = *f;
     argv[n++] = "-fvisibility=hidden";
+    if (rt_cc_is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
     if (o->debug) argv[n++] = "-g";
     n = add_user_flags(o, copy, argv, n);
     const char *tail[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};

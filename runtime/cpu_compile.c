@@ -302,8 +302,9 @@ static kern_status compile_failed(const char *cc, int status, rt_buf *log) {
 /* clang stops at 256 nested brackets, and programs within the parser's
  * limits nest deeper than that in the generated C (a right-nested sum of 200
  * terms); gcc has no such limit and no such flag. */
-static bool is_clang(const char *cc) {
-  char *real = realpath(cc, NULL);
+bool rt_cc_is_clang(const char *cc) {
+  char *found = find_program(cc), *real = found ? realpath(found, NULL) : NULL;
+  free(found);
   const char *path = real ? real : cc, *base = strrchr(path, '/');
   bool clang = strstr(base ? base + 1 : path, "clang") != NULL;
   free(real);
@@ -317,7 +318,7 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   int n = 0;
   argv[n++] = cc;
   for (const char *const *f = rt_cpu_compile_flags(); *f; f++) argv[n++] = *f;
-  if (is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
+  if (rt_cc_is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
   if (debug) argv[n++] = "-g";
   if (debug && map) argv[n++] = map;
   argv[n++] = "-o";

@@ -210,6 +210,9 @@ kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_li
 /* The flags rt_cpu_compile passes the compiler (NULL-terminated; the meaning
  * of generated code depends on some, e.g. -fwrapv), for kernc build. */
 const char *const *rt_cpu_compile_flags(void);
+/* Whether the compiler cc (a path, or a name searched on PATH) resolves to
+ * clang, which then needs -fbracket-depth=4096 for deeply nested code. */
+bool rt_cc_is_clang(const char *cc);
 void rt_cpu_lib_close(rt_cpu_lib *);
 void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
 

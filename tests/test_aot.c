@@ -495,3 +495,24 @@ Test(aot, cpu_flags_name_and_depfile) {
   rm_rf(dir);
   free(dir);
 }
+
+/* A right-nested sum 200 deep nests past clang's default 256 brackets in the
+ * generated C; kernc build gives clang the room the runtime does. */
+Test(aot, deeply_nested_expressions_build_with_clang) {
+  char *dir = tmp_dir(), *out, p[4200];
+  if (sh(NULL, "command -v clang >/dev/null") != 0) cr_skip_test("no clang on PATH: skipped");
+  snprintf(p, sizeof p, "%s/deep.kern", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fputs("kernel void deep(int[] a) {\n  a[0] = ", f);
+  for (int i = 0; i < 200; i++) fputs("a[1] + (", f);
+  fputs("a[1]", f);
+  for (int i = 0; i < 200; i++) fputc(')', f);
+  fputs(";\n}\n", f);
+  fclose(f);
+  int rc = sh(&out, "%s build %s -o %s/deep --no-cuda --cc=clang 2>&1", KERNC_PATH, p, dir);
+  cr_expect_eq(rc, 0, "%.2000s", out);
+  free(out);
+  rm_rf(dir);
+  free(dir);
+}
