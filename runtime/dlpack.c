@@ -17,37 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#define RT_HAVE_DLPACK_H 1
-#endif
-#endif
-
-#ifndef RT_HAVE_DLPACK_H
-/* dlpack.h's ABI, for systems without the header. */
-typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 } DLDeviceType;
-typedef struct { DLDeviceType device_type; int device_id; } DLDevice;
-typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U } DLDataTypeCode;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-  void *data;
-  DLDevice device;
-  int ndim;
-  DLDataType dtype;
-  int64_t *shape;
-  int64_t *strides;
-  uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-#endif
-
-/* kDLBool (DLPack 0.8 and later): one byte per element, 0 or 1. */
-enum { DL_BOOL = 6 };
+#include "rt_dlpack.h"
 
 static const char *dl_device_name(int t) {
   static const char *const n[] = {NULL, "kDLCPU", "kDLCUDA", "kDLCUDAHost", "kDLOpenCL", NULL, NULL,

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expect.h"
 #include "kern.h"
 #include "rt.h"
 
@@ -62,39 +63,6 @@ static kern_kernel *K(const char *name) {
   return k;
 }
 
-static kern_array *ints(kern_device *d, int64_t n, int32_t v) {
-  kern_array *a = kern_array_new(d, KERN_INT32, 1, &n);
-  cr_assert_not_null(a, "%s", kern_last_error());
-  if (v) cr_assert_eq(kern_array_fill(a, &v), KERN_OK, "%s", kern_last_error());
-  return a;
-}
-
-static int32_t at(const kern_array *a, int64_t i) {
-  int64_t n = kern_array_size(a);
-  int32_t *h = malloc((size_t)n * sizeof *h);
-  cr_assert_eq(kern_array_read(a, h, (size_t)n * sizeof *h), KERN_OK, "%s", kern_last_error());
-  int32_t v = h[i];
-  free(h);
-  return v;
-}
-
-/* Every element equals want. */
-static void expect_all(const kern_array *a, int32_t want, const char *what) {
-  int64_t n = kern_array_size(a);
-  int32_t *h = malloc((size_t)n * sizeof *h);
-  cr_assert_eq(kern_array_read(a, h, (size_t)n * sizeof *h), KERN_OK, "%s", kern_last_error());
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; i++) bad += h[i] != want;
-  cr_expect_eq(bad, 0, "%s: %lld of %lld elements differ from %d (first is %d)", what, (long long)bad,
-               (long long)n, want, h[0]);
-  free(h);
-}
-
-static void expect_error(kern_status st, kern_status want, const char *needle) {
-  cr_expect_eq(st, want, "got %s, want %s (%s)", kern_status_name(st), kern_status_name(want), kern_last_error());
-  cr_expect(strstr(kern_last_error(), needle), "message lacks \"%s\": %s", needle, kern_last_error());
-}
-
 /* A second software-capture device: the CPU backend under another index. */
 static kern_device *second_device(void) {
   kern_device *d = rt_device_add(RT_DEV_CPU, 7, &rt_cpu_ops, NULL);
@@ -107,7 +75,7 @@ static kern_device *second_device(void) {
 
 Test(capture, launches_run_only_when_replayed) {
   int64_t n = 1000;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK, "%s", kern_last_error());
   cr_expect(kern_capture_is_active(cpu));
   for (int i = 0; i < 3; i++) cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK, "%s", kern_last_error());
@@ -115,10 +83,10 @@ Test(capture, launches_run_only_when_replayed) {
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
   cr_expect(!kern_capture_is_active(cpu));
   cr_expect_eq(kern_graph_device(g), cpu);
-  expect_all(x, 0, "after capture, before any replay");
+  th_expect_all(x, 0, "after capture, before any replay");
   for (int r = 1; r <= 5; r++) {
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-    expect_all(x, 3 * r, "after replays");
+    th_expect_all(x, 3 * r, "after replays");
   }
   kern_graph_free(g);
   kern_array_free(x);
@@ -126,7 +94,7 @@ Test(capture, launches_run_only_when_replayed) {
 
 Test(capture, argument_values_are_frozen_at_record_time) {
   int64_t n = 64;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   kern_array *p = kern_array_new(cpu, KERN_VEC3, 1, &n);
   int v = 7;
   float d[3] = {1.5f, -2.0f, 0.25f};
@@ -141,7 +109,7 @@ Test(capture, argument_values_are_frozen_at_record_time) {
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 14, "two replays of add(x, 7)");
+  th_expect_all(x, 14, "two replays of add(x, 7)");
   float back[3 * 64];
   cr_assert_eq(kern_array_read(p, back, sizeof back), KERN_OK);
   cr_expect_float_eq(back[3 * 5 + 0], 3.0f, 1e-6, "x of a point after two shifts by 1.5");
@@ -173,7 +141,7 @@ Test(capture, array_contents_are_read_at_replay) {
 
 Test(capture, copies_and_fills_are_recorded_in_order) {
   int64_t n = 100, shape2[2] = {10, 20}, off[2] = {2, 5}, win[2] = {4, 6};
-  kern_array *a = ints(cpu, n, 0), *b = ints(cpu, n, 0);
+  kern_array *a = th_ints(cpu, n, 0), *b = th_ints(cpu, n, 0);
   kern_array *big = kern_array_new(cpu, KERN_INT32, 2, shape2);
   kern_array *small = kern_array_new(cpu, KERN_INT32, 2, win);
   kern_array *view = kern_array_view(big, 2, off, win);
@@ -188,15 +156,15 @@ Test(capture, copies_and_fills_are_recorded_in_order) {
   cr_assert_eq(kern_array_copy(view, small), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
-  expect_all(a, 0, "a before replay");
-  expect_all(b, 0, "b before replay");
-  expect_all(big, 0, "big before replay");
+  th_expect_all(a, 0, "a before replay");
+  th_expect_all(b, 0, "b before replay");
+  th_expect_all(big, 0, "big before replay");
   for (int r = 0; r < 2; r++) {
     int32_t junk = -3;
     cr_assert_eq(kern_array_fill(a, &junk), KERN_OK);  /* the recorded fill overwrites it */
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-    expect_all(a, 6, "a = fill 5, +1");
-    expect_all(b, 16, "b = copy of a, +10");
+    th_expect_all(a, 6, "a = fill 5, +1");
+    th_expect_all(b, 16, "b = copy of a, +10");
   }
   int32_t h[200];
   cr_assert_eq(kern_array_read(big, h, sizeof h), KERN_OK);
@@ -213,7 +181,7 @@ Test(capture, copies_and_fills_are_recorded_in_order) {
  * allocation + memset nodes are. */
 Test(capture, arrays_made_inside_a_capture_are_zeroed_by_each_replay) {
   int64_t n = 32;
-  kern_array *out = ints(cpu, n, 0);
+  kern_array *out = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   kern_array *tmp = kern_array_new(cpu, KERN_INT32, 1, &n);
   cr_assert_not_null(tmp, "%s", kern_last_error());
@@ -224,7 +192,7 @@ Test(capture, arrays_made_inside_a_capture_are_zeroed_by_each_replay) {
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   for (int r = 0; r < 3; r++) {
     cr_assert_eq(kern_graph_launch(g), KERN_OK);
-    expect_all(out, 4, "tmp starts from zero in each replay");
+    th_expect_all(out, 4, "tmp starts from zero in each replay");
   }
   kern_graph_free(g);
   kern_array_free(out);
@@ -233,7 +201,7 @@ Test(capture, arrays_made_inside_a_capture_are_zeroed_by_each_replay) {
 Test(capture, a_graph_keeps_freed_arrays_alive) {
   size_t base = rt_registry_count();
   int64_t n = 50;
-  kern_array *x = ints(cpu, n, 0), *out = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0), *out = th_ints(cpu, n, 0);
   int64_t off = 10, len = 20;
   kern_array *v = kern_array_view(x, 1, &off, &len);
   cr_assert_eq(rt_registry_count(), base + 2);
@@ -247,10 +215,10 @@ Test(capture, a_graph_keeps_freed_arrays_alive) {
   cr_expect_eq(rt_registry_count(), base + 2, "x's memory must live while the graph uses it");
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  cr_expect_eq(at(out, 9), 0);
-  cr_expect_eq(at(out, 10), 6, "the view's elements, +3 twice, copied out");
-  cr_expect_eq(at(out, 29), 6);
-  cr_expect_eq(at(out, 30), 0);
+  cr_expect_eq(th_at(out, 9), 0);
+  cr_expect_eq(th_at(out, 10), 6, "the view's elements, +3 twice, copied out");
+  cr_expect_eq(th_at(out, 29), 6);
+  cr_expect_eq(th_at(out, 30), 0);
   kern_graph_free(g);
   cr_expect_eq(rt_registry_count(), base + 1, "freeing the graph frees x's memory");
   kern_array_free(out);
@@ -261,23 +229,23 @@ Test(capture, a_graph_keeps_freed_arrays_alive) {
 
 Test(capture, refused_operations_change_nothing) {
   int64_t n = 16;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   int32_t h[16] = {0};
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
-  expect_error(kern_device_synchronize(cpu), KERN_ERR_CAPTURE, "kern_device_synchronize");
-  expect_error(kern_array_read(x, h, sizeof h), KERN_ERR_CAPTURE, "kern_array_read");
-  expect_error(kern_array_write(x, h, sizeof h), KERN_ERR_CAPTURE, "kern_array_write");
-  expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open");
+  th_expect_error(kern_device_synchronize(cpu), KERN_ERR_CAPTURE, "kern_device_synchronize");
+  th_expect_error(kern_array_read(x, h, sizeof h), KERN_ERR_CAPTURE, "kern_array_read");
+  th_expect_error(kern_array_write(x, h, sizeof h), KERN_ERR_CAPTURE, "kern_array_write");
+  th_expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open");
   /* A bad launch (wrong dtype) fails validation and records nothing. */
-  expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1.0f), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
-  expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(-1), x, 1), KERN_ERR_INVALID_ARGUMENT, "negative");
+  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1.0f), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
+  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(-1), x, 1), KERN_ERR_INVALID_ARGUMENT, "negative");
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 10), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(0), x, 100), KERN_OK, "a dim of 0 records nothing");
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 11, "the two good launches, once");
+  th_expect_all(x, 11, "the two good launches, once");
   cr_expect_eq(kern_device_synchronize(cpu), KERN_OK, "allowed again after the capture");
   kern_graph_free(g);
   kern_array_free(x);
@@ -286,17 +254,17 @@ Test(capture, refused_operations_change_nothing) {
 Test(capture, an_access_check_failure_leaves_the_capture_usable) {
   kern_device *d2 = second_device();
   int64_t n = 8;
-  kern_array *x = ints(cpu, n, 0), *y = ints(d2, n, 0);
+  kern_array *x = th_ints(cpu, n, 0), *y = th_ints(d2, n, 0);
   kern_access_mode old = kern_set_launch_access_mode(KERN_ACCESS_STRICT);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), y, 1), KERN_ERR_ACCESS, "STRICT");
+  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), y, 1), KERN_ERR_ACCESS, "STRICT");
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 2), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
   kern_set_launch_access_mode(old);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 2, "the launch after the refused one");
-  expect_all(y, 0, "the refused launch never ran");
+  th_expect_all(x, 2, "the launch after the refused one");
+  th_expect_all(y, 0, "the refused launch never ran");
   kern_graph_free(g);
   kern_array_free(x);
   kern_array_free(y);
@@ -304,17 +272,17 @@ Test(capture, an_access_check_failure_leaves_the_capture_usable) {
 
 Test(capture, misuse_of_begin_and_end) {
   kern_graph *g = (kern_graph *)1;
-  expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "no capture is open on cpu");
+  th_expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "no capture is open on cpu");
   cr_expect_null(g, "*out is cleared on failure");
-  expect_error(kern_capture_abort(cpu), KERN_ERR_CAPTURE, "no capture is open");
-  expect_error(kern_capture_end_if(cpu), KERN_ERR_CAPTURE, "no capture is open");
-  expect_error(kern_capture_begin(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
-  expect_error(kern_capture_begin_mode(cpu, (kern_capture_mode)9), KERN_ERR_INVALID_ARGUMENT, "mode");
-  expect_error(kern_graph_launch(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
+  th_expect_error(kern_capture_abort(cpu), KERN_ERR_CAPTURE, "no capture is open");
+  th_expect_error(kern_capture_end_if(cpu), KERN_ERR_CAPTURE, "no capture is open");
+  th_expect_error(kern_capture_begin(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
+  th_expect_error(kern_capture_begin_mode(cpu, (kern_capture_mode)9), KERN_ERR_INVALID_ARGUMENT, "mode");
+  th_expect_error(kern_graph_launch(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
   kern_graph_free(NULL);
   cr_assert_eq(kern_capture_begin_mode(cpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s", kern_last_error());
-  expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open on cpu");
-  expect_error(kern_capture_end(cpu, NULL), KERN_ERR_INVALID_ARGUMENT, "out");
+  th_expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open on cpu");
+  th_expect_error(kern_capture_end(cpu, NULL), KERN_ERR_INVALID_ARGUMENT, "out");
   cr_expect(kern_capture_is_active(cpu), "failed calls leave the capture open");
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "an empty capture is a valid graph: %s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
@@ -324,22 +292,22 @@ Test(capture, misuse_of_begin_and_end) {
 Test(capture, begin_on_one_device_end_on_another) {
   kern_device *d2 = second_device();
   int64_t n = 4;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 5), KERN_OK);
   kern_graph *g = NULL;
-  expect_error(kern_capture_end(d2, &g), KERN_ERR_CAPTURE, "no capture is open on cpu2");
+  th_expect_error(kern_capture_end(d2, &g), KERN_ERR_CAPTURE, "no capture is open on cpu2");
   cr_expect(kern_capture_is_active(cpu));
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   /* A graph of cpu cannot take a capture of cpu2. */
   cr_assert_eq(kern_capture_begin(d2), KERN_OK);
   bool up = true;
-  expect_error(kern_capture_end_update(d2, g, &up), KERN_ERR_CAPTURE, "captured on cpu, not cpu2");
+  th_expect_error(kern_capture_end_update(d2, g, &up), KERN_ERR_CAPTURE, "captured on cpu, not cpu2");
   cr_expect(!up);
   cr_expect(kern_capture_is_active(d2), "the capture on cpu2 is still open");
   cr_assert_eq(kern_capture_abort(d2), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 5, "the cpu graph is intact");
+  th_expect_all(x, 5, "the cpu graph is intact");
   kern_graph_free(g);
   kern_array_free(x);
 }
@@ -357,7 +325,7 @@ static void *end_elsewhere(void *p) {
 
 Test(capture, end_on_another_thread_is_refused) {
   int64_t n = 4;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 3), KERN_OK);
   end_args a = {.d = cpu};
@@ -369,7 +337,7 @@ Test(capture, end_on_another_thread_is_refused) {
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "the owner still ends it: %s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 3, "the capture survived the foreign end");
+  th_expect_all(x, 3, "the capture survived the foreign end");
   kern_graph_free(g);
   kern_array_free(x);
 }
@@ -385,7 +353,7 @@ static void *launch_elsewhere(void *p) {
 /* Capture is per device: another thread's launch on the capturing device is recorded too. */
 Test(capture, other_threads_launches_on_the_device_are_recorded) {
   int64_t n = 10;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   launch_args a = {K("add"), x, KERN_ERR_IO};
   pthread_t t;
@@ -394,9 +362,9 @@ Test(capture, other_threads_launches_on_the_device_are_recorded) {
   cr_assert_eq(a.st, KERN_OK);
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
-  expect_all(x, 0, "recorded, not run");
+  th_expect_all(x, 0, "recorded, not run");
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 20, "run by the replay");
+  th_expect_all(x, 20, "run by the replay");
   kern_graph_free(g);
   kern_array_free(x);
 }
@@ -404,19 +372,19 @@ Test(capture, other_threads_launches_on_the_device_are_recorded) {
 Test(capture, other_devices_run_at_once_but_cannot_touch_the_capturing_one) {
   kern_device *d2 = second_device();
   int64_t n = 12;
-  kern_array *x = ints(cpu, n, 0), *y = ints(d2, n, 0);
+  kern_array *x = th_ints(cpu, n, 0), *y = th_ints(d2, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), y, 4), KERN_OK, "%s", kern_last_error());
-  expect_error(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), x, 4), KERN_ERR_CAPTURE, "parameter 'x' (#1) is an array of cpu");
-  expect_error(kern_array_copy(y, x), KERN_ERR_CAPTURE, "kern_array_copy");
+  th_expect_error(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), x, 4), KERN_ERR_CAPTURE, "parameter 'x' (#1) is an array of cpu");
+  th_expect_error(kern_array_copy(y, x), KERN_ERR_CAPTURE, "kern_array_copy");
   int32_t back[12];
   cr_assert_eq(kern_array_read(y, back, sizeof back), KERN_OK, "cpu2 is not capturing: %s", kern_last_error());
   cr_expect_eq(back[3], 4, "the launch on cpu2 ran at once");
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(y, 4, "cpu2's launch is not part of the graph");
-  expect_all(x, 0, "nothing was recorded for x");
+  th_expect_all(y, 4, "cpu2's launch is not part of the graph");
+  th_expect_all(x, 0, "nothing was recorded for x");
   kern_graph_free(g);
   kern_array_free(x);
   kern_array_free(y);
@@ -424,18 +392,18 @@ Test(capture, other_devices_run_at_once_but_cannot_touch_the_capturing_one) {
 
 Test(capture, replay_during_a_capture_and_abort) {
   int64_t n = 6;
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 100), KERN_OK);
-  expect_error(kern_graph_launch(g), KERN_ERR_CAPTURE, "capturing");
+  th_expect_error(kern_graph_launch(g), KERN_ERR_CAPTURE, "capturing");
   cr_assert_eq(kern_capture_abort(cpu), KERN_OK, "%s", kern_last_error());
   cr_expect(!kern_capture_is_active(cpu));
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 1, "the aborted capture ran nothing");
+  th_expect_all(x, 1, "the aborted capture ran nothing");
   kern_graph_free(g);
   kern_array_free(x);
 }
@@ -444,7 +412,7 @@ Test(capture, replay_during_a_capture_and_abort) {
 
 Test(capture, end_update_replaces_the_contents) {
   int64_t n = 20;
-  kern_array *x = ints(cpu, n, 0), *y = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0), *y = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
   kern_graph *g;
@@ -459,8 +427,8 @@ Test(capture, end_update_replaces_the_contents) {
     cr_assert_eq(kern_graph_launch(g), KERN_OK);
     total += step % 2 ? 0 : step;
   }
-  expect_all(x, 3, "x gets step 3 only");
-  expect_all(y, total, "y gets steps 2 and 4");
+  th_expect_all(x, 3, "x gets step 3 only");
+  th_expect_all(y, total, "y gets steps 2 and 4");
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);  /* a new shape: rebuilt */
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 10), KERN_OK);
   kern_array *f = kern_array_new(cpu, KERN_FLOAT32, 1, &n);
@@ -469,7 +437,7 @@ Test(capture, end_update_replaces_the_contents) {
   cr_assert_eq(kern_capture_end_update(cpu, g, &up), KERN_OK, "%s", kern_last_error());
   cr_expect(!up, "a different shape is rebuilt");
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 13, "the rebuilt graph runs the new launches");
+  th_expect_all(x, 13, "the rebuilt graph runs the new launches");
   cr_assert_eq(kern_capture_end_update(cpu, g, NULL), KERN_ERR_CAPTURE, "no capture open");
   kern_graph_free(g);
   kern_array_free(f);
@@ -481,7 +449,7 @@ Test(capture, end_update_replaces_the_contents) {
 
 Test(capture, while_loops_until_the_flag_is_zero) {
   int64_t one = 1;
-  kern_array *flag = ints(cpu, one, 0), *iters = ints(cpu, one, 0);
+  kern_array *flag = th_ints(cpu, one, 0), *iters = th_ints(cpu, one, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(kern_capture_while(cpu, flag), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(KERN_LAUNCH(K("countdown"), cpu, KERN_DIM1(1), flag, iters), KERN_OK);
@@ -493,8 +461,8 @@ Test(capture, while_loops_until_the_flag_is_zero) {
     cr_assert_eq(kern_array_write(flag, &starts[r], 4), KERN_OK);
     cr_assert_eq(kern_graph_launch(g), KERN_OK);
     total += starts[r];
-    cr_expect_eq(at(iters, 0), total, "replay %d: the body ran once per count", r);
-    cr_expect_eq(at(flag, 0), 0);
+    cr_expect_eq(th_at(iters, 0), total, "replay %d: the body ran once per count", r);
+    cr_expect_eq(th_at(flag, 0), 0);
   }
   kern_graph_free(g);
   kern_array_free(flag);
@@ -503,8 +471,8 @@ Test(capture, while_loops_until_the_flag_is_zero) {
 
 Test(capture, if_blocks_and_nesting) {
   int64_t one = 1, n = 8;
-  kern_array *cond = ints(cpu, one, 0), *flag = ints(cpu, one, 0), *iters = ints(cpu, one, 0);
-  kern_array *x = ints(cpu, n, 0);
+  kern_array *cond = th_ints(cpu, one, 0), *flag = th_ints(cpu, one, 0), *iters = th_ints(cpu, one, 0);
+  kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
   cr_assert_eq(kern_capture_while(cpu, flag), KERN_OK);
@@ -518,12 +486,12 @@ Test(capture, if_blocks_and_nesting) {
   int32_t three = 3, on = 1;
   cr_assert_eq(kern_array_write(flag, &three, 4), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 1, "cond 0: the if body never ran");
-  cr_expect_eq(at(iters, 0), 3);
+  th_expect_all(x, 1, "cond 0: the if body never ran");
+  cr_expect_eq(th_at(iters, 0), 3);
   cr_assert_eq(kern_array_write(flag, &three, 4), KERN_OK);
   cr_assert_eq(kern_array_write(cond, &on, 4), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 302, "cond 1: the if body ran in each of 3 iterations");
+  th_expect_all(x, 302, "cond 1: the if body ran in each of 3 iterations");
   kern_graph_free(g);
   kern_array_free(cond), kern_array_free(flag), kern_array_free(iters), kern_array_free(x);
 }
@@ -531,25 +499,25 @@ Test(capture, if_blocks_and_nesting) {
 Test(capture, conditional_misuse) {
   kern_device *d2 = second_device();
   int64_t one = 1, two = 2;
-  kern_array *flag = ints(cpu, one, 0), *wide = ints(cpu, two, 0), *other = ints(d2, one, 0);
+  kern_array *flag = th_ints(cpu, one, 0), *wide = th_ints(cpu, two, 0), *other = th_ints(d2, one, 0);
   kern_array *f32 = kern_array_new(cpu, KERN_FLOAT32, 1, &one);
-  expect_error(kern_capture_while(cpu, flag), KERN_ERR_CAPTURE, "no capture is open");
+  th_expect_error(kern_capture_while(cpu, flag), KERN_ERR_CAPTURE, "no capture is open");
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  expect_error(kern_capture_while(cpu, wide), KERN_ERR_INVALID_ARGUMENT, "one element");
-  expect_error(kern_capture_if(cpu, f32), KERN_ERR_INVALID_ARGUMENT, "int32");
-  expect_error(kern_capture_if(cpu, other), KERN_ERR_INVALID_ARGUMENT, "capturing device cpu");
-  expect_error(kern_capture_if(cpu, NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
-  expect_error(kern_capture_end_while(cpu), KERN_ERR_CAPTURE, "no conditional block is open");
+  th_expect_error(kern_capture_while(cpu, wide), KERN_ERR_INVALID_ARGUMENT, "one element");
+  th_expect_error(kern_capture_if(cpu, f32), KERN_ERR_INVALID_ARGUMENT, "int32");
+  th_expect_error(kern_capture_if(cpu, other), KERN_ERR_INVALID_ARGUMENT, "capturing device cpu");
+  th_expect_error(kern_capture_if(cpu, NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
+  th_expect_error(kern_capture_end_while(cpu), KERN_ERR_CAPTURE, "no conditional block is open");
   cr_assert_eq(kern_capture_while(cpu, flag), KERN_OK);
-  expect_error(kern_capture_end_if(cpu), KERN_ERR_CAPTURE, "kern_capture_while block");
+  th_expect_error(kern_capture_end_if(cpu), KERN_ERR_CAPTURE, "kern_capture_while block");
   kern_graph *g = NULL;
-  expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "still open");
+  th_expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "still open");
   cr_expect(kern_capture_is_active(cpu));
   cr_expect_null(kern_array_new(cpu, KERN_INT32, 1, &one), "no allocation inside a block");
   cr_expect_eq(kern_last_status(), KERN_ERR_CAPTURE, "%s", kern_last_error());
   cr_expect(strstr(kern_last_error(), "conditional block"), "%s", kern_last_error());
   for (int i = 1; i < 8; i++) cr_assert_eq(kern_capture_if(cpu, flag), KERN_OK, "depth %d", i + 1);
-  expect_error(kern_capture_if(cpu, flag), KERN_ERR_CAPTURE, "at most 8");
+  th_expect_error(kern_capture_if(cpu, flag), KERN_ERR_CAPTURE, "at most 8");
   for (int i = 1; i < 8; i++) cr_assert_eq(kern_capture_end_if(cpu), KERN_OK);
   cr_assert_eq(kern_capture_end_while(cpu), KERN_OK);
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
@@ -565,7 +533,7 @@ Test(capture, a_bounds_error_stops_the_replay) {
   kern_module *m = kern_module_from_source("capture_debug.kern", src);
   cr_assert_not_null(m, "%s", kern_last_error());
   int64_t n = 4;
-  kern_array *x = ints(cpu, n, 0), *y = ints(cpu, n, 0);
+  kern_array *x = th_ints(cpu, n, 0), *y = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "poke"), cpu, KERN_DIM1(1), x, 2), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "poke"), cpu, KERN_DIM1(1), x, 9), KERN_OK,
@@ -573,10 +541,10 @@ Test(capture, a_bounds_error_stops_the_replay) {
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "add"), cpu, KERN_DIM1(n), y, 1), KERN_OK);
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
-  expect_error(kern_graph_launch(g), KERN_ERR_BOUNDS, "kernel 'poke'");
+  th_expect_error(kern_graph_launch(g), KERN_ERR_BOUNDS, "kernel 'poke'");
   cr_expect(strstr(kern_last_error(), "[9]"), "%s", kern_last_error());
-  cr_expect_eq(at(x, 2), 1, "the launch before the failure ran");
-  expect_all(y, 0, "the launch after the failure did not");
+  cr_expect_eq(th_at(x, 2), 1, "the launch before the failure ran");
+  th_expect_all(y, 0, "the launch after the failure did not");
   kern_graph_free(g);
   kern_array_free(x), kern_array_free(y);
   kern_module_free(m);
@@ -593,7 +561,7 @@ static void *replay_many(void *p) {
 
 Test(capture, concurrent_replays_of_one_graph) {
   int64_t one = 1, n = 1000;
-  kern_array *c = ints(cpu, one, 0);
+  kern_array *c = th_ints(cpu, one, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(kern_launch(K("count"), cpu, KERN_DIM1(n), 1, (kern_arg[]){kern_arg_array(c)}), KERN_OK);
   kern_graph *g;
@@ -609,7 +577,7 @@ Test(capture, concurrent_replays_of_one_graph) {
     pthread_join(t[i], NULL);
     cr_expect_eq(a[i].st, KERN_OK);
   }
-  cr_expect_eq(at(c, 0), T * R * n, "every replay's every thread counted once");
+  cr_expect_eq(th_at(c, 0), T * R * n, "every replay's every thread counted once");
   kern_graph_free(g);
   kern_array_free(c);
 }

@@ -12,47 +12,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "kern.h"
 #include "rt.h"
+#include "fake_gpu.h"
 
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#define HAVE_DLPACK_H 1
-#endif
-#endif
-#ifndef HAVE_DLPACK_H
-/* The ABI of dlpack.h, as a framework without the header would spell it. */
-typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLROCM = 10,
-               kDLCUDAManaged = 13 } DLDeviceType;
-typedef struct { DLDeviceType device_type; int device_id; } DLDevice;
-typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLOpaqueHandle = 3U, kDLBfloat = 4U,
-               kDLComplex = 5U } DLDataTypeCode;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-  void *data;
-  DLDevice device;
-  int ndim;
-  DLDataType dtype;
-  int64_t *shape;
-  int64_t *strides;
-  uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-#endif
+#include "rt_dlpack.h"
 
-enum { DL_BOOL = 6 };
-
-static char cache_dir[256];
 static void setup(void) {
-  if (!getenv("KERN_CACHE_DIR")) {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/kern-dlpack-test-%d", (int)getuid());
-    setenv("KERN_CACHE_DIR", cache_dir, 1);
-  }
+  th_default_cache_dir("dlpack");
   cr_assert_eq(kern_init(), KERN_OK);
 }
 
@@ -105,34 +73,10 @@ static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1};
 
 /* ---- a stand-in CUDA device (host memory that reports CUDA kinds) ---------------------- */
 
-static void *fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero, kern_memory_kind *kind) {
-  (void)d;
-  *kind = al == KERN_ALLOC_CUDA_MANAGED ? KERN_MEM_CUDA_MANAGED : KERN_MEM_CUDA_DEVICE;
-  return zero ? calloc(1, n) : malloc(n);
-}
-static void fake_free(kern_device *d, void *p, size_t n, kern_memory_kind k) { (void)d, (void)n, (void)k; free(p); }
-static kern_status fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a, bool b) {
-  (void)d, (void)a, (void)b;
-  memmove(dst, src, n);
-  return KERN_OK;
-}
-static kern_status fake_info(const kern_device *d, kern_device_info *i) {
-  memset(i, 0, sizeof *i);
-  i->ordinal = d->ordinal;
-  i->is_uva = i->is_managed_memory_supported = i->is_concurrent_managed_access_supported = true;
-  return KERN_OK;
-}
-static bool fake_allocator_ok(const kern_device *d, kern_allocator a) {
-  (void)d;
-  return a == KERN_ALLOC_DEFAULT || a == KERN_ALLOC_CUDA_DEVICE || a == KERN_ALLOC_CUDA_MANAGED;
-}
-static const rt_device_ops fake_ops = {.alloc = fake_alloc, .free = fake_free, .copy = fake_copy,
-                                       .info = fake_info, .allocator_ok = fake_allocator_ok};
-
+/* A stand-in CUDA device whose memory is host memory. */
 static kern_device *fake_gpu(void) {
-  kern_device *d = rt_device_add(RT_DEV_CUDA, kern_device_count() - 1, &fake_ops, NULL);
-  cr_assert_not_null(d);
-  return d;
+  return th_fake_gpu_new((kern_device_info){.is_uva = true, .is_managed_memory_supported = true,
+                                            .is_concurrent_managed_access_supported = true});
 }
 
 /* ---- import ---------------------------------------------------------------------------- */

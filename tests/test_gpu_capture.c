@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "expect.h"
 #include "kern.h"
 #include "rt.h"
 
@@ -54,38 +55,6 @@ static kern_kernel *K(const char *name) {
   return k;
 }
 
-static kern_array *ints(kern_device *d, int64_t n, int32_t v) {
-  kern_array *a = kern_array_new(d, KERN_INT32, 1, &n);
-  cr_assert_not_null(a, "%s", kern_last_error());
-  if (v) cr_assert_eq(kern_array_fill(a, &v), KERN_OK, "%s", kern_last_error());
-  return a;
-}
-
-static int32_t at(const kern_array *a, int64_t i) {
-  int64_t n = kern_array_size(a);
-  int32_t *h = malloc((size_t)n * sizeof *h);
-  cr_assert_eq(kern_array_read(a, h, (size_t)n * sizeof *h), KERN_OK, "%s", kern_last_error());
-  int32_t v = h[i];
-  free(h);
-  return v;
-}
-
-static void expect_all(const kern_array *a, int32_t want, const char *what) {
-  int64_t n = kern_array_size(a);
-  int32_t *h = malloc((size_t)n * sizeof *h);
-  cr_assert_eq(kern_array_read(a, h, (size_t)n * sizeof *h), KERN_OK, "%s", kern_last_error());
-  int64_t bad = 0;
-  for (int64_t i = 0; i < n; i++) bad += h[i] != want;
-  cr_expect_eq(bad, 0, "%s: %lld of %lld elements differ from %d (first is %d)", what, (long long)bad,
-               (long long)n, want, h[0]);
-  free(h);
-}
-
-static void expect_error(kern_status st, kern_status want, const char *needle) {
-  cr_expect_eq(st, want, "got %s, want %s (%s)", kern_status_name(st), kern_status_name(want), kern_last_error());
-  cr_expect(strstr(kern_last_error(), needle), "message lacks \"%s\": %s", needle, kern_last_error());
-}
-
 static bool has_pools(void) {
   kern_device_info info;
   cr_assert_eq(kern_device_info_get(gpu, &info), KERN_OK);
@@ -94,10 +63,10 @@ static bool has_pools(void) {
 
 /* The device still runs ordinary work correctly. */
 static void expect_device_usable(void) {
-  kern_array *z = ints(gpu, 256, 0);
+  kern_array *z = th_ints(gpu, 256, 0);
   cr_expect_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(256), z, 9), KERN_OK, "%s", kern_last_error());
   cr_expect_eq(kern_device_synchronize(gpu), KERN_OK, "%s", kern_last_error());
-  expect_all(z, 9, "an ordinary launch after the capture");
+  th_expect_all(z, 9, "an ordinary launch after the capture");
   kern_array_free(z);
 }
 
@@ -106,15 +75,15 @@ static void expect_device_usable(void) {
 Test(gpu_capture, replays_run_the_recorded_launches) {
   gpu_or_skip();
   int64_t n = 1 << 16;
-  kern_array *x = ints(gpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK, "%s", kern_last_error());
   for (int i = 0; i < 3; i++)
     cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, i + 1), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
-  expect_all(x, 0, "nothing ran during the capture");
+  th_expect_all(x, 0, "nothing ran during the capture");
   for (int r = 1; r <= 4; r++) cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-  expect_all(x, 4 * 6, "4 replays of +1 +2 +3");
+  th_expect_all(x, 4 * 6, "4 replays of +1 +2 +3");
   kern_graph_free(g);
   kern_array_free(x);
   expect_device_usable();
@@ -123,7 +92,7 @@ Test(gpu_capture, replays_run_the_recorded_launches) {
 Test(gpu_capture, thousand_tiny_launches_in_one_graph) {
   gpu_or_skip();
   int64_t one = 1;
-  kern_array *c = ints(gpu, one, 0);
+  kern_array *c = th_ints(gpu, one, 0);
   cr_assert_eq(kern_capture_begin_mode(gpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s", kern_last_error());
   for (int i = 0; i < 1000; i++)
     cr_assert_eq(kern_launch(K("count"), gpu, KERN_DIM1(3), 1, (kern_arg[]){kern_arg_array(c)}), KERN_OK);
@@ -131,7 +100,7 @@ Test(gpu_capture, thousand_tiny_launches_in_one_graph) {
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  cr_expect_eq(at(c, 0), 2 * 1000 * 3);
+  cr_expect_eq(th_at(c, 0), 2 * 1000 * 3);
   kern_graph_free(g);
   kern_array_free(c);
 }
@@ -166,7 +135,7 @@ Test(gpu_capture, arrays_changed_between_replays_are_seen) {
 Test(gpu_capture, copies_and_fills_become_nodes) {
   gpu_or_skip();
   int64_t n = 1000;
-  kern_array *a = ints(gpu, n, 0), *b = ints(gpu, n, 0);
+  kern_array *a = th_ints(gpu, n, 0), *b = th_ints(gpu, n, 0);
   kern_array *d = kern_array_new(gpu, KERN_FLOAT64, 1, &n);
   kern_array *v = kern_array_new(gpu, KERN_VEC3, 1, &n);
   kern_array *s = kern_array_new(gpu, KERN_INT16, 1, &n);
@@ -188,12 +157,12 @@ Test(gpu_capture, copies_and_fills_become_nodes) {
   cr_assert_eq(kern_array_fill(u, &uv), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
-  expect_all(a, 0, "a before replay");
+  th_expect_all(a, 0, "a before replay");
   int32_t junk = -7;
   cr_assert_eq(kern_array_fill(a, &junk), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-  expect_all(a, 6, "a = fill 5, + 1");
-  expect_all(b, 16, "b = copy of a, + 10");
+  th_expect_all(a, 6, "a = fill 5, + 1");
+  th_expect_all(b, 16, "b = copy of a, + 10");
   double *hd = malloc((size_t)n * sizeof *hd);
   float *hv = malloc((size_t)n * 3 * sizeof *hv);
   int16_t *hs = malloc((size_t)n * sizeof *hs);
@@ -219,7 +188,7 @@ Test(gpu_capture, pool_allocations_and_frees_become_nodes) {
   gpu_or_skip();
   if (!has_pools()) cr_skip_test("cuda:0 has no memory pools");
   int64_t n = 10000;
-  kern_array *out = ints(gpu, n, 0);
+  kern_array *out = th_ints(gpu, n, 0);
   kern_allocator old = kern_device_set_allocator(gpu, KERN_ALLOC_CUDA_MEMPOOL);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   kern_array *tmp = kern_array_new(gpu, KERN_INT32, 1, &n);
@@ -236,8 +205,8 @@ Test(gpu_capture, pool_allocations_and_frees_become_nodes) {
   kern_device_set_allocator(gpu, old);
   for (int r = 0; r < 3; r++) {
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "replay %d: %s", r, kern_last_error());
-    expect_all(out, 4, "tmp is allocated and zeroed by each replay");
-    expect_all(kept, 2, "kept is allocated and zeroed by each replay");
+    th_expect_all(out, 4, "tmp is allocated and zeroed by each replay");
+    th_expect_all(kept, 2, "kept is allocated and zeroed by each replay");
   }
   kern_array_free(kept);
   kern_graph_free(g);
@@ -250,7 +219,7 @@ Test(gpu_capture, pool_allocations_and_frees_become_nodes) {
 Test(gpu_capture, refused_operations_leave_the_capture_usable) {
   gpu_or_skip();
   int64_t n = 512;
-  kern_array *x = ints(gpu, n, 0), *h = ints(cpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0), *h = th_ints(cpu, n, 0);
   int32_t buf[512];
   kern_stream *st = kern_stream_new(gpu);
   cr_assert_not_null(st, "%s", kern_last_error());
@@ -259,16 +228,16 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
   kern_array *managed = NULL;
   if (info.is_managed_memory_supported) {
     kern_device_set_allocator(gpu, KERN_ALLOC_CUDA_MANAGED);
-    managed = ints(gpu, n, 0);
+    managed = th_ints(gpu, n, 0);
     kern_device_set_allocator(gpu, KERN_ALLOC_DEFAULT);
   }
-  kern_array *unused = ints(gpu, n, 0);
+  kern_array *unused = th_ints(gpu, n, 0);
   size_t before = rt_registry_count();
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   kern_array_free(unused);  /* cuMemFree cannot happen now: it waits for the end */
   cr_expect_eq(rt_registry_count(), before, "the free waits for the capture to end");
-  expect_error(kern_device_synchronize(gpu), KERN_ERR_CAPTURE, "kern_device_synchronize");
+  th_expect_error(kern_device_synchronize(gpu), KERN_ERR_CAPTURE, "kern_device_synchronize");
   cr_expect_null(kern_array_new(gpu, KERN_INT32, 1, &n), "cuMemAlloc during capture");
   cr_expect_eq(kern_last_status(), KERN_ERR_CAPTURE);
   cr_expect(strstr(kern_last_error(), "KERN_ALLOC_CUDA_MEMPOOL"), "%s", kern_last_error());
@@ -277,18 +246,18 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
     cr_expect_null(kern_array_new(gpu, KERN_INT32, 1, &n), "managed allocation during capture");
     cr_expect_eq(kern_last_status(), KERN_ERR_CAPTURE, "%s", kern_last_error());
     kern_device_set_allocator(gpu, KERN_ALLOC_DEFAULT);
-    expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), managed, 1), KERN_ERR_CAPTURE, "capturing a graph");
+    th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), managed, 1), KERN_ERR_CAPTURE, "capturing a graph");
   }
   kern_device_set_allocator(cpu, KERN_ALLOC_PINNED);
   cr_expect_null(kern_array_new(cpu, KERN_INT32, 1, &n), "pinned allocation during a CUDA capture");
   cr_expect_eq(kern_last_status(), KERN_ERR_CAPTURE, "%s", kern_last_error());
   kern_device_set_allocator(cpu, KERN_ALLOC_DEFAULT);
-  expect_error(kern_array_read(x, buf, sizeof buf), KERN_ERR_CAPTURE, "kern_array_read");
-  expect_error(kern_array_write(x, buf, sizeof buf), KERN_ERR_CAPTURE, "kern_array_write");
-  expect_error(kern_array_copy(x, h), KERN_ERR_CAPTURE, "host and device");
-  expect_error(kern_array_copy(h, x), KERN_ERR_CAPTURE, "kern_array_copy");
-  expect_error(kern_device_set_stream(gpu, st), KERN_ERR_CAPTURE, "kern_device_set_stream");
-  expect_error(kern_capture_begin(gpu), KERN_ERR_CAPTURE, "already open");
+  th_expect_error(kern_array_read(x, buf, sizeof buf), KERN_ERR_CAPTURE, "kern_array_read");
+  th_expect_error(kern_array_write(x, buf, sizeof buf), KERN_ERR_CAPTURE, "kern_array_write");
+  th_expect_error(kern_array_copy(x, h), KERN_ERR_CAPTURE, "host and device");
+  th_expect_error(kern_array_copy(h, x), KERN_ERR_CAPTURE, "kern_array_copy");
+  th_expect_error(kern_device_set_stream(gpu, st), KERN_ERR_CAPTURE, "kern_device_set_stream");
+  th_expect_error(kern_capture_begin(gpu), KERN_ERR_CAPTURE, "already open");
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), h, 5), KERN_OK, "the CPU is not capturing");
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 10), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
@@ -296,8 +265,8 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
   cr_expect_eq(rt_registry_count(), before - 1, "the delayed free happened at the end");
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   cr_assert_eq(kern_device_synchronize(gpu), KERN_OK, "%s", kern_last_error());
-  expect_all(x, 11, "the two launches of the capture");
-  expect_all(h, 5, "the CPU launch ran at once");
+  th_expect_all(x, 11, "the two launches of the capture");
+  th_expect_all(h, 5, "the CPU launch ran at once");
   kern_graph_free(g);
   kern_array_free(x), kern_array_free(h), kern_array_free(managed);
   kern_stream_free(st);
@@ -307,17 +276,17 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
 Test(gpu_capture, an_access_check_failure_leaves_the_stream_usable) {
   gpu_or_skip();
   int64_t n = 100;
-  kern_array *x = ints(gpu, n, 0), *h = ints(cpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0), *h = th_ints(cpu, n, 0);
   kern_access_mode old = kern_set_launch_access_mode(KERN_ACCESS_STRICT);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
-  expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), h, 1), KERN_ERR_ACCESS, "STRICT");
-  expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1.0), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
+  th_expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), h, 1), KERN_ERR_ACCESS, "STRICT");
+  th_expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1.0), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 2), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   kern_set_launch_access_mode(old);
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  expect_all(x, 2, "only the valid launch was captured");
+  th_expect_all(x, 2, "only the valid launch was captured");
   kern_graph_free(g);
   kern_array_free(x), kern_array_free(h);
   expect_device_usable();
@@ -339,12 +308,12 @@ static void *end_elsewhere(void *p) {
 Test(gpu_capture, misuse_is_refused_and_abort_cleans_up) {
   gpu_or_skip();
   int64_t n = 64;
-  kern_array *x = ints(gpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0);
   kern_graph *g = NULL, *g2 = NULL;
-  expect_error(kern_capture_end(gpu, &g), KERN_ERR_CAPTURE, "no capture is open on cuda:0");
+  th_expect_error(kern_capture_end(gpu, &g), KERN_ERR_CAPTURE, "no capture is open on cuda:0");
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
-  expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "no capture is open on cpu");
+  th_expect_error(kern_capture_end(cpu, &g), KERN_ERR_CAPTURE, "no capture is open on cpu");
   end_args a = {.d = gpu};
   pthread_t t;
   pthread_create(&t, NULL, end_elsewhere, &a);
@@ -354,13 +323,13 @@ Test(gpu_capture, misuse_is_refused_and_abort_cleans_up) {
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 100), KERN_OK);
-  expect_error(kern_graph_launch(g), KERN_ERR_CAPTURE, "capturing");
+  th_expect_error(kern_graph_launch(g), KERN_ERR_CAPTURE, "capturing");
   cr_assert_eq(kern_capture_abort(gpu), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  expect_error(kern_capture_end_update(cpu, g, NULL), KERN_ERR_CAPTURE, "captured on cuda:0, not cpu");
+  th_expect_error(kern_capture_end_update(cpu, g, NULL), KERN_ERR_CAPTURE, "captured on cuda:0, not cpu");
   cr_assert_eq(kern_capture_end(cpu, &g2), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-  expect_all(x, 1, "the aborted capture ran nothing; the graph ran once");
+  th_expect_all(x, 1, "the aborted capture ran nothing; the graph ran once");
   kern_graph_free(g), kern_graph_free(g2);
   kern_array_free(x);
   expect_device_usable();
@@ -370,7 +339,7 @@ Test(gpu_capture, freed_arrays_stay_valid_for_their_graph) {
   gpu_or_skip();
   size_t base = rt_registry_count();
   int64_t n = 1 << 20;
-  kern_array *x = ints(gpu, n, 0), *out = ints(gpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0), *out = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   cr_assert_eq(kern_array_copy(out, x), KERN_OK, "%s", kern_last_error());
@@ -379,7 +348,7 @@ Test(gpu_capture, freed_arrays_stay_valid_for_their_graph) {
   kern_array_free(x);
   cr_expect_eq(rt_registry_count(), base + 2, "x's memory is held by the graph");
   for (int r = 0; r < 5; r++) cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
-  expect_all(out, 5, "the freed array's memory kept counting");
+  th_expect_all(out, 5, "the freed array's memory kept counting");
   kern_graph_free(g);
   cr_expect_eq(rt_registry_count(), base + 1);
   kern_array_free(out);
@@ -391,7 +360,7 @@ Test(gpu_capture, freed_arrays_stay_valid_for_their_graph) {
 Test(gpu_capture, recapture_updates_the_executable_in_place) {
   gpu_or_skip();
   int64_t n = 1000;
-  kern_array *x = ints(gpu, n, 0), *y = ints(gpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0), *y = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   kern_graph *g;
@@ -405,10 +374,10 @@ Test(gpu_capture, recapture_updates_the_executable_in_place) {
     cr_expect(up, "step %d: same topology, new values, dims and arrays: updated in place", step);
     cr_assert_eq(kern_graph_launch(g), KERN_OK);
   }
-  cr_expect_eq(at(x, 0), 1 + 3 + 5);
-  cr_expect_eq(at(x, n / 5 - 1), 1 + 3 + 5);
-  cr_expect_eq(at(x, n / 5), 1 + 3, "step 5 covered only n/5 elements");
-  cr_expect_eq(at(y, 0), 2 + 4);
+  cr_expect_eq(th_at(x, 0), 1 + 3 + 5);
+  cr_expect_eq(th_at(x, n / 5 - 1), 1 + 3 + 5);
+  cr_expect_eq(th_at(x, n / 5), 1 + 3, "step 5 covered only n/5 elements");
+  cr_expect_eq(th_at(y, 0), 2 + 4);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), y, 1), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), y, 1), KERN_OK);
@@ -416,7 +385,7 @@ Test(gpu_capture, recapture_updates_the_executable_in_place) {
   cr_assert_eq(kern_capture_end_update(gpu, g, &up), KERN_OK, "%s", kern_last_error());
   cr_expect(!up, "a new topology is rebuilt");
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  cr_expect_eq(at(y, n - 1), 2);
+  cr_expect_eq(th_at(y, n - 1), 2);
   kern_graph_free(g);
   kern_array_free(x), kern_array_free(y);
 }
@@ -433,8 +402,8 @@ static void skip_if_unsupported(kern_status st) {
 Test(gpu_capture, while_and_if_nodes) {
   gpu_or_skip();
   int64_t one = 1, n = 256;
-  kern_array *flag = ints(gpu, one, 0), *iters = ints(gpu, one, 0), *cond = ints(gpu, one, 0);
-  kern_array *x = ints(gpu, n, 0);
+  kern_array *flag = th_ints(gpu, one, 0), *iters = th_ints(gpu, one, 0), *cond = th_ints(gpu, one, 0);
+  kern_array *x = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   kern_status st = kern_capture_while(gpu, flag);
@@ -458,9 +427,9 @@ Test(gpu_capture, while_and_if_nodes) {
     cr_assert_eq(kern_array_write(iters, &zero, 4), KERN_OK);
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
     want_x += 1 + (conds[r] ? 100 * starts[r] : 0);
-    cr_expect_eq(at(flag, 0), 0, "replay %d: the loop ran down to 0", r);
-    cr_expect_eq(at(iters, 0), 10, "replay %d: the fill after the loop ran last", r);
-    expect_all(x, want_x, "the if body ran once per iteration when cond != 0");
+    cr_expect_eq(th_at(flag, 0), 0, "replay %d: the loop ran down to 0", r);
+    cr_expect_eq(th_at(iters, 0), 10, "replay %d: the fill after the loop ran last", r);
+    th_expect_all(x, want_x, "the if body ran once per iteration when cond != 0");
   }
   kern_graph_free(g);
   kern_array_free(flag), kern_array_free(iters), kern_array_free(cond), kern_array_free(x);
@@ -470,7 +439,7 @@ Test(gpu_capture, while_and_if_nodes) {
 Test(gpu_capture, while_counts_iterations) {
   gpu_or_skip();
   int64_t one = 1;
-  kern_array *flag = ints(gpu, one, 0), *iters = ints(gpu, one, 0);
+  kern_array *flag = th_ints(gpu, one, 0), *iters = th_ints(gpu, one, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   kern_status st = kern_capture_while(gpu, flag);
   skip_if_unsupported(st);
@@ -484,7 +453,7 @@ Test(gpu_capture, while_counts_iterations) {
     cr_assert_eq(kern_array_write(flag, &starts[r], 4), KERN_OK);
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
     total += starts[r];
-    cr_expect_eq(at(iters, 0), total, "replay %d", r);
+    cr_expect_eq(th_at(iters, 0), total, "replay %d", r);
   }
   kern_graph_free(g);
   kern_array_free(flag), kern_array_free(iters);
@@ -498,22 +467,22 @@ Test(gpu_capture, debug_replays_report_bounds_errors) {
   kern_module *m = kern_module_from_source("gpu_capture_debug.kern", src);
   cr_assert_not_null(m, "%s", kern_last_error());
   int64_t n = 4;
-  kern_array *x = ints(gpu, n, 0);
+  kern_array *x = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "add"), gpu, KERN_DIM1(n), x, 1), KERN_OK,
                "the module's first launch compiles inside the capture: %s", kern_last_error());
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "poke"), gpu, KERN_DIM1(1), x, 6), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
-  expect_error(kern_graph_launch(g), KERN_ERR_BOUNDS, "kernel 'poke'");
+  th_expect_error(kern_graph_launch(g), KERN_ERR_BOUNDS, "kernel 'poke'");
   cr_expect(strstr(kern_last_error(), "[6]"), "%s", kern_last_error());
-  expect_all(x, 1, "the launch before the failing one ran");
+  th_expect_all(x, 1, "the launch before the failing one ran");
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   bool up = false;
   cr_assert_eq(kern_capture_end_update(gpu, g, &up), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK, "the updated graph has no failing launch: %s", kern_last_error());
-  expect_all(x, 2, "the debug replay of the updated graph");
+  th_expect_all(x, 2, "the debug replay of the updated graph");
   kern_graph_free(g);
   kern_array_free(x);
   kern_module_free(m);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "expect.h"
 #include "kern.h"
 
 static char tmp_root[512];
@@ -76,11 +77,6 @@ static void device_works(kern_device *dev) {
   kern_array_free(a);
 }
 
-static void expect_error(kern_status got, kern_status want, const char *needle) {
-  cr_expect_eq(got, want, "got %s, want %s: %s", kern_status_name(got), kern_status_name(want), kern_last_error());
-  cr_expect(strstr(kern_last_error(), needle), "message lacks \"%s\":\n%s", needle, kern_last_error());
-}
-
 /* ---- a fault poisons the device ------------------------------------------------------------ */
 
 /* Every later call on the poisoned device fails with exactly the first message. */
@@ -90,12 +86,12 @@ static void expect_poisoned(kern_device *gpu, kern_kernel *compiled, const char 
   kern_array *c = kern_array_new(kern_device_get("cpu"), KERN_INT32, 1, &n);
   kern_array *g = kern_array_new(gpu, KERN_INT32, 1, &n);
   cr_expect_null(g, "no allocation on a poisoned device");
-  expect_error(kern_last_status(), KERN_ERR_CUDA, first);
-  expect_error(kern_device_synchronize(gpu), KERN_ERR_CUDA, first);
-  expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(1), (kern_array *)NULL, 1), KERN_ERR_INVALID_ARGUMENT,
+  th_expect_error(kern_last_status(), KERN_ERR_CUDA, first);
+  th_expect_error(kern_device_synchronize(gpu), KERN_ERR_CUDA, first);
+  th_expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(1), (kern_array *)NULL, 1), KERN_ERR_INVALID_ARGUMENT,
                "NULL array");
-  expect_error(kern_stream_new(gpu) ? KERN_OK : kern_last_status(), KERN_ERR_CUDA, first);
-  expect_error(kern_capture_begin(gpu), KERN_ERR_CUDA, first);
+  th_expect_error(kern_stream_new(gpu) ? KERN_OK : kern_last_status(), KERN_ERR_CUDA, first);
+  th_expect_error(kern_capture_begin(gpu), KERN_ERR_CUDA, first);
   kern_device_info info;
   cr_expect_eq(kern_device_info_get(gpu, &info), KERN_OK, "the device is still described");
   cr_expect_eq(kern_device_get("cuda:0"), gpu, "and still named");
@@ -109,13 +105,13 @@ static void expect_poisoned_arrays(kern_device *gpu, kern_kernel *compiled, kern
   int64_t n = 4;
   int32_t h[4] = {0}, v = 9;
   kern_array *c = kern_array_new(kern_device_get("cpu"), KERN_INT32, 1, &n);
-  expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(n), g, 1), KERN_ERR_CUDA, first);
-  expect_error(KERN_LAUNCH(uncompiled, gpu, KERN_DIM1(n), g), KERN_ERR_CUDA, first);
-  expect_error(kern_array_read(g, h, sizeof h), KERN_ERR_CUDA, first);
-  expect_error(kern_array_write(g, h, sizeof h), KERN_ERR_CUDA, first);
-  expect_error(kern_array_fill(g, &v), KERN_ERR_CUDA, first);
-  expect_error(kern_array_copy(g, c), KERN_ERR_CUDA, first);
-  expect_error(kern_array_copy(c, g), KERN_ERR_CUDA, first);
+  th_expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(n), g, 1), KERN_ERR_CUDA, first);
+  th_expect_error(KERN_LAUNCH(uncompiled, gpu, KERN_DIM1(n), g), KERN_ERR_CUDA, first);
+  th_expect_error(kern_array_read(g, h, sizeof h), KERN_ERR_CUDA, first);
+  th_expect_error(kern_array_write(g, h, sizeof h), KERN_ERR_CUDA, first);
+  th_expect_error(kern_array_fill(g, &v), KERN_ERR_CUDA, first);
+  th_expect_error(kern_array_copy(g, c), KERN_ERR_CUDA, first);
+  th_expect_error(kern_array_copy(c, g), KERN_ERR_CUDA, first);
   kern_array_free(c);
 }
 
@@ -155,7 +151,7 @@ Test(gpu_faults, debug_bounds_error_names_kernel_line_index_and_shape) {
   kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 3, shape);
   kern_status s = KERN_LAUNCH(k, gpu, KERN_DIM3(2, 3, 4), a);
   if (s == KERN_OK) s = kern_device_synchronize(gpu);
-  expect_error(s, KERN_ERR_BOUNDS, "out-of-bounds access in kernel 'cube' at gpu_faults.kern:2: index [");
+  th_expect_error(s, KERN_ERR_BOUNDS, "out-of-bounds access in kernel 'cube' at gpu_faults.kern:2: index [");
   cr_expect(strstr(kern_last_error(), ", 4] is outside shape [2, 3, 4] (parameter 'a', thread "), "%s",
             kern_last_error());
   cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM3(2, 3, 3), a), KERN_OK, "the device stays usable: %s", kern_last_error());
@@ -173,12 +169,12 @@ static void absurd_dims(kern_device *gpu) {
   kern_kernel *k = kernel_of(fill_src, "fill");
   int64_t n = 8;
   kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
-  expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1), KERN_ERR_INVALID_ARGUMENT,
+  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1), KERN_ERR_INVALID_ARGUMENT,
                "launch size 1099511627776 exceeds 2^31-1");
-  expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(-1), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 0 is negative (-1)");
-  expect_error(KERN_LAUNCH(k, gpu, KERN_DIM2(2, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 1 is negative");
+  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(-1), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 0 is negative (-1)");
+  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM2(2, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 1 is negative");
   kern_dims none = {0, {8, 1, 1, 1}};
-  expect_error(KERN_LAUNCH(k, gpu, none, a, 1), KERN_ERR_INVALID_ARGUMENT, "1 to 4 dimensions, got 0");
+  th_expect_error(KERN_LAUNCH(k, gpu, none, a, 1), KERN_ERR_INVALID_ARGUMENT, "1 to 4 dimensions, got 0");
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(0), a, 1), KERN_OK, "dim 0 launches nothing");
   kern_array_free(a);
 }
@@ -267,7 +263,7 @@ Test(gpu_faults, missing_nvrtc) {
   kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
   cr_assert_not_null(a, "%s", kern_last_error());
   for (int rep = 0; rep < 2; rep++)
-    expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a, 1), KERN_ERR_UNSUPPORTED,
+    th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a, 1), KERN_ERR_UNSUPPORTED,
                  "NVRTC KERN_NVRTC='/nonexistent/libnvrtc.so' could not be loaded: ");
   cr_expect_eq(gpu_cache_entries(cache), 0, "nothing cached for the GPU");
   cr_assert_eq(kern_array_write(a, h, sizeof h), KERN_OK, "%s", kern_last_error());

@@ -15,31 +15,7 @@
 
 #include "kern.h"
 
-#if defined(__has_include)
-#if __has_include(<dlpack/dlpack.h>)
-#include <dlpack/dlpack.h>
-#define HAVE_DLPACK_H 1
-#endif
-#endif
-#ifndef HAVE_DLPACK_H
-typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLCUDAManaged = 13 } DLDeviceType;
-typedef struct { DLDeviceType device_type; int device_id; } DLDevice;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-  void *data;
-  DLDevice device;
-  int ndim;
-  DLDataType dtype;
-  int64_t *shape;
-  int64_t *strides;
-  uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-#endif
+#include "rt_dlpack.h"
 
 static const char *src =
     "kernel void iota(int[] a) { int i = tid(); a[i] = i; }\n"

@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "kern.h"
 #include "rt.h"
+#include "fake_gpu.h"
 
 static const char *saxpy_src =
     "kernel void saxpy(float[] x, float[] y, float a) {\n"
@@ -63,15 +64,10 @@ static const char *struct_src =
     "    out[i] = r.x + r.y + b.extra;\n"
     "}\n";
 
-static char cache_dir[256];
-
 /* Each test process compiles into the shared test cache (CTest sets
  * KERN_CACHE_DIR) or a temp one. */
 static void setup(void) {
-  if (!getenv("KERN_CACHE_DIR")) {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/kern-launch-test-%d", (int)getuid());
-    setenv("KERN_CACHE_DIR", cache_dir, 1);
-  }
+  th_default_cache_dir("launch");
   cr_assert_eq(kern_init(), KERN_OK);
 }
 
@@ -628,44 +624,17 @@ Test(launch, access_modes_on_the_cpu) {
   kern_module_free(m);
 }
 
-/* A stand-in CUDA device (host memory that reports device kinds), to check
- * the access rules of CPU launches without a GPU. */
-static bool fake_concurrent = true;
-
-static void *fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero, kern_memory_kind *kind) {
-  (void)d;
-  *kind = al == KERN_ALLOC_CUDA_MANAGED ? KERN_MEM_CUDA_MANAGED : KERN_MEM_CUDA_DEVICE;
-  return zero ? calloc(1, n) : malloc(n);
-}
-static void fake_free(kern_device *d, void *p, size_t n, kern_memory_kind k) { (void)d, (void)n, (void)k; free(p); }
-static kern_status fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a, bool b) {
-  (void)d, (void)a, (void)b;
-  memmove(dst, src, n);
-  return KERN_OK;
-}
-static kern_status fake_info(const kern_device *d, kern_device_info *i) {
-  memset(i, 0, sizeof *i);
-  i->ordinal = d->ordinal;
-  i->is_uva = i->is_managed_memory_supported = true;
-  i->is_concurrent_managed_access_supported = fake_concurrent;
-  return KERN_OK;
-}
-static bool fake_allocator_ok(const kern_device *d, kern_allocator a) {
-  (void)d;
-  return a == KERN_ALLOC_DEFAULT || a == KERN_ALLOC_CUDA_DEVICE || a == KERN_ALLOC_CUDA_MANAGED;
-}
-static const rt_device_ops fake_ops = {.alloc = fake_alloc, .free = fake_free, .copy = fake_copy,
-                                       .info = fake_info, .allocator_ok = fake_allocator_ok};
-
 static void expect_access(kern_status st, const char *needle) {
   cr_assert_eq(st, KERN_ERR_ACCESS, "got %s: %s", kern_status_name(st), kern_last_error());
   cr_assert(strstr(kern_last_error(), needle), "'%s' lacks '%s'", kern_last_error(), needle);
 }
 
+/* A stand-in CUDA device (host memory that reports device kinds, at the next
+ * free ordinal), to check the access rules of CPU launches without a GPU. */
 Test(launch, access_rules_for_device_memory) {
-  /* The next free ordinal, so real GPUs (if any) stay untouched. */
   int before = kern_device_count(), ord = before - 1;
-  kern_device *gpu = rt_device_add(RT_DEV_CUDA, ord, &fake_ops, NULL);
+  kern_device *gpu = th_fake_gpu_new((kern_device_info){.is_uva = true, .is_managed_memory_supported = true,
+                                                        .is_concurrent_managed_access_supported = true});
   cr_assert_not_null(gpu);
   cr_assert_eq(kern_device_count(), before + 1);
   char name[32], gname[32];
@@ -704,7 +673,7 @@ Test(launch, access_rules_for_device_memory) {
   kern_set_launch_access_mode(KERN_ACCESS_STRICT);
   expect_access(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), "does not live on the device");
   cr_assert(strstr(kern_last_error(), "STRICT"), "%s", kern_last_error());
-  fake_concurrent = false;
+  th_fake_of(gpu)->info.is_concurrent_managed_access_supported = false;
   cr_assert_not(kern_can_access(cpu(), man));
   kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
   expect_access(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, man, 1.0f), "CUDA_MANAGED");

@@ -16,16 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "harness.h"
 #include "kern.h"
 #include "rt.h"
+#include "fake_gpu.h"
 
-static char cache_dir[256];
 
 static void setup(void) {
-  if (!getenv("KERN_CACHE_DIR")) {
-    snprintf(cache_dir, sizeof cache_dir, "/tmp/kern-memory-test-%d", (int)getuid());
-    setenv("KERN_CACHE_DIR", cache_dir, 1);
-  }
+  th_default_cache_dir("memory");
   cr_assert_eq(kern_init(), KERN_OK);
 }
 
@@ -36,87 +34,6 @@ TestSuite(modes, .init = setup, .timeout = 300);
 TestSuite(ipc, .init = setup);
 
 static kern_device *cpu(void) { return kern_device_get("cpu"); }
-
-/* ---- stand-in CUDA devices ------------------------------------------------------- */
-
-typedef struct fake_gpu {
-  kern_device_info info;
-  bool peer[RT_MAX_DEVICES], pool[RT_MAX_DEVICES]; /* by launch device index */
-  int launches;
-} fake_gpu;
-
-static fake_gpu *impl_of(const kern_device *d) { return (fake_gpu *)d->impl; }
-
-static void *fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero, kern_memory_kind *kind) {
-  (void)d;
-  *kind = al == KERN_ALLOC_CUDA_MANAGED   ? KERN_MEM_CUDA_MANAGED
-          : al == KERN_ALLOC_CUDA_MEMPOOL ? KERN_MEM_CUDA_MEMPOOL
-                                          : KERN_MEM_CUDA_DEVICE;
-  return zero ? calloc(1, n) : malloc(n);
-}
-static void fake_free(kern_device *d, void *p, size_t n, kern_memory_kind k) { (void)d, (void)n, (void)k; free(p); }
-static kern_status fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a, bool b) {
-  (void)d, (void)a, (void)b;
-  memmove(dst, src, n);
-  return KERN_OK;
-}
-static kern_status fake_info(const kern_device *d, kern_device_info *i) {
-  *i = impl_of(d)->info;
-  i->ordinal = d->ordinal;
-  return KERN_OK;
-}
-static bool fake_allocator_ok(const kern_device *d, kern_allocator a) {
-  const kern_device_info *i = &impl_of(d)->info;
-  return a == KERN_ALLOC_DEFAULT || a == KERN_ALLOC_CUDA_DEVICE ||
-         (a == KERN_ALLOC_CUDA_MEMPOOL && i->is_mempool_supported) ||
-         (a == KERN_ALLOC_CUDA_MANAGED && i->is_managed_memory_supported);
-}
-static bool fake_peer_enabled(const kern_device *owner, const kern_device *launch) {
-  return impl_of(owner)->peer[launch->index];
-}
-static bool fake_pool_enabled(const kern_device *owner, const kern_device *launch) {
-  return impl_of(owner)->pool[launch->index];
-}
-static kern_status fake_set_peer(kern_device *target, kern_device *peer, bool on) {
-  impl_of(target)->peer[peer->index] = on;
-  return KERN_OK;
-}
-static kern_status fake_set_pool(kern_device *target, kern_device *peer, bool on) {
-  impl_of(target)->pool[peer->index] = on;
-  return KERN_OK;
-}
-static int fake_code;
-static kern_status fake_compile(kern_module *m, kern_device *d, rt_code **out) {
-  (void)m, (void)d;
-  *out = (rt_code *)&fake_code;
-  return KERN_OK;
-}
-static void fake_code_free(rt_code *c) { (void)c; }
-static kern_status fake_launch(const rt_launch *L) {
-  impl_of(L->device)->launches++;
-  return KERN_OK;
-}
-
-static const rt_device_ops fake_ops = {
-    .alloc = fake_alloc, .free = fake_free, .copy = fake_copy, .info = fake_info,
-    .allocator_ok = fake_allocator_ok, .peer_enabled = fake_peer_enabled,
-    .pool_access_enabled = fake_pool_enabled, .set_peer = fake_set_peer, .set_pool_access = fake_set_pool,
-    .compile = fake_compile, .code_free = fake_code_free, .launch = fake_launch,
-};
-
-/* What the lent H100 reports (memory-access contract). */
-static const kern_device_info H100 = {.is_uva = true, .is_managed_memory_supported = true,
-                                      .is_concurrent_managed_access_supported = true,
-                                      .is_mempool_supported = true};
-
-/* A new stand-in at the next free ordinal, so real GPUs stay untouched. */
-static kern_device *fake(kern_device_info caps) {
-  fake_gpu *f = calloc(1, sizeof *f);
-  f->info = caps;
-  kern_device *d = rt_device_add(RT_DEV_CUDA, kern_device_count() - 1, &fake_ops, f);
-  cr_assert_not_null(d);
-  return d;
-}
 
 static kern_array *new1(kern_device *d, kern_dtype dt, int64_t n) {
   kern_array *a = kern_array_new(d, dt, 1, &n);
@@ -186,7 +103,7 @@ Test(kinds, cpu_arrays_are_host_and_views_report_the_owners_kind) {
 }
 
 Test(kinds, gpu_allocators_give_their_kinds_and_views_keep_them) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   kern_allocator als[3] = {KERN_ALLOC_CUDA_DEVICE, KERN_ALLOC_CUDA_MEMPOOL, KERN_ALLOC_CUDA_MANAGED};
   kern_memory_kind kinds[3] = {KERN_MEM_CUDA_DEVICE, KERN_MEM_CUDA_MEMPOOL, KERN_MEM_CUDA_MANAGED};
   for (int i = 0; i < 3; i++) {
@@ -231,7 +148,7 @@ Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
   cr_assert_eq(hook_calls, 1);
   expect_kind(inner, KERN_MEM_UNKNOWN);
   /* Wrapping kern's own managed allocation of a GPU keeps its kind. */
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   kern_array *m = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 8);
   int64_t n8 = 8;
   kern_array *wm = kern_array_wrap(kern_array_data(m), g, KERN_INT32, 1, &n8, NULL);
@@ -242,7 +159,7 @@ Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
 }
 
 Test(kinds, the_driver_classifies_foreign_pointers) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   rt_pointer_kind_hook = fake_pointer_kind;
   static char buf[1024];
   int64_t n = 16;
@@ -264,7 +181,7 @@ Test(kinds, the_driver_classifies_foreign_pointers) {
 }
 
 Test(kinds, gpu_memory_declared_on_another_device_is_refused) {
-  kern_device *g = fake(H100), *h = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(TH_H100);
   rt_pointer_kind_hook = fake_pointer_kind;
   static char buf[256];
   int64_t n = 16;
@@ -299,7 +216,7 @@ Test(kinds, every_capability_is_false_on_the_cpu) {
 /* ---- allocators ----------------------------------------------------------------------- */
 
 Test(allocators, set_returns_the_previous_one_and_refusals_change_nothing) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   cr_assert_eq(kern_device_get_allocator(g), KERN_ALLOC_DEFAULT);
   cr_assert_eq(kern_device_set_allocator(g, KERN_ALLOC_CUDA_MANAGED), KERN_ALLOC_DEFAULT);
   cr_assert_eq(kern_device_set_allocator(g, KERN_ALLOC_CUDA_MEMPOOL), KERN_ALLOC_CUDA_MANAGED);
@@ -327,7 +244,7 @@ Test(allocators, set_returns_the_previous_one_and_refusals_change_nothing) {
 
 Test(allocators, capabilities_decide_what_a_gpu_accepts) {
   kern_device_info caps = {.is_uva = true};
-  kern_device *g = fake(caps);
+  kern_device *g = th_fake_gpu_new(caps);
   cr_assert_eq(kern_device_set_allocator(g, KERN_ALLOC_CUDA_MEMPOOL), KERN_ALLOC_DEFAULT);
   cr_assert(strstr(kern_last_error(), "memory pools"), "%s", kern_last_error());
   cr_assert_eq(kern_device_set_allocator(g, KERN_ALLOC_CUDA_MANAGED), KERN_ALLOC_DEFAULT);
@@ -388,9 +305,9 @@ Test(allocators, pinned_arrays_go_through_the_drivers_allocator) {
 /* ---- the access table ------------------------------------------------------------------ */
 
 Test(access, host_row) {
-  kern_device_info hmm = H100;
+  kern_device_info hmm = TH_H100;
   hmm.is_cpu_memory_access_from_gpu_supported = true;
-  kern_device *g = fake(H100), *h = fake(hmm);
+  kern_device *g = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(hmm);
   kern_array *a = new1(cpu(), KERN_INT32, 8);
   cr_assert(kern_can_access(cpu(), a));
   cr_assert_not(kern_can_access(g, a), "pageable memory needs is_cpu_memory_access_from_gpu_supported");
@@ -399,9 +316,9 @@ Test(access, host_row) {
 }
 
 Test(access, pinned_row) {
-  kern_device_info no_uva = H100;
+  kern_device_info no_uva = TH_H100;
   no_uva.is_uva = false;
-  kern_device *g = fake(H100), *n = fake(no_uva);
+  kern_device *g = th_fake_gpu_new(TH_H100), *n = th_fake_gpu_new(no_uva);
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *p = alloc_with(cpu(), KERN_ALLOC_PINNED, 8);
@@ -413,7 +330,7 @@ Test(access, pinned_row) {
 }
 
 Test(access, device_row_follows_peer_access) {
-  kern_device *o = fake(H100), *d = fake(H100);
+  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100);
   kern_array *a = new1(o, KERN_INT32, 8);
   expect_kind(a, KERN_MEM_CUDA_DEVICE);
   cr_assert_not(kern_can_access(cpu(), a));
@@ -433,7 +350,7 @@ Test(access, device_row_follows_peer_access) {
 }
 
 Test(access, mempool_row_follows_pool_access) {
-  kern_device *o = fake(H100), *d = fake(H100);
+  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100);
   kern_array *a = alloc_with(o, KERN_ALLOC_CUDA_MEMPOOL, 8);
   expect_kind(a, KERN_MEM_CUDA_MEMPOOL);
   cr_assert_not(kern_can_access(cpu(), a));
@@ -453,7 +370,7 @@ Test(access, managed_row) {
   kern_device_info direct = plain;
   direct.is_gpu_memory_access_from_cpu_supported = true;
   kern_device_info none = {.is_uva = true};
-  kern_device *h = fake(H100), *h2 = fake(H100), *p = fake(plain), *dr = fake(direct), *n = fake(none);
+  kern_device *h = th_fake_gpu_new(TH_H100), *h2 = th_fake_gpu_new(TH_H100), *p = th_fake_gpu_new(plain), *dr = th_fake_gpu_new(direct), *n = th_fake_gpu_new(none);
   kern_array *mh = alloc_with(h, KERN_ALLOC_CUDA_MANAGED, 8);
   kern_array *mp = alloc_with(p, KERN_ALLOC_CUDA_MANAGED, 8);
   kern_array *md = alloc_with(dr, KERN_ALLOC_CUDA_MANAGED, 8);
@@ -472,9 +389,9 @@ Test(access, managed_row) {
 }
 
 Test(access, unknown_row_is_never_verified) {
-  kern_device_info all = H100;
+  kern_device_info all = TH_H100;
   all.is_cpu_memory_access_from_gpu_supported = all.is_gpu_memory_access_from_cpu_supported = true;
-  kern_device *g = fake(all);
+  kern_device *g = th_fake_gpu_new(all);
   static int buf[8];
   int64_t n = 8;
   kern_array *w = kern_array_wrap(buf, cpu(), KERN_INT32, 1, &n, NULL);
@@ -489,7 +406,7 @@ Test(access, unknown_row_is_never_verified) {
 }
 
 Test(access, views_decide_like_their_owner) {
-  kern_device *o = fake(H100), *d = fake(H100);
+  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100);
   kern_array *a = new1(o, KERN_INT32, 8), *m = alloc_with(o, KERN_ALLOC_CUDA_MANAGED, 8);
   int64_t off = 2, n = 3;
   kern_array *va = kern_array_view(a, 1, &off, &n), *vm = kern_array_view(m, 1, &off, &n);
@@ -501,9 +418,9 @@ Test(access, views_decide_like_their_owner) {
 }
 
 Test(access, device_level_rule) {
-  kern_device_info hmm = H100;
+  kern_device_info hmm = TH_H100;
   hmm.is_cpu_memory_access_from_gpu_supported = true;
-  kern_device *o = fake(H100), *d = fake(H100), *h = fake(hmm);
+  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(hmm);
   cr_assert(kern_device_can_access(cpu(), cpu()));
   cr_assert_not(kern_device_can_access(o, cpu()), "CPU memory from a GPU: pageable access");
   cr_assert(kern_device_can_access(h, cpu()));
@@ -526,7 +443,7 @@ Test(access, device_level_rule) {
 }
 
 Test(access, switches_are_for_cuda_devices_only) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   cr_assert_eq(kern_device_enable_peer_access(cpu(), g, true), KERN_ERR_UNSUPPORTED);
   cr_assert_eq(kern_device_enable_mempool_access(g, cpu(), true), KERN_ERR_UNSUPPORTED);
   cr_assert(strstr(kern_last_error(), "cpu"), "%s", kern_last_error());
@@ -591,7 +508,7 @@ Test(modes, setting_the_mode) {
 Test(modes, relaxed_checks_only_types_but_never_lets_the_cpu_touch_gpu_memory) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   kern_array *h = new1(cpu(), KERN_INT32, 4), *dev = new1(g, KERN_INT32, 4);
   kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 4);
   int32_t ones[4] = {1, 1, 1, 1}, got[4];
@@ -600,7 +517,7 @@ Test(modes, relaxed_checks_only_types_but_never_lets_the_cpu_touch_gpu_memory) {
   /* A GPU launch on pageable host memory the GPU cannot reach: RELAXED does
    * not look (the hardware decides); the stand-in just counts it. */
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), h, h));
-  cr_assert_eq(impl_of(g)->launches, 1);
+  cr_assert_eq(th_fake_of(g)->launches, 1);
   /* Managed memory on the CPU: runs (and really adds). */
   expect_ok(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man));
   kern_array_read(h, got, sizeof got);
@@ -621,7 +538,7 @@ Test(modes, relaxed_checks_only_types_but_never_lets_the_cpu_touch_gpu_memory) {
 Test(modes, strict_wants_every_array_on_the_launch_device) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *h = new1(cpu(), KERN_INT32, 4), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 4);
@@ -630,13 +547,13 @@ Test(modes, strict_wants_every_array_on_the_launch_device) {
   set_mode(KERN_ACCESS_STRICT);
   expect_ok(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, pin));
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dev, dev2));
-  cr_assert_eq(impl_of(g)->launches, 1);
+  cr_assert_eq(th_fake_of(g)->launches, 1);
   /* Accessible by the table, but not on the launch device. */
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man), "STRICT");
   cr_assert(strstr(kern_last_error(), "does not live on the device of a launch on cpu"), "%s", kern_last_error());
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dev, pin), "parameter 'src' (#2) gets an array on cpu (PINNED_HOST memory)");
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), h, dev), "parameter 'dst' (#1)");
-  cr_assert_eq(impl_of(g)->launches, 1, "refused launches never reach the device");
+  cr_assert_eq(th_fake_of(g)->launches, 1, "refused launches never reach the device");
   kern_array_free(h), kern_array_free(pin), kern_array_free(dev), kern_array_free(dev2), kern_array_free(man);
   kern_module_free(m);
 }
@@ -644,7 +561,7 @@ Test(modes, strict_wants_every_array_on_the_launch_device) {
 Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
-  kern_device *g = fake(H100), *o = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100), *o = th_fake_gpu_new(TH_H100);
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *h = new1(cpu(), KERN_INT32, 4), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 4);
@@ -652,18 +569,18 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   kern_array *pool = alloc_with(o, KERN_ALLOC_CUDA_MEMPOOL, 4), *man = alloc_with(o, KERN_ALLOC_CUDA_MANAGED, 4);
   kern_set_warning_handler(on_warning, NULL);
   set_mode(KERN_ACCESS_CHECKED);
-  /* Unpinned host memory on the H100: refused with every part of the message. */
+  /* Unpinned host memory on the TH_H100: refused with every part of the message. */
   char want[256];
   snprintf(want, sizeof want,
            "kernel 'add' parameter 'src' (#2) gets an array on cpu (HOST memory) that is not accessible from a "
            "launch on %s", g->name);
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, h), want);
   cr_assert(strstr(kern_last_error(), "KERN_ALLOC_PINNED"), "%s", kern_last_error());
-  cr_assert_eq(impl_of(g)->launches, 0, "the GPU never saw the launch");
+  cr_assert_eq(th_fake_of(g)->launches, 0, "the GPU never saw the launch");
   /* Pinned memory is fine with unified addressing; so is managed memory. */
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, pin));
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, man));
-  cr_assert_eq(impl_of(g)->launches, 2);
+  cr_assert_eq(th_fake_of(g)->launches, 2);
   /* Another GPU's device memory: refused until peer access is on. */
   snprintf(want, sizeof want, "gets an array on %s (CUDA_DEVICE memory) that is not accessible from a launch on %s",
            o->name, g->name);
@@ -676,7 +593,7 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   cr_assert(strstr(kern_last_error(), "kern_device_enable_mempool_access"), "%s", kern_last_error());
   kern_device_enable_mempool_access(o, g, true);
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), pool, dg));
-  cr_assert_eq(impl_of(g)->launches, 4);
+  cr_assert_eq(th_fake_of(g)->launches, 4);
   /* The CPU: managed memory of a device with concurrent access runs, device memory does not. */
   expect_ok(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man));
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, pool), "(CUDA_MEMPOOL memory)");
@@ -692,7 +609,7 @@ Test(modes, checked_managed_memory_without_concurrent_access) {
   kern_device_info plain = {.is_uva = true, .is_managed_memory_supported = true};
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
-  kern_device *p = fake(plain);
+  kern_device *p = th_fake_gpu_new(plain);
   kern_array *h = new1(cpu(), KERN_INT32, 4), *man = alloc_with(p, KERN_ALLOC_CUDA_MANAGED, 4);
   set_mode(KERN_ACCESS_CHECKED);
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man), "(CUDA_MANAGED memory)");
@@ -706,7 +623,7 @@ Test(modes, checked_managed_memory_without_concurrent_access) {
 Test(modes, checked_warns_once_per_kernel_parameter_and_device_pair_for_unknown_memory) {
   kern_module *m = mode_module(), *m2 = mode_module();
   kern_kernel *add = kernel(m, "add"), *add2 = kernel(m2, "add");
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   int32_t b1[4] = {1, 2, 3, 4}, b2[4] = {10, 20, 30, 40};
   int64_t n = 4;
   kern_array *u1 = kern_array_wrap(b1, cpu(), KERN_INT32, 1, &n, NULL);
@@ -738,7 +655,7 @@ Test(modes, checked_warns_once_per_kernel_parameter_and_device_pair_for_unknown_
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, u2));
   cr_assert_eq(warnings, 5);
   cr_assert(strstr(last_warning, "launch on cuda:"), "%s", last_warning);
-  cr_assert_eq(impl_of(g)->launches, 1);
+  cr_assert_eq(th_fake_of(g)->launches, 1);
   /* Another source device (the pointer declared on the GPU), on the CPU: warns again. */
   expect_ok(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), u1, ug));
   cr_assert_eq(warnings, 6);
@@ -754,11 +671,11 @@ Test(modes, checked_warns_once_per_kernel_parameter_and_device_pair_for_unknown_
  * sides can use, on a GPU without host-native atomics, is explained once per
  * (kernel, parameter, devices) and still launched. */
 Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
-  kern_device_info atomic = H100;
+  kern_device_info atomic = TH_H100;
   atomic.is_cpu_gpu_atomic_supported = true;
   kern_module *m = mode_module();
   kern_kernel *count = kernel(m, "count"), *helper = kernel(m, "via_helper"), *add = kernel(m, "add");
-  kern_device *g = fake(H100), *a = fake(atomic);
+  kern_device *g = th_fake_gpu_new(TH_H100), *a = th_fake_gpu_new(atomic);
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 64), *mana = alloc_with(a, KERN_ALLOC_CUDA_MANAGED, 64);
@@ -804,7 +721,7 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
   /* GPU atomics on its own device memory: only the GPU can use it. */
   expect_ok(KERN_LAUNCH(count, g, KERN_DIM1(50), dev2, dev));
   cr_assert_eq(warnings, 4);
-  cr_assert_eq(impl_of(g)->launches, 3);
+  cr_assert_eq(th_fake_of(g)->launches, 3);
   set_mode(KERN_ACCESS_RELAXED);
   kern_set_warning_handler(NULL, NULL);
   kern_array_free(first), kern_array_free(man), kern_array_free(mana), kern_array_free(plain);
@@ -813,7 +730,7 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
 }
 
 Test(modes, managed_allocation_during_capture_fails) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   kern_status st = kern_capture_begin(g);
   if (st == KERN_ERR_UNSUPPORTED) cr_skip_test("graph capture is not available: %s", kern_last_error());
   cr_assert_eq(st, KERN_OK, "%s", kern_last_error());
@@ -850,7 +767,7 @@ static void expect_unsupported(const kern_array *a, const char *needle) {
 }
 
 Test(ipc, only_cuda_device_owner_arrays_have_handles) {
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   rt_ipc_handle_hook = fake_ipc;
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
@@ -887,7 +804,7 @@ Test(ipc, only_cuda_device_owner_arrays_have_handles) {
 Test(modes, checks_run_when_a_launch_is_recorded) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
-  kern_device *g = fake(H100);
+  kern_device *g = th_fake_gpu_new(TH_H100);
   int32_t b1[4] = {1, 2, 3, 4}, b2[4] = {10, 20, 30, 40};
   int64_t n = 4;
   kern_array *u1 = kern_array_wrap(b1, cpu(), KERN_INT32, 1, &n, NULL);

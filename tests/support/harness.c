@@ -83,3 +83,10 @@ int th_list(const char *dir, const char *suffix, char ***names) {
   *names = v;
   return n;
 }
+
+void th_default_cache_dir(const char *name) {
+  if (getenv("KERN_CACHE_DIR")) return;
+  char dir[256];
+  snprintf(dir, sizeof dir, "/tmp/kern-%s-test-%d", name, (int)getuid());
+  setenv("KERN_CACHE_DIR", dir, 1);
+}

@@ -11,4 +11,8 @@ int th_run(const char *cmd, char **output);
 /* Lists files in dir ending in suffix, sorted; returns count, *names malloc'd array of malloc'd paths. */
 int th_list(const char *dir, const char *suffix, char ***names);
 
+/* Points KERN_CACHE_DIR, unless already set (CTest sets the suites' shared
+ * cache), at /tmp/kern-NAME-test-UID, for a suite run by hand. */
+void th_default_cache_dir(const char *name);
+
 #endif
