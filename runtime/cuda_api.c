@@ -132,11 +132,20 @@ static rt_nvrtc_api nv;
 static const char *nv_why;
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
-static void *try_open(const char *dir, const char *file) {
-  char path[8192];
-  if (!dir || !*dir || strlen(dir) + strlen(file) + 2 > sizeof path) return NULL;
-  snprintf(path, sizeof path, "%s/%s", dir, file);
-  return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+bool rt_cuda_toolkit_path(int i, const char *rel, char *out, size_t n) {
+  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
+#ifdef KERN_CUDA_HOME
+                         KERN_CUDA_HOME,
+#endif
+                         "/usr/local/cuda"};
+  for (size_t k = 0; k < sizeof homes / sizeof homes[0]; k++) {
+    if (!homes[k] || !*homes[k] || strlen(homes[k]) + strlen(rel) + 2 > n) continue;
+    if (i-- == 0) {
+      snprintf(out, n, "%s/%s", homes[k], rel);
+      return true;
+    }
+  }
+  return false;
 }
 
 static void *open_nvrtc(void) {
@@ -152,16 +161,9 @@ static void *open_nvrtc(void) {
     }
     return lib;
   }
-  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-#ifdef KERN_CUDA_HOME
-                         KERN_CUDA_HOME,
-#endif
-                         "/usr/local/cuda"};
-  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
-    char dir[4096];
-    if (!homes[i] || strlen(homes[i]) + 8 > sizeof dir) continue;
-    snprintf(dir, sizeof dir, "%s/lib64", homes[i]);
-    void *lib = try_open(dir, "libnvrtc.so");
+  char path[4096];
+  for (int i = 0; rt_cuda_toolkit_path(i, "lib64/libnvrtc.so", path, sizeof path); i++) {
+    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (lib) return lib;
   }
   const char *names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};

@@ -151,6 +151,10 @@ const char *rt_cu_error_text(CUresult);
  * KERN_ERR_UNSUPPORTED when NVRTC is missing. */
 int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin, bool debug,
                      char **out, size_t *out_len, bool *is_ptx);
+/* The i-th place of the CUDA toolkit's file rel (e.g. "lib64/libnvrtc.so")
+ * into out: under $CUDA_HOME, $CUDA_PATH, the toolkit kern was built with,
+ * /usr/local/cuda, unset ones skipped. false once i is past the last. */
+bool rt_cuda_toolkit_path(int i, const char *rel, char *out, size_t n);
 /* NVRTC's version as major*1000 + minor*10, 0 when absent. */
 int rt_nvrtc_version(void);
 

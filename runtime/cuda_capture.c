@@ -392,14 +392,7 @@ static const char setcond_src[] =
     "}\n";
 
 static bool devrt_path(char *out, size_t n) {
-  const char *homes[] = {getenv("CUDA_HOME"), getenv("CUDA_PATH"),
-#ifdef KERN_CUDA_HOME
-                         KERN_CUDA_HOME,
-#endif
-                         "/usr/local/cuda"};
-  for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++) {
-    if (!homes[i] || !*homes[i]) continue;
-    snprintf(out, n, "%s/lib64/libcudadevrt.a", homes[i]);
+  for (int i = 0; rt_cuda_toolkit_path(i, "lib64/libcudadevrt.a", out, n); i++) {
     FILE *f = fopen(out, "rb");
     if (f) {
       fclose(f);
