@@ -63,6 +63,14 @@ static Unit *unit_find(Loader *L, const char *key) {
   return NULL;
 }
 
+/* An import of a file already seen: its module, or NULL after a diagnostic
+ * when the file is still being loaded (an import cycle). */
+static Module *unit_module(Loader *L, Unit *u, Decl *imp) {
+  if (u->state != VISITING) return u->mod;
+  diag_error(L->prog->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)", imp->path);
+  return NULL;
+}
+
 static Unit *unit_add(Loader *L, const char *key) {
   Unit *u = arena_alloc(L->prog->arena, sizeof *u);
   if (!u) return NULL;
@@ -112,12 +120,7 @@ static Module *load_embedded(Loader *L, Decl *imp, const char *path, int depth) 
     return NULL;
   }
   Unit *u = unit_find(L, key);
-  if (u && u->state == VISITING) {
-    diag_error(p->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)",
-               imp->path);
-    return NULL;
-  }
-  if (u) return u->mod;
+  if (u) return unit_module(L, u, imp);
   char *src = arena_strndup(p->arena, text, len);
   u = unit_add(L, key);
   return src && u ? load_text(L, u, arena_strdup(p->arena, path), src, len, depth) : NULL;
@@ -141,12 +144,7 @@ static Module *load_file(Loader *L, Decl *imp, const char *path, int depth) {
   char canon[PATH_MAX];
   const char *key = realpath(path, canon) ? canon : path;
   Unit *u = unit_find(L, key);
-  if (u && u->state == VISITING) {
-    diag_error(p->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)",
-               imp->path);
-    return NULL;
-  }
-  if (u) return u->mod;
+  if (u) return unit_module(L, u, imp);
   size_t len;
   char *text = read_import(L, imp, path, &len);
   if (!text) return NULL;
