@@ -34,6 +34,24 @@ enum { MAX_LOG = 1 << 20 };
   {"-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL}
 static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"), CPU_FLAGS("-O2"), CPU_FLAGS("-O3")};
 
+/* When libkern itself is built with AddressSanitizer (make test-asan), the
+ * kernels it compiles and loads are instrumented too, so an out-of-bounds
+ * access in a release-mode kernel is reported like one in the library (the
+ * process has the ASan runtime; clang's and gcc's instrumentation both use
+ * it). kernc build's objects are not: they go into other programs. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RT_KERNEL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RT_KERNEL_ASAN 1
+#endif
+#endif
+static const char *const kernel_sanitize[] = {
+#ifdef RT_KERNEL_ASAN
+    "-fsanitize=address", "-fno-omit-frame-pointer",
+#endif
+    NULL};
+
 /* KERN_CPU_OPT, 0 to 3, picks the level, read at every compile (so a process
  * may build one module at -O0 and the next at -O3); another value means 3. */
 const char *const *rt_cpu_compile_flags(void) {
@@ -190,6 +208,7 @@ static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
   snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
   hash_str(s, abi);
   for (const char *const *f = rt_cpu_compile_flags(); *f; f++) hash_str(s, *f);
+  for (const char *const *f = kernel_sanitize; *f; f++) hash_str(s, *f);
   hash_str(s, debug ? "-g" : "");
   hash_str(s, cpu_identity());
   rt_sha256_add(s, src, len);
@@ -318,6 +337,7 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   int n = 0;
   argv[n++] = cc;
   for (const char *const *f = rt_cpu_compile_flags(); *f; f++) argv[n++] = *f;
+  for (const char *const *f = kernel_sanitize; *f; f++) argv[n++] = *f;
   if (rt_cc_is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
   if (debug) argv[n++] = "-g";
   if (debug && map) argv[n++] = map;
