@@ -10,7 +10,7 @@ CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 60
 
 .PHONY: all deps build check test test-gpu demo install clean fuzz test-asan test-tsan test-valgrind \
-        bench bench-gpu
+        bench bench-gpu format format-check
 
 all: build
 
@@ -72,6 +72,14 @@ test-tsan:
 # Each example program on the cpu device under valgrind (memcheck, full leak check).
 test-valgrind: build
 	sh scripts/valgrind_examples.sh $(BUILD)
+
+# One style for every C file (.clang-format); format-check fails on a difference.
+FORMAT_FILES = $(shell git ls-files '*.c' '*.h')
+format:
+	clang-format -i $(FORMAT_FILES)
+
+format-check:
+	clang-format --dry-run -Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf $(BUILD)

@@ -32,12 +32,12 @@ static inline double bench_median(double *v, int n) {
   return v[n / 2];
 }
 
-#define BENCH_CHECK(x)                                                                     \
-  do {                                                                                     \
-    if ((x) != KERN_OK) {                                                                  \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kern_last_error());       \
-      exit(1);                                                                             \
-    }                                                                                      \
+#define BENCH_CHECK(x)                                                                             \
+  do {                                                                                             \
+    if ((x) != KERN_OK) {                                                                          \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, kern_last_error());               \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 #endif

@@ -16,11 +16,10 @@
 
 enum { LAUNCHES = 100000, ROUNDS = 7 };
 
-static const char *src =
-    "kernel void touch(float[] a, float[] b, float[] c, int[] d) {\n"
-    "    int i = tid();\n"
-    "    a[i] = b[i] + c[i] + float(d[i]);\n"
-    "}\n";
+static const char *src = "kernel void touch(float[] a, float[] b, float[] c, int[] d) {\n"
+                         "    int i = tid();\n"
+                         "    a[i] = b[i] + c[i] + float(d[i]);\n"
+                         "}\n";
 
 static void quiet(const char *msg, void *ud) {
   (void)msg;
@@ -30,7 +29,7 @@ static void quiet(const char *msg, void *ud) {
 typedef struct variant {
   const char *name;
   kern_access_mode mode;
-  kern_array *c;  /* the third argument: kern's array, or a wrapped one */
+  kern_array *c; /* the third argument: kern's array, or a wrapped one */
   double ns[ROUNDS];
 } variant;
 
@@ -53,8 +52,9 @@ int main(void) {
   }
   int64_t n = 16;
   static float wrapped[16];
-  kern_array *arr[4] = {kern_array_new(cpu, KERN_FLOAT32, 1, &n), kern_array_new(cpu, KERN_FLOAT32, 1, &n),
-                        kern_array_new(cpu, KERN_FLOAT32, 1, &n), kern_array_new(cpu, KERN_INT32, 1, &n)};
+  kern_array *arr[4] = {
+      kern_array_new(cpu, KERN_FLOAT32, 1, &n), kern_array_new(cpu, KERN_FLOAT32, 1, &n),
+      kern_array_new(cpu, KERN_FLOAT32, 1, &n), kern_array_new(cpu, KERN_INT32, 1, &n)};
   kern_array *unknown = kern_array_wrap(wrapped, cpu, KERN_FLOAT32, 1, &n, NULL);
   int warnings = 0;
   kern_set_warning_handler(quiet, &warnings);
@@ -70,8 +70,9 @@ int main(void) {
         fprintf(stderr, "bench_access: %s: %s\n", vs[v].name, kern_last_error());
         return 1;
       }
-  printf("access mode cost: 1-thread CPU launch, 4 array parameters, %d launches x %d rounds (median)\n",
-         LAUNCHES, ROUNDS);
+  printf(
+      "access mode cost: 1-thread CPU launch, 4 array parameters, %d launches x %d rounds (median)\n",
+      LAUNCHES, ROUNDS);
   double base = 0;
   for (int v = 0; v < nv; v++) {
     qsort(vs[v].ns, ROUNDS, sizeof vs[v].ns[0], bench_cmp);

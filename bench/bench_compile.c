@@ -145,7 +145,10 @@ static void remove_root(void) {
 static const char *subdir(const char *name) {
   static char path[4200];
   snprintf(path, sizeof path, "%s/%s", root, name);
-  if (mkdir(path, 0700) != 0 && errno != EEXIST) { perror(path); exit(1); }
+  if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+    perror(path);
+    exit(1);
+  }
   return path;
 }
 
@@ -205,12 +208,18 @@ static const char *c_compiler(void) {
 static char *generated(EmitTarget t, double *seconds) {
   double t0 = bench_now();
   FrontResult r = front_compile("bench10.kern", module_text, sizeof module_text - 1);
-  if (!r.ok) { fprintf(stderr, "bench_compile: the module does not compile\n"); exit(1); }
+  if (!r.ok) {
+    fprintf(stderr, "bench_compile: the module does not compile\n");
+    exit(1);
+  }
   EmitOptions o = {.debug = false, .line_directives = true};
   char *src = emit_program(r.prog, t, &o);
   *seconds = bench_now() - t0;
   front_free(r.prog);
-  if (!src) { fprintf(stderr, "bench_compile: out of memory\n"); exit(1); }
+  if (!src) {
+    fprintf(stderr, "bench_compile: out of memory\n");
+    exit(1);
+  }
   return src;
 }
 
@@ -220,14 +229,20 @@ static double cc_alone(const char *cc, const char *src, const char *dir) {
   snprintf(c_path, sizeof c_path, "%s/kernel.c", dir);
   snprintf(so_path, sizeof so_path, "%s/kernel.so", dir);
   FILE *f = fopen(c_path, "w");
-  if (!f || fputs(src, f) == EOF || fclose(f) != 0) { perror(c_path); exit(1); }
+  if (!f || fputs(src, f) == EOF || fclose(f) != 0) {
+    perror(c_path);
+    exit(1);
+  }
   const char *argv[32];
   int n = 0;
   argv[n++] = cc;
   for (const char *const *fl = rt_cpu_compile_flags(); *fl && n < 26; fl++) argv[n++] = *fl;
   argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm", argv[n] = NULL;
   double t0 = bench_now();
-  if (run((char *const *)argv, NULL, 0) != 0) { fprintf(stderr, "bench_compile: %s failed\n", cc); exit(1); }
+  if (run((char *const *)argv, NULL, 0) != 0) {
+    fprintf(stderr, "bench_compile: %s failed\n", cc);
+    exit(1);
+  }
   return bench_now() - t0;
 }
 
@@ -237,7 +252,7 @@ typedef struct Row {
   char what[120];
   double kern, floor; /* seconds; floor < 0: none */
   const char *target;
-  int met;            /* -1: no target */
+  int met; /* -1: no target */
 } Row;
 
 static Row rows[16];
@@ -252,7 +267,7 @@ static void add(const char *what, double kern, double floor, const char *target,
 static void bench_cpu(const char *cc) {
   kern_device *cpu = kern_device_get("cpu");
   double cold[COLD_REPS], warm[WARM_REPS], floor[COLD_REPS], fe[COLD_REPS];
-  for (int r = 0; r < COLD_REPS; r++) {  /* interleaved: runtime cold, then the floor */
+  for (int r = 0; r < COLD_REPS; r++) { /* interleaved: runtime cold, then the floor */
     char name[32];
     snprintf(name, sizeof name, "cold-%d", r);
     use_cache(subdir(name));
@@ -261,10 +276,11 @@ static void bench_cpu(const char *cc) {
     floor[r] = cc_alone(cc, src, subdir("floor"));
     free(src);
   }
-  use_cache(subdir("cold-0"));  /* filled by the first cold run */
+  use_cache(subdir("cold-0")); /* filled by the first cold run */
   module_ready(cpu);
   for (int r = 0; r < WARM_REPS; r++) warm[r] = module_ready(cpu);
-  double c = bench_median(cold, COLD_REPS), f = bench_median(floor, COLD_REPS), w = bench_median(warm, WARM_REPS);
+  double c = bench_median(cold, COLD_REPS), f = bench_median(floor, COLD_REPS),
+         w = bench_median(warm, WARM_REPS);
   char what[120];
   snprintf(what, sizeof what, "CPU module, cold cache (vs %s alone)", cc);
   add(what, c, f, "< 1.5x floor", c < 1.5 * f);
@@ -275,12 +291,13 @@ static void bench_cpu(const char *cc) {
 /* ---- CUDA: NVRTC through the runtime vs NVRTC alone ------------------------------------------------ */
 
 static double nvrtc_alone(const rt_nvrtc_api *nv, const char *src) {
-  const char *opts[] = {"--gpu-architecture=compute_90", "-default-device", "--std=c++17", "-w", "--fmad=false"};
+  const char *opts[] = {"--gpu-architecture=compute_90", "-default-device", "--std=c++17", "-w",
+                        "--fmad=false"};
   double t0 = bench_now();
   nvrtcProgram p;
   size_t n = 0;
-  if (nv->CreateProgram(&p, src, "bench10.kern", 0, NULL, NULL) != 0 || nv->CompileProgram(p, 5, opts) != 0 ||
-      nv->GetPTXSize(p, &n) != 0) {
+  if (nv->CreateProgram(&p, src, "bench10.kern", 0, NULL, NULL) != 0 ||
+      nv->CompileProgram(p, 5, opts) != 0 || nv->GetPTXSize(p, &n) != 0) {
     fprintf(stderr, "bench_compile: NVRTC alone failed\n");
     exit(1);
   }
@@ -316,11 +333,12 @@ static void bench_nvrtc(void) {
   }
   double fe, k[COLD_REPS], f[COLD_REPS];
   char *src = generated(EMIT_CUDA, &fe);
-  nvrtc_alone(nv, src);  /* NVRTC's own first-call setup, out of both columns */
+  nvrtc_alone(nv, src); /* NVRTC's own first-call setup, out of both columns */
   for (int r = 0; r < COLD_REPS; r++) k[r] = nvrtc_kern(), f[r] = nvrtc_alone(nv, src);
   free(src);
   double km = bench_median(k, COLD_REPS), fm = bench_median(f, COLD_REPS);
-  add("CUDA source -> PTX sm_90 through NVRTC (vs NVRTC alone)", km, fm, "< 1.5x floor", km < 1.5 * fm);
+  add("CUDA source -> PTX sm_90 through NVRTC (vs NVRTC alone)", km, fm, "< 1.5x floor",
+      km < 1.5 * fm);
   add("  loading libnvrtc (first use in a process)", load, -1, "", -1);
 }
 
@@ -352,7 +370,8 @@ static int first_launch(const char *device) {
   kern_module *m = kern_module_from_source("bench10.kern", module_text);
   kern_kernel *k = m ? kern_module_kernel(m, "saxpy") : NULL;
   int64_t n = 1024;
-  kern_array *x = kern_array_new(d, KERN_FLOAT32, 1, &n), *y = kern_array_new(d, KERN_FLOAT32, 1, &n);
+  kern_array *x = kern_array_new(d, KERN_FLOAT32, 1, &n),
+             *y = kern_array_new(d, KERN_FLOAT32, 1, &n);
   if (!k || !x || !y || KERN_LAUNCH(k, d, KERN_DIM1(n), x, y, 2.0f) != KERN_OK ||
       kern_device_synchronize(d) != KERN_OK)
     die("first launch");
@@ -365,7 +384,10 @@ static int first_launch(const char *device) {
 static double child(const char *self, const char *device, const char *cache) {
   setenv("KERN_CACHE_DIR", cache, 1);
   char out[64], *argv[] = {(char *)self, "--first-launch", (char *)device, NULL};
-  if (run(argv, out, sizeof out) != 0) { fprintf(stderr, "bench_compile: the child failed\n"); exit(1); }
+  if (run(argv, out, sizeof out) != 0) {
+    fprintf(stderr, "bench_compile: the child failed\n");
+    exit(1);
+  }
   return atof(out);
 }
 
@@ -376,19 +398,22 @@ static void bench_first_launch(const char *self, const char *device) {
     snprintf(name, sizeof name, "proc-%s-%d", device, r);
     cold[r] = child(self, device, subdir(name));
   }
-  snprintf(name, sizeof name, "proc-%s-0", device);  /* filled by the first cold run */
+  snprintf(name, sizeof name, "proc-%s-0", device); /* filled by the first cold run */
   snprintf(warm_dir, sizeof warm_dir, "%s", subdir(name));
   for (int r = 0; r < PROC_REPS; r++) warm[r] = child(self, device, warm_dir);
-  snprintf(what, sizeof what, "kern_init to the first %s launch finished, cold cache (new process)", device);
+  snprintf(what, sizeof what, "kern_init to the first %s launch finished, cold cache (new process)",
+           device);
   add(what, bench_median(cold, PROC_REPS), -1, "", -1);
-  snprintf(what, sizeof what, "kern_init to the first %s launch finished, warm cache (new process)", device);
+  snprintf(what, sizeof what, "kern_init to the first %s launch finished, warm cache (new process)",
+           device);
   add(what, bench_median(warm, PROC_REPS), -1, "", -1);
 }
 
 /* ---- main ------------------------------------------------------------------------------------------------- */
 
 static void print_table(void) {
-  printf("| what | kern (ms) | floor (ms) | kern / floor | target | met |\n|---|---:|---:|---:|---|---|\n");
+  printf(
+      "| what | kern (ms) | floor (ms) | kern / floor | target | met |\n|---|---:|---:|---:|---|---|\n");
   for (int i = 0; i < nrows; i++) {
     Row *r = &rows[i];
     char fl[32] = "", ratio[32] = "";
@@ -396,22 +421,30 @@ static void print_table(void) {
       snprintf(fl, sizeof fl, "%.1f", 1e3 * r->floor);
       snprintf(ratio, sizeof ratio, "%.2f", r->kern / r->floor);
     }
-    printf("| %s | %.*f | %s | %s | %s | %s |\n", r->what, r->kern < 0.01 ? 2 : 1, 1e3 * r->kern, fl, ratio,
-           r->target, r->met < 0 ? "" : r->met ? "yes" : "no");
+    printf("| %s | %.*f | %s | %s | %s | %s |\n", r->what, r->kern < 0.01 ? 2 : 1, 1e3 * r->kern,
+           fl, ratio, r->target,
+           r->met < 0 ? ""
+           : r->met   ? "yes"
+                      : "no");
   }
 }
 
 static int write_csv(const char *path) {
   FILE *f = fopen(path, "w");
-  if (!f) { perror(path); return 1; }
+  if (!f) {
+    perror(path);
+    return 1;
+  }
   fprintf(f, "what,kern_ms,floor_ms,kern_over_floor,target,met\n");
   for (int i = 0; i < nrows; i++) {
     Row *r = &rows[i];
     const char *w = r->what;
     while (*w == ' ') w++;
     fprintf(f, "\"%s\",%.4f,", w, 1e3 * r->kern);
-    if (r->floor >= 0) fprintf(f, "%.4f,%.3f,", 1e3 * r->floor, r->kern / r->floor);
-    else fprintf(f, ",,");
+    if (r->floor >= 0)
+      fprintf(f, "%.4f,%.3f,", 1e3 * r->floor, r->kern / r->floor);
+    else
+      fprintf(f, ",,");
     fprintf(f, "\"%s\",%s\n", r->target, r->met < 0 ? "" : r->met ? "yes" : "no");
   }
   return fclose(f) != 0;
@@ -420,10 +453,16 @@ static int write_csv(const char *path) {
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--first-launch")) return first_launch(argv[2]);
   const char *csv = argc == 3 && !strcmp(argv[1], "--csv") ? argv[2] : NULL;
-  if (argc != 1 && !csv) { fprintf(stderr, "usage: bench_compile [--csv FILE]\n"); return 2; }
+  if (argc != 1 && !csv) {
+    fprintf(stderr, "usage: bench_compile [--csv FILE]\n");
+    return 2;
+  }
   const char *tmp = getenv("TMPDIR");
   snprintf(root, sizeof root, "%s/kern-bench-compile-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!mkdtemp(root)) { perror(root); return 1; }
+  if (!mkdtemp(root)) {
+    perror(root);
+    return 1;
+  }
   atexit(remove_root);
   if (kern_init() != KERN_OK) die("kern_init");
   bench_cpu(c_compiler());
@@ -431,7 +470,10 @@ int main(int argc, char **argv) {
   bench_gpu();
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) { perror("/proc/self/exe"); return 1; }
+  if (n <= 0) {
+    perror("/proc/self/exe");
+    return 1;
+  }
   self[n] = 0;
   bench_first_launch(self, "cpu");
   if (kern_device_get("cuda:0")) bench_first_launch(self, "cuda:0");

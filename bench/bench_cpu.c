@@ -29,17 +29,22 @@
 
 enum { REPS = 21, SINGLE_REPS = 5, TINY_LAUNCHES = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024 };
 
-
 static void *xcalloc(size_t n, size_t size) {
   void *p = calloc(n, size);
-  if (!p) { fprintf(stderr, "bench_cpu: out of memory\n"); exit(1); }
+  if (!p) {
+    fprintf(stderr, "bench_cpu: out of memory\n");
+    exit(1);
+  }
   return p;
 }
 
 static kern_array *array(kern_device *cpu, kern_dtype t, int ndim, int64_t a, int64_t b) {
   int64_t shape[2] = {a, b};
   kern_array *r = kern_array_new(cpu, t, ndim, shape);
-  if (!r) { fprintf(stderr, "bench_cpu: %s\n", kern_last_error()); exit(1); }
+  if (!r) {
+    fprintf(stderr, "bench_cpu: %s\n", kern_last_error());
+    exit(1);
+  }
   return r;
 }
 
@@ -123,8 +128,8 @@ typedef struct Case {
   kern_arg args[6];
   range_fn fn;
   const void *ctx;
-  int64_t n, grain;    /* C items (rows, chunks ...) and the smallest chunk */
-  int launches;        /* > 1: the time of this many launches in a row */
+  int64_t n, grain; /* C items (rows, chunks ...) and the smallest chunk */
+  int launches;     /* > 1: the time of this many launches in a row */
 } Case;
 
 typedef struct Result {
@@ -134,7 +139,8 @@ typedef struct Result {
 } Result;
 
 static void run_kern(const Case *c) {
-  for (int i = 0; i < c->launches; i++) BENCH_CHECK(kern_launch(c->k, c->cpu, c->dims, c->nargs, c->args));
+  for (int i = 0; i < c->launches; i++)
+    BENCH_CHECK(kern_launch(c->k, c->cpu, c->dims, c->nargs, c->args));
 }
 
 static void run_threads(const Case *c) {
@@ -161,7 +167,12 @@ static Result measure(const Case *c) {
     tk[r] = t1 - t0, tt[r] = t2 - t1;
     if (r < SINGLE_REPS) ts[r] = t3 - t2;
   }
-  Result res = {c->name, c->kind, "", bench_median(tk, REPS), bench_median(tt, REPS), bench_median(ts, SINGLE_REPS)};
+  Result res = {c->name,
+                c->kind,
+                "",
+                bench_median(tk, REPS),
+                bench_median(tt, REPS),
+                bench_median(ts, SINGLE_REPS)};
   memcpy(res.size, c->size, sizeof res.size);
   fprintf(stderr, "  %-12s %s done\n", c->name, c->size);
   return res;
@@ -169,12 +180,16 @@ static Result measure(const Case *c) {
 
 static kern_kernel *kernel(kern_module *m, const char *name) {
   kern_kernel *k = kern_module_kernel(m, name);
-  if (!k) { fprintf(stderr, "bench_cpu: %s\n", kern_last_error()); exit(1); }
+  if (!k) {
+    fprintf(stderr, "bench_cpu: %s\n", kern_last_error());
+    exit(1);
+  }
   return k;
 }
 
 static void fail(const char *what, int64_t at, double got, double want) {
-  fprintf(stderr, "bench_cpu: %s: kern and C differ at %lld: %.9g vs %.9g\n", what, (long long)at, got, want);
+  fprintf(stderr, "bench_cpu: %s: kern and C differ at %lld: %.9g vs %.9g\n", what, (long long)at,
+          got, want);
   exit(1);
 }
 
@@ -193,7 +208,9 @@ static void same_i32(const char *what, const int32_t *got, const int32_t *want, 
 
 /* ---- saxpy: bandwidth ---------------------------------------------------------------------- */
 
-typedef struct { float *x, *y, a; } Saxpy;
+typedef struct {
+  float *x, *y, a;
+} Saxpy;
 
 static void saxpy_c(const void *ctx, int64_t b, int64_t e) {
   const Saxpy *s = ctx;
@@ -207,9 +224,12 @@ static Result bench_saxpy(kern_module *m, kern_device *cpu, int scale) {
   float *x = kern_array_data(ax), *y = kern_array_data(ay);
   Saxpy s = {xcalloc((size_t)n, 4), xcalloc((size_t)n, 4), 2.0f};
   float *want = xcalloc((size_t)n, 4);
-  for (int64_t i = 0; i < n; i++) x[i] = s.x[i] = (float)(i % 100), y[i] = s.y[i] = 1.0f, want[i] = 2.0f * x[i] + 1.0f;
-  Case c = {"saxpy", "bandwidth", "", kernel(m, "saxpy"), cpu, KERN_DIM1(n), 3,
-            {kern_arg_array(ax), kern_arg_array(ay), kern_arg_f32(2.0f)}, saxpy_c, &s, n, 4096, 1};
+  for (int64_t i = 0; i < n; i++)
+    x[i] = s.x[i] = (float)(i % 100), y[i] = s.y[i] = 1.0f, want[i] = 2.0f * x[i] + 1.0f;
+  Case c = {"saxpy", "bandwidth",  "", kernel(m, "saxpy"),
+            cpu,     KERN_DIM1(n), 3,  {kern_arg_array(ax), kern_arg_array(ay), kern_arg_f32(2.0f)},
+            saxpy_c, &s,           n,  4096,
+            1};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   run_kern(&c);
   same_f32("saxpy", y, want, n, 0);
@@ -222,14 +242,19 @@ static Result bench_saxpy(kern_module *m, kern_device *cpu, int scale) {
 
 /* ---- stencil: 2D 5-point, bandwidth with neighbours ----------------------------------------- */
 
-typedef struct { const float *src; float *dst; int64_t cols; } Stencil;
+typedef struct {
+  const float *src;
+  float *dst;
+  int64_t cols;
+} Stencil;
 
 /* Interior rows b+1 .. e (items are interior rows). */
 static void stencil_c(const void *ctx, int64_t b, int64_t e) {
   const Stencil *s = ctx;
   int64_t n = s->cols;
   for (int64_t i = b + 1; i <= e; i++) {
-    const float *restrict up = s->src + (i - 1) * n, *restrict mid = up + n, *restrict down = mid + n;
+    const float *restrict up = s->src + (i - 1) * n, *restrict mid = up + n,
+                          *restrict down = mid + n;
     float *restrict out = s->dst + i * n;
     for (int64_t j = 1; j < n - 1; j++)
       out[j] = 0.2f * (mid[j] + up[j] + down[j] + mid[j - 1] + mid[j + 1]);
@@ -238,12 +263,18 @@ static void stencil_c(const void *ctx, int64_t b, int64_t e) {
 
 static Result bench_stencil(kern_module *m, kern_device *cpu, int scale) {
   int64_t rows = 2048 * (int64_t)scale, cols = 2048, n = rows * cols;
-  kern_array *as = array(cpu, KERN_FLOAT32, 2, rows, cols), *ad = array(cpu, KERN_FLOAT32, 2, rows, cols);
+  kern_array *as = array(cpu, KERN_FLOAT32, 2, rows, cols),
+             *ad = array(cpu, KERN_FLOAT32, 2, rows, cols);
   float *src = kern_array_data(as), *dst = kern_array_data(ad);
   Stencil s = {src, xcalloc((size_t)n, 4), cols};
   for (int64_t i = 0; i < n; i++) src[i] = unit((uint32_t)i);
-  Case c = {"stencil", "bandwidth, 2D neighbours", "", kernel(m, "stencil"), cpu, KERN_DIM2(rows - 2, cols - 2), 2,
-            {kern_arg_array(as), kern_arg_array(ad)}, stencil_c, &s, rows - 2, 4, 1};
+  Case c = {"stencil", "bandwidth, 2D neighbours",
+            "",        kernel(m, "stencil"),
+            cpu,       KERN_DIM2(rows - 2, cols - 2),
+            2,         {kern_arg_array(as), kern_arg_array(ad)},
+            stencil_c, &s,
+            rows - 2,  4,
+            1};
   snprintf(c.size, sizeof c.size, "%lldx%lld", (long long)rows, (long long)cols);
   run_kern(&c);
   run_single(&c);
@@ -258,11 +289,16 @@ static Result bench_stencil(kern_module *m, kern_device *cpu, int scale) {
 
 /* ---- histogram: contended integer atomics --------------------------------------------------- */
 
-typedef struct { const int32_t *values; int32_t *bins; int64_t nbins; } Histogram;
+typedef struct {
+  const int32_t *values;
+  int32_t *bins;
+  int64_t nbins;
+} Histogram;
 
 static void histogram_c(const void *ctx, int64_t b, int64_t e) {
   const Histogram *h = ctx;
-  for (int64_t i = b; i < e; i++) __atomic_fetch_add(&h->bins[h->values[i] % h->nbins], 1, __ATOMIC_RELAXED);
+  for (int64_t i = b; i < e; i++)
+    __atomic_fetch_add(&h->bins[h->values[i] % h->nbins], 1, __ATOMIC_RELAXED);
 }
 
 static Result bench_histogram(kern_module *m, kern_device *cpu, int scale) {
@@ -270,9 +306,21 @@ static Result bench_histogram(kern_module *m, kern_device *cpu, int scale) {
   kern_array *av = array(cpu, KERN_INT32, 1, n, 0), *ab = array(cpu, KERN_INT32, 1, NBINS, 0);
   int32_t *values = kern_array_data(av), *bins = kern_array_data(ab), want[NBINS] = {0};
   Histogram h = {values, xcalloc(NBINS, 4), NBINS};
-  for (int64_t i = 0; i < n; i++) values[i] = (int32_t)(hash32((uint32_t)i) % 1000003), want[values[i] % NBINS]++;
-  Case c = {"histogram", "atomics, 1024 bins", "", kernel(m, "histogram"), cpu, KERN_DIM1(n), 2,
-            {kern_arg_array(av), kern_arg_array(ab)}, histogram_c, &h, n, 4096, 1};
+  for (int64_t i = 0; i < n; i++)
+    values[i] = (int32_t)(hash32((uint32_t)i) % 1000003), want[values[i] % NBINS]++;
+  Case c = {"histogram",
+            "atomics, 1024 bins",
+            "",
+            kernel(m, "histogram"),
+            cpu,
+            KERN_DIM1(n),
+            2,
+            {kern_arg_array(av), kern_arg_array(ab)},
+            histogram_c,
+            &h,
+            n,
+            4096,
+            1};
   snprintf(c.size, sizeof c.size, "%lldM values", (long long)(n >> 20));
   run_kern(&c);
   same_i32("histogram", bins, want, NBINS);
@@ -285,7 +333,11 @@ static Result bench_histogram(kern_module *m, kern_device *cpu, int scale) {
 
 /* ---- matmul: naive, compute with strided loads ------------------------------------------------ */
 
-typedef struct { const float *a, *b; float *c; int64_t n; } Matmul;
+typedef struct {
+  const float *a, *b;
+  float *c;
+  int64_t n;
+} Matmul;
 
 /* Rows b .. e-1 of c. */
 static void matmul_c(const void *ctx, int64_t b, int64_t e) {
@@ -304,10 +356,16 @@ static Result bench_matmul(kern_module *m, kern_device *cpu, int scale) {
   kern_array *aa = array(cpu, KERN_FLOAT32, 2, n, n), *ab = array(cpu, KERN_FLOAT32, 2, n, n);
   kern_array *ac = array(cpu, KERN_FLOAT32, 2, n, n);
   float *a = kern_array_data(aa), *b = kern_array_data(ab), *c = kern_array_data(ac);
-  for (int64_t i = 0; i < n * n; i++) a[i] = unit((uint32_t)i) - 0.5f, b[i] = unit((uint32_t)(i + n * n)) - 0.5f;
+  for (int64_t i = 0; i < n * n; i++)
+    a[i] = unit((uint32_t)i) - 0.5f, b[i] = unit((uint32_t)(i + n * n)) - 0.5f;
   Matmul mm = {a, b, xcalloc((size_t)(n * n), 4), n};
-  Case cs = {"matmul", "compute, naive", "", kernel(m, "matmul"), cpu, KERN_DIM2(n, n), 3,
-             {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ac)}, matmul_c, &mm, n, 1, 1};
+  Case cs = {"matmul", "compute, naive",
+             "",       kernel(m, "matmul"),
+             cpu,      KERN_DIM2(n, n),
+             3,        {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ac)},
+             matmul_c, &mm,
+             n,        1,
+             1};
   snprintf(cs.size, sizeof cs.size, "%lldx%lld", (long long)n, (long long)n);
   run_kern(&cs);
   run_single(&cs);
@@ -322,8 +380,16 @@ static Result bench_matmul(kern_module *m, kern_device *cpu, int scale) {
 
 /* ---- n-body: one all-pairs step, compute on vec3 ------------------------------------------------ */
 
-typedef struct { float x, y, z; } V3;
-typedef struct { const V3 *pos, *vel; const float *mass; V3 *pos_out, *vel_out; int64_t n; float dt; } Nbody;
+typedef struct {
+  float x, y, z;
+} V3;
+typedef struct {
+  const V3 *pos, *vel;
+  const float *mass;
+  V3 *pos_out, *vel_out;
+  int64_t n;
+  float dt;
+} Nbody;
 
 static void nbody_c(const void *ctx, int64_t b, int64_t e) {
   const Nbody *s = ctx;
@@ -354,11 +420,22 @@ static Result bench_nbody(kern_module *m, kern_device *cpu, int scale) {
     vel[i] = (V3){0, 0, 0};
     mass[i] = (0.5f + unit(h + 3)) / (float)n;
   }
-  Nbody s = {pos, vel, mass, xcalloc((size_t)n, sizeof(V3)), xcalloc((size_t)n, sizeof(V3)), n, 0.01f};
-  Case c = {"nbody", "compute, vec3", "", kernel(m, "nbody"), cpu, KERN_DIM1(n), 6,
-            {kern_arg_array(ap), kern_arg_array(av), kern_arg_array(am), kern_arg_array(apo), kern_arg_array(avo),
-             kern_arg_f32(0.01f)},
-            nbody_c, &s, n, 1, 1};
+  Nbody s = {pos, vel,  mass, xcalloc((size_t)n, sizeof(V3)), xcalloc((size_t)n, sizeof(V3)),
+             n,   0.01f};
+  Case c = {"nbody",
+            "compute, vec3",
+            "",
+            kernel(m, "nbody"),
+            cpu,
+            KERN_DIM1(n),
+            6,
+            {kern_arg_array(ap), kern_arg_array(av), kern_arg_array(am), kern_arg_array(apo),
+             kern_arg_array(avo), kern_arg_f32(0.01f)},
+            nbody_c,
+            &s,
+            n,
+            1,
+            1};
   snprintf(c.size, sizeof c.size, "%lld bodies", (long long)n);
   run_kern(&c);
   run_single(&c);
@@ -368,21 +445,27 @@ static Result bench_nbody(kern_module *m, kern_device *cpu, int scale) {
   run_threads(&c);
   same_f32("nbody (pthreads)", kern_array_data(avo), (const float *)s.vel_out, 3 * n, 1e-5);
   Result r = measure(&c);
-  kern_array_free(ap), kern_array_free(av), kern_array_free(am), kern_array_free(apo), kern_array_free(avo);
+  kern_array_free(ap), kern_array_free(av), kern_array_free(am), kern_array_free(apo),
+      kern_array_free(avo);
   free(s.pos_out), free(s.vel_out);
   return r;
 }
 
 /* ---- mandelbrot: pure compute, uneven ------------------------------------------------------------ */
 
-typedef struct { int32_t *out; int64_t rows, cols; int maxit; } Mandel;
+typedef struct {
+  int32_t *out;
+  int64_t rows, cols;
+  int maxit;
+} Mandel;
 
 /* Rows b .. e-1. */
 static void mandel_c(const void *ctx, int64_t b, int64_t e) {
   const Mandel *w = ctx;
   for (int64_t i = b; i < e; i++)
     for (int64_t j = 0; j < w->cols; j++) {
-      float x0 = -2.0f + 3.0f * (float)j / (float)w->cols, y0 = -1.5f + 3.0f * (float)i / (float)w->rows;
+      float x0 = -2.0f + 3.0f * (float)j / (float)w->cols,
+            y0 = -1.5f + 3.0f * (float)i / (float)w->rows;
       float x = 0, y = 0;
       int it = 0;
       while (x * x + y * y <= 4.0f && it < w->maxit) {
@@ -400,8 +483,19 @@ static Result bench_mandel(kern_module *m, kern_device *cpu, int scale) {
   kern_array *ao = array(cpu, KERN_INT32, 2, rows, cols);
   int32_t *out = kern_array_data(ao);
   Mandel w = {xcalloc((size_t)n, 4), rows, cols, 256};
-  Case c = {"mandelbrot", "compute, uneven", "", kernel(m, "mandelbrot"), cpu, KERN_DIM2(rows, cols), 2,
-            {kern_arg_array(ao), kern_arg_i32(256)}, mandel_c, &w, rows, 1, 1};
+  Case c = {"mandelbrot",
+            "compute, uneven",
+            "",
+            kernel(m, "mandelbrot"),
+            cpu,
+            KERN_DIM2(rows, cols),
+            2,
+            {kern_arg_array(ao), kern_arg_i32(256)},
+            mandel_c,
+            &w,
+            rows,
+            1,
+            1};
   snprintf(c.size, sizeof c.size, "%lldx%lld, 256 it", (long long)cols, (long long)rows);
   run_kern(&c);
   run_single(&c);
@@ -416,7 +510,10 @@ static Result bench_mandel(kern_module *m, kern_device *cpu, int scale) {
 
 /* ---- reduction: chunk sums, then one float64 atomic per chunk ------------------------------------ */
 
-typedef struct { const float *x; double *total; } Reduce;
+typedef struct {
+  const float *x;
+  double *total;
+} Reduce;
 
 static void atomic_add_f64(double *p, double v) {
   double old, sum;
@@ -447,8 +544,13 @@ static Result bench_reduce(kern_module *m, kern_device *cpu, int scale) {
   double *total = kern_array_data(at), ctotal = 0, exact = 0;
   for (int64_t i = 0; i < n; i++) x[i] = unit((uint32_t)i), exact += x[i];
   Reduce s = {x, &ctotal};
-  Case c = {"reduce", "sum, float64 atomics", "", kernel(m, "reduce_sum"), cpu, KERN_DIM1(chunks), 2,
-            {kern_arg_array(ax), kern_arg_array(at)}, reduce_c, &s, chunks, 64, 1};
+  Case c = {"reduce", "sum, float64 atomics",
+            "",       kernel(m, "reduce_sum"),
+            cpu,      KERN_DIM1(chunks),
+            2,        {kern_arg_array(ax), kern_arg_array(at)},
+            reduce_c, &s,
+            chunks,   64,
+            1};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   run_kern(&c);
   run_single(&c);
@@ -474,8 +576,19 @@ static Result bench_tiny(kern_module *m, kern_device *cpu) {
   kern_array *ax = array(cpu, KERN_FLOAT32, 1, TINY_N, 0);
   float *x = kern_array_data(ax), cx[TINY_N] = {0}, want[TINY_N];
   for (int i = 0; i < TINY_N; i++) want[i] = TINY_LAUNCHES;
-  Case c = {"tiny launches", "launch overhead", "", kernel(m, "tiny"), cpu, KERN_DIM1(TINY_N), 1,
-            {kern_arg_array(ax)}, tiny_c, cx, TINY_N, TINY_N, TINY_LAUNCHES};
+  Case c = {"tiny launches",
+            "launch overhead",
+            "",
+            kernel(m, "tiny"),
+            cpu,
+            KERN_DIM1(TINY_N),
+            1,
+            {kern_arg_array(ax)},
+            tiny_c,
+            cx,
+            TINY_N,
+            TINY_N,
+            TINY_LAUNCHES};
   snprintf(c.size, sizeof c.size, "%d x %d floats", TINY_LAUNCHES, TINY_N);
   run_kern(&c);
   same_f32("tiny launches", x, want, TINY_N, 0);
@@ -489,24 +602,31 @@ static Result bench_tiny(kern_module *m, kern_device *cpu) {
 /* ---- output ------------------------------------------------------------------------------------- */
 
 static void print_table(const Result *r, int n, int ncores) {
-  printf("| workload | size | kern (ms) | C, %d pthreads (ms) | C, 1 thread (ms) | kern / pthreads | kern / 1 thread |\n",
-         ncores);
+  printf(
+      "| workload | size | kern (ms) | C, %d pthreads (ms) | C, 1 thread (ms) | kern / pthreads | kern / 1 thread |\n",
+      ncores);
   printf("|---|---|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < n; i++) {
     double rt = r[i].kern / r[i].threads, rs = r[i].kern / r[i].single;
     printf("| %s (%s) | %s | %.3f | %.3f | %.3f | %.*f | %.*f |\n", r[i].name, r[i].kind, r[i].size,
-           1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single, rt < 0.1 ? 4 : 2, rt, rs < 0.1 ? 4 : 2, rs);
+           1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single, rt < 0.1 ? 4 : 2, rt,
+           rs < 0.1 ? 4 : 2, rs);
   }
 }
 
 static int write_csv(const char *path, const Result *r, int n, int ncores) {
   FILE *f = fopen(path, "w");
-  if (!f) { perror(path); return 1; }
-  fprintf(f, "workload,kind,size,threads,kern_ms,pthreads_ms,single_ms,kern_over_pthreads,kern_over_single\n");
+  if (!f) {
+    perror(path);
+    return 1;
+  }
+  fprintf(
+      f,
+      "workload,kind,size,threads,kern_ms,pthreads_ms,single_ms,kern_over_pthreads,kern_over_single\n");
   for (int i = 0; i < n; i++)
-    fprintf(f, "%s,\"%s\",\"%s\",%d,%.4f,%.4f,%.4f,%.4g,%.4g\n", r[i].name, r[i].kind, r[i].size, ncores,
-            1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single, r[i].kern / r[i].threads,
-            r[i].kern / r[i].single);
+    fprintf(f, "%s,\"%s\",\"%s\",%d,%.4f,%.4f,%.4f,%.4g,%.4g\n", r[i].name, r[i].kind, r[i].size,
+            ncores, 1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single,
+            r[i].kern / r[i].threads, r[i].kern / r[i].single);
   return fclose(f) != 0;
 }
 
@@ -518,18 +638,25 @@ static int env_scale(void) {
 
 int main(int argc, char **argv) {
   const char *csv = argc == 3 && !strcmp(argv[1], "--csv") ? argv[2] : NULL;
-  if (argc != 1 && !csv) { fprintf(stderr, "usage: bench_cpu [--csv FILE]\n"); return 2; }
+  if (argc != 1 && !csv) {
+    fprintf(stderr, "usage: bench_cpu [--csv FILE]\n");
+    return 2;
+  }
   BENCH_CHECK(kern_init());
   kern_device *cpu = kern_device_get("cpu");
   char path[4096];
   snprintf(path, sizeof path, "%s/workloads.kern", KERN_BENCH_DIR);
   kern_module *m = kern_module_load(path);
-  if (!m) { fprintf(stderr, "%s\n", kern_last_error()); return 1; }
+  if (!m) {
+    fprintf(stderr, "%s\n", kern_last_error());
+    return 1;
+  }
   int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN), scale = env_scale();
   pool_start(ncores);
-  Result r[] = {bench_saxpy(m, cpu, scale), bench_stencil(m, cpu, scale), bench_histogram(m, cpu, scale),
-                bench_matmul(m, cpu, scale), bench_nbody(m, cpu, scale), bench_mandel(m, cpu, scale),
-                bench_reduce(m, cpu, scale), bench_tiny(m, cpu)};
+  Result r[] = {bench_saxpy(m, cpu, scale),     bench_stencil(m, cpu, scale),
+                bench_histogram(m, cpu, scale), bench_matmul(m, cpu, scale),
+                bench_nbody(m, cpu, scale),     bench_mandel(m, cpu, scale),
+                bench_reduce(m, cpu, scale),    bench_tiny(m, cpu)};
   pool_stop();
   int n = (int)(sizeof r / sizeof r[0]);
   print_table(r, n, ncores);

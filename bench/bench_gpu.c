@@ -29,10 +29,13 @@
 
 enum { REPS = 15, TINY = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024, BLOCK = 256, TILE = 16 };
 
-#define CU(x)                                                                       \
-  do {                                                                              \
-    CUresult r_ = (x);                                                              \
-    if (r_) { fprintf(stderr, "%s: %s\n", #x, rt_cu_error_text(r_)); exit(1); }      \
+#define CU(x)                                                                                      \
+  do {                                                                                             \
+    CUresult r_ = (x);                                                                             \
+    if (r_) {                                                                                      \
+      fprintf(stderr, "%s: %s\n", #x, rt_cu_error_text(r_));                                       \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 static const rt_cu_api *cu;
@@ -49,21 +52,21 @@ typedef struct Case {
   kern_dims dims;
   int nargs;
   kern_arg args[6];
-  CUfunction f;                 /* the hand-written kernel and its launch */
+  CUfunction f; /* the hand-written kernel and its launch */
   unsigned grid[2], block[2];
   void *params[8];
-  CUdeviceptr ptr[6];           /* what params point at */
+  CUdeviceptr ptr[6]; /* what params point at */
   long long ll;
   int i32[3];
   float f32;
-  int launches;                 /* > 1: the time of this many launches in a row */
-  double bytes;                 /* bytes one run must move; 0: not bandwidth-bound */
-  kern_array *out;              /* what is compared */
-  kern_array *limit;            /* bandwidth-bound: the array copied for the limit */
-  kern_array *init[3];          /* restored from init_data before a checked run */
+  int launches;        /* > 1: the time of this many launches in a row */
+  double bytes;        /* bytes one run must move; 0: not bandwidth-bound */
+  kern_array *out;     /* what is compared */
+  kern_array *limit;   /* bandwidth-bound: the array copied for the limit */
+  kern_array *init[3]; /* restored from init_data before a checked run */
   const void *init_data[3];
-  kern_array *zero[2];          /* zeroed before a checked run */
-  double tol;                   /* relative tolerance of the comparison; 0: exact */
+  kern_array *zero[2]; /* zeroed before a checked run */
+  double tol;          /* relative tolerance of the comparison; 0: exact */
 } Case;
 
 typedef struct Result {
@@ -76,7 +79,10 @@ typedef struct Result {
 static kern_array *dev(kern_dtype t, int ndim, int64_t a, int64_t b) {
   int64_t shape[2] = {a, b};
   kern_array *r = kern_array_new(gpu, t, ndim, shape);
-  if (!r) { fprintf(stderr, "bench_gpu: %s\n", kern_last_error()); exit(1); }
+  if (!r) {
+    fprintf(stderr, "bench_gpu: %s\n", kern_last_error());
+    exit(1);
+  }
   return r;
 }
 
@@ -84,13 +90,19 @@ static CUdeviceptr dptr(kern_array *a) { return (CUdeviceptr)(uintptr_t)kern_arr
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n);
-  if (!p) { fprintf(stderr, "bench_gpu: out of memory\n"); exit(1); }
+  if (!p) {
+    fprintf(stderr, "bench_gpu: out of memory\n");
+    exit(1);
+  }
   return p;
 }
 
 static kern_kernel *kernel(kern_module *m, const char *name) {
   kern_kernel *k = kern_module_kernel(m, name);
-  if (!k) { fprintf(stderr, "bench_gpu: %s\n", kern_last_error()); exit(1); }
+  if (!k) {
+    fprintf(stderr, "bench_gpu: %s\n", kern_last_error());
+    exit(1);
+  }
   return k;
 }
 
@@ -104,14 +116,15 @@ static void base_launch(Case *c, const char *name, int64_t rows, int64_t cols) {
 }
 
 static void run_kern(const Case *c) {
-  for (int i = 0; i < c->launches; i++) BENCH_CHECK(kern_launch(c->k, gpu, c->dims, c->nargs, c->args));
+  for (int i = 0; i < c->launches; i++)
+    BENCH_CHECK(kern_launch(c->k, gpu, c->dims, c->nargs, c->args));
   BENCH_CHECK(kern_device_synchronize(gpu));
 }
 
 static void run_base(const Case *c) {
   for (int i = 0; i < c->launches; i++)
-    CU(cu->LaunchKernel(c->f, c->grid[0], c->grid[1], 1, c->block[0], c->block[1], 1, 0, st, (void **)c->params,
-                        NULL));
+    CU(cu->LaunchKernel(c->f, c->grid[0], c->grid[1], 1, c->block[0], c->block[1], 1, 0, st,
+                        (void **)c->params, NULL));
   CU(cu->StreamSynchronize(st));
 }
 
@@ -119,7 +132,8 @@ static void run_base(const Case *c) {
 
 static void prepare(const Case *c) {
   for (int i = 0; i < 3 && c->init[i]; i++)
-    BENCH_CHECK(kern_array_write(c->init[i], c->init_data[i], (size_t)kern_array_nbytes(c->init[i])));
+    BENCH_CHECK(
+        kern_array_write(c->init[i], c->init_data[i], (size_t)kern_array_nbytes(c->init[i])));
   static const double zero[8];
   for (int i = 0; i < 2 && c->zero[i]; i++) BENCH_CHECK(kern_array_fill(c->zero[i], zero));
 }
@@ -136,7 +150,8 @@ static void compare(const Case *c, const void *got, const void *want, int64_t n)
   for (int64_t i = 0; i < n; i++) {
     double g = value(t, got, i), w = value(t, want, i), scale = fabs(w) > 1 ? fabs(w) : 1;
     if (!(fabs(g - w) <= c->tol * scale)) {
-      fprintf(stderr, "bench_gpu: %s: kern and CUDA differ at %lld: %.9g vs %.9g\n", c->name, (long long)i, g, w);
+      fprintf(stderr, "bench_gpu: %s: kern and CUDA differ at %lld: %.9g vs %.9g\n", c->name,
+              (long long)i, g, w);
       exit(1);
     }
   }
@@ -167,7 +182,8 @@ static double copy_once(CUdeviceptr to, const Case *c) {
 static Result measure(const Case *c) {
   check(c);
   double tk[REPS], tb[REPS], tc[REPS];
-  kern_array *scratch = c->limit ? dev(kern_array_dtype(c->limit), 1, kern_array_size(c->limit), 0) : NULL;
+  kern_array *scratch =
+      c->limit ? dev(kern_array_dtype(c->limit), 1, kern_array_size(c->limit), 0) : NULL;
   run_kern(c), run_base(c);
   for (int r = 0; r < REPS; r++) {
     double t0 = bench_now();
@@ -178,8 +194,15 @@ static Result measure(const Case *c) {
     tc[r] = scratch ? copy_once(dptr(scratch), c) : 0;
   }
   kern_array_free(scratch);
-  Result res = {c->name, c->kind, "", bench_median(tk, REPS), bench_median(tb, REPS), bench_median(tc, REPS),
-                c->bytes, c->limit ? 2.0 * (double)kern_array_nbytes(c->limit) : 0, c->launches};
+  Result res = {c->name,
+                c->kind,
+                "",
+                bench_median(tk, REPS),
+                bench_median(tb, REPS),
+                bench_median(tc, REPS),
+                c->bytes,
+                c->limit ? 2.0 * (double)kern_array_nbytes(c->limit) : 0,
+                c->launches};
   memcpy(res.size, c->size, sizeof res.size);
   fprintf(stderr, "  %-12s %s done\n", c->name, c->size);
   return res;
@@ -202,9 +225,21 @@ static Result bench_saxpy(kern_module *m) {
   int64_t n = 1LL << 28;
   kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *y = dev(KERN_FLOAT32, 1, n, 0);
   float *hx = randoms(n, 0, 0), *hy = randoms(n, 1u << 30, 0);
-  Case c = {.name = "saxpy", .kind = "bandwidth", .k = kernel(m, "saxpy"), .dims = KERN_DIM1(n), .nargs = 3,
-            .args = {kern_arg_array(x), kern_arg_array(y), kern_arg_f32(2.0f)}, .launches = 1, .bytes = 12.0 * n,
-            .out = y, .limit = y, .init = {x, y}, .init_data = {hx, hy}, .ll = n, .f32 = 2.0f, .ptr = {dptr(x), dptr(y)}};
+  Case c = {.name = "saxpy",
+            .kind = "bandwidth",
+            .k = kernel(m, "saxpy"),
+            .dims = KERN_DIM1(n),
+            .nargs = 3,
+            .args = {kern_arg_array(x), kern_arg_array(y), kern_arg_f32(2.0f)},
+            .launches = 1,
+            .bytes = 12.0 * n,
+            .out = y,
+            .limit = y,
+            .init = {x, y},
+            .init_data = {hx, hy},
+            .ll = n,
+            .f32 = 2.0f,
+            .ptr = {dptr(x), dptr(y)}};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.f32, c.params[3] = &c.ll;
   base_launch(&c, "saxpy", n, 0);
@@ -217,12 +252,24 @@ static Result bench_stencil(kern_module *m) {
   int64_t rows = 8192, cols = 8192;
   kern_array *src = dev(KERN_FLOAT32, 2, rows, cols), *dst = dev(KERN_FLOAT32, 2, rows, cols);
   float *hs = randoms(rows * cols, 7, 0);
-  Case c = {.name = "stencil", .kind = "bandwidth, 2D neighbours", .k = kernel(m, "stencil"),
-            .dims = KERN_DIM2(rows - 2, cols - 2), .nargs = 2, .args = {kern_arg_array(src), kern_arg_array(dst)},
-            .launches = 1, .bytes = 8.0 * rows * cols, .out = dst, .limit = dst, .init = {src}, .init_data = {hs}, .zero = {dst},
-            .i32 = {(int)rows, (int)cols}, .ptr = {dptr(src), dptr(dst)}};
+  Case c = {.name = "stencil",
+            .kind = "bandwidth, 2D neighbours",
+            .k = kernel(m, "stencil"),
+            .dims = KERN_DIM2(rows - 2, cols - 2),
+            .nargs = 2,
+            .args = {kern_arg_array(src), kern_arg_array(dst)},
+            .launches = 1,
+            .bytes = 8.0 * rows * cols,
+            .out = dst,
+            .limit = dst,
+            .init = {src},
+            .init_data = {hs},
+            .zero = {dst},
+            .i32 = {(int)rows, (int)cols},
+            .ptr = {dptr(src), dptr(dst)}};
   snprintf(c.size, sizeof c.size, "%lldx%lld", (long long)rows, (long long)cols);
-  c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.i32[0], c.params[3] = &c.i32[1];
+  c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.i32[0],
+  c.params[3] = &c.i32[1];
   base_launch(&c, "stencil", rows - 2, cols - 2);
   Result r = measure(&c);
   kern_array_free(src), kern_array_free(dst), free(hs);
@@ -234,9 +281,20 @@ static Result bench_histogram(kern_module *m) {
   kern_array *v = dev(KERN_INT32, 1, n, 0), *bins = dev(KERN_INT32, 1, NBINS, 0);
   int32_t *hv = xmalloc((size_t)n * 4);
   for (int64_t i = 0; i < n; i++) hv[i] = (int32_t)(unit((uint32_t)i) * 1000003.0f);
-  Case c = {.name = "histogram", .kind = "atomics, 1024 bins", .k = kernel(m, "histogram"), .dims = KERN_DIM1(n),
-            .nargs = 2, .args = {kern_arg_array(v), kern_arg_array(bins)}, .launches = 1, .out = bins,
-            .init = {v}, .init_data = {hv}, .zero = {bins}, .i32 = {NBINS}, .ll = n, .ptr = {dptr(v), dptr(bins)}};
+  Case c = {.name = "histogram",
+            .kind = "atomics, 1024 bins",
+            .k = kernel(m, "histogram"),
+            .dims = KERN_DIM1(n),
+            .nargs = 2,
+            .args = {kern_arg_array(v), kern_arg_array(bins)},
+            .launches = 1,
+            .out = bins,
+            .init = {v},
+            .init_data = {hv},
+            .zero = {bins},
+            .i32 = {NBINS},
+            .ll = n,
+            .ptr = {dptr(v), dptr(bins)}};
   snprintf(c.size, sizeof c.size, "%lldM values", (long long)(n >> 20));
   c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.i32[0], c.params[3] = &c.ll;
   base_launch(&c, "histogram", n, 0);
@@ -247,14 +305,26 @@ static Result bench_histogram(kern_module *m) {
 
 static Result bench_matmul(kern_module *m) {
   int64_t n = 2048;
-  kern_array *a = dev(KERN_FLOAT32, 2, n, n), *b = dev(KERN_FLOAT32, 2, n, n), *o = dev(KERN_FLOAT32, 2, n, n);
+  kern_array *a = dev(KERN_FLOAT32, 2, n, n), *b = dev(KERN_FLOAT32, 2, n, n),
+             *o = dev(KERN_FLOAT32, 2, n, n);
   float *ha = randoms(n * n, 3, -0.5f), *hb = randoms(n * n, 5u << 24, -0.5f);
-  Case c = {.name = "matmul", .kind = "compute, naive", .k = kernel(m, "matmul"), .dims = KERN_DIM2(n, n),
-            .nargs = 3, .args = {kern_arg_array(a), kern_arg_array(b), kern_arg_array(o)}, .launches = 1,
-            .out = o, .tol = 1e-5, .init = {a, b}, .init_data = {ha, hb}, .zero = {o}, .i32 = {(int)n},
+  Case c = {.name = "matmul",
+            .kind = "compute, naive",
+            .k = kernel(m, "matmul"),
+            .dims = KERN_DIM2(n, n),
+            .nargs = 3,
+            .args = {kern_arg_array(a), kern_arg_array(b), kern_arg_array(o)},
+            .launches = 1,
+            .out = o,
+            .tol = 1e-5,
+            .init = {a, b},
+            .init_data = {ha, hb},
+            .zero = {o},
+            .i32 = {(int)n},
             .ptr = {dptr(a), dptr(b), dptr(o)}};
   snprintf(c.size, sizeof c.size, "%lldx%lld", (long long)n, (long long)n);
-  c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.ptr[2], c.params[3] = &c.i32[0];
+  c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.ptr[2],
+  c.params[3] = &c.i32[0];
   base_launch(&c, "matmul", n, n);
   Result r = measure(&c);
   kern_array_free(a), kern_array_free(b), kern_array_free(o), free(ha), free(hb);
@@ -263,20 +333,34 @@ static Result bench_matmul(kern_module *m) {
 
 static Result bench_nbody(kern_module *m) {
   int64_t n = 32768;
-  kern_array *pos = dev(KERN_VEC3, 1, n, 0), *vel = dev(KERN_VEC3, 1, n, 0), *mass = dev(KERN_FLOAT32, 1, n, 0);
+  kern_array *pos = dev(KERN_VEC3, 1, n, 0), *vel = dev(KERN_VEC3, 1, n, 0),
+             *mass = dev(KERN_FLOAT32, 1, n, 0);
   kern_array *po = dev(KERN_VEC3, 1, n, 0), *vo = dev(KERN_VEC3, 1, n, 0);
-  float *hp = randoms(3 * n, 11, -0.5f), *hv = randoms(3 * n, 13u << 20, -0.5f), *hm = randoms(n, 17u << 22, 0.5f);
-  Case c = {.name = "nbody", .kind = "compute, vec3", .k = kernel(m, "nbody"), .dims = KERN_DIM1(n), .nargs = 6,
-            .args = {kern_arg_array(pos), kern_arg_array(vel), kern_arg_array(mass), kern_arg_array(po),
-                     kern_arg_array(vo), kern_arg_f32(0.01f)},
-            .launches = 1, .out = vo, .tol = 1e-5, .init = {pos, vel, mass}, .init_data = {hp, hv, hm}, .zero = {po, vo},
-            .f32 = 0.01f, .i32 = {(int)n}, .ptr = {dptr(pos), dptr(vel), dptr(mass), dptr(po), dptr(vo)}};
+  float *hp = randoms(3 * n, 11, -0.5f), *hv = randoms(3 * n, 13u << 20, -0.5f),
+        *hm = randoms(n, 17u << 22, 0.5f);
+  Case c = {.name = "nbody",
+            .kind = "compute, vec3",
+            .k = kernel(m, "nbody"),
+            .dims = KERN_DIM1(n),
+            .nargs = 6,
+            .args = {kern_arg_array(pos), kern_arg_array(vel), kern_arg_array(mass),
+                     kern_arg_array(po), kern_arg_array(vo), kern_arg_f32(0.01f)},
+            .launches = 1,
+            .out = vo,
+            .tol = 1e-5,
+            .init = {pos, vel, mass},
+            .init_data = {hp, hv, hm},
+            .zero = {po, vo},
+            .f32 = 0.01f,
+            .i32 = {(int)n},
+            .ptr = {dptr(pos), dptr(vel), dptr(mass), dptr(po), dptr(vo)}};
   snprintf(c.size, sizeof c.size, "%lldK bodies", (long long)(n >> 10));
   for (int i = 0; i < 5; i++) c.params[i] = &c.ptr[i];
   c.params[5] = &c.f32, c.params[6] = &c.i32[0];
   base_launch(&c, "nbody", n, 0);
   Result r = measure(&c);
-  kern_array_free(pos), kern_array_free(vel), kern_array_free(mass), kern_array_free(po), kern_array_free(vo);
+  kern_array_free(pos), kern_array_free(vel), kern_array_free(mass), kern_array_free(po),
+      kern_array_free(vo);
   free(hp), free(hv), free(hm);
   return r;
 }
@@ -285,11 +369,20 @@ static Result bench_mandelbrot(kern_module *m) {
   int64_t rows = 4096, cols = 4096;
   int maxit = 256;
   kern_array *o = dev(KERN_INT32, 2, rows, cols);
-  Case c = {.name = "mandelbrot", .kind = "compute, uneven", .k = kernel(m, "mandelbrot"),
-            .dims = KERN_DIM2(rows, cols), .nargs = 2, .args = {kern_arg_array(o), kern_arg_i32(maxit)},
-            .launches = 1, .out = o, .zero = {o}, .i32 = {(int)rows, (int)cols, maxit}, .ptr = {dptr(o)}};
+  Case c = {.name = "mandelbrot",
+            .kind = "compute, uneven",
+            .k = kernel(m, "mandelbrot"),
+            .dims = KERN_DIM2(rows, cols),
+            .nargs = 2,
+            .args = {kern_arg_array(o), kern_arg_i32(maxit)},
+            .launches = 1,
+            .out = o,
+            .zero = {o},
+            .i32 = {(int)rows, (int)cols, maxit},
+            .ptr = {dptr(o)}};
   snprintf(c.size, sizeof c.size, "%lldx%lld, %d it", (long long)rows, (long long)cols, maxit);
-  c.params[0] = &c.ptr[0], c.params[1] = &c.i32[0], c.params[2] = &c.i32[1], c.params[3] = &c.i32[2];
+  c.params[0] = &c.ptr[0], c.params[1] = &c.i32[0], c.params[2] = &c.i32[1],
+  c.params[3] = &c.i32[2];
   base_launch(&c, "mandelbrot", rows, cols);
   Result r = measure(&c);
   kern_array_free(o);
@@ -300,10 +393,22 @@ static Result bench_reduce(kern_module *m) {
   int64_t n = 1LL << 28, chunks = n / CHUNK;
   kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *total = dev(KERN_FLOAT64, 1, 1, 0);
   float *hx = randoms(n, 19, 0);
-  Case c = {.name = "reduce", .kind = "sum, float64 atomics", .k = kernel(m, "reduce_sum"),
-            .dims = KERN_DIM1(chunks), .nargs = 2, .args = {kern_arg_array(x), kern_arg_array(total)},
-            .launches = 1, .bytes = 4.0 * n, .out = total, .limit = x, .init = {x}, .init_data = {hx}, .zero = {total},
-            .tol = 1e-9, .ll = chunks, .ptr = {dptr(x), dptr(total)}};
+  Case c = {.name = "reduce",
+            .kind = "sum, float64 atomics",
+            .k = kernel(m, "reduce_sum"),
+            .dims = KERN_DIM1(chunks),
+            .nargs = 2,
+            .args = {kern_arg_array(x), kern_arg_array(total)},
+            .launches = 1,
+            .bytes = 4.0 * n,
+            .out = total,
+            .limit = x,
+            .init = {x},
+            .init_data = {hx},
+            .zero = {total},
+            .tol = 1e-9,
+            .ll = chunks,
+            .ptr = {dptr(x), dptr(total)}};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   c.params[0] = &c.ptr[0], c.params[1] = &c.ptr[1], c.params[2] = &c.ll;
   base_launch(&c, "reduce_sum", chunks, 0);
@@ -314,8 +419,16 @@ static Result bench_reduce(kern_module *m) {
 
 static Result bench_tiny(kern_module *m) {
   kern_array *x = dev(KERN_FLOAT32, 1, TINY_N, 0);
-  Case c = {.name = "tiny", .kind = "launch overhead", .k = kernel(m, "tiny"), .dims = KERN_DIM1(TINY_N),
-            .nargs = 1, .args = {kern_arg_array(x)}, .launches = TINY, .out = x, .zero = {x}, .ll = TINY_N,
+  Case c = {.name = "tiny",
+            .kind = "launch overhead",
+            .k = kernel(m, "tiny"),
+            .dims = KERN_DIM1(TINY_N),
+            .nargs = 1,
+            .args = {kern_arg_array(x)},
+            .launches = TINY,
+            .out = x,
+            .zero = {x},
+            .ll = TINY_N,
             .ptr = {dptr(x)}};
   snprintf(c.size, sizeof c.size, "%d x %d floats", TINY, TINY_N);
   c.params[0] = &c.ptr[0], c.params[1] = &c.ll;
@@ -340,8 +453,8 @@ static CUmodule baseline(const char *cubin_path, const char **how) {
     src = front_read_file(path, &len);
     kern_device_info info;
     BENCH_CHECK(kern_device_info_get(gpu, &info));
-    BENCH_CHECK(rt_nvrtc_compile(src, "baseline.cu", info.sm_major * 10 + info.sm_minor, true, false, &bin, &len,
-                                 &is_ptx));
+    BENCH_CHECK(rt_nvrtc_compile(src, "baseline.cu", info.sm_major * 10 + info.sm_minor, true,
+                                 false, &bin, &len, &is_ptx));
     free(src);
     *how = "NVRTC (no nvcc CUBIN given)";
   }
@@ -355,49 +468,68 @@ static double gbs(double bytes, double seconds) { return seconds > 0 ? bytes / s
 static void print_row(const Result *r, FILE *csv) {
   double k = r->kern / r->launches, b = r->base / r->launches, unit = r->launches > 1 ? 1e6 : 1e3;
   double kg = gbs(r->bytes, r->kern), cg = gbs(r->copy_bytes, r->copy);
-  printf("| %s (%s) | %s | %.3f | %.3f | %.2f |", r->name, r->kind, r->size, unit * k, unit * b, b / k);
-  if (r->bytes > 0) printf(" %.0f | %.0f | %.2f |\n", kg, cg, kg / cg);
-  else printf(" | | |\n");
+  printf("| %s (%s) | %s | %.3f | %.3f | %.2f |", r->name, r->kind, r->size, unit * k, unit * b,
+         b / k);
+  if (r->bytes > 0)
+    printf(" %.0f | %.0f | %.2f |\n", kg, cg, kg / cg);
+  else
+    printf(" | | |\n");
   if (csv)
-    fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.4f,%.1f,%.1f,%d\n", r->name, r->size, 1e3 * r->kern, 1e3 * r->base, b / k, kg,
-            cg, r->launches);
+    fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.4f,%.1f,%.1f,%d\n", r->name, r->size, 1e3 * r->kern,
+            1e3 * r->base, b / k, kg, cg, r->launches);
 }
 
-static void report(const Result *res, int n, const kern_device_info *info, const char *how, const char *csv_path) {
+static void report(const Result *res, int n, const kern_device_info *info, const char *how,
+                   const char *csv_path) {
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
-  if (csv_path && !csv) { perror(csv_path); exit(1); }
+  if (csv_path && !csv) {
+    perror(csv_path);
+    exit(1);
+  }
   if (csv) fprintf(csv, "workload,size,kern_ms,cuda_ms,speed_vs_cuda,kern_gbs,copy_gbs,launches\n");
-  printf("GPU: cuda:0 (sm_%d%d); the CUDA baselines compiled by %s\n\n", info->sm_major, info->sm_minor, how);
-  printf("Times in ms per run (tiny: us per launch); speed vs CUDA = CUDA time / kern time (higher is\n"
-         "better); GB/s = the bytes the kernel must move / its time; copy = a device-to-device copy of\n"
-         "the same array, the bandwidth limit.\n\n");
+  printf("GPU: cuda:0 (sm_%d%d); the CUDA baselines compiled by %s\n\n", info->sm_major,
+         info->sm_minor, how);
+  printf(
+      "Times in ms per run (tiny: us per launch); speed vs CUDA = CUDA time / kern time (higher is\n"
+      "better); GB/s = the bytes the kernel must move / its time; copy = a device-to-device copy of\n"
+      "the same array, the bandwidth limit.\n\n");
   printf("| workload | size | kern | CUDA | speed vs CUDA | kern GB/s | copy GB/s | of copy |\n"
          "|---|---|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < n; i++) print_row(&res[i], csv);
-  printf("\nTargets: bandwidth-bound (saxpy, stencil, reduce) >= 0.95 of CUDA's speed and >= 0.90 of\n"
-         "copy bandwidth; launch cost (tiny) <= 1.15x raw cuLaunchKernel, i.e. speed >= 0.87.\n");
+  printf(
+      "\nTargets: bandwidth-bound (saxpy, stencil, reduce) >= 0.95 of CUDA's speed and >= 0.90 of\n"
+      "copy bandwidth; launch cost (tiny) <= 1.15x raw cuLaunchKernel, i.e. speed >= 0.87.\n");
   if (csv) fclose(csv);
 }
 
 int main(int argc, char **argv) {
   const char *csv_path = NULL, *cubin = NULL;
   for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
-    else cubin = argv[i];
+    if (!strcmp(argv[i], "--csv") && i + 1 < argc)
+      csv_path = argv[++i];
+    else
+      cubin = argv[i];
   }
   BENCH_CHECK(kern_init());
   gpu = kern_device_get("cuda:0");
-  if (!gpu) { printf("bench_gpu: no GPU (%s): skipped\n", kern_last_error()); return 0; }
+  if (!gpu) {
+    printf("bench_gpu: no GPU (%s): skipped\n", kern_last_error());
+    return 0;
+  }
   cu = rt_cu_load(NULL);
   st = (CUstream)kern_stream_cuda_handle(kern_device_get_stream(gpu));
   char path[4096];
   snprintf(path, sizeof path, "%s/workloads.kern", KERN_BENCH_DIR);
   kern_module *m = kern_module_load(path);
-  if (!m) { fprintf(stderr, "%s", kern_last_error()); return 1; }
+  if (!m) {
+    fprintf(stderr, "%s", kern_last_error());
+    return 1;
+  }
   const char *how;
   bmod = baseline(cubin, &how);
-  Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil,    bench_histogram, bench_matmul,
-                                        bench_nbody,  bench_mandelbrot, bench_reduce,    bench_tiny};
+  Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil, bench_histogram,
+                                        bench_matmul, bench_nbody,   bench_mandelbrot,
+                                        bench_reduce, bench_tiny};
   enum { NB = sizeof benches / sizeof *benches };
   Result res[NB];
   for (int i = 0; i < NB; i++) res[i] = benches[i](m);

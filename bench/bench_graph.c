@@ -22,24 +22,28 @@
 
 enum { N = 1000, REPS = 21, ELEMS = 32 };
 
-#define CU_CHECK(x)                                                                        \
-  do {                                                                                     \
-    CUresult r_ = (x);                                                                     \
-    if (r_) {                                                                              \
-      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, rt_cu_error_text(r_));    \
-      exit(1);                                                                             \
-    }                                                                                      \
+#define CU_CHECK(x)                                                                                \
+  do {                                                                                             \
+    CUresult r_ = (x);                                                                             \
+    if (r_) {                                                                                      \
+      fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, rt_cu_error_text(r_));            \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 /* ---- kern ------------------------------------------------------------------------------------ */
 
-static const char *kern_src =
-    "kernel void inc(int[] x) {\n"
-    "    int i = tid();\n"
-    "    x[i] = x[i] + 1;\n"
-    "}\n";
+static const char *kern_src = "kernel void inc(int[] x) {\n"
+                              "    int i = tid();\n"
+                              "    x[i] = x[i] + 1;\n"
+                              "}\n";
 
-typedef struct Kern { kern_device *gpu; kern_kernel *inc; kern_array *x; long expected; } Kern;
+typedef struct Kern {
+  kern_device *gpu;
+  kern_kernel *inc;
+  kern_array *x;
+  long expected;
+} Kern;
 
 static void kern_launches(Kern *k) {
   for (int i = 0; i < N; i++) BENCH_CHECK(KERN_LAUNCH(k->inc, k->gpu, KERN_DIM1(ELEMS), k->x));
@@ -50,7 +54,7 @@ static kern_graph *kern_capture(Kern *k) {
   kern_graph *g;
   BENCH_CHECK(kern_capture_begin(k->gpu));
   kern_launches(k);
-  k->expected -= N;  /* recorded, not run */
+  k->expected -= N; /* recorded, not run */
   BENCH_CHECK(kern_capture_end(k->gpu, &g));
   return g;
 }
@@ -78,7 +82,10 @@ static double time_recapture(Kern *k, kern_graph *g, bool update) {
   if (update) {
     bool up = false;
     BENCH_CHECK(kern_capture_end_update(k->gpu, g, &up));
-    if (!up) { fprintf(stderr, "bench_graph: the re-capture was not updated in place\n"); exit(1); }
+    if (!up) {
+      fprintf(stderr, "bench_graph: the re-capture was not updated in place\n");
+      exit(1);
+    }
   } else {
     kern_graph *fresh;
     BENCH_CHECK(kern_capture_end(k->gpu, &fresh));
@@ -99,11 +106,10 @@ static void check_kern(Kern *k) {
 
 /* ---- the raw driver ----------------------------------------------------------------------------- */
 
-static const char *raw_src =
-    "extern \"C\" __global__ void inc(int *x, int n) {\n"
-    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
-    "  if (i < n) x[i] += 1;\n"
-    "}\n";
+static const char *raw_src = "extern \"C\" __global__ void inc(int *x, int n) {\n"
+                             "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                             "  if (i < n) x[i] += 1;\n"
+                             "}\n";
 
 typedef struct Raw {
   const rt_cu_api *cu;
@@ -116,7 +122,8 @@ typedef struct Raw {
 
 static void raw_launches(Raw *r) {
   void *params[] = {&r->x, &r->n};
-  for (int i = 0; i < N; i++) CU_CHECK(r->cu->LaunchKernel(r->fn, 1, 1, 1, ELEMS, 1, 1, 0, r->s, params, NULL));
+  for (int i = 0; i < N; i++)
+    CU_CHECK(r->cu->LaunchKernel(r->fn, 1, 1, 1, ELEMS, 1, 1, 0, r->s, params, NULL));
 }
 
 static double time_raw_stream(Raw *r) {
@@ -151,7 +158,10 @@ static void raw_setup(Raw *r, kern_device *gpu) {
   BENCH_CHECK(kern_device_info_get(gpu, &info));
   const char *why;
   r->cu = rt_cu_load(&why);
-  if (!r->cu) { fprintf(stderr, "bench_graph: %s\n", why); exit(1); }
+  if (!r->cu) {
+    fprintf(stderr, "bench_graph: %s\n", why);
+    exit(1);
+  }
   CUdevice dev;
   CUcontext ctx;
   CU_CHECK(r->cu->DeviceGet(&dev, info.ordinal));
@@ -160,8 +170,8 @@ static void raw_setup(Raw *r, kern_device *gpu) {
   char *bin;
   size_t len;
   bool is_ptx;
-  BENCH_CHECK(rt_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true, false, &bin, &len,
-                         &is_ptx));
+  BENCH_CHECK(rt_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true,
+                               false, &bin, &len, &is_ptx));
   CUmodule m;
   CU_CHECK(r->cu->ModuleLoadData(&m, bin));
   free(bin);
@@ -193,15 +203,21 @@ int main(void) {
     return 0;
   }
   kern_module *m = kern_module_from_source("bench_graph.kern", kern_src);
-  if (!m) { fprintf(stderr, "%s\n", kern_last_error()); return 1; }
+  if (!m) {
+    fprintf(stderr, "%s\n", kern_last_error());
+    return 1;
+  }
   k.inc = kern_module_kernel(m, "inc");
   int64_t n = ELEMS;
   k.x = kern_array_new(k.gpu, KERN_INT32, 1, &n);
-  if (!k.inc || !k.x) { fprintf(stderr, "%s\n", kern_last_error()); return 1; }
+  if (!k.inc || !k.x) {
+    fprintf(stderr, "%s\n", kern_last_error());
+    return 1;
+  }
   Raw r = {0};
   raw_setup(&r, k.gpu);
 
-  time_kern_stream(&k);  /* warm up: compile, first launches */
+  time_kern_stream(&k); /* warm up: compile, first launches */
   double t0 = bench_now();
   kern_graph *g = kern_capture(&k);
   double kern_build = bench_now() - t0;
@@ -213,7 +229,7 @@ int main(void) {
   time_raw_graph(&r, e);
 
   double ks[REPS], kg[REPS], rs[REPS], rg[REPS], rc[REPS], ru[REPS];
-  for (int i = 0; i < REPS; i++) {  /* interleaved, so drift hits every variant alike */
+  for (int i = 0; i < REPS; i++) { /* interleaved, so drift hits every variant alike */
     ks[i] = time_kern_stream(&k);
     kg[i] = time_kern_graph(&k, g);
     rs[i] = time_raw_stream(&r);
@@ -230,9 +246,10 @@ int main(void) {
   check_kern(&k);
 
   double us = 1e6 / N;
-  printf("%d launches of a %d-thread kernel on %s, median of %d runs, microseconds per kernel:\n\n", N, ELEMS,
-         kern_device_name(k.gpu), REPS);
-  printf("| way | kern (us/kernel) | raw driver (us/kernel) | kern / raw |\n|---|---:|---:|---:|\n");
+  printf("%d launches of a %d-thread kernel on %s, median of %d runs, microseconds per kernel:\n\n",
+         N, ELEMS, kern_device_name(k.gpu), REPS);
+  printf(
+      "| way | kern (us/kernel) | raw driver (us/kernel) | kern / raw |\n|---|---:|---:|---:|\n");
   double a = bench_median(ks, REPS), b = bench_median(rs, REPS);
   printf("| launches on a stream | %.3f | %.3f | %.2f |\n", a * us, b * us, a / b);
   a = bench_median(kg, REPS), b = bench_median(rg, REPS);
@@ -240,7 +257,8 @@ int main(void) {
   printf("| capture + instantiate (once) | %.3f | %.3f | %.2f |\n", kern_build * us, raw_build * us,
          kern_build / raw_build);
   printf("\nre-capturing the %d launches each iteration (us/kernel): kern_capture_end %.3f, "
-         "kern_capture_end_update %.3f\n", N, bench_median(rc, REPS) * us, bench_median(ru, REPS) * us);
+         "kern_capture_end_update %.3f\n",
+         N, bench_median(rc, REPS) * us, bench_median(ru, REPS) * us);
 
   kern_graph_free(g);
   r.cu->GraphExecDestroy(e);

@@ -45,12 +45,12 @@ typedef struct Image {
 typedef struct Build {
   const Options *o;
   const Program *prog;
-  char *prefix;            /* the output path without .h / .o */
-  char *id;                /* the C identifier prefix */
+  char *prefix; /* the output path without .h / .o */
+  char *id;     /* the C identifier prefix */
   int archs[MAX_ARCHS], narchs;
   Image images[MAX_ARCHS + 1];
   int nimages;
-  const Module **files;    /* the table's files: the root first */
+  const Module **files; /* the table's files: the root first */
   int nfiles;
   char *tmp_h, *tmp_o, *tmp_d, *workdir, *c_path;
 } Build;
@@ -63,16 +63,97 @@ static bool is_ident_char(char c) {
 
 /* Words a generated name must avoid in C and C++ (keywords, and macros of the
  * standard headers kern.h includes). */
-static const char *const reserved[] = {
-    "alignas", "alignof", "and", "and_eq", "asm", "auto", "bitand", "bitor", "bool", "break", "case", "catch",
-    "char", "char16_t", "char32_t", "class", "compl", "const", "const_cast", "constexpr", "continue",
-    "decltype", "default", "delete", "do", "double", "dynamic_cast", "else", "enum", "explicit", "export",
-    "extern", "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable",
-    "namespace", "new", "noexcept", "not", "not_eq", "nullptr", "operator", "or", "or_eq", "private",
-    "protected", "public", "register", "reinterpret_cast", "restrict", "return", "short", "signed", "sizeof",
-    "static", "static_assert", "static_cast", "struct", "switch", "template", "this", "thread_local",
-    "throw", "true", "try", "typedef", "typeid", "typename", "union", "unsigned", "using", "virtual", "void",
-    "volatile", "wchar_t", "while", "xor", "xor_eq", "NULL", "offsetof", "errno", "device", "dims", NULL};
+static const char *const reserved[] = {"alignas",
+                                       "alignof",
+                                       "and",
+                                       "and_eq",
+                                       "asm",
+                                       "auto",
+                                       "bitand",
+                                       "bitor",
+                                       "bool",
+                                       "break",
+                                       "case",
+                                       "catch",
+                                       "char",
+                                       "char16_t",
+                                       "char32_t",
+                                       "class",
+                                       "compl",
+                                       "const",
+                                       "const_cast",
+                                       "constexpr",
+                                       "continue",
+                                       "decltype",
+                                       "default",
+                                       "delete",
+                                       "do",
+                                       "double",
+                                       "dynamic_cast",
+                                       "else",
+                                       "enum",
+                                       "explicit",
+                                       "export",
+                                       "extern",
+                                       "false",
+                                       "float",
+                                       "for",
+                                       "friend",
+                                       "goto",
+                                       "if",
+                                       "inline",
+                                       "int",
+                                       "long",
+                                       "mutable",
+                                       "namespace",
+                                       "new",
+                                       "noexcept",
+                                       "not",
+                                       "not_eq",
+                                       "nullptr",
+                                       "operator",
+                                       "or",
+                                       "or_eq",
+                                       "private",
+                                       "protected",
+                                       "public",
+                                       "register",
+                                       "reinterpret_cast",
+                                       "restrict",
+                                       "return",
+                                       "short",
+                                       "signed",
+                                       "sizeof",
+                                       "static",
+                                       "static_assert",
+                                       "static_cast",
+                                       "struct",
+                                       "switch",
+                                       "template",
+                                       "this",
+                                       "thread_local",
+                                       "throw",
+                                       "true",
+                                       "try",
+                                       "typedef",
+                                       "typeid",
+                                       "typename",
+                                       "union",
+                                       "unsigned",
+                                       "using",
+                                       "virtual",
+                                       "void",
+                                       "volatile",
+                                       "wchar_t",
+                                       "while",
+                                       "xor",
+                                       "xor_eq",
+                                       "NULL",
+                                       "offsetof",
+                                       "errno",
+                                       "device",
+                                       "dims",
+                                       NULL};
 
 /* A kern name as a C/C++ identifier in the header: reserved words and names
  * in kern's own namespace get a trailing underscore. */
@@ -98,7 +179,8 @@ static char *make_id(const char *name, const char *prefix) {
 
 static int parse_archs(Build *b, const char *list) {
   if (!list) {
-    for (size_t i = 0; i < sizeof default_archs / sizeof *default_archs; i++) b->archs[b->narchs++] = default_archs[i];
+    for (size_t i = 0; i < sizeof default_archs / sizeof *default_archs; i++)
+      b->archs[b->narchs++] = default_archs[i];
     return EXIT_OK;
   }
   for (const char *p = list; *p;) {
@@ -108,7 +190,8 @@ static int parse_archs(Build *b, const char *list) {
     const char *v = item + (strncmp(item, "sm_", 3) == 0 ? 3 : 0);
     char *end;
     long arch = strtol(v, &end, 10);
-    if (!*v || *end || arch < 30 || arch > 200 || n > 31) return cli_bad_usage("bad arch '%s' in --arch (expected e.g. sm_80,sm_90)", item);
+    if (!*v || *end || arch < 30 || arch > 200 || n > 31)
+      return cli_bad_usage("bad arch '%s' in --arch (expected e.g. sm_80,sm_90)", item);
     bool dup = false;
     for (int i = 0; i < b->narchs; i++) dup |= b->archs[i] == arch;
     if (!dup && b->narchs == MAX_ARCHS) return cli_bad_usage("%s", "too many archs in --arch");
@@ -130,7 +213,8 @@ static int newest_arch(const Build *b) {
 static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
   Image *im = &b->images[b->nimages];
   bool is_ptx = false;
-  int st = rt_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len, &is_ptx);
+  int st = rt_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len,
+                            &is_ptx);
   if (st == KERN_ERR_COMPILE) {
     fprintf(stderr, "kernc: internal error: %s\n", kern_last_error());
     return EXIT_INTERNAL;
@@ -138,8 +222,9 @@ static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
   if (st) return cli_fail("%s", kern_last_error());
   if (is_ptx != ptx) {
     free(im->data);
-    return cli_fail("NVRTC %d.%d cannot make a CUBIN for sm_%d: choose archs it supports with --arch",
-                    rt_nvrtc_version() / 1000, rt_nvrtc_version() % 1000 / 10, arch);
+    return cli_fail(
+        "NVRTC %d.%d cannot make a CUBIN for sm_%d: choose archs it supports with --arch",
+        rt_nvrtc_version() / 1000, rt_nvrtc_version() % 1000 / 10, arch);
   }
   im->arch = arch;
   im->is_ptx = ptx;
@@ -172,16 +257,20 @@ static int gpu_images(Build *b) {
 static void put_literal(rt_buf *out, const char *s) {
   rt_buf_add(out, "\"", 1);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\' || *p == '?') rt_buf_printf(out, "\\%c", *p);
-    else if (*p < 32 || *p > 126) rt_buf_printf(out, "\\%03o", *p);
-    else rt_buf_add(out, (const char *)p, 1);
+    if (*p == '"' || *p == '\\' || *p == '?')
+      rt_buf_printf(out, "\\%c", *p);
+    else if (*p < 32 || *p > 126)
+      rt_buf_printf(out, "\\%03o", *p);
+    else
+      rt_buf_add(out, (const char *)p, 1);
   }
   rt_buf_add(out, "\"", 1);
 }
 
 /* A byte array with a terminating NUL after the n bytes. */
 static void put_bytes(rt_buf *out, const char *name, const unsigned char *p, size_t n) {
-  rt_buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name, n + 1);
+  rt_buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name,
+                n + 1);
   char line[32 * 4 + 8];
   for (size_t i = 0; i <= n;) {
     size_t k = 0;
@@ -255,8 +344,10 @@ static void put_kernels(rt_buf *out, const Build *b) {
   rt_buf_add(out, "static const kn_embed_kernel kt_kernels[] = {\n", 46);
   for (int i = 0; i < p->nkernels; i++) {
     const char *k = p->kernels[i]->name;
-    rt_buf_printf(out, "  {\"%s\", (kn_range_fn)kk_%s_range, (kn_range_fn)kk_%s_range_dense, sizeof(kk_%s_args)},\n",
-                  k, k, k, k);
+    rt_buf_printf(
+        out,
+        "  {\"%s\", (kn_range_fn)kk_%s_range, (kn_range_fn)kk_%s_range_dense, sizeof(kk_%s_args)},\n",
+        k, k, k, k);
   }
   rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
 }
@@ -269,19 +360,21 @@ static void put_images(rt_buf *out, const Build *b) {
   }
   rt_buf_add(out, "static const kn_embed_image kt_images[] = {\n", 44);
   for (int i = 0; i < b->nimages; i++)
-    rt_buf_printf(out, "  {%d, %d, kt_image%d, %zu},\n", b->images[i].arch, b->images[i].is_ptx, i, b->images[i].len);
+    rt_buf_printf(out, "  {%d, %d, kt_image%d, %zu},\n", b->images[i].arch, b->images[i].is_ptx, i,
+                  b->images[i].len);
   rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
 }
 
 static void put_table(rt_buf *out, const Build *b, int naliases) {
   const char *id = b->id;
-  rt_buf_printf(out,
-                "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
-                "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
-                id, b->o->debug, kern_version_string());
+  rt_buf_printf(
+      out,
+      "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
+      "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
+      id, b->o->debug, kern_version_string());
   put_literal(out, b->prog->root->path);
-  rt_buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles, naliases,
-                b->prog->nkernels, b->nimages);
+  rt_buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n",
+                b->nfiles, naliases, b->prog->nkernels, b->nimages);
   rt_buf_printf(out,
                 "struct kern_module;\n"
                 "struct kern_module *kern_module_embedded(const struct kern_embedded *);\n"
@@ -292,12 +385,16 @@ static void put_table(rt_buf *out, const Build *b, int naliases) {
 
 static char *object_source(Build *b) {
   rt_buf out = {0};
-  rt_buf_printf(&out, "/* Generated by kernc build %s from %s: the CPU code, GPU images and module table. */\n",
-                kern_version_string(), b->prog->root->path);
+  rt_buf_printf(
+      &out,
+      "/* Generated by kernc build %s from %s: the CPU code, GPU images and module table. */\n",
+      kern_version_string(), b->prog->root->path);
   for (int i = 0; i < b->prog->nkernels; i++) {
     const char *k = b->prog->kernels[i]->name;
-    rt_buf_printf(&out, "#define kk_%s_range %s_kk_%s_range\n#define kk_%s_range_dense %s_kk_%s_range_dense\n", k,
-                  b->id, k, k, b->id, k);
+    rt_buf_printf(
+        &out,
+        "#define kk_%s_range %s_kk_%s_range\n#define kk_%s_range_dense %s_kk_%s_range_dense\n", k,
+        b->id, k, k, b->id, k);
     rt_buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
   }
   EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
@@ -325,27 +422,41 @@ static char *object_source(Build *b) {
 
 static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
   static const char *const scalars[] = {
-      [TY_BOOL] = "bool",      [TY_I8] = "int8_t",   [TY_I16] = "int16_t", [TY_I32] = "int32_t",
-      [TY_I64] = "int64_t",    [TY_U8] = "uint8_t",  [TY_U16] = "uint16_t", [TY_U32] = "uint32_t",
-      [TY_U64] = "uint64_t",   [TY_F16] = "kern_float16", [TY_F32] = "float", [TY_F64] = "double"};
+      [TY_BOOL] = "bool",        [TY_I8] = "int8_t",    [TY_I16] = "int16_t",
+      [TY_I32] = "int32_t",      [TY_I64] = "int64_t",  [TY_U8] = "uint8_t",
+      [TY_U16] = "uint16_t",     [TY_U32] = "uint32_t", [TY_U64] = "uint64_t",
+      [TY_F16] = "kern_float16", [TY_F32] = "float",    [TY_F64] = "double"};
   switch (t->kind) {
-  case TY_BOOL: case TY_I8: case TY_I16: case TY_I32: case TY_I64: case TY_U8: case TY_U16: case TY_U32:
-  case TY_U64: case TY_F16: case TY_F32: case TY_F64:
-    return scalars[t->kind];
-  case TY_VEC:
-    snprintf(buf, n, "kern_%svec%d", t->elem->kind == TY_F64 ? "d" : t->elem->kind == TY_I32 ? "i" : "", t->n);
-    return buf;
-  case TY_MAT: snprintf(buf, n, "kern_mat%d%d", t->n, t->n); return buf;
-  case TY_QUAT: return "kern_quat";
-  case TY_STRUCT: {
-    /* PREFIX_module and PREFIX_embedded are taken. */
-    const char *name = t->sdecl->name;
-    bool taken = !strcmp(name, "module") || !strcmp(name, "embedded");
-    snprintf(buf, n, "%s_%s%s", b->id, name, taken ? "_" : "");
-    return buf;
-  }
-  case TY_ARRAY: return "kern_array *";
-  default: return NULL;
+    case TY_BOOL:
+    case TY_I8:
+    case TY_I16:
+    case TY_I32:
+    case TY_I64:
+    case TY_U8:
+    case TY_U16:
+    case TY_U32:
+    case TY_U64:
+    case TY_F16:
+    case TY_F32:
+    case TY_F64: return scalars[t->kind];
+    case TY_VEC:
+      snprintf(buf, n, "kern_%svec%d",
+               t->elem->kind == TY_F64   ? "d"
+               : t->elem->kind == TY_I32 ? "i"
+                                         : "",
+               t->n);
+      return buf;
+    case TY_MAT: snprintf(buf, n, "kern_mat%d%d", t->n, t->n); return buf;
+    case TY_QUAT: return "kern_quat";
+    case TY_STRUCT: {
+      /* PREFIX_module and PREFIX_embedded are taken. */
+      const char *name = t->sdecl->name;
+      bool taken = !strcmp(name, "module") || !strcmp(name, "embedded");
+      snprintf(buf, n, "%s_%s%s", b->id, name, taken ? "_" : "");
+      return buf;
+    }
+    case TY_ARRAY: return "kern_array *";
+    default: return NULL;
   }
 }
 
@@ -369,13 +480,17 @@ static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, i
   const char *sname = c_type(b, s->sty, sb, sizeof sb);
   rt_buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
   for (int f = 0; f < s->nfields; f++)
-    rt_buf_printf(out, "  %s %s;\n", c_type(b, s->fields[f].ty, tb, sizeof tb), c_name(s->fields[f].name, nb, sizeof nb));
+    rt_buf_printf(out, "  %s %s;\n", c_type(b, s->fields[f].ty, tb, sizeof tb),
+                  c_name(s->fields[f].name, nb, sizeof nb));
   rt_buf_printf(out, "} %s;\n", sname);
-  rt_buf_printf(out, "KERN_AOT_SASSERT_(sizeof(%s) == %d && KERN_AOT_ALIGNOF_(%s) == %d, \"layout of kern struct %s\");\n",
-                sname, s->sty->size, sname, s->sty->align, s->name);
+  rt_buf_printf(
+      out,
+      "KERN_AOT_SASSERT_(sizeof(%s) == %d && KERN_AOT_ALIGNOF_(%s) == %d, \"layout of kern struct %s\");\n",
+      sname, s->sty->size, sname, s->sty->align, s->name);
   for (int f = 0; f < s->nfields; f++)
     rt_buf_printf(out, "KERN_AOT_SASSERT_(offsetof(%s, %s) == %d, \"offset of %s.%s\");\n", sname,
-                  c_name(s->fields[f].name, nb, sizeof nb), s->fields[f].offset, s->name, s->fields[f].name);
+                  c_name(s->fields[f].name, nb, sizeof nb), s->fields[f].offset, s->name,
+                  s->fields[f].name);
   rt_buf_add(out, "\n", 1);
 }
 
@@ -389,46 +504,51 @@ static void put_signature_comment(rt_buf *out, const Decl *k) {
 static void put_launch(rt_buf *out, const Build *b, const Decl *k, int index) {
   char tb[256], nb[256];
   put_signature_comment(out, k);
-  rt_buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims", b->id, k->name);
+  rt_buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims",
+                b->id, k->name);
   for (int i = 0; i < k->nparams; i++) {
     const char *t = c_type(b, k->params[i]->ty, tb, sizeof tb);
-    rt_buf_printf(out, ",%s%s%s%s", i % 3 == 0 ? "\n    " : " ", t, t[strlen(t) - 1] == '*' ? "" : " ",
-                  c_name(k->params[i]->name, nb, sizeof nb));
+    rt_buf_printf(out, ",%s%s%s%s", i % 3 == 0 ? "\n    " : " ", t,
+                  t[strlen(t) - 1] == '*' ? "" : " ", c_name(k->params[i]->name, nb, sizeof nb));
   }
   rt_buf_add(out, ") {\n", 4);
   if (k->nparams == 0) {
-    rt_buf_printf(out, "  return kern_launch_embedded(&%s_embedded, %d, device, dims, 0, NULL);\n}\n\n", b->id, index);
+    rt_buf_printf(out,
+                  "  return kern_launch_embedded(&%s_embedded, %d, device, dims, 0, NULL);\n}\n\n",
+                  b->id, index);
     return;
   }
   rt_buf_add(out, "  const void *const kern_args_[] = {", 36);
   for (int i = 0; i < k->nparams; i++)
     rt_buf_printf(out, "%s&%s", i ? ", " : "", c_name(k->params[i]->name, nb, sizeof nb));
-  rt_buf_printf(out, "};\n  return kern_launch_embedded(&%s_embedded, %d, device, dims, %d, kern_args_);\n}\n\n", b->id,
-                index, k->nparams);
+  rt_buf_printf(
+      out,
+      "};\n  return kern_launch_embedded(&%s_embedded, %d, device, dims, %d, kern_args_);\n}\n\n",
+      b->id, index, k->nparams);
 }
 
-static const char header_prologue[] =
-    "#include \"kern.h\"\n\n"
-    "#ifndef KERN_AOT_SASSERT_\n"
-    "#ifdef __cplusplus\n"
-    "#define KERN_AOT_SASSERT_(c, m) static_assert(c, m)\n"
-    "#define KERN_AOT_ALIGNOF_(t) alignof(t)\n"
-    "#else\n"
-    "#define KERN_AOT_SASSERT_(c, m) _Static_assert(c, m)\n"
-    "#define KERN_AOT_ALIGNOF_(t) _Alignof(t)\n"
-    "#endif\n"
-    "#endif\n\n"
-    "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
+static const char header_prologue[] = "#include \"kern.h\"\n\n"
+                                      "#ifndef KERN_AOT_SASSERT_\n"
+                                      "#ifdef __cplusplus\n"
+                                      "#define KERN_AOT_SASSERT_(c, m) static_assert(c, m)\n"
+                                      "#define KERN_AOT_ALIGNOF_(t) alignof(t)\n"
+                                      "#else\n"
+                                      "#define KERN_AOT_SASSERT_(c, m) _Static_assert(c, m)\n"
+                                      "#define KERN_AOT_ALIGNOF_(t) _Alignof(t)\n"
+                                      "#endif\n"
+                                      "#endif\n\n"
+                                      "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
 
 static char *header_source(const Build *b) {
   rt_buf out = {0};
   const Program *p = b->prog;
-  rt_buf_printf(&out,
-                "/* %s.h: generated by kernc build %s from %s; do not edit.\n"
-                " * Launch functions for its kernels: link %s.o and libkern (-lkern -lpthread -ldl -lm).\n"
-                " * Running them needs no C compiler, no NVRTC and no cache. */\n"
-                "#ifndef KERN_AOT_%s_H\n#define KERN_AOT_%s_H\n\n",
-                b->id, kern_version_string(), p->root->path, b->id, b->id, b->id);
+  rt_buf_printf(
+      &out,
+      "/* %s.h: generated by kernc build %s from %s; do not edit.\n"
+      " * Launch functions for its kernels: link %s.o and libkern (-lkern -lpthread -ldl -lm).\n"
+      " * Running them needs no C compiler, no NVRTC and no cache. */\n"
+      "#ifndef KERN_AOT_%s_H\n#define KERN_AOT_%s_H\n\n",
+      b->id, kern_version_string(), p->root->path, b->id, b->id, b->id);
   rt_buf_add(&out, header_prologue, sizeof header_prologue - 1);
   bool *done = calloc((size_t)p->nstructs + 1, 1);
   if (!done) {
@@ -437,11 +557,12 @@ static char *header_source(const Build *b) {
   }
   for (int i = 0; i < p->nstructs; i++) put_struct(&out, b, p->structs[i], done, i);
   free(done);
-  rt_buf_printf(&out,
-                "/* The module table in %s.o. */\nextern const kern_embedded %s_embedded;\n"
-                "/* The module, for the dynamic API (kern_module_kernel, kern_module_dtype ...): made on the\n"
-                " * first call, owned by the library. */\nkern_module *%s_module(void);\n\n",
-                b->id, b->id, b->id);
+  rt_buf_printf(
+      &out,
+      "/* The module table in %s.o. */\nextern const kern_embedded %s_embedded;\n"
+      "/* The module, for the dynamic API (kern_module_kernel, kern_module_dtype ...): made on the\n"
+      " * first call, owned by the library. */\nkern_module *%s_module(void);\n\n",
+      b->id, b->id, b->id);
   for (int i = 0; i < p->nkernels; i++) put_launch(&out, b, p->kernels[i], i);
   rt_buf_add(&out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", 36);
   if (out.oom) {
@@ -491,9 +612,12 @@ static char *temp_beside(const char *path) {
 static int make_temps(Build *b) {
   char *h = rt_printf("%s.h", b->prefix), *o = rt_printf("%s.o", b->prefix);
   int rc = EXIT_OK;
-  if (!h || !o) rc = cli_fail("out of memory");
-  else if (!(b->tmp_h = temp_beside(h))) rc = cli_fail("cannot write '%s': %s", h, strerror(errno));
-  else if (!(b->tmp_o = temp_beside(o))) rc = cli_fail("cannot write '%s': %s", o, strerror(errno));
+  if (!h || !o)
+    rc = cli_fail("out of memory");
+  else if (!(b->tmp_h = temp_beside(h)))
+    rc = cli_fail("cannot write '%s': %s", h, strerror(errno));
+  else if (!(b->tmp_o = temp_beside(o)))
+    rc = cli_fail("cannot write '%s': %s", o, strerror(errno));
   else if (b->o->depfile && !(b->tmp_d = temp_beside(b->o->depfile)))
     rc = cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
   free(h);
@@ -501,7 +625,8 @@ static int make_temps(Build *b) {
   if (rc) return rc;
   const char *tmp = getenv("TMPDIR");
   b->workdir = rt_printf("%s/kernc-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!b->workdir || !mkdtemp(b->workdir)) return cli_fail("cannot create a temporary directory: %s", strerror(errno));
+  if (!b->workdir || !mkdtemp(b->workdir))
+    return cli_fail("cannot create a temporary directory: %s", strerror(errno));
   b->c_path = rt_printf("%s/%s.c", b->workdir, b->id);
   return b->c_path ? EXIT_OK : cli_fail("out of memory");
 }
@@ -534,7 +659,8 @@ static int add_user_flags(const Options *o, char *copy, const char **argv, int n
   for (int i = 0; i < o->ncpu_flags; i++) {
     strcpy(copy, o->cpu_flags[i]);
     char *save = NULL;
-    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save)) argv[n++] = tok;
+    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+      argv[n++] = tok;
     copy += strlen(o->cpu_flags[i]) + 1;
   }
   return n;
@@ -549,7 +675,8 @@ static int compile_object(Build *b) {
   const char *cc = o->cc ? o->cc : env && *env ? env : "cc";
   size_t room = 32, chars = 1;
   for (const char *const *f = rt_cpu_compile_flags(); *f; f++) room++;
-  for (int i = 0; i < o->ncpu_flags; i++) room += strlen(o->cpu_flags[i]) / 2 + 1, chars += strlen(o->cpu_flags[i]) + 1;
+  for (int i = 0; i < o->ncpu_flags; i++)
+    room += strlen(o->cpu_flags[i]) / 2 + 1, chars += strlen(o->cpu_flags[i]) + 1;
   const char **argv = calloc(room, sizeof *argv);
   char *copy = calloc(chars, 1);
   int n = 0, rc = EXIT_OK;
@@ -565,8 +692,12 @@ static int compile_object(Build *b) {
     const char *tail[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
     memcpy(argv + n, tail, sizeof tail);
     int status = spawn_wait((char *const *)argv);
-    if (status == -1) rc = cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", cc, strerror(errno));
-    else if (status) rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", cc, status, b->prefix);
+    if (status == -1)
+      rc =
+          cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", cc, strerror(errno));
+    else if (status)
+      rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", cc, status,
+                    b->prefix);
   }
   free(argv);
   free(copy);
@@ -622,8 +753,10 @@ static int commit(Build *b) {
 static int write_sources(Build *b) {
   char *c = object_source(b), *h = c ? header_source(b) : NULL;
   int rc = EXIT_OK;
-  if (!c || !h) rc = cli_fail("out of memory");
-  else if (!write_file(b->tmp_h, h)) rc = cli_fail("cannot write '%s.h': %s", b->prefix, strerror(errno));
+  if (!c || !h)
+    rc = cli_fail("out of memory");
+  else if (!write_file(b->tmp_h, h))
+    rc = cli_fail("cannot write '%s.h': %s", b->prefix, strerror(errno));
   else {
     int fd = open(b->c_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     bool ok = fd >= 0 && write_all(fd, c, strlen(c));
@@ -678,11 +811,14 @@ int cli_build(const Options *o) {
   if (!b.id) return cli_fail("out of memory");
   if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0)) {
     free_build(&b);
-    return cli_bad_usage("--name or the base name of -o must be a C identifier: '%s'", o->name ? o->name : o->output);
+    return cli_bad_usage("--name or the base name of -o must be a C identifier: '%s'",
+                         o->name ? o->name : o->output);
   }
   FrontResult r = front_compile(o->files[0], NULL, 0);
-  if (!r.prog) rc = EXIT_INTERNAL;
-  else rc = cli_report(r.prog, o->color);
+  if (!r.prog)
+    rc = EXIT_INTERNAL;
+  else
+    rc = cli_report(r.prog, o->color);
   if (rc == EXIT_OK) {
     b.prog = r.prog;
     collect_files(&b);

@@ -14,22 +14,22 @@
 enum { EXIT_OK = 0, EXIT_USER = 1, EXIT_USAGE = 2, EXIT_INTERNAL = 3 };
 
 typedef struct Options {
-  const char *target;      /* emit --target */
-  const char *arch;        /* --arch: one for emit, a list for build */
+  const char *target; /* emit --target */
+  const char *arch;   /* --arch: one for emit, a list for build */
   const char *dump;
-  const char *output;      /* build -o PREFIX */
-  const char *name;        /* build --name: the C identifier prefix */
-  const char *cc;          /* build --cc */
-  const char **cpu_flags;  /* build --cpu-flags (each split at spaces later) */
+  const char *output;     /* build -o PREFIX */
+  const char *name;       /* build --name: the C identifier prefix */
+  const char *cc;         /* build --cc */
+  const char **cpu_flags; /* build --cpu-flags (each split at spaces later) */
   int ncpu_flags;
-  const char *depfile;     /* build --depfile */
-  const char *device;      /* run --device */
-  const char *dim;         /* run --dim */
-  const char *out_dir;     /* run --out */
-  const char **args;       /* run --arg NAME=VALUE */
+  const char *depfile; /* build --depfile */
+  const char *device;  /* run --device */
+  const char *dim;     /* run --dim */
+  const char *out_dir; /* run --out */
+  const char **args;   /* run --arg NAME=VALUE */
   int nargs;
   bool debug, no_line, color, no_cuda, quiet;
-  const char **files;      /* positional arguments */
+  const char **files; /* positional arguments */
   int nfiles;
 } Options;
 

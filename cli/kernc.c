@@ -131,7 +131,8 @@ static int print_ptx(const Program *p, const Options *o) {
     const char *v = o->arch + (strncmp(o->arch, "sm_", 3) == 0 ? 3 : 0);
     char *end;
     long a = strtol(v, &end, 10);
-    if (!*v || *end || a < 30 || a > 200) return cli_bad_usage("bad --arch '%s' (expected e.g. sm_90)", o->arch);
+    if (!*v || *end || a < 30 || a > 200)
+      return cli_bad_usage("bad --arch '%s' (expected e.g. sm_90)", o->arch);
     arch = (int)a;
   }
   EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line};
@@ -166,7 +167,8 @@ static int dump_stages(const Options *o, const char *stages) {
     size_t n = strcspn(p, ",");
     bool ok = false;
     for (size_t i = 0; i < 5; i++) ok |= strlen(known[i]) == n && strncmp(p, known[i], n) == 0;
-    if (!ok) return cli_bad_usage("unknown stage in --dump: '%s' (stages: tokens,ast,types,c,cuda)", p);
+    if (!ok)
+      return cli_bad_usage("unknown stage in --dump: '%s' (stages: tokens,ast,types,c,cuda)", p);
     p += n + (p[n] == ',');
   }
   if (o->nfiles != 1) return cli_bad_usage("%s", "--dump needs exactly one FILE");
@@ -192,9 +194,12 @@ static int emit_file(const Options *o) {
   if (!r.prog) return EXIT_INTERNAL;
   int rc = cli_report(r.prog, o->color);
   if (rc == EXIT_OK) {
-    if (strcmp(t, "ast") == 0) rc = print_ast(r.prog, true);
-    else if (strcmp(t, "ptx") == 0) rc = print_ptx(r.prog, o);
-    else rc = print_code(r.prog, strcmp(t, "cuda") == 0 ? EMIT_CUDA : EMIT_C, o);
+    if (strcmp(t, "ast") == 0)
+      rc = print_ast(r.prog, true);
+    else if (strcmp(t, "ptx") == 0)
+      rc = print_ptx(r.prog, o);
+    else
+      rc = print_code(r.prog, strcmp(t, "cuda") == 0 ? EMIT_CUDA : EMIT_C, o);
   }
   front_free(r.prog);
   return rc;
@@ -217,9 +222,12 @@ static const char **value_slot(Options *o, const char *name) {
 }
 
 static bool set_flag(Options *o, const char *a) {
-  bool *f = !strcmp(a, "--debug") ? &o->debug : !strcmp(a, "--no-line") ? &o->no_line
-          : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu") ? &o->no_cuda : !strcmp(a, "--quiet") ? &o->quiet
-          : !strcmp(a, "--color") || !strcmp(a, "--no-color") ? &o->color : NULL;
+  bool *f = !strcmp(a, "--debug")                               ? &o->debug
+            : !strcmp(a, "--no-line")                           ? &o->no_line
+            : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu")    ? &o->no_cuda
+            : !strcmp(a, "--quiet")                             ? &o->quiet
+            : !strcmp(a, "--color") || !strcmp(a, "--no-color") ? &o->color
+                                                                : NULL;
   if (f) *f = strcmp(a, "--no-color") != 0;
   return f != NULL;
 }
@@ -255,12 +263,16 @@ static int parse_args(int argc, char **argv, Options *o) {
   if (!o->files || !o->args || !o->cpu_flags) return EXIT_INTERNAL;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (strncmp(a, "--dump=", 7) == 0) o->dump = a + 7;
-    else if (set_flag(o, a)) continue;
+    if (strncmp(a, "--dump=", 7) == 0)
+      o->dump = a + 7;
+    else if (set_flag(o, a))
+      continue;
     else if (a[0] == '-' && takes_value(o, a)) {
       if ((i = take_value(o, argc, argv, i)) < 0) return EXIT_USAGE;
-    } else if (a[0] == '-' && a[1]) return cli_bad_usage("unknown option '%s'", a);
-    else o->files[o->nfiles++] = a;
+    } else if (a[0] == '-' && a[1])
+      return cli_bad_usage("unknown option '%s'", a);
+    else
+      o->files[o->nfiles++] = a;
   }
   return -1;
 }
@@ -272,20 +284,35 @@ static void free_options(Options *o) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) { fputs(usage, stderr); return EXIT_USAGE; }
+  if (argc < 2) {
+    fputs(usage, stderr);
+    return EXIT_USAGE;
+  }
   const char *cmd = argv[1];
-  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) { fputs(usage, stdout); return EXIT_OK; }
-  if (!strcmp(cmd, "--version")) { printf("kernc %s\n", KERN_VERSION_STRING); return EXIT_OK; }
+  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+    fputs(usage, stdout);
+    return EXIT_OK;
+  }
+  if (!strcmp(cmd, "--version")) {
+    printf("kernc %s\n", KERN_VERSION_STRING);
+    return EXIT_OK;
+  }
   Options o = {0};
   bool dump = strncmp(cmd, "--dump=", 7) == 0;
   int rc = parse_args(argc, argv, &o);
   if (rc < 0) {
-    if (dump) rc = dump_stages(&o, cmd + 7);
-    else if (!strcmp(cmd, "check")) rc = o.nfiles ? check_files(&o) : cli_bad_usage("%s", "check needs at least one FILE");
-    else if (!strcmp(cmd, "emit")) rc = emit_file(&o);
-    else if (!strcmp(cmd, "build")) rc = cli_build(&o);
-    else if (!strcmp(cmd, "run")) rc = cli_run(&o);
-    else rc = cli_bad_usage("unknown command '%s'", cmd);
+    if (dump)
+      rc = dump_stages(&o, cmd + 7);
+    else if (!strcmp(cmd, "check"))
+      rc = o.nfiles ? check_files(&o) : cli_bad_usage("%s", "check needs at least one FILE");
+    else if (!strcmp(cmd, "emit"))
+      rc = emit_file(&o);
+    else if (!strcmp(cmd, "build"))
+      rc = cli_build(&o);
+    else if (!strcmp(cmd, "run"))
+      rc = cli_run(&o);
+    else
+      rc = cli_bad_usage("unknown command '%s'", cmd);
   }
   free_options(&o);
   return rc;

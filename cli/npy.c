@@ -24,9 +24,9 @@ typedef enum { PY_STR, PY_INT, PY_BOOL, PY_NONE, PY_SEQ, PY_DICT } PyKind;
 
 typedef struct PyVal {
   PyKind kind;
-  char *s;             /* STR */
-  long long i;         /* INT, BOOL */
-  int n;               /* SEQ: items; DICT: 2 * pairs (v holds key, value, key, value ...) */
+  char *s;     /* STR */
+  long long i; /* INT, BOOL */
+  int n;       /* SEQ: items; DICT: 2 * pairs (v holds key, value, key, value ...) */
   struct PyVal *v;
 } PyVal;
 
@@ -101,8 +101,11 @@ static bool parse_items(Parser *P, PyVal *out, char close, bool dict) {
 }
 
 static bool parse_word(Parser *P, PyVal *out) {
-  static const struct { const char *w; PyKind k; int v; } words[] = {
-      {"True", PY_BOOL, 1}, {"False", PY_BOOL, 0}, {"None", PY_NONE, 0}};
+  static const struct {
+    const char *w;
+    PyKind k;
+    int v;
+  } words[] = {{"True", PY_BOOL, 1}, {"False", PY_BOOL, 0}, {"None", PY_NONE, 0}};
   for (size_t i = 0; i < 3; i++) {
     size_t n = strlen(words[i].w);
     if ((size_t)(P->end - P->p) >= n && !strncmp(P->p, words[i].w, n)) {
@@ -126,11 +129,13 @@ static bool parse_value(Parser *P, PyVal *out) {
   if (P->p >= P->end || ++P->depth > MAX_DEPTH) return false;
   char c = *P->p;
   bool ok;
-  if (c == '\'' || c == '"') ok = parse_string(P, out);
+  if (c == '\'' || c == '"')
+    ok = parse_string(P, out);
   else if (c == '(' || c == '[' || c == '{') {
     P->p++;
     ok = parse_items(P, out, c == '(' ? ')' : c == '[' ? ']' : '}', c == '{');
-  } else ok = parse_word(P, out);
+  } else
+    ok = parse_word(P, out);
   P->depth--;
   return ok;
 }
@@ -159,9 +164,13 @@ static bool simple_dtype(const char *d, char norm[16], size_t *size, char *err, 
   char *end;
   long sz = strtol(t + 1, &end, 10);
   if (!*t || !strchr("biufcV", *t) || *end || sz <= 0 || sz > (1 << 20))
-    return fail(err, n, "unsupported dtype '%s' (kernc reads bool, integer, float and void dtypes)", d);
+    return fail(err, n, "unsupported dtype '%s' (kernc reads bool, integer, float and void dtypes)",
+                d);
   if (order == '>' && sz > 1)
-    return fail(err, n, "big-endian dtype '%s' is not supported: convert with a.astype(a.dtype.newbyteorder('<'))", d);
+    return fail(
+        err, n,
+        "big-endian dtype '%s' is not supported: convert with a.astype(a.dtype.newbyteorder('<'))",
+        d);
   snprintf(norm, 16, "%c%c%ld", sz == 1 || *t == 'V' ? '|' : '<', *t, sz);
   *size = (size_t)sz;
   return true;
@@ -178,7 +187,8 @@ static bool field_size(const PyVal *f, size_t *size, char *err, size_t n) {
     int count = s->kind == PY_SEQ ? s->n : 1;
     for (int i = 0; i < count; i++) {
       const PyVal *d = s->kind == PY_SEQ ? &s->v[i] : s;
-      if (d->kind != PY_INT || d->i < 0 || d->i > (1 << 24)) return fail(err, n, "malformed sub-array shape");
+      if (d->kind != PY_INT || d->i < 0 || d->i > (1 << 24))
+        return fail(err, n, "malformed sub-array shape");
       *size *= (size_t)d->i;
     }
   }
@@ -221,11 +231,15 @@ static bool read_header_dict(const char *text, size_t len, NpyFile *out, char *e
   }
   const PyVal *descr = dict_get(&d, "descr"), *fo = dict_get(&d, "fortran_order");
   char norm[16];
-  if (!descr || !fo) ok = fail(err, n, "the header lacks 'descr' or 'fortran_order'");
+  if (!descr || !fo)
+    ok = fail(err, n, "the header lacks 'descr' or 'fortran_order'");
   else if (fo->kind != PY_BOOL || fo->i)
-    ok = fail(err, n, "Fortran-ordered data is not supported: save np.ascontiguousarray(a) instead");
-  else if (descr->kind == PY_STR) ok = simple_dtype(descr->s, norm, &out->itemsize, err, n) && (out->descr = strdup(norm));
-  else ok = descr_size(descr, &out->itemsize, err, n);
+    ok =
+        fail(err, n, "Fortran-ordered data is not supported: save np.ascontiguousarray(a) instead");
+  else if (descr->kind == PY_STR)
+    ok = simple_dtype(descr->s, norm, &out->itemsize, err, n) && (out->descr = strdup(norm));
+  else
+    ok = descr_size(descr, &out->itemsize, err, n);
   if (ok) ok = read_shape(dict_get(&d, "shape"), out, err, n);
   py_free(&d);
   return ok;
@@ -250,10 +264,12 @@ static char *read_header(FILE *f, size_t *hlen, char *err, size_t n) {
   unsigned char pre[12];
   if (fread(pre, 1, 8, f) != 8 || memcmp(pre, "\x93NUMPY", 6) != 0)
     return fail(err, n, "not a NumPy .npy file (bad magic)"), NULL;
-  if (pre[6] < 1 || pre[6] > 3) return fail(err, n, "unsupported .npy format version %d.%d", pre[6], pre[7]), NULL;
+  if (pre[6] < 1 || pre[6] > 3)
+    return fail(err, n, "unsupported .npy format version %d.%d", pre[6], pre[7]), NULL;
   size_t lb = pre[6] == 1 ? 2 : 4;
   if (fread(pre + 8, 1, lb, f) != lb) return fail(err, n, "truncated header"), NULL;
-  *hlen = pre[8] | (size_t)pre[9] << 8 | (lb == 4 ? (size_t)pre[10] << 16 | (size_t)pre[11] << 24 : 0);
+  *hlen =
+      pre[8] | (size_t)pre[9] << 8 | (lb == 4 ? (size_t)pre[10] << 16 | (size_t)pre[11] << 24 : 0);
   if (*hlen > (1u << 24)) return fail(err, n, "header too large"), NULL;
   char *text = malloc(*hlen + 1);
   if (!text || fread(text, 1, *hlen, f) != *hlen) {
@@ -267,10 +283,13 @@ static char *read_header(FILE *f, size_t *hlen, char *err, size_t n) {
 static bool check_size(const NpyFile *out, size_t got, char *err, size_t n) {
   uint64_t want = out->itemsize;
   for (int i = 0; i < out->ndim; i++) {
-    if (out->shape[i] && want > UINT64_MAX / (uint64_t)out->shape[i]) return fail(err, n, "shape too large");
+    if (out->shape[i] && want > UINT64_MAX / (uint64_t)out->shape[i])
+      return fail(err, n, "shape too large");
     want *= (uint64_t)out->shape[i];
   }
-  if (got != want) return fail(err, n, "has %zu data bytes, but its shape and dtype need %llu", got, (unsigned long long)want);
+  if (got != want)
+    return fail(err, n, "has %zu data bytes, but its shape and dtype need %llu", got,
+                (unsigned long long)want);
   return true;
 }
 
@@ -305,7 +324,8 @@ static char *make_header(const char *descr, int ndim, const int64_t *shape, size
   char *h = malloc(cap);
   if (!h) return NULL;
   int k = snprintf(h, cap, "{'descr': %s, 'fortran_order': False, 'shape': (", descr);
-  for (int i = 0; i < ndim; i++) k += snprintf(h + k, cap - (size_t)k, "%s%lld", i ? ", " : "", (long long)shape[i]);
+  for (int i = 0; i < ndim; i++)
+    k += snprintf(h + k, cap - (size_t)k, "%s%lld", i ? ", " : "", (long long)shape[i]);
   k += snprintf(h + k, cap - (size_t)k, "%s), }", ndim == 1 ? "," : "");
   size_t total = 10 + (size_t)k + 1;
   size_t pad = (64 - total % 64) % 64;
@@ -315,8 +335,8 @@ static char *make_header(const char *descr, int ndim, const int64_t *shape, size
   return h;
 }
 
-bool npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data, size_t nbytes,
-               char *err, size_t n) {
+bool npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
+               const void *data, size_t nbytes, char *err, size_t n) {
   size_t hlen;
   char *h = make_header(descr, ndim, shape, &hlen);
   char *tmp = malloc(strlen(path) + 16);
@@ -328,7 +348,8 @@ bool npy_write(const char *path, const char *descr, int ndim, const int64_t *sha
   int fd = mkstemp(tmp);
   FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
   bool ok = f != NULL;
-  unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
+  unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hlen & 255), (unsigned char)(hlen >> 8)};
   ok = ok && write_all(f, pre, 10) && write_all(f, h, hlen) && write_all(f, data, nbytes);
   if (f && fclose(f) != 0) ok = false;
   if (!f && fd >= 0) close(fd);

@@ -11,9 +11,9 @@
 enum { NPY_MAX_DIMS = 32 };
 
 typedef struct NpyFile {
-  char *descr;         /* a simple dtype normalized to little-endian ("<f4", "|b1", "|V28"),
+  char *descr;     /* a simple dtype normalized to little-endian ("<f4", "|b1", "|V28"),
                           or NULL for a structured one */
-  size_t itemsize;     /* bytes per item (structured: the sum of its fields) */
+  size_t itemsize; /* bytes per item (structured: the sum of its fields) */
   int ndim;
   int64_t shape[NPY_MAX_DIMS];
   unsigned char *data; /* itemsize * prod(shape) bytes */
@@ -28,7 +28,7 @@ void npy_free(NpyFile *);
 /* Writes a version 1.0 file with the given descr (a Python literal such as
  * '<f4' with its quotes, or a structured list) through a temporary file and a
  * rename. false with a message in err. */
-bool npy_write(const char *path, const char *descr, int ndim, const int64_t *shape, const void *data,
-               size_t nbytes, char *err, size_t errlen);
+bool npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
+               const void *data, size_t nbytes, char *err, size_t errlen);
 
 #endif

@@ -20,9 +20,9 @@
 #include "rt.h"
 
 typedef struct Arg {
-  const char *text;        /* VALUE of --arg NAME=VALUE */
-  kern_array *array;       /* array parameters */
-  unsigned char *value;    /* by-value parameters: the bytes in the type's layout */
+  const char *text;     /* VALUE of --arg NAME=VALUE */
+  kern_array *array;    /* array parameters */
+  unsigned char *value; /* by-value parameters: the bytes in the type's layout */
 } Arg;
 
 typedef struct Run {
@@ -39,7 +39,9 @@ static const Type *elem_type(const rt_param *p) { return p->is_array ? p->ty->el
 
 /* The scalar type of a vector, matrix or quaternion's components. */
 static const Type *scalar_of(const Type *t) {
-  return t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT ? (t->elem ? t->elem : &ty_f32) : t;
+  return t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT
+             ? (t->elem ? t->elem : &ty_f32)
+             : t;
 }
 
 static int ncomp(const Type *t) {
@@ -54,9 +56,10 @@ static int elem_dims(const Type *t, int64_t dims[2]) {
 }
 
 static const char *npy_scalar(TypeKind k) {
-  static const char *const names[] = {[TY_BOOL] = "|b1", [TY_I8] = "|i1", [TY_I16] = "<i2", [TY_I32] = "<i4",
-                                      [TY_I64] = "<i8", [TY_U8] = "|u1", [TY_U16] = "<u2", [TY_U32] = "<u4",
-                                      [TY_U64] = "<u8", [TY_F16] = "<f2", [TY_F32] = "<f4", [TY_F64] = "<f8"};
+  static const char *const names[] = {
+      [TY_BOOL] = "|b1", [TY_I8] = "|i1",  [TY_I16] = "<i2", [TY_I32] = "<i4",
+      [TY_I64] = "<i8",  [TY_U8] = "|u1",  [TY_U16] = "<u2", [TY_U32] = "<u4",
+      [TY_U64] = "<u8",  [TY_F16] = "<f2", [TY_F32] = "<f4", [TY_F64] = "<f8"};
   return k >= TY_BOOL && k <= TY_F64 ? names[k] : "|V0"; /* callers pass scalars only */
 }
 
@@ -64,7 +67,9 @@ static const char *npy_scalar(TypeKind k) {
 
 static float half_to_float(uint16_t h) {
   int e = (h >> 10) & 31, m = h & 1023;
-  float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 1024), e - 25);
+  float v = e == 0    ? ldexpf((float)m, -24)
+            : e == 31 ? (m ? NAN : INFINITY)
+                      : ldexpf((float)(m | 1024), e - 25);
   return h & 0x8000 ? -v : v;
 }
 
@@ -76,8 +81,8 @@ static uint16_t float_to_half(float f) {
   if (a >= 65520.0f) return sign | 0x7c00;
   if (a < ldexpf(1, -14)) return sign | (uint16_t)nearbyintf(a * ldexpf(1, 24));
   int e;
-  float m = frexpf(a, &e);            /* a = m * 2^e, m in [0.5, 1) */
-  uint32_t bits = (uint32_t)nearbyintf(ldexpf(m, 11));  /* 1024..2048 */
+  float m = frexpf(a, &e);                             /* a = m * 2^e, m in [0.5, 1) */
+  uint32_t bits = (uint32_t)nearbyintf(ldexpf(m, 11)); /* 1024..2048 */
   if (bits == 2048) bits = 1024, e++;
   return sign | (uint16_t)((e + 14) << 10 | (bits & 1023));
 }
@@ -95,12 +100,21 @@ static bool parse_scalar(TypeKind k, const char *s, unsigned char *dst) {
   if (k == TY_F16 || k == TY_F32 || k == TY_F64) {
     double v = strtod(s, &end);
     if (end == s || *end) return false;
-    if (k == TY_F64) memcpy(dst, &v, 8);
-    else if (k == TY_F32) { float f = (float)v; memcpy(dst, &f, 4); }
-    else { uint16_t h = float_to_half((float)v); memcpy(dst, &h, 2); }
+    if (k == TY_F64)
+      memcpy(dst, &v, 8);
+    else if (k == TY_F32) {
+      float f = (float)v;
+      memcpy(dst, &f, 4);
+    } else {
+      uint16_t h = float_to_half((float)v);
+      memcpy(dst, &h, 2);
+    }
     return true;
   }
-  int size = k == TY_I8 || k == TY_U8 ? 1 : k == TY_I16 || k == TY_U16 ? 2 : k == TY_I32 || k == TY_U32 ? 4 : 8;
+  int size = k == TY_I8 || k == TY_U8     ? 1
+             : k == TY_I16 || k == TY_U16 ? 2
+             : k == TY_I32 || k == TY_U32 ? 4
+                                          : 8;
   bool is_signed = k >= TY_I8 && k <= TY_I64;
   uint64_t bits;
   if (is_signed) {
@@ -113,42 +127,82 @@ static bool parse_scalar(TypeKind k, const char *s, unsigned char *dst) {
     if (end == s || *end || errno || strchr(s, '-') || (size < 8 && v >> (8 * size))) return false;
     bits = v;
   }
-  memcpy(dst, &bits, (size_t)size);  /* little-endian: the low bytes */
+  memcpy(dst, &bits, (size_t)size); /* little-endian: the low bytes */
   return true;
 }
 
 static void store_scalar(TypeKind k, double v, unsigned char *dst) {
   switch (k) {
-  case TY_BOOL: *dst = v != 0; break;
-  case TY_I8: case TY_U8: *dst = (unsigned char)(int64_t)v; break;
-  case TY_I16: case TY_U16: { uint16_t x = (uint16_t)(int64_t)v; memcpy(dst, &x, 2); break; }
-  case TY_I32: case TY_U32: { uint32_t x = (uint32_t)(int64_t)v; memcpy(dst, &x, 4); break; }
-  case TY_I64: { int64_t x = (int64_t)v; memcpy(dst, &x, 8); break; }
-  case TY_U64: { uint64_t x = (uint64_t)v; memcpy(dst, &x, 8); break; }
-  case TY_F16: { uint16_t x = float_to_half((float)v); memcpy(dst, &x, 2); break; }
-  case TY_F32: { float x = (float)v; memcpy(dst, &x, 4); break; }
-  default: memcpy(dst, &v, 8); break;
+    case TY_BOOL: *dst = v != 0; break;
+    case TY_I8:
+    case TY_U8: *dst = (unsigned char)(int64_t)v; break;
+    case TY_I16:
+    case TY_U16: {
+      uint16_t x = (uint16_t)(int64_t)v;
+      memcpy(dst, &x, 2);
+      break;
+    }
+    case TY_I32:
+    case TY_U32: {
+      uint32_t x = (uint32_t)(int64_t)v;
+      memcpy(dst, &x, 4);
+      break;
+    }
+    case TY_I64: {
+      int64_t x = (int64_t)v;
+      memcpy(dst, &x, 8);
+      break;
+    }
+    case TY_U64: {
+      uint64_t x = (uint64_t)v;
+      memcpy(dst, &x, 8);
+      break;
+    }
+    case TY_F16: {
+      uint16_t x = float_to_half((float)v);
+      memcpy(dst, &x, 2);
+      break;
+    }
+    case TY_F32: {
+      float x = (float)v;
+      memcpy(dst, &x, 4);
+      break;
+    }
+    default: memcpy(dst, &v, 8); break;
   }
 }
 
 static double load_scalar(TypeKind k, const unsigned char *p) {
-  union { int8_t i8; int16_t i16; int32_t i32; int64_t i64; uint8_t u8; uint16_t u16; uint32_t u32; uint64_t u64;
-          float f; double d; } u;
-  memcpy(&u, p, k == TY_F64 || k == TY_I64 || k == TY_U64 ? 8 : k == TY_F32 || k == TY_I32 || k == TY_U32 ? 4
-               : k == TY_F16 || k == TY_I16 || k == TY_U16 ? 2 : 1);
+  union {
+    int8_t i8;
+    int16_t i16;
+    int32_t i32;
+    int64_t i64;
+    uint8_t u8;
+    uint16_t u16;
+    uint32_t u32;
+    uint64_t u64;
+    float f;
+    double d;
+  } u;
+  memcpy(&u, p,
+         k == TY_F64 || k == TY_I64 || k == TY_U64   ? 8
+         : k == TY_F32 || k == TY_I32 || k == TY_U32 ? 4
+         : k == TY_F16 || k == TY_I16 || k == TY_U16 ? 2
+                                                     : 1);
   switch (k) {
-  case TY_BOOL: return u.u8 != 0;
-  case TY_I8: return u.i8;
-  case TY_I16: return u.i16;
-  case TY_I32: return u.i32;
-  case TY_I64: return (double)u.i64;
-  case TY_U8: return u.u8;
-  case TY_U16: return u.u16;
-  case TY_U32: return u.u32;
-  case TY_U64: return (double)u.u64;
-  case TY_F16: return half_to_float(u.u16);
-  case TY_F32: return u.f;
-  default: return u.d;
+    case TY_BOOL: return u.u8 != 0;
+    case TY_I8: return u.i8;
+    case TY_I16: return u.i16;
+    case TY_I32: return u.i32;
+    case TY_I64: return (double)u.i64;
+    case TY_U8: return u.u8;
+    case TY_U16: return u.u16;
+    case TY_U32: return u.u32;
+    case TY_U64: return (double)u.u64;
+    case TY_F16: return half_to_float(u.u16);
+    case TY_F32: return u.f;
+    default: return u.d;
   }
 }
 
@@ -159,7 +213,8 @@ static int parse_value(const rt_param *p, const char *text, unsigned char *dst) 
   const Type *t = p->ty, *s = scalar_of(t);
   if (!strcmp(text, "zeros")) return EXIT_OK;
   if (t->kind == TY_STRUCT)
-    return cli_bad_usage("parameter '%s' is a struct: only 'zeros' can be given on the command line", p->name);
+    return cli_bad_usage(
+        "parameter '%s' is a struct: only 'zeros' can be given on the command line", p->name);
   int n = ncomp(t), i = 0;
   char *copy = strdup(text), *save = NULL;
   if (!copy) return cli_fail("out of memory");
@@ -170,8 +225,8 @@ static int parse_value(const rt_param *p, const char *text, unsigned char *dst) 
     }
   free(copy);
   if (i != n) {
-    fprintf(stderr, "kernc: bad value '%s' for parameter '%s' (%s%s)\n", text, p->name, type_name(t),
-            n > 1 ? ": give every component, separated by commas" : "");
+    fprintf(stderr, "kernc: bad value '%s' for parameter '%s' (%s%s)\n", text, p->name,
+            type_name(t), n > 1 ? ": give every component, separated by commas" : "");
     return EXIT_USAGE;
   }
   return EXIT_OK;
@@ -191,8 +246,9 @@ static int parse_shape(const char *s, int ndim, int64_t *shape, const rt_param *
     c = *end ? end + 1 : end;
   }
   if (n != ndim) {
-    fprintf(stderr, "kernc: bad shape '%s' for parameter '%s' (%s): give %d size%s, separated by commas\n", s, p->name,
-            type_name(p->ty), ndim, ndim == 1 ? "" : "s");
+    fprintf(stderr,
+            "kernc: bad shape '%s' for parameter '%s' (%s): give %d size%s, separated by commas\n",
+            s, p->name, type_name(p->ty), ndim, ndim == 1 ? "" : "s");
     return EXIT_USAGE;
   }
   return EXIT_OK;
@@ -205,7 +261,8 @@ static int fill_host(const rt_param *p, unsigned char *host, int64_t count, bool
     return cli_bad_usage("parameter '%s' holds structs: use zeros: or file:", p->name);
   for (int64_t i = 0; i < count; i++)
     for (int c = 0; c < ncomp(t); c++)
-      store_scalar(s->kind, range ? (double)i : 1.0, host + (size_t)i * (size_t)t->size + (size_t)c * (size_t)s->size);
+      store_scalar(s->kind, range ? (double)i : 1.0,
+                   host + (size_t)i * (size_t)t->size + (size_t)c * (size_t)s->size);
   return EXIT_OK;
 }
 
@@ -243,19 +300,25 @@ static bool file_fits(const rt_param *p, const NpyFile *f, char *why, size_t n) 
     char v[32];
     snprintf(v, sizeof v, "|V%d", t->size);
     if ((f->descr && strcmp(f->descr, v)) || f->itemsize != (size_t)t->size)
-      return snprintf(why, n, "its dtype is not a %d-byte struct (%s)", t->size, type_name(t)), false;
-    if (f->ndim != p->ndim) return snprintf(why, n, "it has %d dims, the parameter %d", f->ndim, p->ndim), false;
+      return snprintf(why, n, "its dtype is not a %d-byte struct (%s)", t->size, type_name(t)),
+             false;
+    if (f->ndim != p->ndim)
+      return snprintf(why, n, "it has %d dims, the parameter %d", f->ndim, p->ndim), false;
     return true;
   }
   int64_t ed[2];
   int ne = elem_dims(t, ed);
   const char *want = npy_scalar(scalar_of(t)->kind);
   if (!f->descr || strcmp(f->descr, want))
-    return snprintf(why, n, "its dtype is %s, the parameter's elements need %s", f->descr ? f->descr : "structured", want), false;
+    return snprintf(why, n, "its dtype is %s, the parameter's elements need %s",
+                    f->descr ? f->descr : "structured", want),
+           false;
   bool ok = f->ndim == p->ndim + ne;
   for (int d = 0; ok && d < ne; d++) ok = f->shape[p->ndim + d] == ed[d];
-  if (!ok) return snprintf(why, n, "its shape does not fit %s (%d array dims%s)", type_name(p->ty), p->ndim,
-                           ne ? " plus the element's" : ""), false;
+  if (!ok)
+    return snprintf(why, n, "its shape does not fit %s (%d array dims%s)", type_name(p->ty),
+                    p->ndim, ne ? " plus the element's" : ""),
+           false;
   return true;
 }
 
@@ -267,7 +330,8 @@ static int file_array(Run *r, int i, const char *path) {
   int rc = EXIT_OK;
   if (!file_fits(p, &f, err, sizeof err))
     rc = cli_fail("%s does not fit parameter '%s' (%s): %s", path, p->name, type_name(p->ty), err);
-  else rc = make_array(r, i, p->ndim, f.shape, f.nbytes ? f.data : NULL);
+  else
+    rc = make_array(r, i, p->ndim, f.shape, f.nbytes ? f.data : NULL);
   npy_free(&f);
   return rc;
 }
@@ -276,13 +340,16 @@ static int array_arg(Run *r, int i, const char *text) {
   const char *colon = strchr(text, ':');
   size_t n = colon ? (size_t)(colon - text) : 0;
   if (colon && n == 4 && !strncmp(text, "file", 4)) return file_array(r, i, colon + 1);
-  if (colon && ((n == 5 && (!strncmp(text, "zeros", 5) || !strncmp(text, "range", 5))) || (n == 4 && !strncmp(text, "ones", 4)))) {
+  if (colon && ((n == 5 && (!strncmp(text, "zeros", 5) || !strncmp(text, "range", 5))) ||
+                (n == 4 && !strncmp(text, "ones", 4)))) {
     char kind[8];
     snprintf(kind, sizeof kind, "%.*s", (int)n, text);
     return generated_array(r, i, kind, colon + 1);
   }
-  fprintf(stderr, "kernc: bad array '%s' for parameter '%s' (%s): use zeros:SHAPE, ones:SHAPE, range:SHAPE or file:PATH.npy\n",
-          text, r->k->params[i].name, type_name(r->k->params[i].ty));
+  fprintf(
+      stderr,
+      "kernc: bad array '%s' for parameter '%s' (%s): use zeros:SHAPE, ones:SHAPE, range:SHAPE or file:PATH.npy\n",
+      text, r->k->params[i].name, type_name(r->k->params[i].ty));
   return EXIT_USAGE;
 }
 
@@ -295,8 +362,11 @@ static int param_index(const kern_kernel *k, const char *name, size_t n) {
 }
 
 static int unknown_param(const kern_kernel *k, const char *arg) {
-  fprintf(stderr, "kernc: kernel '%s' has no parameter named in --arg '%s'; its parameters:", k->name, arg);
-  for (int i = 0; i < k->nparams; i++) fprintf(stderr, " %s %s%s", type_name(k->params[i].ty), k->params[i].name, i + 1 < k->nparams ? "," : "");
+  fprintf(stderr,
+          "kernc: kernel '%s' has no parameter named in --arg '%s'; its parameters:", k->name, arg);
+  for (int i = 0; i < k->nparams; i++)
+    fprintf(stderr, " %s %s%s", type_name(k->params[i].ty), k->params[i].name,
+            i + 1 < k->nparams ? "," : "");
   fprintf(stderr, "%s\n", k->nparams ? "" : " none");
   return EXIT_USAGE;
 }
@@ -328,7 +398,8 @@ static int make_args(Run *r, kern_arg *kargs) {
       kargs[i] = kern_arg_array(r->args[i].array);
     } else {
       r->args[i].value = calloc(1, p->size + 8);
-      rc = r->args[i].value ? parse_value(p, r->args[i].text, r->args[i].value) : cli_fail("out of memory");
+      rc = r->args[i].value ? parse_value(p, r->args[i].text, r->args[i].value)
+                            : cli_fail("out of memory");
       kargs[i] = kern_arg_bytes(p->dtype, r->args[i].value);
     }
     if (rc) return rc;
@@ -346,14 +417,16 @@ static int launch_dims(const Run *r, kern_dims *dims) {
         for (int d = 0; d < dims->ndim; d++) dims->shape[d] = kern_array_shape(r->args[i].array, d);
         return EXIT_OK;
       }
-    return cli_bad_usage("%s", "kernel has no array parameter: give the launch dims with --dim=N[,M..]");
+    return cli_bad_usage("%s",
+                         "kernel has no array parameter: give the launch dims with --dim=N[,M..]");
   }
   for (const char *c = r->o->dim; *c; dims->ndim++) {
     char *end;
     errno = 0;
     long long v = strtoll(c, &end, 10);
     if (end == c || (*end && *end != ',') || v < 0 || errno || dims->ndim == 4)
-      return cli_bad_usage("bad --dim '%s' (expected 1 to 4 sizes such as 1024 or 64,64)", r->o->dim);
+      return cli_bad_usage("bad --dim '%s' (expected 1 to 4 sizes such as 1024 or 64,64)",
+                           r->o->dim);
     dims->shape[dims->ndim] = v;
     c = *end ? end + 1 : end;
   }
@@ -374,19 +447,29 @@ static void fmt_value(rt_buf *b, const Type *t, const unsigned char *p) {
   } else if (t->kind == TY_MAT) {
     for (int row = 0; row < t->n; row++) {
       rt_buf_add(b, row ? ", (" : "((", 2 + (row > 0));
-      for (int c = 0; c < t->n; c++) rt_buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
+      for (int c = 0; c < t->n; c++)
+        rt_buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
       rt_buf_add(b, ")", 1);
     }
     rt_buf_add(b, ")", 1);
   } else if (t->kind == TY_VEC || t->kind == TY_QUAT) {
     const Type *s = scalar_of(t);
     for (int c = 0; c < ncomp(t); c++)
-      rt_buf_printf(b, "%s%.9g", c ? ", " : "(", load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
+      rt_buf_printf(b, "%s%.9g", c ? ", " : "(",
+                    load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
     rt_buf_add(b, ")", 1);
-  } else if (t->kind == TY_BOOL) rt_buf_printf(b, "%s", *p ? "true" : "false");
-  else if (t->kind == TY_U64) { uint64_t v; memcpy(&v, p, 8); rt_buf_printf(b, "%llu", (unsigned long long)v); }
-  else if (t->kind == TY_I64) { int64_t v; memcpy(&v, p, 8); rt_buf_printf(b, "%lld", (long long)v); }
-  else rt_buf_printf(b, "%.9g", load_scalar(t->kind, p));
+  } else if (t->kind == TY_BOOL)
+    rt_buf_printf(b, "%s", *p ? "true" : "false");
+  else if (t->kind == TY_U64) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    rt_buf_printf(b, "%llu", (unsigned long long)v);
+  } else if (t->kind == TY_I64) {
+    int64_t v;
+    memcpy(&v, p, 8);
+    rt_buf_printf(b, "%lld", (long long)v);
+  } else
+    rt_buf_printf(b, "%.9g", load_scalar(t->kind, p));
 }
 
 static void print_stats(const Type *t, const unsigned char *host, int64_t count) {
@@ -395,7 +478,10 @@ static void print_stats(const Type *t, const unsigned char *host, int64_t count)
   int64_t nans = 0, n = count * ncomp(t);
   for (int64_t i = 0; i < n; i++) {
     double v = load_scalar(s->kind, host + (size_t)i * (size_t)s->size);
-    if (isnan(v)) { nans++; continue; }
+    if (isnan(v)) {
+      nans++;
+      continue;
+    }
     lo = v < lo ? v : lo;
     hi = v > hi ? v : hi;
     sum += v;
@@ -409,7 +495,8 @@ static void print_array(const rt_param *p, const kern_array *a, const unsigned c
   const Type *t = elem_type(p);
   int64_t count = kern_array_size(a);
   printf("%s: %s[", p->name, type_name(t));
-  for (int d = 0; d < p->ndim; d++) printf("%s%lld", d ? "," : "", (long long)kern_array_shape(a, d));
+  for (int d = 0; d < p->ndim; d++)
+    printf("%s%lld", d ? "," : "", (long long)kern_array_shape(a, d));
   printf("]\n");
   if (count > 0 && t->kind != TY_STRUCT) print_stats(t, host, count);
   int show = t->kind == TY_STRUCT ? 3 : ncomp(t) > 1 ? 4 : 8;
@@ -434,15 +521,17 @@ static void struct_descr(rt_buf *b, const Type *t) {
     rt_buf_printf(b, "('%s', ", s->fields[f].name);
     int64_t ed[2] = {1, 1};
     int ne = elem_dims(ft, ed);
-    if (ft->kind == TY_STRUCT) struct_descr(b, ft);
-    else rt_buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
+    if (ft->kind == TY_STRUCT)
+      struct_descr(b, ft);
+    else
+      rt_buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
     if (ne == 1) rt_buf_printf(b, ", (%lld,)", (long long)ed[0]);
     if (ne == 2) rt_buf_printf(b, ", (%lld, %lld)", (long long)ed[0], (long long)ed[1]);
     rt_buf_add(b, "), ", 3);
     at = s->fields[f].offset + ft->size;
   }
   if (t->size > at) rt_buf_printf(b, "('', '|V%d'), ", t->size - at);
-  if (b->len >= 2 && b->s[b->len - 2] == ',') b->len -= 2;  /* the last ", " */
+  if (b->len >= 2 && b->s[b->len - 2] == ',') b->len -= 2; /* the last ", " */
   rt_buf_add(b, "]", 1);
 }
 
@@ -454,14 +543,19 @@ static int write_npy(const Run *r, int i, const unsigned char *host) {
   for (int d = 0; d < nd; d++) shape[d] = kern_array_shape(r->args[i].array, d);
   for (int d = 0; d < ne; d++) shape[nd + d] = ed[d];
   rt_buf descr = {0};
-  if (t->kind == TY_STRUCT) struct_descr(&descr, t);
-  else rt_buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
+  if (t->kind == TY_STRUCT)
+    struct_descr(&descr, t);
+  else
+    rt_buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
   char *path = rt_printf("%s/%s.npy", r->o->out_dir, p->name), err[512];
   int rc = EXIT_OK;
-  if (!path || descr.oom) rc = cli_fail("out of memory");
-  else if (!npy_write(path, descr.s, nd + ne, shape, host, kern_array_nbytes(r->args[i].array), err, sizeof err))
+  if (!path || descr.oom)
+    rc = cli_fail("out of memory");
+  else if (!npy_write(path, descr.s, nd + ne, shape, host, kern_array_nbytes(r->args[i].array), err,
+                      sizeof err))
     rc = cli_fail("%s: %s", path, err);
-  else if (!r->o->quiet) printf("wrote %s\n", path);
+  else if (!r->o->quiet)
+    printf("wrote %s\n", path);
   free(path);
   rt_buf_free(&descr);
   return rc;
@@ -476,7 +570,8 @@ static int output(const Run *r) {
     size_t n = kern_array_nbytes(a);
     unsigned char *host = malloc(n + 1);
     if (!host) return cli_fail("out of memory reading '%s'", r->k->params[i].name);
-    int rc = kern_array_read(a, host, n) ? cli_fail("cannot read '%s': %s", r->k->params[i].name, kern_last_error())
+    int rc = kern_array_read(a, host, n)
+                 ? cli_fail("cannot read '%s': %s", r->k->params[i].name, kern_last_error())
              : r->o->out_dir ? write_npy(r, i, host)
                              : (print_array(&r->k->params[i], a, host), EXIT_OK);
     free(host);
@@ -491,13 +586,17 @@ static int launch(Run *r) {
   int n = r->k->nparams, rc;
   kern_arg *kargs = calloc((size_t)n + 1, sizeof *kargs);
   r->args = calloc((size_t)n + 1, sizeof *r->args);
-  if (!kargs || !r->args) rc = cli_fail("out of memory");
-  else rc = assign_args(r);
+  if (!kargs || !r->args)
+    rc = cli_fail("out of memory");
+  else
+    rc = assign_args(r);
   if (rc == EXIT_OK) rc = make_args(r, kargs);
   kern_dims dims;
   if (rc == EXIT_OK) rc = launch_dims(r, &dims);
-  if (rc == EXIT_OK && (kern_launch(r->k, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
-    rc = cli_fail("launch of kernel '%s' on %s failed: %s", r->k->name, kern_device_name(r->dev), kern_last_error());
+  if (rc == EXIT_OK &&
+      (kern_launch(r->k, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
+    rc = cli_fail("launch of kernel '%s' on %s failed: %s", r->k->name, kern_device_name(r->dev),
+                  kern_last_error());
   if (rc == EXIT_OK) rc = output(r);
   for (int i = 0; r->args && i < n; i++) {
     kern_array_free(r->args[i].array);
@@ -513,12 +612,14 @@ int cli_run(const Options *o) {
   Run r = {.o = o};
   if (kern_init()) return cli_fail("%s", kern_last_error());
   if (o->debug) kern_set_debug(true);
-  if (!(r.dev = kern_device_get(o->device ? o->device : "cpu"))) return cli_fail("%s", kern_last_error());
+  if (!(r.dev = kern_device_get(o->device ? o->device : "cpu")))
+    return cli_fail("%s", kern_last_error());
   if (!(r.mod = kern_module_load(o->files[0]))) {
     fprintf(stderr, "%s%s", kern_last_error(), kern_last_status() == KERN_ERR_COMPILE ? "" : "\n");
     return EXIT_USER;
   }
-  int rc = (r.k = kern_module_kernel(r.mod, o->files[1])) ? launch(&r) : cli_fail("%s", kern_last_error());
+  int rc = (r.k = kern_module_kernel(r.mod, o->files[1])) ? launch(&r)
+                                                          : cli_fail("%s", kern_last_error());
   kern_module_free(r.mod);
   kern_shutdown();
   return rc;

@@ -30,7 +30,10 @@ static void buf_grow(Buf *b, size_t need) {
   size_t cap = b->cap ? b->cap : 1 << 14;
   while (cap <= b->len + need) cap *= 2;
   char *p = realloc(b->p, cap);
-  if (!p) { b->oom = true; return; }
+  if (!p) {
+    b->oom = true;
+    return;
+  }
   b->p = p;
   b->cap = cap;
 }
@@ -146,9 +149,12 @@ static void line_directive(Emitter *e, SrcLoc loc) {
   if (!e->opts->line_directives || !loc.file || loc.line <= 0) return;
   OUT(e, "#line %d \"", loc.line);
   for (const char *s = loc.file; *s; s++)
-    if (*s == '"' || *s == '\\') OUT(e, "\\%c", *s);
-    else if ((unsigned char)*s < 32) OUT(e, "?");
-    else OUT(e, "%c", *s);
+    if (*s == '"' || *s == '\\')
+      OUT(e, "\\%c", *s);
+    else if ((unsigned char)*s < 32)
+      OUT(e, "?");
+    else
+      OUT(e, "%c", *s);
   OUT(e, "\"\n");
 }
 
@@ -168,31 +174,51 @@ static void args_list(Emitter *e, const Node *a, bool comma_first) {
 
 static void int_const(Emitter *e, const Type *t, uint64_t bits) {
   const char *ct = emit_ctype(t);
-  if (!type_is_signed(t)) { OUT(e, "((%s)%" PRIu64 "ull)", ct, bits); return; }
+  if (!type_is_signed(t)) {
+    OUT(e, "((%s)%" PRIu64 "ull)", ct, bits);
+    return;
+  }
   int64_t v = (int64_t)bits;
-  if (v == INT64_MIN) OUT(e, "((%s)(-9223372036854775807ll - 1))", ct);
-  else OUT(e, "((%s)%" PRId64 "ll)", ct, v);
+  if (v == INT64_MIN)
+    OUT(e, "((%s)(-9223372036854775807ll - 1))", ct);
+  else
+    OUT(e, "((%s)%" PRId64 "ll)", ct, v);
 }
 
 static void float_text(Emitter *e, double v, bool single) {
-  if (isnan(v)) { OUT(e, single ? "(0.0f / 0.0f)" : "(0.0 / 0.0)"); return; }
-  if (isinf(v)) { OUT(e, "(%s1.0%s / 0.0%s)", v < 0 ? "-" : "", single ? "f" : "", single ? "f" : ""); return; }
+  if (isnan(v)) {
+    OUT(e, single ? "(0.0f / 0.0f)" : "(0.0 / 0.0)");
+    return;
+  }
+  if (isinf(v)) {
+    OUT(e, "(%s1.0%s / 0.0%s)", v < 0 ? "-" : "", single ? "f" : "", single ? "f" : "");
+    return;
+  }
   char s[64];
   snprintf(s, sizeof s, single ? "%.9g" : "%.17g", v);
   OUT(e, "%s%s%s", s, strpbrk(s, ".e") ? "" : ".0", single ? "f" : "");
 }
 
 static void float_const(Emitter *e, const Type *t, double v) {
-  if (t->kind == TY_F16) { OUT(e, "kn_cvt_f32_f16("); float_text(e, v, true); OUT(e, ")"); }
-  else if (t->kind == TY_F64) float_text(e, v, false);
-  else float_text(e, v, true);
+  if (t->kind == TY_F16) {
+    OUT(e, "kn_cvt_f32_f16(");
+    float_text(e, v, true);
+    OUT(e, ")");
+  } else if (t->kind == TY_F64)
+    float_text(e, v, false);
+  else
+    float_text(e, v, true);
 }
 
 static void constant(Emitter *e, const Node *n) {
-  if (n->kind == ND_BOOL || n->ty->kind == TY_BOOL) OUT(e, n->ival ? "true" : "false");
-  else if (n->kind == ND_FLOAT) float_const(e, n->ty, n->fval);
-  else if (type_is_float(n->ty)) float_const(e, n->ty, type_is_signed(n->ty) ? (double)(int64_t)n->ival : (double)n->ival);
-  else int_const(e, n->ty, n->ival);
+  if (n->kind == ND_BOOL || n->ty->kind == TY_BOOL)
+    OUT(e, n->ival ? "true" : "false");
+  else if (n->kind == ND_FLOAT)
+    float_const(e, n->ty, n->fval);
+  else if (type_is_float(n->ty))
+    float_const(e, n->ty, type_is_signed(n->ty) ? (double)(int64_t)n->ival : (double)n->ival);
+  else
+    int_const(e, n->ty, n->ival);
 }
 
 /* Conversion of an already-emitted-as-callback value: from -> to (scalars, vectors). */
@@ -200,28 +226,61 @@ static void convert(Emitter *e, const Type *to, const Node *x);
 
 static void scalar_convert(Emitter *e, const Type *to, const Type *from, const Node *x) {
   const char *fc = builtin_type_code(from), *tc = builtin_type_code(to);
-  if (type_equal(to, from)) { expr(e, x); return; }
-  if (to->kind == TY_BOOL) {
-    if (from->kind == TY_F16) { OUT(e, "(kn_cvt_f16_f32("); expr(e, x); OUT(e, ") != 0.0f)"); }
-    else { OUT(e, "(("); expr(e, x); OUT(e, ") != 0)"); }
+  if (type_equal(to, from)) {
+    expr(e, x);
     return;
   }
-  if (from->kind == TY_F16) {                 /* integers through float32 */
-    if (to->kind == TY_F32) { OUT(e, "kn_cvt_f16_f32("); expr(e, x); OUT(e, ")"); return; }
-    if (to->kind == TY_F64) { OUT(e, "kn_cvt_f16_f64("); expr(e, x); OUT(e, ")"); return; }
-    OUT(e, "kn_cvt_f32_%s(kn_cvt_f16_f32(", tc); expr(e, x); OUT(e, "))");
+  if (to->kind == TY_BOOL) {
+    if (from->kind == TY_F16) {
+      OUT(e, "(kn_cvt_f16_f32(");
+      expr(e, x);
+      OUT(e, ") != 0.0f)");
+    } else {
+      OUT(e, "((");
+      expr(e, x);
+      OUT(e, ") != 0)");
+    }
+    return;
+  }
+  if (from->kind == TY_F16) { /* integers through float32 */
+    if (to->kind == TY_F32) {
+      OUT(e, "kn_cvt_f16_f32(");
+      expr(e, x);
+      OUT(e, ")");
+      return;
+    }
+    if (to->kind == TY_F64) {
+      OUT(e, "kn_cvt_f16_f64(");
+      expr(e, x);
+      OUT(e, ")");
+      return;
+    }
+    OUT(e, "kn_cvt_f32_%s(kn_cvt_f16_f32(", tc);
+    expr(e, x);
+    OUT(e, "))");
     return;
   }
   if (to->kind == TY_F16) {
-    if (from->kind == TY_F64) { OUT(e, "kn_cvt_f64_f16("); expr(e, x); OUT(e, ")"); return; }
-    OUT(e, "kn_cvt_f32_f16((float)("); expr(e, x); OUT(e, "))");
+    if (from->kind == TY_F64) {
+      OUT(e, "kn_cvt_f64_f16(");
+      expr(e, x);
+      OUT(e, ")");
+      return;
+    }
+    OUT(e, "kn_cvt_f32_f16((float)(");
+    expr(e, x);
+    OUT(e, "))");
     return;
   }
-  if (type_is_float(from) && type_is_int(to)) {   /* saturating, NaN -> 0 */
-    OUT(e, "kn_cvt_%s_%s(", fc, tc); expr(e, x); OUT(e, ")");
+  if (type_is_float(from) && type_is_int(to)) { /* saturating, NaN -> 0 */
+    OUT(e, "kn_cvt_%s_%s(", fc, tc);
+    expr(e, x);
+    OUT(e, ")");
     return;
   }
-  OUT(e, "((%s)(", emit_ctype(to)); expr(e, x); OUT(e, "))");
+  OUT(e, "((%s)(", emit_ctype(to));
+  expr(e, x);
+  OUT(e, "))");
 }
 
 /* Vector family conversions: the stdlib's kn_cvt_<from>_<to>, per component
@@ -233,13 +292,16 @@ static void vector_convert(Emitter *e, const Type *to, const Type *from, const N
 }
 
 static void convert(Emitter *e, const Type *to, const Node *x) {
-  if (type_equal(to, x->ty)) expr(e, x);
-  else if (to->kind == TY_VEC && x->ty->kind == TY_VEC) vector_convert(e, to, x->ty, x);
+  if (type_equal(to, x->ty))
+    expr(e, x);
+  else if (to->kind == TY_VEC && x->ty->kind == TY_VEC)
+    vector_convert(e, to, x->ty, x);
   else if (to->kind == TY_VEC && type_is_scalar(x->ty)) {
     OUT(e, "kn_splat_%s(", builtin_type_code(to));
     scalar_convert(e, to->elem, x->ty, x);
     OUT(e, ")");
-  } else scalar_convert(e, to, x->ty, x);
+  } else
+    scalar_convert(e, to, x->ty, x);
 }
 
 static bool is_small_int(const Type *t) { return type_is_int(t) && t->size < 4; }
@@ -247,33 +309,51 @@ static bool is_small_int(const Type *t) { return type_is_int(t) && t->size < 4; 
 /* The unsigned type of an integer's width: wrapping arithmetic without UB. */
 static const char *uint_of(const Type *t) {
   switch (t->size) {
-  case 8: return "uint64_t";
-  default: return "uint32_t";
+    case 8: return "uint64_t";
+    default: return "uint32_t";
   }
 }
 
 static const char *op_text(int op) {
   switch (op) {
-  case TK_PLUS: return "+";   case TK_MINUS: return "-";  case TK_STAR: return "*";
-  case TK_SLASH: return "/";  case TK_PERCENT: return "%"; case TK_AMP: return "&";
-  case TK_PIPE: return "|";   case TK_CARET: return "^";  case TK_SHL: return "<<";
-  case TK_SHR: return ">>";   case TK_LT: return "<";     case TK_GT: return ">";
-  case TK_LE: return "<=";    case TK_GE: return ">=";    case TK_EQEQ: return "==";
-  case TK_NE: return "!=";    case TK_ANDAND: return "&&"; case TK_OROR: return "||";
-  case TK_BANG: return "!";   case TK_TILDE: return "~";
-  default: return "?";
+    case TK_PLUS: return "+";
+    case TK_MINUS: return "-";
+    case TK_STAR: return "*";
+    case TK_SLASH: return "/";
+    case TK_PERCENT: return "%";
+    case TK_AMP: return "&";
+    case TK_PIPE: return "|";
+    case TK_CARET: return "^";
+    case TK_SHL: return "<<";
+    case TK_SHR: return ">>";
+    case TK_LT: return "<";
+    case TK_GT: return ">";
+    case TK_LE: return "<=";
+    case TK_GE: return ">=";
+    case TK_EQEQ: return "==";
+    case TK_NE: return "!=";
+    case TK_ANDAND: return "&&";
+    case TK_OROR: return "||";
+    case TK_BANG: return "!";
+    case TK_TILDE: return "~";
+    default: return "?";
   }
 }
 
 /* Compound assignment token -> its binary operator. */
 static int compound_op(int op) {
   switch (op) {
-  case TK_PLUSEQ: return TK_PLUS;   case TK_MINUSEQ: return TK_MINUS;
-  case TK_STAREQ: return TK_STAR;   case TK_SLASHEQ: return TK_SLASH;
-  case TK_PERCENTEQ: return TK_PERCENT; case TK_AMPEQ: return TK_AMP;
-  case TK_PIPEEQ: return TK_PIPE;   case TK_CARETEQ: return TK_CARET;
-  case TK_SHLEQ: return TK_SHL;     case TK_SHREQ: return TK_SHR;
-  default: return 0;
+    case TK_PLUSEQ: return TK_PLUS;
+    case TK_MINUSEQ: return TK_MINUS;
+    case TK_STAREQ: return TK_STAR;
+    case TK_SLASHEQ: return TK_SLASH;
+    case TK_PERCENTEQ: return TK_PERCENT;
+    case TK_AMPEQ: return TK_AMP;
+    case TK_PIPEEQ: return TK_PIPE;
+    case TK_CARETEQ: return TK_CARET;
+    case TK_SHLEQ: return TK_SHL;
+    case TK_SHREQ: return TK_SHR;
+    default: return 0;
   }
 }
 
@@ -299,17 +379,36 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
   BinForm form = binop_form(op, t);
   if (form == BIN_F16) {
-    OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32("); L(); OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
-    expr(e, r); OUT(e, "))");
+    OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
+    L();
+    OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
+    expr(e, r);
+    OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
-    OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code); L(); OUT(e, ", "); expr(e, r); OUT(e, ")");
+    OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code);
+    L();
+    OUT(e, ", ");
+    expr(e, r);
+    OUT(e, ")");
   } else if (form == BIN_SHIFT) {
-    OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code); L(); OUT(e, ", (int64_t)("); expr(e, r); OUT(e, "))");
+    OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code);
+    L();
+    OUT(e, ", (int64_t)(");
+    expr(e, r);
+    OUT(e, "))");
   } else if (form == BIN_WRAP) {
     const char *u = uint_of(t);
-    OUT(e, "((%s)((%s)(", c, u); L(); OUT(e, ") %s (%s)(", op_text(op), u); expr(e, r); OUT(e, ")))");
+    OUT(e, "((%s)((%s)(", c, u);
+    L();
+    OUT(e, ") %s (%s)(", op_text(op), u);
+    expr(e, r);
+    OUT(e, ")))");
   } else {
-    OUT(e, "(("); L(); OUT(e, ") %s (", op_text(op)); expr(e, r); OUT(e, "))");
+    OUT(e, "((");
+    L();
+    OUT(e, ") %s (", op_text(op));
+    expr(e, r);
+    OUT(e, "))");
   }
 #undef L
 }
@@ -317,11 +416,18 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
 static void comparison(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
   if (t->kind == TY_F16) {
-    OUT(e, "(kn_cvt_f16_f32("); expr(e, n->lhs); OUT(e, ") %s kn_cvt_f16_f32(", op_text(n->op));
-    expr(e, n->rhs); OUT(e, "))");
+    OUT(e, "(kn_cvt_f16_f32(");
+    expr(e, n->lhs);
+    OUT(e, ") %s kn_cvt_f16_f32(", op_text(n->op));
+    expr(e, n->rhs);
+    OUT(e, "))");
     return;
   }
-  OUT(e, "(("); expr(e, n->lhs); OUT(e, ") %s (", op_text(n->op)); expr(e, n->rhs); OUT(e, "))");
+  OUT(e, "((");
+  expr(e, n->lhs);
+  OUT(e, ") %s (", op_text(n->op));
+  expr(e, n->rhs);
+  OUT(e, "))");
 }
 
 static bool is_comparison(int op) {
@@ -331,7 +437,10 @@ static bool is_comparison(int op) {
 static void builtin_call(Emitter *e, int index, const Node *a0, const Node *a1) {
   OUT(e, "%s(", builtin_get(index)->cname);
   expr(e, a0);
-  if (a1) { OUT(e, ", "); expr(e, a1); }
+  if (a1) {
+    OUT(e, ", ");
+    expr(e, a1);
+  }
   OUT(e, ")");
 }
 
@@ -360,9 +469,14 @@ static bool effects(Emitter *e, const Node *n);
 /* A left operand with a side effect goes through expr, which orders its operands. */
 static void chain_operands(Emitter *e, const Node *top, const Node *n, const char *cast) {
   const Node *l = n->lhs;
-  if (chains(l) && precedence(l->op) == precedence(top->op) && type_equal(l->ty, top->ty) && !effects(e, l))
+  if (chains(l) && precedence(l->op) == precedence(top->op) && type_equal(l->ty, top->ty) &&
+      !effects(e, l))
     chain_operands(e, top, l, cast);
-  else { OUT(e, "%s(", cast); expr(e, l); OUT(e, ")"); }
+  else {
+    OUT(e, "%s(", cast);
+    expr(e, l);
+    OUT(e, ")");
+  }
   OUT(e, " %s %s(", op_text(n->op), cast);
   expr(e, n->rhs);
   OUT(e, ")");
@@ -375,43 +489,65 @@ static void chain(Emitter *e, const Node *n) {
   if (wrap) {
     snprintf(cast, sizeof cast, "(%s)", uint_of(n->ty));
     OUT(e, "((%s)(", emit_ctype(n->ty));
-  } else OUT(e, "(");
+  } else
+    OUT(e, "(");
   chain_operands(e, n, n, cast);
   OUT(e, wrap ? "))" : ")");
 }
 
 static void binary(Emitter *e, const Node *n) {
-  if (n->call_kind == CALL_BUILTIN) builtin_call(e, n->builtin, n->lhs, n->rhs);
-  else if (is_comparison(n->op)) comparison(e, n);
-  else if (chains(n)) chain(e, n);
-  else scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+  if (n->call_kind == CALL_BUILTIN)
+    builtin_call(e, n->builtin, n->lhs, n->rhs);
+  else if (is_comparison(n->op))
+    comparison(e, n);
+  else if (chains(n))
+    chain(e, n);
+  else
+    scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
 }
 
 static void unary(Emitter *e, const Node *n) {
   const Type *t = n->ty;
-  if (n->call_kind == CALL_BUILTIN) { builtin_call(e, n->builtin, n->lhs, NULL); return; }
-  if (n->op == TK_PLUS) { expr(e, n->lhs); return; }
-  if (n->op == TK_BANG) { OUT(e, "(!("); expr(e, n->lhs); OUT(e, "))"); return; }
+  if (n->call_kind == CALL_BUILTIN) {
+    builtin_call(e, n->builtin, n->lhs, NULL);
+    return;
+  }
+  if (n->op == TK_PLUS) {
+    expr(e, n->lhs);
+    return;
+  }
+  if (n->op == TK_BANG) {
+    OUT(e, "(!(");
+    expr(e, n->lhs);
+    OUT(e, "))");
+    return;
+  }
   if (t->kind == TY_F16) {
-    OUT(e, "kn_cvt_f32_f16(-kn_cvt_f16_f32("); expr(e, n->lhs); OUT(e, "))");
+    OUT(e, "kn_cvt_f32_f16(-kn_cvt_f16_f32(");
+    expr(e, n->lhs);
+    OUT(e, "))");
   } else if (type_is_int(t)) {
     const char *u = uint_of(t);
-    if (n->op == TK_MINUS) OUT(e, "((%s)(0u - (%s)(", emit_ctype(t), u);
-    else OUT(e, "((%s)(~(%s)(", emit_ctype(t), u);
+    if (n->op == TK_MINUS)
+      OUT(e, "((%s)(0u - (%s)(", emit_ctype(t), u);
+    else
+      OUT(e, "((%s)(~(%s)(", emit_ctype(t), u);
     expr(e, n->lhs);
     OUT(e, ")))");
   } else {
-    OUT(e, "(-("); expr(e, n->lhs); OUT(e, "))");
+    OUT(e, "(-(");
+    expr(e, n->lhs);
+    OUT(e, "))");
   }
 }
 
 /* Is this an lvalue in the generated C (so & and [] on it are allowed)? */
 static bool is_lvalue(const Node *n) {
   switch (n->kind) {
-  case ND_IDENT: return n->var != NULL;
-  case ND_INDEX: return n->lhs->ty->kind == TY_ARRAY || is_lvalue(n->lhs);
-  case ND_MEMBER: return is_lvalue(n->lhs);
-  default: return false;
+    case ND_IDENT: return n->var != NULL;
+    case ND_INDEX: return n->lhs->ty->kind == TY_ARRAY || is_lvalue(n->lhs);
+    case ND_MEMBER: return is_lvalue(n->lhs);
+    default: return false;
   }
 }
 
@@ -426,27 +562,38 @@ static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
   const char *ct = emit_ctype(at->elem);
   if (e->opts->debug) {
-    int param = n->lhs->kind == ND_IDENT && n->lhs->var ? array_param_id(e->prog, e->fn, n->lhs->var) : -1;
+    int param =
+        n->lhs->kind == ND_IDENT && n->lhs->var ? array_param_id(e->prog, e->fn, n->lhs->var) : -1;
     OUT(e, "(*(%s *)kne_chk(&(", ct);
     expr(e, n->lhs);
-    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param, at->ndim);
+    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param,
+        at->ndim);
     int k = 0;
-    for (const Node *ix = n->args; ix; ix = ix->next, k++) { OUT(e, ", "); index_value(e, ix); }
+    for (const Node *ix = n->args; ix; ix = ix->next, k++) {
+      OUT(e, ", ");
+      index_value(e, ix);
+    }
     for (; k < 4; k++) OUT(e, ", 0");
     OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, KNE_SCRATCH))", ct);
     return;
   }
   OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
   expr(e, n->lhs);
-  for (const Node *ix = n->args; ix; ix = ix->next) { OUT(e, ", "); index_value(e, ix); }
+  for (const Node *ix = n->args; ix; ix = ix->next) {
+    OUT(e, ", ");
+    index_value(e, ix);
+  }
   OUT(e, "))");
 }
 
 static void index_expr(Emitter *e, const Node *n) {
   const Type *bt = n->lhs->ty;
-  if (bt->kind == TY_ARRAY) { array_element(e, n); return; }
+  if (bt->kind == TY_ARRAY) {
+    array_element(e, n);
+    return;
+  }
   const char *code = builtin_type_code(bt);
-  if (!is_lvalue(n->lhs)) {                    /* rvalue vector/matrix/quat */
+  if (!is_lvalue(n->lhs)) { /* rvalue vector/matrix/quat */
     OUT(e, bt->kind == TY_MAT ? "kn_get_%s_row(" : "kn_get_%s(", code);
     expr(e, n->lhs);
     OUT(e, ", (int64_t)(");
@@ -455,7 +602,8 @@ static void index_expr(Emitter *e, const Node *n) {
     return;
   }
   /* an lvalue component: through a pointer to the first component */
-  const char *elem = bt->kind == TY_MAT ? emit_ctype(type_vec(&ty_f32, bt->n)) : emit_ctype(bt->elem ? bt->elem : &ty_f32);
+  const char *elem = bt->kind == TY_MAT ? emit_ctype(type_vec(&ty_f32, bt->n))
+                                        : emit_ctype(bt->elem ? bt->elem : &ty_f32);
   int count = bt->kind == TY_QUAT ? 4 : bt->n;
   OUT(e, "(((%s *)&(", elem);
   expr(e, n->lhs);
@@ -468,14 +616,19 @@ static void member(Emitter *e, const Node *n) {
   static const char comp[] = "xyzw";
   OUT(e, "(");
   expr(e, n->lhs);
-  if (n->lhs->ty->kind == TY_STRUCT) OUT(e, ").f_%s", n->name);
-  else OUT(e, ").%c", comp[n->member & 3]);
+  if (n->lhs->ty->kind == TY_STRUCT)
+    OUT(e, ").f_%s", n->name);
+  else
+    OUT(e, ").%c", comp[n->member & 3]);
 }
 
 static void ident(Emitter *e, const Node *n) {
-  if (n->var) var_name(e, n->var);
-  else if (n->cdecl && n->cdecl->init) expr(e, n->cdecl->init); /* consts are inlined */
-  else OUT(e, "0");
+  if (n->var)
+    var_name(e, n->var);
+  else if (n->cdecl && n->cdecl->init)
+    expr(e, n->cdecl->init); /* consts are inlined */
+  else
+    OUT(e, "0");
 }
 
 /* A C string literal with the same bytes (octal escapes for the rest). */
@@ -483,9 +636,12 @@ static void string_literal(Emitter *e, const Node *s) {
   OUT(e, "\"");
   for (size_t i = 0; i < s->str_len; i++) {
     unsigned char c = (unsigned char)s->str[i];
-    if (c == '"' || c == '\\' || c == '?') OUT(e, "\\%c", c);
-    else if (c < 32 || c >= 127) OUT(e, "\\%03o", c);
-    else OUT(e, "%c", c);
+    if (c == '"' || c == '\\' || c == '?')
+      OUT(e, "\\%c", c);
+    else if (c < 32 || c >= 127)
+      OUT(e, "\\%03o", c);
+    else
+      OUT(e, "%c", c);
   }
   OUT(e, "\"");
 }
@@ -497,13 +653,20 @@ static void printf_call(Emitter *e, const Node *n) {
   for (const Node *a = fmt ? fmt->next : NULL; a; a = a->next) {
     const Type *t = a->ty;
     OUT(e, ", ");
-    if (t->kind == TY_I64) OUT(e, "(long long)(");
-    else if (t->kind == TY_U64) OUT(e, "(unsigned long long)(");
-    else if (t->kind == TY_F16) OUT(e, "(double)kn_cvt_f16_f32(");
-    else if (type_is_float(t)) OUT(e, "(double)(");
-    else if (type_is_signed(t) || t->kind == TY_BOOL) OUT(e, "(int)(");
-    else if (type_is_int(t)) OUT(e, "(unsigned)(");
-    else OUT(e, "(");
+    if (t->kind == TY_I64)
+      OUT(e, "(long long)(");
+    else if (t->kind == TY_U64)
+      OUT(e, "(unsigned long long)(");
+    else if (t->kind == TY_F16)
+      OUT(e, "(double)kn_cvt_f16_f32(");
+    else if (type_is_float(t))
+      OUT(e, "(double)(");
+    else if (type_is_signed(t) || t->kind == TY_BOOL)
+      OUT(e, "(int)(");
+    else if (type_is_int(t))
+      OUT(e, "(unsigned)(");
+    else
+      OUT(e, "(");
     expr(e, a);
     OUT(e, ")");
   }
@@ -512,12 +675,16 @@ static void printf_call(Emitter *e, const Node *n) {
 
 static const char *atomic_stem(SpecialKind k) {
   switch (k) {
-  case SP_ATOMIC_ADD: return "add"; case SP_ATOMIC_SUB: return "sub";
-  case SP_ATOMIC_MIN: return "min"; case SP_ATOMIC_MAX: return "max";
-  case SP_ATOMIC_EXCH: return "exch"; case SP_ATOMIC_AND: return "and";
-  case SP_ATOMIC_OR: return "or";   case SP_ATOMIC_XOR: return "xor";
-  case SP_ATOMIC_CAS: return "cas";
-  default: return "?";
+    case SP_ATOMIC_ADD: return "add";
+    case SP_ATOMIC_SUB: return "sub";
+    case SP_ATOMIC_MIN: return "min";
+    case SP_ATOMIC_MAX: return "max";
+    case SP_ATOMIC_EXCH: return "exch";
+    case SP_ATOMIC_AND: return "and";
+    case SP_ATOMIC_OR: return "or";
+    case SP_ATOMIC_XOR: return "xor";
+    case SP_ATOMIC_CAS: return "cas";
+    default: return "?";
   }
 }
 
@@ -527,45 +694,81 @@ static const char *bound_name(Emitter *e, const Node *n);
  * pointer already evaluated into a temporary (see ordered). */
 static void address_of(Emitter *e, const Node *addr) {
   const char *name = e->nbound ? bound_name(e, addr) : NULL;
-  if (name) { OUT(e, "%s", name); return; }
+  if (name) {
+    OUT(e, "%s", name);
+    return;
+  }
   OUT(e, "&");
   expr(e, addr->lhs);
 }
 
 static void tid_expr(Emitter *e, const Node *n) {
-  if (!n->args) { OUT(e, "((int32_t)kn_lin)"); return; }
+  if (!n->args) {
+    OUT(e, "((int32_t)kn_lin)");
+    return;
+  }
   OUT(e, "kn_t%d", (int)(n->args->ival & 3));
 }
 
 static void special(Emitter *e, const Node *n) {
   const Node *a = n->args;
   switch (n->special) {
-  case SP_TID: tid_expr(e, n); break;
-  case SP_DIM: OUT(e, "((int32_t)kn_c->dim[%d])", (int)(a->ival & 3)); break;
-  case SP_LEN: OUT(e, "((int32_t)("); expr(e, a); OUT(e, ").shape[0])"); break;
-  case SP_SHAPE: OUT(e, "((int32_t)("); expr(e, a); OUT(e, ").shape[%d])", (int)(a->next->ival & 3)); break;
-  case SP_SIZE: OUT(e, "kne_size(&("); expr(e, a); OUT(e, "))"); break;
-  case SP_PRINTF: printf_call(e, n); break;
-  case SP_ASSERT:
-    if (e->opts->debug) {
-      OUT(e, "((");
+    case SP_TID: tid_expr(e, n); break;
+    case SP_DIM: OUT(e, "((int32_t)kn_c->dim[%d])", (int)(a->ival & 3)); break;
+    case SP_LEN:
+      OUT(e, "((int32_t)(");
       expr(e, a);
-      OUT(e, ") ? (void)0 : kn_assert_fail(kn_c, %d, %d, kn_lin))", file_index(e->prog, n->loc.file), n->loc.line);
-    } else OUT(e, "((void)0)");
-    break;
-  case SP_RAND_INIT: OUT(e, "kn_rand_init("); expr(e, a); OUT(e, ", "); expr(e, a->next); OUT(e, ")"); break;
-  case SP_RANDF:
-    OUT(e, n->nargs == 3 ? "kn_randf_range(" : "kn_randf(");
-    address_of(e, a); args_list(e, a->next, true); OUT(e, ")");
-    break;
-  case SP_RANDI: OUT(e, "kn_randi("); address_of(e, a); OUT(e, ")"); break;
-  case SP_RANDN: OUT(e, "kn_randn("); address_of(e, a); OUT(e, ")"); break;
-  case SP_IDENTITY: OUT(e, "kn_identity_%s()", builtin_type_code(n->ty)); break;
-  default:
-    OUT(e, "kn_atomic_%s_%s(", atomic_stem(n->special), builtin_type_code(a->lhs->ty));
-    address_of(e, a);
-    args_list(e, a->next, true);
-    OUT(e, ")");
+      OUT(e, ").shape[0])");
+      break;
+    case SP_SHAPE:
+      OUT(e, "((int32_t)(");
+      expr(e, a);
+      OUT(e, ").shape[%d])", (int)(a->next->ival & 3));
+      break;
+    case SP_SIZE:
+      OUT(e, "kne_size(&(");
+      expr(e, a);
+      OUT(e, "))");
+      break;
+    case SP_PRINTF: printf_call(e, n); break;
+    case SP_ASSERT:
+      if (e->opts->debug) {
+        OUT(e, "((");
+        expr(e, a);
+        OUT(e, ") ? (void)0 : kn_assert_fail(kn_c, %d, %d, kn_lin))",
+            file_index(e->prog, n->loc.file), n->loc.line);
+      } else
+        OUT(e, "((void)0)");
+      break;
+    case SP_RAND_INIT:
+      OUT(e, "kn_rand_init(");
+      expr(e, a);
+      OUT(e, ", ");
+      expr(e, a->next);
+      OUT(e, ")");
+      break;
+    case SP_RANDF:
+      OUT(e, n->nargs == 3 ? "kn_randf_range(" : "kn_randf(");
+      address_of(e, a);
+      args_list(e, a->next, true);
+      OUT(e, ")");
+      break;
+    case SP_RANDI:
+      OUT(e, "kn_randi(");
+      address_of(e, a);
+      OUT(e, ")");
+      break;
+    case SP_RANDN:
+      OUT(e, "kn_randn(");
+      address_of(e, a);
+      OUT(e, ")");
+      break;
+    case SP_IDENTITY: OUT(e, "kn_identity_%s()", builtin_type_code(n->ty)); break;
+    default:
+      OUT(e, "kn_atomic_%s_%s(", atomic_stem(n->special), builtin_type_code(a->lhs->ty));
+      address_of(e, a);
+      args_list(e, a->next, true);
+      OUT(e, ")");
   }
 }
 
@@ -578,34 +781,44 @@ static void ctor(Emitter *e, const Node *n) {
     OUT(e, ")");
     return;
   }
-  if (type_is_scalar(t)) { convert(e, t, n->args); return; }   /* float(i) */
+  if (type_is_scalar(t)) {
+    convert(e, t, n->args);
+    return;
+  } /* float(i) */
   const char *code = builtin_type_code(t);
   const Node *a = n->args;
-  if (n->nargs == 0) OUT(e, "kn_zero_%s(", code);
-  else if (n->nargs == 1 && a->ty->kind == TY_VEC && t->kind == TY_VEC) { vector_convert(e, t, a->ty, a); return; }
-  else if (n->nargs == 1 && t->kind == TY_MAT) OUT(e, "kn_diag_%s(", code);
-  else if (n->nargs == 1) OUT(e, "kn_splat_%s(", code);
-  else if (t->kind == TY_MAT && n->nargs == t->n) OUT(e, "kn_make_%s_rows(", code);
-  else OUT(e, "kn_make_%s(", code);
+  if (n->nargs == 0)
+    OUT(e, "kn_zero_%s(", code);
+  else if (n->nargs == 1 && a->ty->kind == TY_VEC && t->kind == TY_VEC) {
+    vector_convert(e, t, a->ty, a);
+    return;
+  } else if (n->nargs == 1 && t->kind == TY_MAT)
+    OUT(e, "kn_diag_%s(", code);
+  else if (n->nargs == 1)
+    OUT(e, "kn_splat_%s(", code);
+  else if (t->kind == TY_MAT && n->nargs == t->n)
+    OUT(e, "kn_make_%s_rows(", code);
+  else
+    OUT(e, "kn_make_%s(", code);
   args_list(e, a, false);
   OUT(e, ")");
 }
 
 static void call(Emitter *e, const Node *n) {
   switch (n->call_kind) {
-  case CALL_FUNC:
-    OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
-    args_list(e, n->args, true);
-    OUT(e, ")");
-    break;
-  case CALL_BUILTIN:
-    OUT(e, "%s(", builtin_get(n->builtin)->cname);
-    args_list(e, n->args, false);
-    OUT(e, ")");
-    break;
-  case CALL_CTOR: ctor(e, n); break;
-  case CALL_SPECIAL: special(e, n); break;
-  default: OUT(e, "0");
+    case CALL_FUNC:
+      OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
+      args_list(e, n->args, true);
+      OUT(e, ")");
+      break;
+    case CALL_BUILTIN:
+      OUT(e, "%s(", builtin_get(n->builtin)->cname);
+      args_list(e, n->args, false);
+      OUT(e, ")");
+      break;
+    case CALL_CTOR: ctor(e, n); break;
+    case CALL_SPECIAL: special(e, n); break;
+    default: OUT(e, "0");
   }
 }
 
@@ -615,21 +828,29 @@ static void expr_node(Emitter *e, const Node *n) {
     return;
   }
   switch (n->kind) {
-  case ND_INT: case ND_FLOAT: case ND_BOOL: constant(e, n); break;
-  case ND_IDENT: ident(e, n); break;
-  case ND_UNARY: unary(e, n); break;
-  case ND_BINARY: binary(e, n); break;
-  case ND_COND:
-    OUT(e, "(("); expr(e, n->cond); OUT(e, ") ? ("); expr(e, n->then); OUT(e, ") : (");
-    expr(e, n->els); OUT(e, "))");
-    break;
-  case ND_CALL: call(e, n); break;
-  case ND_CAST: case ND_CONV: convert(e, n->ty, n->lhs); break;
-  case ND_INDEX: index_expr(e, n); break;
-  case ND_MEMBER: member(e, n); break;
-  case ND_ADDR: address_of(e, n); break;
-  case ND_STRING: string_literal(e, n); break;
-  default: OUT(e, "0");
+    case ND_INT:
+    case ND_FLOAT:
+    case ND_BOOL: constant(e, n); break;
+    case ND_IDENT: ident(e, n); break;
+    case ND_UNARY: unary(e, n); break;
+    case ND_BINARY: binary(e, n); break;
+    case ND_COND:
+      OUT(e, "((");
+      expr(e, n->cond);
+      OUT(e, ") ? (");
+      expr(e, n->then);
+      OUT(e, ") : (");
+      expr(e, n->els);
+      OUT(e, "))");
+      break;
+    case ND_CALL: call(e, n); break;
+    case ND_CAST:
+    case ND_CONV: convert(e, n->ty, n->lhs); break;
+    case ND_INDEX: index_expr(e, n); break;
+    case ND_MEMBER: member(e, n); break;
+    case ND_ADDR: address_of(e, n); break;
+    case ND_STRING: string_literal(e, n); break;
+    default: OUT(e, "0");
   }
 }
 
@@ -645,7 +866,8 @@ static void expr_node(Emitter *e, const Node *n) {
 static bool effects(Emitter *e, const Node *n);
 
 static bool writes_array(const Node *target) {
-  while (target->kind == ND_MEMBER || (target->kind == ND_INDEX && target->lhs->ty->kind != TY_ARRAY))
+  while (target->kind == ND_MEMBER ||
+         (target->kind == ND_INDEX && target->lhs->ty->kind != TY_ARRAY))
     target = target->lhs;
   return target->kind == ND_INDEX;
 }
@@ -654,7 +876,8 @@ static bool fn_effects(Emitter *e, const Decl *f) {
   int i = 0;
   while (i < e->prog->nfuncs && e->prog->funcs[i] != f) i++;
   if (i == e->prog->nfuncs || !e->fn_effects) return true;
-  if (!e->fn_effects[i]) e->fn_effects[i] = (signed char)(1 + effects(e, f->body)); /* no recursion: terminates */
+  if (!e->fn_effects[i])
+    e->fn_effects[i] = (signed char)(1 + effects(e, f->body)); /* no recursion: terminates */
   return e->fn_effects[i] == 2;
 }
 
@@ -664,9 +887,15 @@ static bool effect_here(Emitter *e, const Node *n) {
   if (n->call_kind == CALL_FUNC) return fn_effects(e, n->fn);
   if (n->call_kind != CALL_SPECIAL) return false;
   switch (n->special) {
-  case SP_TID: case SP_DIM: case SP_LEN: case SP_SHAPE: case SP_SIZE: case SP_RAND_INIT: case SP_IDENTITY:
-  case SP_NONE: return false;
-  default: return true; /* printf, assert, the atomics, the random draws */
+    case SP_TID:
+    case SP_DIM:
+    case SP_LEN:
+    case SP_SHAPE:
+    case SP_SIZE:
+    case SP_RAND_INIT:
+    case SP_IDENTITY:
+    case SP_NONE: return false;
+    default: return true; /* printf, assert, the atomics, the random draws */
   }
 }
 
@@ -674,8 +903,9 @@ static bool effect_here(Emitter *e, const Node *n) {
 static bool effects(Emitter *e, const Node *n) {
   if (!n) return false;
   if (effect_here(e, n)) return true;
-  const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc,
-                        n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
+  const Node *kids[] = {
+      n->lhs, n->rhs,  n->cond, n->then,
+      n->els, n->init, n->inc,  n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
   for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
     if (effects(e, kids[i])) return true;
   for (const Node *k = n->body; k; k = k->next)
@@ -690,7 +920,8 @@ static bool effects(Emitter *e, const Node *n) {
 static bool bindable(const Node *n) {
   TypeKind k = n->ty ? n->ty->kind : TY_ERROR;
   if (n->kind == ND_ADDR) return true;
-  return !n->is_const && k != TY_ARRAY && k != TY_PTR && k != TY_STRING && k != TY_VOID && k != TY_ERROR;
+  return !n->is_const && k != TY_ARRAY && k != TY_PTR && k != TY_STRING && k != TY_VOID &&
+         k != TY_ERROR;
 }
 
 /* The first operand of n whose order C leaves open (binary operators but
@@ -727,7 +958,10 @@ static void bind(Emitter *e, const Node *n, int id) {
   if (e->nbound == e->cap_bound) {
     int cap = e->cap_bound ? 2 * e->cap_bound : 16;
     EmitBound *b = realloc(e->bound, (size_t)cap * sizeof *b);
-    if (!b) { e->out.oom = true; return; }
+    if (!b) {
+      e->out.oom = true;
+      return;
+    }
     e->bound = b;
     e->cap_bound = cap;
   }
@@ -747,7 +981,8 @@ static void ordered(Emitter *e, const Node *n) {
     if (!bindable(o)) continue;
     int id = ++e->ntemps;
     bool ptr = o->kind == ND_ADDR;
-    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(ptr ? o->lhs->ty : o->ty), ptr ? "*" : "", id);
+    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(ptr ? o->lhs->ty : o->ty), ptr ? "*" : "",
+               id);
     OUT(e, "kn_o%d = (", id);
     expr(e, o);
     OUT(e, "), ");
@@ -756,16 +991,20 @@ static void ordered(Emitter *e, const Node *n) {
   if (element) OUT(e, "&");
   if (n->kind == ND_BINARY && n->call_kind != CALL_BUILTIN && !is_comparison(n->op))
     scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
-  else expr_node(e, n);
+  else
+    expr_node(e, n);
   e->nbound = mark;
   OUT(e, element ? "))" : ")");
 }
 
 static void expr(Emitter *e, const Node *n) {
   const char *name = e->nbound ? bound_name(e, n) : NULL;
-  if (name) OUT(e, "%s", name);
-  else if (first_operand(n) && needs_order(e, n)) ordered(e, n);
-  else expr_node(e, n);
+  if (name)
+    OUT(e, "%s", name);
+  else if (first_operand(n) && needs_order(e, n))
+    ordered(e, n);
+  else
+    expr_node(e, n);
 }
 
 /* Inserts text at byte offset at of the output. */
@@ -791,8 +1030,13 @@ static void block_body(Emitter *e, const Node *list) {
 /* The body of if/while/do, always braced. */
 static void sub_stmt(Emitter *e, const Node *s) {
   OUT(e, " {\n");
-  if (s->kind == ND_BLOCK) block_body(e, s->body);
-  else { e->depth++; stmt(e, s); e->depth--; }
+  if (s->kind == ND_BLOCK)
+    block_body(e, s->body);
+  else {
+    e->depth++;
+    stmt(e, s);
+    e->depth--;
+  }
   indent(e);
   OUT(e, "}");
 }
@@ -819,7 +1063,8 @@ static void compound_assign(Emitter *e, const Node *n) {
     OUT(e, "%s(%s, ", builtin_get(n->builtin)->cname, cur);
     expr(e, n->rhs);
     OUT(e, ")");
-  } else scalar_binop_text(e, op, t, NULL, n->rhs, cur);
+  } else
+    scalar_binop_text(e, op, t, NULL, n->rhs, cur);
   OUT(e, "; }\n");
 }
 
@@ -832,8 +1077,12 @@ static bool plain_target(const Node *n) {
 
 static void assign(Emitter *e, const Node *n) {
   indent(e);
-  if (n->op != TK_ASSIGN) { compound_assign(e, n); return; }
-  bool first = !plain_target(n->lhs) && (effects(e, n->rhs) || effects(e, n->lhs)); /* the target first */
+  if (n->op != TK_ASSIGN) {
+    compound_assign(e, n);
+    return;
+  }
+  bool first =
+      !plain_target(n->lhs) && (effects(e, n->rhs) || effects(e, n->lhs)); /* the target first */
   if (first) OUT(e, "{ %s *kn_p = &", emit_ctype(n->lhs->ty));
   expr(e, n->lhs);
   OUT(e, first ? "; *kn_p = " : " = ");
@@ -846,7 +1095,10 @@ static void incdec(Emitter *e, const Node *n) {
   indent(e);
   OUT(e, "{ %s *kn_p = &", emit_ctype(t));
   expr(e, n->lhs);
-  Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT, .ty = (Type *)t, .ival = 1, .fval = 1.0,
+  Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT,
+              .ty = (Type *)t,
+              .ival = 1,
+              .fval = 1.0,
               .is_const = true};
   OUT(e, "; *kn_p = ");
   scalar_binop_text(e, n->op == TK_INC ? TK_PLUS : TK_MINUS, t, NULL, &one, "*kn_p");
@@ -868,7 +1120,10 @@ static void if_stmt(Emitter *e, const Node *n) {
   expr(e, n->cond);
   OUT(e, ")");
   sub_stmt(e, n->then);
-  if (n->els) { OUT(e, " else"); sub_stmt(e, n->els); }
+  if (n->els) {
+    OUT(e, " else");
+    sub_stmt(e, n->els);
+  }
   OUT(e, "\n");
 }
 
@@ -884,7 +1139,12 @@ static void for_stmt(Emitter *e, const Node *n) {
   indent(e);
   OUT(e, "for (;;) {\n");
   e->depth++;
-  if (n->cond) { indent(e); OUT(e, "if (!("); expr(e, n->cond); OUT(e, ")) break;\n"); }
+  if (n->cond) {
+    indent(e);
+    OUT(e, "if (!(");
+    expr(e, n->cond);
+    OUT(e, ")) break;\n");
+  }
   e->cont_label = label;
   indent(e);
   sub_stmt(e, n->body);
@@ -903,27 +1163,60 @@ static void for_stmt(Emitter *e, const Node *n) {
 
 static void stmt_text(Emitter *e, const Node *n) {
   switch (n->kind) {
-  case ND_VARDECL: vardecl(e, n); break;
-  case ND_ASSIGN: assign(e, n); break;
-  case ND_INCDEC: incdec(e, n); break;
-  case ND_EXPR_STMT: indent(e); expr(e, n->lhs); OUT(e, ";\n"); break;
-  case ND_BLOCK: indent(e); OUT(e, "{\n"); block_body(e, n->body); indent(e); OUT(e, "}\n"); break;
-  case ND_IF: if_stmt(e, n); break;
-  case ND_FOR: for_stmt(e, n); break;
-  case ND_WHILE: indent(e); OUT(e, "while ("); expr(e, n->cond); OUT(e, ")"); loop_body(e, n->body); OUT(e, "\n"); break;
-  case ND_DO: indent(e); OUT(e, "do"); loop_body(e, n->body); OUT(e, " while ("); expr(e, n->cond); OUT(e, ");\n"); break;
-  case ND_BREAK: indent(e); OUT(e, "break;\n"); break;
-  case ND_CONTINUE:
-    indent(e);
-    if (e->cont_label) OUT(e, "goto kn_cont_%d;\n", e->cont_label);
-    else OUT(e, "continue;\n");
-    break;
-  case ND_RETURN:
-    indent(e);
-    if (n->lhs) { OUT(e, "return "); expr(e, n->lhs); OUT(e, ";\n"); }
-    else OUT(e, "return;\n");
-    break;
-  default: break;
+    case ND_VARDECL: vardecl(e, n); break;
+    case ND_ASSIGN: assign(e, n); break;
+    case ND_INCDEC: incdec(e, n); break;
+    case ND_EXPR_STMT:
+      indent(e);
+      expr(e, n->lhs);
+      OUT(e, ";\n");
+      break;
+    case ND_BLOCK:
+      indent(e);
+      OUT(e, "{\n");
+      block_body(e, n->body);
+      indent(e);
+      OUT(e, "}\n");
+      break;
+    case ND_IF: if_stmt(e, n); break;
+    case ND_FOR: for_stmt(e, n); break;
+    case ND_WHILE:
+      indent(e);
+      OUT(e, "while (");
+      expr(e, n->cond);
+      OUT(e, ")");
+      loop_body(e, n->body);
+      OUT(e, "\n");
+      break;
+    case ND_DO:
+      indent(e);
+      OUT(e, "do");
+      loop_body(e, n->body);
+      OUT(e, " while (");
+      expr(e, n->cond);
+      OUT(e, ");\n");
+      break;
+    case ND_BREAK:
+      indent(e);
+      OUT(e, "break;\n");
+      break;
+    case ND_CONTINUE:
+      indent(e);
+      if (e->cont_label)
+        OUT(e, "goto kn_cont_%d;\n", e->cont_label);
+      else
+        OUT(e, "continue;\n");
+      break;
+    case ND_RETURN:
+      indent(e);
+      if (n->lhs) {
+        OUT(e, "return ");
+        expr(e, n->lhs);
+        OUT(e, ";\n");
+      } else
+        OUT(e, "return;\n");
+      break;
+    default: break;
   }
 }
 
@@ -952,8 +1245,9 @@ static void stmt(Emitter *e, const Node *n) {
 static bool any_node(const Node *n, bool (*f)(const Node *)) {
   for (; n; n = n->next) {
     if (f(n)) return true;
-    const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args,
-                          n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
+    const Node *kids[] = {
+        n->lhs,  n->rhs, n->cond, n->then, n->els,
+        n->init, n->inc, n->body, n->args, n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
     for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
       if (kids[i] && any_node(kids[i], f)) return true;
   }
@@ -968,14 +1262,18 @@ bool emit_kernel_uses_tid_dims(const Decl *k) { return any_node(k->body, is_tid_
 
 static void struct_decl(Emitter *e, const Decl *d) {
   OUT(e, "typedef struct ks_%s {\n", d->name);
-  for (int i = 0; i < d->nfields; i++) OUT(e, "  %s f_%s;\n", emit_ctype(d->fields[i].ty), d->fields[i].name);
+  for (int i = 0; i < d->nfields; i++)
+    OUT(e, "  %s f_%s;\n", emit_ctype(d->fields[i].ty), d->fields[i].name);
   if (d->nfields == 0) OUT(e, "  char kn_empty;\n");
   OUT(e, "} ks_%s;\n", d->name);
-  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of struct %s\");\n", d->name, d->sty->size, d->name);
-  OUT(e, "KN_FN ks_%s ks_%s_zero(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name, d->name);
+  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of struct %s\");\n", d->name, d->sty->size,
+      d->name);
+  OUT(e, "KN_FN ks_%s ks_%s_zero(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name,
+      d->name);
   if (d->nfields == 0) return;
   OUT(e, "KN_FN ks_%s ks_%s_make(", d->name, d->name);
-  for (int i = 0; i < d->nfields; i++) OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(d->fields[i].ty), i);
+  for (int i = 0; i < d->nfields; i++)
+    OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(d->fields[i].ty), i);
   OUT(e, ") {\n  ks_%s r = KN_ZERO;\n", d->name);
   for (int i = 0; i < d->nfields; i++) OUT(e, "  r.f_%s = a%d;\n", d->fields[i].name, i);
   OUT(e, "  return r;\n}\n");
@@ -996,7 +1294,10 @@ static void func_head(Emitter *e, const Decl *f) {
 }
 
 static void scratch_decl(Emitter *e) {
-  if (e->opts->debug) { indent(e); OUT(e, "KNE_SCRATCH_LOCAL\n"); }
+  if (e->opts->debug) {
+    indent(e);
+    OUT(e, "KNE_SCRATCH_LOCAL\n");
+  }
 }
 
 static void func_body(Emitter *e, const Decl *f) {
@@ -1013,20 +1314,23 @@ static void func_body(Emitter *e, const Decl *f) {
 }
 
 static void args_struct(Emitter *e, const Decl *k) {
-  size_t offsets[256], align, size = emit_args_layout(k, k->nparams <= 256 ? offsets : NULL, &align);
+  size_t offsets[256], align,
+      size = emit_args_layout(k, k->nparams <= 256 ? offsets : NULL, &align);
   OUT(e, "typedef struct kk_%s_args {\n", k->name);
   for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", emit_ctype(k->params[i]->ty), i);
   if (k->nparams == 0) OUT(e, "  char kn_empty;\n");
   OUT(e, "} kk_%s_args;\n", k->name);
-  if (k->nparams) OUT(e, "KN_SASSERT(sizeof(kk_%s_args) == %zu, \"args layout\");\n", k->name, size);
+  if (k->nparams)
+    OUT(e, "KN_SASSERT(sizeof(kk_%s_args) == %zu, \"args layout\");\n", k->name, size);
 }
 
 /* The kernel body as a function of the index; `dense` picks array indexing. */
 static void kernel_body(Emitter *e, const Decl *k, bool dense) {
   e->fn = k;
   OUT(e, "#undef KN_DENSE\n#define KN_DENSE %d\n", dense);
-  OUT(e, "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int64_t kn_lin, "
-         "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3) {\n",
+  OUT(e,
+      "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int64_t kn_lin, "
+      "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3) {\n",
       k->name, dense ? "_dense" : "", k->name);
   e->depth = 1;
   scratch_decl(e);
@@ -1104,7 +1408,8 @@ static const char *const debug_helpers =
     "}\n";
 
 static void prologue(Emitter *e) {
-  OUT(e, "/* generated by kern from %s: do not edit */\n", e->prog->root ? e->prog->root->path : "?");
+  OUT(e, "/* generated by kern from %s: do not edit */\n",
+      e->prog->root ? e->prog->root->path : "?");
   e->target->prologue(e);
   buf_puts(&e->out, rt_stdlib_abi_h);
   buf_puts(&e->out, rt_stdlib_builtins_h);
@@ -1112,7 +1417,8 @@ static void prologue(Emitter *e) {
   buf_puts(&e->out, index_macros);
   buf_puts(&e->out, helpers);
   if (e->opts->debug) {
-    OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n", max_elem_size(e->prog));
+    OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n",
+        max_elem_size(e->prog));
     OUT(e, "KNE_SCRATCH_GLOBAL\n");
     buf_puts(&e->out, debug_helpers);
   }
@@ -1120,12 +1426,16 @@ static void prologue(Emitter *e) {
 
 char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts) {
   EmitOptions defaults = {.line_directives = true};
-  Emitter e = {.prog = p, .opts = opts ? opts : &defaults,
+  Emitter e = {.prog = p,
+               .opts = opts ? opts : &defaults,
                .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c,
                .fn_effects = calloc((size_t)p->nfuncs + 1, 1)};
   prologue(&e);
   for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
-  for (int i = 0; i < p->nfuncs; i++) { func_head(&e, p->funcs[i]); OUT(&e, ";\n"); }
+  for (int i = 0; i < p->nfuncs; i++) {
+    func_head(&e, p->funcs[i]);
+    OUT(&e, ";\n");
+  }
   OUT(&e, "\n");
   for (int i = 0; i < p->nfuncs; i++) func_body(&e, p->funcs[i]);
   for (int i = 0; i < p->nkernels; i++) {
@@ -1139,6 +1449,9 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   }
   free(e.fn_effects);
   free(e.bound);
-  if (e.out.oom) { free(e.out.p); return NULL; }
+  if (e.out.oom) {
+    free(e.out.p);
+    return NULL;
+  }
   return e.out.p;
 }

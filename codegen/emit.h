@@ -21,8 +21,8 @@
 typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
 
 typedef struct EmitOptions {
-  bool debug;          /* bounds checks and assert, errors recorded in kn_ctx.err */
-  bool line_directives;/* #line directives pointing at the .kern source (default on) */
+  bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
+  bool line_directives; /* #line directives pointing at the .kern source (default on) */
 } EmitOptions;
 
 /* Returns the whole translation unit (malloc'd; caller frees), or NULL on OOM. */

@@ -41,9 +41,8 @@ static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
  * every tid(d) is a plain variable (the column counter for the last
  * dimension) and the C compiler can vectorise along the row. */
 static void row_loop(Emitter *e, const Decl *k, const char *variant) {
-  buf_puts(&e->out,
-           "  const int32_t inner = (int32_t)C->dim[C->ndim - 1], last = (int32_t)end;\n"
-           "  switch (C->ndim) {\n");
+  buf_puts(&e->out, "  const int32_t inner = (int32_t)C->dim[C->ndim - 1], last = (int32_t)end;\n"
+                    "  switch (C->ndim) {\n");
   for (int nd = 1; nd <= 4; nd++) {
     buf_printf(&e->out,
                "  case %d:\n"
@@ -54,7 +53,8 @@ static void row_loop(Emitter *e, const Decl *k, const char *variant) {
                "      if (stop > last) stop = last;\n"
                "      KN_INDEPENDENT for (; i < stop; i++, col++) kk_%s_body%s(&a, C, i",
                nd, nd - 1, k->name, variant);
-    for (int d = 0; d < 4; d++) buf_printf(&e->out, d == nd - 1 ? ", col" : d < nd ? ", o[%d]" : ", 0", d);
+    for (int d = 0; d < 4; d++)
+      buf_printf(&e->out, d == nd - 1 ? ", col" : d < nd ? ", o[%d]" : ", 0", d);
     buf_puts(&e->out, ");\n    }\n    break;\n");
   }
   buf_puts(&e->out, "  }\n");
@@ -64,15 +64,19 @@ static void c_entries(Emitter *e, const Decl *k) {
   bool dims = emit_kernel_uses_tid_dims(k);
   for (int dense = 0; dense < 2; dense++) {
     const char *variant = dense ? "_dense" : "";
-    buf_printf(&e->out,
-               "void kk_%s_range%s(const kk_%s_args *A, const kn_ctx *C, int64_t begin, int64_t end) {\n"
-               "  const kk_%s_args a = *A;\n",
-               k->name, variant, k->name, k->name);
-    if (dims) row_loop(e, k, variant);
-    else flat_loop(e, k, variant);
+    buf_printf(
+        &e->out,
+        "void kk_%s_range%s(const kk_%s_args *A, const kn_ctx *C, int64_t begin, int64_t end) {\n"
+        "  const kk_%s_args a = *A;\n",
+        k->name, variant, k->name, k->name);
+    if (dims)
+      row_loop(e, k, variant);
+    else
+      flat_loop(e, k, variant);
     buf_puts(&e->out, "}\n");
   }
-  buf_printf(&e->out, "const uint32_t kk_%s_args_size = (uint32_t)sizeof(kk_%s_args);\n", k->name, k->name);
+  buf_printf(&e->out, "const uint32_t kk_%s_args_size = (uint32_t)sizeof(kk_%s_args);\n", k->name,
+             k->name);
 }
 
 const EmitTargetOps emit_target_c = {c_prologue, c_entries};

@@ -40,14 +40,14 @@ struct Emitter {
   const Program *prog;
   const EmitOptions *opts;
   const EmitTargetOps *target;
-  const Decl *fn;      /* the function or kernel being written */
+  const Decl *fn; /* the function or kernel being written */
   bool in_kernel;
-  int depth;           /* indentation */
-  int cont_label;      /* innermost loop is a `for`: its continue label, else 0 */
+  int depth;      /* indentation */
+  int cont_label; /* innermost loop is a `for`: its continue label, else 0 */
   int nlabels;
-  Buf temps;           /* declarations of the current statement's temporaries */
+  Buf temps; /* declarations of the current statement's temporaries */
   int ntemps;
-  EmitBound *bound;    /* operands evaluated into temporaries, innermost last */
+  EmitBound *bound; /* operands evaluated into temporaries, innermost last */
   int nbound, cap_bound;
   signed char *fn_effects; /* per prog->funcs[i]: 0 not known yet, 1 none, 2 side effects */
 };

@@ -9,20 +9,20 @@
 #include "kern.h"
 
 /* Exits with kern's message when a call failed. */
-#define CHECK(call)                                                                 \
-  do {                                                                              \
-    if ((call) != KERN_OK) {                                                        \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kern_last_error()); \
-      exit(1);                                                                      \
-    }                                                                               \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    if ((call) != KERN_OK) {                                                                       \
+      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kern_last_error());     \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
-#define CHECK_PTR(p)                                                                \
-  do {                                                                              \
-    if (!(p)) {                                                                     \
-      fprintf(stderr, "%s:%d: %s is NULL: %s\n", __FILE__, __LINE__, #p, kern_last_error()); \
-      exit(1);                                                                      \
-    }                                                                               \
+#define CHECK_PTR(p)                                                                               \
+  do {                                                                                             \
+    if (!(p)) {                                                                                    \
+      fprintf(stderr, "%s:%d: %s is NULL: %s\n", __FILE__, __LINE__, #p, kern_last_error());       \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 /* The device named on the command line, else the first GPU, else the CPU. */

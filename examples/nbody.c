@@ -3,7 +3,9 @@
 
 #include "example.h"
 
-typedef struct { float pos[3], vel[3], mass; } Body; /* the kern struct's layout: 28 bytes */
+typedef struct {
+  float pos[3], vel[3], mass;
+} Body; /* the kern struct's layout: 28 bytes */
 
 static void reference(const Body *in, Body *out, int n, float dt) {
   for (int i = 0; i < n; i++) {
@@ -29,13 +31,19 @@ int main(int argc, char **argv) {
   kern_kernel *integrate = kern_module_kernel(mod, "integrate");
   CHECK_PTR(integrate);
   kern_dtype body_t = kern_module_dtype(mod, "Body");
-  if (kern_dtype_size(body_t) != sizeof(Body)) { fprintf(stderr, "layout mismatch\n"); return 1; }
+  if (kern_dtype_size(body_t) != sizeof(Body)) {
+    fprintf(stderr, "layout mismatch\n");
+    return 1;
+  }
 
   int64_t n = 2048;
-  Body *in = malloc(n * sizeof *in), *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+  Body *in = malloc(n * sizeof *in), *got = malloc(n * sizeof *got),
+       *want = malloc(n * sizeof *want);
   for (int64_t i = 0; i < n; i++)
-    in[i] = (Body){{(float)(i % 13), (float)(i % 7), (float)(i % 5)}, {0, 0, 0}, 1.0f + (float)(i % 3)};
-  kern_array *ain = kern_array_empty(dev, body_t, 1, &n), *aout = kern_array_new(dev, body_t, 1, &n);
+    in[i] =
+        (Body){{(float)(i % 13), (float)(i % 7), (float)(i % 5)}, {0, 0, 0}, 1.0f + (float)(i % 3)};
+  kern_array *ain = kern_array_empty(dev, body_t, 1, &n),
+             *aout = kern_array_new(dev, body_t, 1, &n);
   CHECK_PTR(ain);
   CHECK_PTR(aout);
   CHECK(kern_array_write(ain, in, n * sizeof *in));

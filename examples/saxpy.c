@@ -9,7 +9,10 @@ int main(int argc, char **argv) {
 
   int64_t n = 1 << 24;
   float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
-  for (int64_t i = 0; i < n; i++) { x[i] = (float)(i % 1000); y[i] = 1.0f; }
+  for (int64_t i = 0; i < n; i++) {
+    x[i] = (float)(i % 1000);
+    y[i] = 1.0f;
+  }
   kern_array *ax = kern_array_empty(dev, KERN_FLOAT32, 1, &n);
   kern_array *ay = kern_array_empty(dev, KERN_FLOAT32, 1, &n);
   CHECK_PTR(ax);

@@ -8,8 +8,8 @@ static void reference(const float *src, float *dst, int m, int n) {
     for (int j = 0; j < n; j++)
       dst[i * n + j] = (i == 0 || j == 0 || i == m - 1 || j == n - 1)
                            ? src[i * n + j]
-                           : 0.25f * (src[(i - 1) * n + j] + src[(i + 1) * n + j] + src[i * n + j - 1] +
-                                      src[i * n + j + 1]);
+                           : 0.25f * (src[(i - 1) * n + j] + src[(i + 1) * n + j] +
+                                      src[i * n + j - 1] + src[i * n + j + 1]);
 }
 
 int main(int argc, char **argv) {
@@ -23,15 +23,20 @@ int main(int argc, char **argv) {
   float *a = calloc((size_t)m * n, sizeof *a), *b = calloc((size_t)m * n, sizeof *b);
   for (int j = 0; j < n; j++) a[j] = 100.0f; /* a hot top edge */
   memcpy(b, a, (size_t)m * n * sizeof *a);
-  kern_array *ga = kern_array_empty(dev, KERN_FLOAT32, 2, shape), *gb = kern_array_empty(dev, KERN_FLOAT32, 2, shape);
+  kern_array *ga = kern_array_empty(dev, KERN_FLOAT32, 2, shape),
+             *gb = kern_array_empty(dev, KERN_FLOAT32, 2, shape);
   CHECK_PTR(ga);
   CHECK_PTR(gb);
   CHECK(kern_array_write(ga, a, (size_t)m * n * sizeof *a));
   for (int s = 0; s < steps; s++) {
     CHECK(KERN_LAUNCH(jacobi, dev, KERN_DIM2(m, n), ga, gb));
-    kern_array *t = ga; ga = gb; gb = t;
+    kern_array *t = ga;
+    ga = gb;
+    gb = t;
     reference(a, b, m, n);
-    float *u = a; a = b; b = u;
+    float *u = a;
+    a = b;
+    b = u;
   }
   float *got = malloc((size_t)m * n * sizeof *got);
   CHECK(kern_array_read(ga, got, (size_t)m * n * sizeof *got));

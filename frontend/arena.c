@@ -19,18 +19,15 @@ enum { ARENA_BLOCK = 64 * 1024, ARENA_ALIGN = 16 };
 struct ArenaBlock {
   ArenaBlock *next;
   size_t used, cap;
-  void *owned;         /* arena_adopt: a malloc'd block freed with this one */
+  void *owned; /* arena_adopt: a malloc'd block freed with this one */
   /* Keeps data[] 16-byte aligned whatever the header size is. */
   _Alignas(ARENA_ALIGN) unsigned char data[];
 };
 
-Arena *arena_new(void) {
-  return calloc(1, sizeof(Arena));
-}
+Arena *arena_new(void) { return calloc(1, sizeof(Arena)); }
 
 void arena_free(Arena *a) {
-  if (!a)
-    return;
+  if (!a) return;
   for (ArenaBlock *b = a->head, *next; b; b = next) {
     next = b->next;
     free(b->owned);
@@ -40,11 +37,9 @@ void arena_free(Arena *a) {
 }
 
 static ArenaBlock *block_new(size_t cap) {
-  if (cap > SIZE_MAX - sizeof(ArenaBlock))
-    return NULL;
+  if (cap > SIZE_MAX - sizeof(ArenaBlock)) return NULL;
   ArenaBlock *b = calloc(1, sizeof(ArenaBlock) + cap);
-  if (b)
-    b->cap = cap;
+  if (b) b->cap = cap;
   return b;
 }
 
@@ -52,8 +47,7 @@ static ArenaBlock *block_new(size_t cap) {
  * used head block keeps serving small requests. */
 static void *alloc_big(Arena *a, size_t size) {
   ArenaBlock *b = block_new(size);
-  if (!b)
-    return NULL;
+  if (!b) return NULL;
   b->used = size;
   if (a->head) {
     b->next = a->head->next;
@@ -65,12 +59,9 @@ static void *alloc_big(Arena *a, size_t size) {
 }
 
 void *arena_alloc(Arena *a, size_t size) {
-  if (!a)
-    return NULL;
-  if (size == 0)
-    size = 1;
-  if (size > SIZE_MAX - ARENA_ALIGN)
-    return NULL;
+  if (!a) return NULL;
+  if (size == 0) size = 1;
+  if (size > SIZE_MAX - ARENA_ALIGN) return NULL;
   size = (size + ARENA_ALIGN - 1) & ~(size_t)(ARENA_ALIGN - 1);
   void *p;
   if (size > ARENA_BLOCK / 4) {
@@ -79,16 +70,14 @@ void *arena_alloc(Arena *a, size_t size) {
     ArenaBlock *b = a->head;
     if (!b || b->cap - b->used < size) {
       b = block_new(ARENA_BLOCK);
-      if (!b)
-        return NULL;
+      if (!b) return NULL;
       b->next = a->head;
       a->head = b;
     }
     p = b->data + b->used;
     b->used += size;
   }
-  if (p)
-    a->total += size;
+  if (p) a->total += size;
   return p;
 }
 
@@ -109,8 +98,7 @@ void *arena_adopt(Arena *a, void *p) {
 }
 
 void arena_release(Arena *a, void *p) {
-  if (!a || !p)
-    return;
+  if (!a || !p) return;
   for (ArenaBlock **link = &a->head; *link; link = &(*link)->next)
     if ((*link)->owned == p) {
       ArenaBlock *b = *link;
@@ -122,28 +110,22 @@ void arena_release(Arena *a, void *p) {
 }
 
 char *arena_strndup(Arena *a, const char *s, size_t n) {
-  if (n == SIZE_MAX)
-    return NULL;
+  if (n == SIZE_MAX) return NULL;
   char *p = arena_alloc(a, n + 1);
-  if (p && n)
-    memcpy(p, s, n);
+  if (p && n) memcpy(p, s, n);
   return p;
 }
 
-char *arena_strdup(Arena *a, const char *s) {
-  return arena_strndup(a, s, strlen(s));
-}
+char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s, strlen(s)); }
 
 char *arena_printf(Arena *a, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
-  if (n < 0)
-    return NULL;
+  if (n < 0) return NULL;
   char *p = arena_alloc(a, (size_t)n + 1);
-  if (!p)
-    return NULL;
+  if (!p) return NULL;
   va_start(ap, fmt);
   vsnprintf(p, (size_t)n + 1, fmt, ap);
   va_end(ap);

@@ -23,26 +23,74 @@
 
 typedef enum {
   TK_EOF,
-  TK_ERROR,    /* the lexer already reported it; the parser skips it */
+  TK_ERROR, /* the lexer already reported it; the parser skips it */
   TK_IDENT,
-  TK_INT,      /* ival, suffix */
-  TK_FLOAT,    /* fval, suffix */
-  TK_STRING,   /* str/len: the bytes between the quotes, escapes decoded */
+  TK_INT,    /* ival, suffix */
+  TK_FLOAT,  /* fval, suffix */
+  TK_STRING, /* str/len: the bytes between the quotes, escapes decoded */
   /* keywords */
-  TK_KERNEL, TK_STRUCT, TK_CONST, TK_IMPORT, TK_AUTO, TK_VOID,
-  TK_IF, TK_ELSE, TK_FOR, TK_WHILE, TK_DO, TK_BREAK, TK_CONTINUE, TK_RETURN,
-  TK_TRUE, TK_FALSE,
+  TK_KERNEL,
+  TK_STRUCT,
+  TK_CONST,
+  TK_IMPORT,
+  TK_AUTO,
+  TK_VOID,
+  TK_IF,
+  TK_ELSE,
+  TK_FOR,
+  TK_WHILE,
+  TK_DO,
+  TK_BREAK,
+  TK_CONTINUE,
+  TK_RETURN,
+  TK_TRUE,
+  TK_FALSE,
   TK_TYPENAME, /* a builtin type name: bool int float vec3 mat33 ...; `ty` says which */
   /* punctuation */
-  TK_LPAREN, TK_RPAREN, TK_LBRACE, TK_RBRACE, TK_LBRACKET, TK_RBRACKET,
-  TK_SEMI, TK_COMMA, TK_DOT, TK_QUESTION, TK_COLON,
-  TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH, TK_PERCENT,
-  TK_AMP, TK_PIPE, TK_CARET, TK_TILDE, TK_BANG,
-  TK_SHL, TK_SHR, TK_LT, TK_GT, TK_LE, TK_GE, TK_EQEQ, TK_NE,
-  TK_ANDAND, TK_OROR,
-  TK_ASSIGN, TK_PLUSEQ, TK_MINUSEQ, TK_STAREQ, TK_SLASHEQ, TK_PERCENTEQ,
-  TK_AMPEQ, TK_PIPEEQ, TK_CARETEQ, TK_SHLEQ, TK_SHREQ,
-  TK_INC, TK_DEC,
+  TK_LPAREN,
+  TK_RPAREN,
+  TK_LBRACE,
+  TK_RBRACE,
+  TK_LBRACKET,
+  TK_RBRACKET,
+  TK_SEMI,
+  TK_COMMA,
+  TK_DOT,
+  TK_QUESTION,
+  TK_COLON,
+  TK_PLUS,
+  TK_MINUS,
+  TK_STAR,
+  TK_SLASH,
+  TK_PERCENT,
+  TK_AMP,
+  TK_PIPE,
+  TK_CARET,
+  TK_TILDE,
+  TK_BANG,
+  TK_SHL,
+  TK_SHR,
+  TK_LT,
+  TK_GT,
+  TK_LE,
+  TK_GE,
+  TK_EQEQ,
+  TK_NE,
+  TK_ANDAND,
+  TK_OROR,
+  TK_ASSIGN,
+  TK_PLUSEQ,
+  TK_MINUSEQ,
+  TK_STAREQ,
+  TK_SLASHEQ,
+  TK_PERCENTEQ,
+  TK_AMPEQ,
+  TK_PIPEEQ,
+  TK_CARETEQ,
+  TK_SHLEQ,
+  TK_SHREQ,
+  TK_INC,
+  TK_DEC,
   TK__COUNT
 } TokKind;
 
@@ -53,64 +101,74 @@ typedef struct Type Type;
 
 typedef struct Token {
   TokKind kind;
-  SrcLoc loc;          /* file, line, col, byte offset, length in bytes */
-  const char *text;    /* points into the source buffer (loc.len bytes) */
+  SrcLoc loc;       /* file, line, col, byte offset, length in bytes */
+  const char *text; /* points into the source buffer (loc.len bytes) */
   uint64_t ival;
   double fval;
   LitSuffix suffix;
-  const char *str;     /* TK_STRING: decoded bytes, NUL-terminated, arena-owned */
+  const char *str; /* TK_STRING: decoded bytes, NUL-terminated, arena-owned */
   size_t str_len;
-  Type *ty;            /* TK_TYPENAME: the builtin type */
+  Type *ty; /* TK_TYPENAME: the builtin type */
 } Token;
 
 typedef struct {
-  Token *toks;         /* toks[n-1].kind == TK_EOF always */
+  Token *toks; /* toks[n-1].kind == TK_EOF always */
   int n;
 } TokenList;
 
-const char *tok_kind_name(TokKind k);   /* "identifier", "'+='", "keyword 'while'" ... */
+const char *tok_kind_name(TokKind k); /* "identifier", "'+='", "keyword 'while'" ... */
 
 /* ---- types --------------------------------------------------------------- */
 
 typedef enum {
-  TY_VOID, TY_BOOL,
-  TY_I8, TY_I16, TY_I32, TY_I64, TY_U8, TY_U16, TY_U32, TY_U64,
-  TY_F16, TY_F32, TY_F64,
-  TY_VEC,            /* elem (f32, f64 or i32) x n, n in 2..4 */
-  TY_MAT,            /* f32, n x n, row-major, n in 2..4 */
-  TY_QUAT,           /* f32 x,y,z,w */
-  TY_STRUCT,         /* sdecl */
-  TY_ARRAY,          /* elem, ndim 1..4; parameters only */
-  TY_PTR,            /* elem: the operand type of &x (atomics, rand state) */
-  TY_UNTYPED_INT,    /* an unsuffixed integer constant expression */
-  TY_UNTYPED_FLOAT,  /* an unsuffixed float constant expression */
-  TY_STRING,         /* printf's format */
-  TY_ERROR           /* an error was already reported; suppresses cascades */
+  TY_VOID,
+  TY_BOOL,
+  TY_I8,
+  TY_I16,
+  TY_I32,
+  TY_I64,
+  TY_U8,
+  TY_U16,
+  TY_U32,
+  TY_U64,
+  TY_F16,
+  TY_F32,
+  TY_F64,
+  TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4 */
+  TY_MAT,           /* f32, n x n, row-major, n in 2..4 */
+  TY_QUAT,          /* f32 x,y,z,w */
+  TY_STRUCT,        /* sdecl */
+  TY_ARRAY,         /* elem, ndim 1..4; parameters only */
+  TY_PTR,           /* elem: the operand type of &x (atomics, rand state) */
+  TY_UNTYPED_INT,   /* an unsuffixed integer constant expression */
+  TY_UNTYPED_FLOAT, /* an unsuffixed float constant expression */
+  TY_STRING,        /* printf's format */
+  TY_ERROR          /* an error was already reported; suppresses cascades */
 } TypeKind;
 
 typedef struct Decl Decl;
 
 struct Type {
   TypeKind kind;
-  int size, align;     /* bytes; the host-visible layout of the spec */
-  Type *elem;          /* VEC, MAT, ARRAY, PTR: element type; QUAT: f32 */
-  int n;               /* VEC: components; MAT: rows (= cols) */
-  int ndim;            /* ARRAY */
-  Decl *sdecl;         /* STRUCT */
-  const char *name;    /* "float32", "vec3", "float[,]", the struct's name ... */
+  int size, align;  /* bytes; the host-visible layout of the spec */
+  Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT: f32 */
+  int n;            /* VEC: components; MAT: rows (= cols) */
+  int ndim;         /* ARRAY */
+  Decl *sdecl;      /* STRUCT */
+  const char *name; /* "float32", "vec3", "float[,]", the struct's name ... */
 };
 
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
-extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32,
-    ty_u64, ty_f16, ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3,
-    ty_dvec4, ty_ivec2, ty_ivec3, ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat,
-    ty_untyped_int, ty_untyped_float, ty_string, ty_error;
+extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32, ty_u64, ty_f16,
+    ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2, ty_ivec3,
+    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_untyped_int, ty_untyped_float, ty_string,
+    ty_error;
 
 Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type name */
 Type *type_array(Arena *, Type *elem, int ndim);
 Type *type_ptr(Arena *, Type *elem);
-Type *type_vec(Type *elem, int n);  /* NULL when no such vector type */
-bool type_is_int(const Type *);     /* signed or unsigned integer scalar (not bool) */
+Type *type_vec(Type *elem, int n); /* NULL when no such vector type */
+bool type_is_int(const Type *);    /* signed or unsigned integer scalar (not bool) */
 bool type_is_signed(const Type *);
 bool type_is_float(const Type *);   /* f16, f32, f64 */
 bool type_is_scalar(const Type *);  /* bool, ints, floats */
@@ -123,58 +181,75 @@ const char *type_name(const Type *);
 /* A type as written: a builtin or struct name, and `[,,]` for arrays. */
 typedef struct TypeExpr {
   SrcLoc loc;
-  Type *builtin;       /* the builtin named, or NULL */
-  const char *name;    /* a struct name (builtin == NULL), or NULL for `auto` */
-  int ndim;            /* 0, or 1..4 for an array type */
+  Type *builtin;    /* the builtin named, or NULL */
+  const char *name; /* a struct name (builtin == NULL), or NULL for `auto` */
+  int ndim;         /* 0, or 1..4 for an array type */
   bool is_auto;
 } TypeExpr;
 
 typedef enum {
   /* expressions */
-  ND_INT,        /* ival; literal or folded constant */
-  ND_FLOAT,      /* fval */
-  ND_BOOL,       /* ival 0/1 */
-  ND_STRING,     /* str, str_len */
-  ND_IDENT,      /* name -> (after check) var, or cdecl for a module const */
-  ND_UNARY,      /* op in {TK_MINUS, TK_PLUS, TK_BANG, TK_TILDE}, lhs */
-  ND_ADDR,       /* &lhs: only as an atomic's or rand's first argument */
-  ND_BINARY,     /* op, lhs, rhs (arithmetic, bitwise, comparison, logical) */
-  ND_COND,       /* cond ? then : els */
-  ND_CALL,       /* callee name + args; after check: call_kind says what it is */
-  ND_CAST,       /* (T)x or T(x): texpr, lhs */
-  ND_INDEX,      /* lhs[args...] (nargs indices) */
-  ND_MEMBER,     /* lhs.name; after check: member = field or component index */
-  ND_CONV,       /* inserted by check: implicit conversion of lhs to ty */
+  ND_INT,    /* ival; literal or folded constant */
+  ND_FLOAT,  /* fval */
+  ND_BOOL,   /* ival 0/1 */
+  ND_STRING, /* str, str_len */
+  ND_IDENT,  /* name -> (after check) var, or cdecl for a module const */
+  ND_UNARY,  /* op in {TK_MINUS, TK_PLUS, TK_BANG, TK_TILDE}, lhs */
+  ND_ADDR,   /* &lhs: only as an atomic's or rand's first argument */
+  ND_BINARY, /* op, lhs, rhs (arithmetic, bitwise, comparison, logical) */
+  ND_COND,   /* cond ? then : els */
+  ND_CALL,   /* callee name + args; after check: call_kind says what it is */
+  ND_CAST,   /* (T)x or T(x): texpr, lhs */
+  ND_INDEX,  /* lhs[args...] (nargs indices) */
+  ND_MEMBER, /* lhs.name; after check: member = field or component index */
+  ND_CONV,   /* inserted by check: implicit conversion of lhs to ty */
   /* statements (assignments are statements, never expressions) */
-  ND_ASSIGN,     /* lhs op rhs, op = TK_ASSIGN or a compound TK_*EQ */
-  ND_INCDEC,     /* lhs op, op = TK_INC or TK_DEC (pre and post are the same statement) */
-  ND_VARDECL,    /* var (texpr, init in var) */
-  ND_EXPR_STMT,  /* lhs */
-  ND_BLOCK,      /* body: list via next */
-  ND_IF,         /* cond, then, els */
-  ND_FOR,        /* init (stmt or NULL), cond (or NULL), inc (stmt or NULL), body */
-  ND_WHILE,      /* cond, body */
-  ND_DO,         /* body, cond */
-  ND_BREAK, ND_CONTINUE,
-  ND_RETURN,     /* lhs or NULL */
+  ND_ASSIGN,    /* lhs op rhs, op = TK_ASSIGN or a compound TK_*EQ */
+  ND_INCDEC,    /* lhs op, op = TK_INC or TK_DEC (pre and post are the same statement) */
+  ND_VARDECL,   /* var (texpr, init in var) */
+  ND_EXPR_STMT, /* lhs */
+  ND_BLOCK,     /* body: list via next */
+  ND_IF,        /* cond, then, els */
+  ND_FOR,       /* init (stmt or NULL), cond (or NULL), inc (stmt or NULL), body */
+  ND_WHILE,     /* cond, body */
+  ND_DO,        /* body, cond */
+  ND_BREAK,
+  ND_CONTINUE,
+  ND_RETURN, /* lhs or NULL */
   ND_EMPTY
 } NodeKind;
 
 /* What a checked ND_CALL is. */
 typedef enum {
   CALL_UNRESOLVED,
-  CALL_FUNC,      /* fn: a user function overload */
-  CALL_BUILTIN,   /* builtin: index into the builtin table (builtins.c) */
-  CALL_CTOR,      /* constructor of ty (vector, matrix, quat, struct) from args */
-  CALL_SPECIAL    /* special: tid, dim, len, shape, size, printf, assert, atomics, rand */
+  CALL_FUNC,    /* fn: a user function overload */
+  CALL_BUILTIN, /* builtin: index into the builtin table (builtins.c) */
+  CALL_CTOR,    /* constructor of ty (vector, matrix, quat, struct) from args */
+  CALL_SPECIAL  /* special: tid, dim, len, shape, size, printf, assert, atomics, rand */
 } CallKind;
 
 typedef enum {
   SP_NONE,
-  SP_TID, SP_DIM, SP_LEN, SP_SHAPE, SP_SIZE, SP_PRINTF, SP_ASSERT,
-  SP_ATOMIC_ADD, SP_ATOMIC_SUB, SP_ATOMIC_MIN, SP_ATOMIC_MAX, SP_ATOMIC_EXCH,
-  SP_ATOMIC_AND, SP_ATOMIC_OR, SP_ATOMIC_XOR, SP_ATOMIC_CAS,
-  SP_RAND_INIT, SP_RANDF, SP_RANDI, SP_RANDN,
+  SP_TID,
+  SP_DIM,
+  SP_LEN,
+  SP_SHAPE,
+  SP_SIZE,
+  SP_PRINTF,
+  SP_ASSERT,
+  SP_ATOMIC_ADD,
+  SP_ATOMIC_SUB,
+  SP_ATOMIC_MIN,
+  SP_ATOMIC_MAX,
+  SP_ATOMIC_EXCH,
+  SP_ATOMIC_AND,
+  SP_ATOMIC_OR,
+  SP_ATOMIC_XOR,
+  SP_ATOMIC_CAS,
+  SP_RAND_INIT,
+  SP_RANDF,
+  SP_RANDI,
+  SP_RANDN,
   SP_IDENTITY
 } SpecialKind;
 
@@ -183,29 +258,29 @@ typedef struct Node Node;
 
 struct Node {
   NodeKind kind;
-  SrcLoc loc;          /* the node's whole source range (loc.len bytes from loc.offset) */
-  Type *ty;            /* expressions, after check */
-  Node *next;          /* sibling in a list (block statements, call arguments) */
+  SrcLoc loc; /* the node's whole source range (loc.len bytes from loc.offset) */
+  Type *ty;   /* expressions, after check */
+  Node *next; /* sibling in a list (block statements, call arguments) */
 
-  int op;              /* TokKind of the operator */
+  int op; /* TokKind of the operator */
   Node *lhs, *rhs;
   Node *cond, *then, *els, *init, *inc, *body;
-  Node *args;          /* call arguments / indices, linked by next */
+  Node *args; /* call arguments / indices, linked by next */
   int nargs;
 
-  const char *name;    /* ND_IDENT, ND_CALL callee, ND_MEMBER field */
-  SrcLoc name_loc;     /* where that name is written */
-  TypeExpr *texpr;     /* ND_CAST target */
+  const char *name; /* ND_IDENT, ND_CALL callee, ND_MEMBER field */
+  SrcLoc name_loc;  /* where that name is written */
+  TypeExpr *texpr;  /* ND_CAST target */
 
-  uint64_t ival;       /* ND_INT (two's complement bits of the value), ND_BOOL */
-  double fval;         /* ND_FLOAT */
+  uint64_t ival; /* ND_INT (two's complement bits of the value), ND_BOOL */
+  double fval;   /* ND_FLOAT */
   LitSuffix suffix;
-  const char *str;     /* ND_STRING */
+  const char *str; /* ND_STRING */
   size_t str_len;
 
   /* filled by check */
-  Var *var;            /* ND_IDENT naming a local or parameter; ND_VARDECL's variable */
-  Decl *cdecl;         /* ND_IDENT naming a module const */
+  Var *var;    /* ND_IDENT naming a local or parameter; ND_VARDECL's variable */
+  Decl *cdecl; /* ND_IDENT naming a module const */
   CallKind call_kind;
   Decl *fn;            /* CALL_FUNC */
   int builtin;         /* CALL_BUILTIN */
@@ -218,12 +293,12 @@ struct Node {
 struct Var {
   const char *name;
   SrcLoc loc;
-  TypeExpr *texpr;     /* as written (auto: is_auto) */
-  Type *ty;            /* after check */
-  Node *init;          /* locals: initializer */
-  bool is_const;       /* `const` local or parameter declared const */
+  TypeExpr *texpr; /* as written (auto: is_auto) */
+  Type *ty;        /* after check */
+  Node *init;      /* locals: initializer */
+  bool is_const;   /* `const` local or parameter declared const */
   bool is_param;
-  int id;              /* unique within its function (codegen names) */
+  int id; /* unique within its function (codegen names) */
 };
 
 typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL } DeclKind;
@@ -232,41 +307,41 @@ typedef struct Field {
   const char *name;
   SrcLoc loc;
   TypeExpr *texpr;
-  Type *ty;            /* after check */
-  int offset;          /* after check: C layout */
+  Type *ty;   /* after check */
+  int offset; /* after check: C layout */
 } Field;
 
 struct Decl {
   DeclKind kind;
-  SrcLoc loc;          /* the whole declaration */
-  const char *name;    /* NULL for imports */
+  SrcLoc loc;       /* the whole declaration */
+  const char *name; /* NULL for imports */
   SrcLoc name_loc;
-  Decl *next;          /* next declaration of the module, in source order */
+  Decl *next; /* next declaration of the module, in source order */
 
-  const char *path;    /* DECL_IMPORT: the decoded string */
-  size_t path_len;     /* DECL_IMPORT: its length (an embedded NUL makes strlen shorter) */
+  const char *path;        /* DECL_IMPORT: the decoded string */
+  size_t path_len;         /* DECL_IMPORT: its length (an embedded NUL makes strlen shorter) */
   struct Module *imported; /* DECL_IMPORT, after resolution */
 
-  TypeExpr *texpr;     /* DECL_CONST: type; DECL_FUNC: return type (void for kernels) */
-  Node *init;          /* DECL_CONST: value (folded to a constant node by check) */
+  TypeExpr *texpr; /* DECL_CONST: type; DECL_FUNC: return type (void for kernels) */
+  Node *init;      /* DECL_CONST: value (folded to a constant node by check) */
 
-  Field *fields;       /* DECL_STRUCT */
+  Field *fields; /* DECL_STRUCT */
   int nfields;
-  Type *sty;           /* DECL_STRUCT: its type, after check */
+  Type *sty; /* DECL_STRUCT: its type, after check */
 
-  Var **params;        /* DECL_FUNC, DECL_KERNEL */
+  Var **params; /* DECL_FUNC, DECL_KERNEL */
   int nparams;
-  Node *body;          /* ND_BLOCK */
-  Type *ret;           /* after check */
-  int overload;        /* after check: index among same-named functions (codegen names) */
-  int nvars;           /* after check: locals + params, for Var.id */
-  bool used;           /* after check: reachable from a kernel (codegen may skip the rest) */
+  Node *body;   /* ND_BLOCK */
+  Type *ret;    /* after check */
+  int overload; /* after check: index among same-named functions (codegen names) */
+  int nvars;    /* after check: locals + params, for Var.id */
+  bool used;    /* after check: reachable from a kernel (codegen may skip the rest) */
 };
 
 /* One parsed file. */
 typedef struct Module {
-  const char *path;    /* as given (for diagnostics) */
-  const char *src;     /* NUL-terminated source, arena-owned */
+  const char *path; /* as given (for diagnostics) */
+  const char *src;  /* NUL-terminated source, arena-owned */
   size_t src_len;
   Decl *decls;         /* in source order */
   struct Module *next; /* in the Program's list, imports first */
@@ -276,13 +351,17 @@ typedef struct Module {
 typedef struct Program {
   Arena *arena;
   Diags *diags;
-  Module *modules;     /* every file once, dependencies before dependents */
+  Module *modules; /* every file once, dependencies before dependents */
   Module *root;
   /* after check: every declaration of every module, by kind, in a stable order */
-  Decl **structs; int nstructs;
-  Decl **consts;  int nconsts;
-  Decl **funcs;   int nfuncs;   /* user functions (not kernels) */
-  Decl **kernels; int nkernels;
+  Decl **structs;
+  int nstructs;
+  Decl **consts;
+  int nconsts;
+  Decl **funcs;
+  int nfuncs; /* user functions (not kernels) */
+  Decl **kernels;
+  int nkernels;
 } Program;
 
 /* ---- passes ---------------------------------------------------------------- */

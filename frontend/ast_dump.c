@@ -29,12 +29,10 @@ typedef struct {
 } Out;
 
 static void put(Out *o, const char *s, size_t n) {
-  if (o->oom)
-    return;
+  if (o->oom) return;
   if (o->len + n + 1 > o->cap) {
     size_t cap = o->cap ? o->cap : 1024;
-    while (cap < o->len + n + 1)
-      cap *= 2;
+    while (cap < o->len + n + 1) cap *= 2;
     char *p = realloc(o->s, cap);
     if (!p) {
       o->oom = true;
@@ -48,9 +46,7 @@ static void put(Out *o, const char *s, size_t n) {
   o->s[o->len] = 0;
 }
 
-static void puts_(Out *o, const char *s) {
-  put(o, s, strlen(s));
-}
+static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
 
 static void putf(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(Out *o, const char *fmt, ...) {
@@ -59,8 +55,7 @@ static void putf(Out *o, const char *fmt, ...) {
   va_start(ap, fmt);
   int n = vsnprintf(buf, sizeof buf, fmt, ap);
   va_end(ap);
-  if (n > 0)
-    put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+  if (n > 0) put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
 /* The operator's spelling, from tok_kind_name's "'+='" form. */
@@ -86,8 +81,7 @@ static void put_texpr(Out *o, const TypeExpr *t) {
     puts_(o, t->name ? t->name : "<error>");
   if (t->ndim > 0) {
     puts_(o, "[");
-    for (int i = 1; i < t->ndim; i++)
-      puts_(o, ",");
+    for (int i = 1; i < t->ndim; i++) puts_(o, ",");
     puts_(o, "]");
   }
 }
@@ -102,8 +96,7 @@ static void put_double(Out *o, double v) {
   }
   for (int prec = 1; prec <= 17; prec++) {
     snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (strtod(buf, NULL) == v)
-      break;
+    if (strtod(buf, NULL) == v) break;
   }
   puts_(o, buf);
 }
@@ -113,16 +106,16 @@ static void put_string(Out *o, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
     switch (c) {
-    case '\n': puts_(o, "\\n"); break;
-    case '\t': puts_(o, "\\t"); break;
-    case '\r': puts_(o, "\\r"); break;
-    case '\\': puts_(o, "\\\\"); break;
-    case '"': puts_(o, "\\\""); break;
-    default:
-      if (c < 0x20 || c == 0x7F)
-        putf(o, "\\x%02x", c);
-      else
-        put(o, (const char *)&c, 1);
+      case '\n': puts_(o, "\\n"); break;
+      case '\t': puts_(o, "\\t"); break;
+      case '\r': puts_(o, "\\r"); break;
+      case '\\': puts_(o, "\\\\"); break;
+      case '"': puts_(o, "\\\""); break;
+      default:
+        if (c < 0x20 || c == 0x7F)
+          putf(o, "\\x%02x", c);
+        else
+          put(o, (const char *)&c, 1);
     }
   }
   puts_(o, "\"");
@@ -130,8 +123,7 @@ static void put_string(Out *o, const char *s, size_t n) {
 
 static void put_suffix(Out *o, LitSuffix s) {
   static const char *const names[] = {"", " u", " l", " ul", " f", " d"};
-  if ((unsigned)s < sizeof names / sizeof names[0])
-    puts_(o, names[s]);
+  if ((unsigned)s < sizeof names / sizeof names[0]) puts_(o, names[s]);
 }
 
 static void dump_expr(Out *o, const Node *e);
@@ -145,75 +137,83 @@ static void dump_list(Out *o, const Node *n) {
 
 static void dump_expr_body(Out *o, const Node *e) {
   switch (e->kind) {
-  case ND_INT:
-    putf(o, "(int %llu", (unsigned long long)e->ival);
-    put_suffix(o, e->suffix);
-    puts_(o, ")");
-    break;
-  case ND_FLOAT:
-    puts_(o, "(float ");
-    put_double(o, e->fval);
-    put_suffix(o, e->suffix);
-    puts_(o, ")");
-    break;
-  case ND_BOOL: puts_(o, e->ival ? "(bool true)" : "(bool false)"); break;
-  case ND_STRING:
-    puts_(o, "(string ");
-    put_string(o, e->str ? e->str : "", e->str_len);
-    puts_(o, ")");
-    break;
-  case ND_IDENT: putf(o, "(ident %s)", e->name ? e->name : "?"); break;
-  case ND_UNARY:
-    puts_(o, "(unary ");
-    put_op(o, e->op);
-    puts_(o, " ");
-    dump_expr(o, e->lhs);
-    puts_(o, ")");
-    break;
-  case ND_ADDR: puts_(o, "(addr "); dump_expr(o, e->lhs); puts_(o, ")"); break;
-  case ND_CONV: puts_(o, "(conv "); dump_expr(o, e->lhs); puts_(o, ")"); break;
-  case ND_BINARY:
-    puts_(o, "(binary ");
-    put_op(o, e->op);
-    puts_(o, " ");
-    dump_expr(o, e->lhs);
-    puts_(o, " ");
-    dump_expr(o, e->rhs);
-    puts_(o, ")");
-    break;
-  case ND_COND:
-    puts_(o, "(cond ");
-    dump_expr(o, e->cond);
-    puts_(o, " ");
-    dump_expr(o, e->then);
-    puts_(o, " ");
-    dump_expr(o, e->els);
-    puts_(o, ")");
-    break;
-  case ND_CALL:
-    putf(o, "(call %s", e->name ? e->name : "?");
-    dump_list(o, e->args);
-    puts_(o, ")");
-    break;
-  case ND_CAST:
-    puts_(o, "(cast ");
-    put_texpr(o, e->texpr);
-    puts_(o, " ");
-    dump_expr(o, e->lhs);
-    puts_(o, ")");
-    break;
-  case ND_INDEX:
-    puts_(o, "(index ");
-    dump_expr(o, e->lhs);
-    dump_list(o, e->args);
-    puts_(o, ")");
-    break;
-  case ND_MEMBER:
-    puts_(o, "(member ");
-    dump_expr(o, e->lhs);
-    putf(o, " %s)", e->name ? e->name : "?");
-    break;
-  default: putf(o, "(?node %d)", (int)e->kind); break;
+    case ND_INT:
+      putf(o, "(int %llu", (unsigned long long)e->ival);
+      put_suffix(o, e->suffix);
+      puts_(o, ")");
+      break;
+    case ND_FLOAT:
+      puts_(o, "(float ");
+      put_double(o, e->fval);
+      put_suffix(o, e->suffix);
+      puts_(o, ")");
+      break;
+    case ND_BOOL: puts_(o, e->ival ? "(bool true)" : "(bool false)"); break;
+    case ND_STRING:
+      puts_(o, "(string ");
+      put_string(o, e->str ? e->str : "", e->str_len);
+      puts_(o, ")");
+      break;
+    case ND_IDENT: putf(o, "(ident %s)", e->name ? e->name : "?"); break;
+    case ND_UNARY:
+      puts_(o, "(unary ");
+      put_op(o, e->op);
+      puts_(o, " ");
+      dump_expr(o, e->lhs);
+      puts_(o, ")");
+      break;
+    case ND_ADDR:
+      puts_(o, "(addr ");
+      dump_expr(o, e->lhs);
+      puts_(o, ")");
+      break;
+    case ND_CONV:
+      puts_(o, "(conv ");
+      dump_expr(o, e->lhs);
+      puts_(o, ")");
+      break;
+    case ND_BINARY:
+      puts_(o, "(binary ");
+      put_op(o, e->op);
+      puts_(o, " ");
+      dump_expr(o, e->lhs);
+      puts_(o, " ");
+      dump_expr(o, e->rhs);
+      puts_(o, ")");
+      break;
+    case ND_COND:
+      puts_(o, "(cond ");
+      dump_expr(o, e->cond);
+      puts_(o, " ");
+      dump_expr(o, e->then);
+      puts_(o, " ");
+      dump_expr(o, e->els);
+      puts_(o, ")");
+      break;
+    case ND_CALL:
+      putf(o, "(call %s", e->name ? e->name : "?");
+      dump_list(o, e->args);
+      puts_(o, ")");
+      break;
+    case ND_CAST:
+      puts_(o, "(cast ");
+      put_texpr(o, e->texpr);
+      puts_(o, " ");
+      dump_expr(o, e->lhs);
+      puts_(o, ")");
+      break;
+    case ND_INDEX:
+      puts_(o, "(index ");
+      dump_expr(o, e->lhs);
+      dump_list(o, e->args);
+      puts_(o, ")");
+      break;
+    case ND_MEMBER:
+      puts_(o, "(member ");
+      dump_expr(o, e->lhs);
+      putf(o, " %s)", e->name ? e->name : "?");
+      break;
+    default: putf(o, "(?node %d)", (int)e->kind); break;
   }
 }
 
@@ -223,16 +223,14 @@ static void dump_expr(Out *o, const Node *e) {
     return;
   }
   dump_expr_body(o, e);
-  if (o->typed && e->ty)
-    putf(o, ":%s", type_name(e->ty));
+  if (o->typed && e->ty) putf(o, ":%s", type_name(e->ty));
 }
 
 static void dump_stmt(Out *o, const Node *s);
 
 static void dump_var(Out *o, const Var *v) {
   putf(o, "(var %s ", v->name ? v->name : "?");
-  if (v->is_const)
-    puts_(o, "const ");
+  if (v->is_const) puts_(o, "const ");
   put_texpr(o, v->texpr);
   puts_(o, " ");
   dump_expr(o, v->init);
@@ -249,74 +247,77 @@ static void dump_opt_stmt(Out *o, const Node *s) {
 
 static void dump_stmt(Out *o, const Node *s) {
   switch (s->kind) {
-  case ND_BLOCK:
-    puts_(o, "(block");
-    for (const Node *n = s->body; n; n = n->next) {
-      puts_(o, " ");
-      dump_stmt(o, n);
-    }
-    puts_(o, ")");
-    break;
-  case ND_VARDECL: dump_var(o, s->var); break;
-  case ND_ASSIGN:
-    puts_(o, "(assign ");
-    put_op(o, s->op);
-    puts_(o, " ");
-    dump_expr(o, s->lhs);
-    puts_(o, " ");
-    dump_expr(o, s->rhs);
-    puts_(o, ")");
-    break;
-  case ND_INCDEC:
-    puts_(o, "(incdec ");
-    put_op(o, s->op);
-    puts_(o, " ");
-    dump_expr(o, s->lhs);
-    puts_(o, ")");
-    break;
-  case ND_EXPR_STMT: puts_(o, "(expr "); dump_expr(o, s->lhs); puts_(o, ")"); break;
-  case ND_IF:
-    puts_(o, "(if ");
-    dump_expr(o, s->cond);
-    dump_opt_stmt(o, s->then);
-    if (s->els)
-      dump_opt_stmt(o, s->els);
-    puts_(o, ")");
-    break;
-  case ND_FOR:
-    puts_(o, "(for");
-    dump_opt_stmt(o, s->init);
-    puts_(o, " ");
-    dump_expr(o, s->cond);
-    dump_opt_stmt(o, s->inc);
-    dump_opt_stmt(o, s->body);
-    puts_(o, ")");
-    break;
-  case ND_WHILE:
-    puts_(o, "(while ");
-    dump_expr(o, s->cond);
-    dump_opt_stmt(o, s->body);
-    puts_(o, ")");
-    break;
-  case ND_DO:
-    puts_(o, "(do");
-    dump_opt_stmt(o, s->body);
-    puts_(o, " ");
-    dump_expr(o, s->cond);
-    puts_(o, ")");
-    break;
-  case ND_BREAK: puts_(o, "(break)"); break;
-  case ND_CONTINUE: puts_(o, "(continue)"); break;
-  case ND_RETURN:
-    puts_(o, "(return");
-    if (s->lhs) {
+    case ND_BLOCK:
+      puts_(o, "(block");
+      for (const Node *n = s->body; n; n = n->next) {
+        puts_(o, " ");
+        dump_stmt(o, n);
+      }
+      puts_(o, ")");
+      break;
+    case ND_VARDECL: dump_var(o, s->var); break;
+    case ND_ASSIGN:
+      puts_(o, "(assign ");
+      put_op(o, s->op);
       puts_(o, " ");
       dump_expr(o, s->lhs);
-    }
-    puts_(o, ")");
-    break;
-  case ND_EMPTY: puts_(o, "(empty)"); break;
-  default: dump_expr(o, s); break;
+      puts_(o, " ");
+      dump_expr(o, s->rhs);
+      puts_(o, ")");
+      break;
+    case ND_INCDEC:
+      puts_(o, "(incdec ");
+      put_op(o, s->op);
+      puts_(o, " ");
+      dump_expr(o, s->lhs);
+      puts_(o, ")");
+      break;
+    case ND_EXPR_STMT:
+      puts_(o, "(expr ");
+      dump_expr(o, s->lhs);
+      puts_(o, ")");
+      break;
+    case ND_IF:
+      puts_(o, "(if ");
+      dump_expr(o, s->cond);
+      dump_opt_stmt(o, s->then);
+      if (s->els) dump_opt_stmt(o, s->els);
+      puts_(o, ")");
+      break;
+    case ND_FOR:
+      puts_(o, "(for");
+      dump_opt_stmt(o, s->init);
+      puts_(o, " ");
+      dump_expr(o, s->cond);
+      dump_opt_stmt(o, s->inc);
+      dump_opt_stmt(o, s->body);
+      puts_(o, ")");
+      break;
+    case ND_WHILE:
+      puts_(o, "(while ");
+      dump_expr(o, s->cond);
+      dump_opt_stmt(o, s->body);
+      puts_(o, ")");
+      break;
+    case ND_DO:
+      puts_(o, "(do");
+      dump_opt_stmt(o, s->body);
+      puts_(o, " ");
+      dump_expr(o, s->cond);
+      puts_(o, ")");
+      break;
+    case ND_BREAK: puts_(o, "(break)"); break;
+    case ND_CONTINUE: puts_(o, "(continue)"); break;
+    case ND_RETURN:
+      puts_(o, "(return");
+      if (s->lhs) {
+        puts_(o, " ");
+        dump_expr(o, s->lhs);
+      }
+      puts_(o, ")");
+      break;
+    case ND_EMPTY: puts_(o, "(empty)"); break;
+    default: dump_expr(o, s); break;
   }
 }
 
@@ -325,8 +326,7 @@ static void dump_params(Out *o, const Decl *d) {
   for (int i = 0; i < d->nparams; i++) {
     const Var *v = d->params[i];
     putf(o, " (%s ", v->name ? v->name : "?");
-    if (v->is_const)
-      puts_(o, "const ");
+    if (v->is_const) puts_(o, "const ");
     put_texpr(o, v->texpr);
     puts_(o, ")");
   }
@@ -348,29 +348,29 @@ static void dump_func(Out *o, const Decl *d) {
 
 static void dump_decl(Out *o, const Decl *d) {
   switch (d->kind) {
-  case DECL_IMPORT:
-    puts_(o, "(import ");
-    put_string(o, d->path ? d->path : "", d->path ? strlen(d->path) : 0);
-    puts_(o, ")");
-    break;
-  case DECL_CONST:
-    putf(o, "(const %s ", d->name ? d->name : "?");
-    put_texpr(o, d->texpr);
-    puts_(o, " ");
-    dump_expr(o, d->init);
-    puts_(o, ")");
-    break;
-  case DECL_STRUCT:
-    putf(o, "(struct %s", d->name ? d->name : "?");
-    for (int i = 0; i < d->nfields; i++) {
-      putf(o, " (%s ", d->fields[i].name ? d->fields[i].name : "?");
-      put_texpr(o, d->fields[i].texpr);
+    case DECL_IMPORT:
+      puts_(o, "(import ");
+      put_string(o, d->path ? d->path : "", d->path ? strlen(d->path) : 0);
       puts_(o, ")");
-    }
-    puts_(o, ")");
-    break;
-  case DECL_FUNC:
-  case DECL_KERNEL: dump_func(o, d); break;
+      break;
+    case DECL_CONST:
+      putf(o, "(const %s ", d->name ? d->name : "?");
+      put_texpr(o, d->texpr);
+      puts_(o, " ");
+      dump_expr(o, d->init);
+      puts_(o, ")");
+      break;
+    case DECL_STRUCT:
+      putf(o, "(struct %s", d->name ? d->name : "?");
+      for (int i = 0; i < d->nfields; i++) {
+        putf(o, " (%s ", d->fields[i].name ? d->fields[i].name : "?");
+        put_texpr(o, d->fields[i].texpr);
+        puts_(o, ")");
+      }
+      puts_(o, ")");
+      break;
+    case DECL_FUNC:
+    case DECL_KERNEL: dump_func(o, d); break;
   }
 }
 

@@ -16,7 +16,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct Row { Builtin b; int seq; } Row;
+typedef struct Row {
+  Builtin b;
+  int seq;
+} Row;
 
 static Builtin *table;
 static int ntable;
@@ -67,7 +70,10 @@ static void add_row(const char *name, const char *stem, Type *ret, int n, Type *
   if (nrows == caprows) {
     int cap = caprows ? caprows * 2 : 512;
     Row *r = realloc(rows, (size_t)cap * sizeof *r);
-    if (!r) { failed = true; return; }
+    if (!r) {
+      failed = true;
+      return;
+    }
     rows = r, caprows = cap;
   }
   Row *r = &rows[nrows];
@@ -78,7 +84,10 @@ static void add_row(const char *name, const char *stem, Type *ret, int n, Type *
   r->b.nparams = n;
   for (int i = 0; i < n; i++) r->b.params[i] = ps[i];
   r->seq = nrows;
-  if (!r->b.cname) { failed = true; return; }
+  if (!r->b.cname) {
+    failed = true;
+    return;
+  }
   nrows++;
 }
 
@@ -98,8 +107,8 @@ static void add3(const char *name, const char *stem, Type *ret, Type *a, Type *b
 /* ---- the entries ------------------------------------------------------------ */
 
 static const char *const unary_math[] = {
-    "sqrt", "rsqrt", "cbrt", "exp",  "exp2", "log",   "log2",  "log10", "sin",   "cos",   "tan",
-    "asin", "acos",  "atan", "sinh", "cosh", "tanh",  "floor", "ceil",  "round", "trunc"};
+    "sqrt", "rsqrt", "cbrt", "exp",  "exp2", "log",  "log2",  "log10", "sin",   "cos",  "tan",
+    "asin", "acos",  "atan", "sinh", "cosh", "tanh", "floor", "ceil",  "round", "trunc"};
 static const char *const binary_math[] = {"pow", "atan2", "fmod"};
 static const char *const float_tests[] = {"isnan", "isinf", "isfinite"};
 
@@ -250,10 +259,12 @@ const Builtin *builtin_get(int index) {
 int builtin_overloads(const char *name, int *first) {
   ensure();
   int lo = 0, hi = ntable;
-  while (lo < hi) {   /* the first entry whose name is >= name */
+  while (lo < hi) { /* the first entry whose name is >= name */
     int mid = lo + (hi - lo) / 2;
-    if (strcmp(table[mid].name, name) < 0) lo = mid + 1;
-    else hi = mid;
+    if (strcmp(table[mid].name, name) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
   }
   int end = lo;
   while (end < ntable && strcmp(table[end].name, name) == 0) end++;
@@ -285,22 +296,22 @@ const char *builtin_type_code(const Type *t) {
   static const char *const mat_codes[3] = {"m22", "m33", "m44"};
   if (!t) return NULL;
   switch (t->kind) {
-  case TY_BOOL: return "b";
-  case TY_I8: return "i8";
-  case TY_I16: return "i16";
-  case TY_I32: return "i32";
-  case TY_I64: return "i64";
-  case TY_U8: return "u8";
-  case TY_U16: return "u16";
-  case TY_U32: return "u32";
-  case TY_U64: return "u64";
-  case TY_F16: return "f16";
-  case TY_F32: return "f32";
-  case TY_F64: return "f64";
-  case TY_VEC: return vec_code(t);
-  case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
-  case TY_QUAT: return "q";
-  default: return NULL;
+    case TY_BOOL: return "b";
+    case TY_I8: return "i8";
+    case TY_I16: return "i16";
+    case TY_I32: return "i32";
+    case TY_I64: return "i64";
+    case TY_U8: return "u8";
+    case TY_U16: return "u16";
+    case TY_U32: return "u32";
+    case TY_U64: return "u64";
+    case TY_F16: return "f16";
+    case TY_F32: return "f32";
+    case TY_F64: return "f64";
+    case TY_VEC: return vec_code(t);
+    case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
+    case TY_QUAT: return "q";
+    default: return NULL;
   }
 }
 
@@ -308,21 +319,21 @@ const char *builtin_ctype(const Type *t) {
   static const char *const mat_names[3] = {"kn_mat22", "kn_mat33", "kn_mat44"};
   if (!t) return NULL;
   switch (t->kind) {
-  case TY_BOOL: return "bool";
-  case TY_I8: return "int8_t";
-  case TY_I16: return "int16_t";
-  case TY_I32: return "int32_t";
-  case TY_I64: return "int64_t";
-  case TY_U8: return "uint8_t";
-  case TY_U16: return "uint16_t";
-  case TY_U32: return "uint32_t";
-  case TY_U64: return "uint64_t";
-  case TY_F16: return "kn_f16";
-  case TY_F32: return "float";
-  case TY_F64: return "double";
-  case TY_VEC: return vec_ctype(t);
-  case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
-  case TY_QUAT: return "kn_quat";
-  default: return NULL;
+    case TY_BOOL: return "bool";
+    case TY_I8: return "int8_t";
+    case TY_I16: return "int16_t";
+    case TY_I32: return "int32_t";
+    case TY_I64: return "int64_t";
+    case TY_U8: return "uint8_t";
+    case TY_U16: return "uint16_t";
+    case TY_U32: return "uint32_t";
+    case TY_U64: return "uint64_t";
+    case TY_F16: return "kn_f16";
+    case TY_F32: return "float";
+    case TY_F64: return "double";
+    case TY_VEC: return vec_ctype(t);
+    case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
+    case TY_QUAT: return "kn_quat";
+    default: return NULL;
   }
 }

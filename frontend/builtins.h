@@ -20,8 +20,8 @@
 #define BUILTIN_MAX_PARAMS 4
 
 typedef struct Builtin {
-  const char *name;    /* as written in kern ("sqrt", "op+") */
-  const char *cname;   /* the stdlib function ("kn_sqrt_f32") */
+  const char *name;  /* as written in kern ("sqrt", "op+") */
+  const char *cname; /* the stdlib function ("kn_sqrt_f32") */
   Type *ret;
   int nparams;
   Type *params[BUILTIN_MAX_PARAMS];

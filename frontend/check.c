@@ -167,28 +167,23 @@ static void stmt(Check *, Node *);
 
 static void *alloc(Check *c, size_t size) {
   void *p = arena_alloc(c->arena, size ? size : 1);
-  if (!p)
-    longjmp(c->oom, 1);
+  if (!p) longjmp(c->oom, 1);
   return p;
 }
 
 static void *grow(Check *c, void *old, int n, int *cap, size_t elem) {
-  if (n < *cap)
-    return old;
+  if (n < *cap) return old;
   int ncap = *cap ? *cap * 2 : 8;
   void *p = alloc(c, (size_t)ncap * elem);
-  if (old)
-    memcpy(p, old, (size_t)n * elem);
+  if (old) memcpy(p, old, (size_t)n * elem);
   *cap = ncap;
   return p;
 }
 
 static size_t hash_key(const Map *m, const void *key) {
-  if (m->by_ptr)
-    return (size_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull);
+  if (m->by_ptr) return (size_t)(((uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull);
   size_t h = 14695981039346656037ull;
-  for (const unsigned char *s = key; *s; s++)
-    h = (h ^ *s) * 1099511628211ull;
+  for (const unsigned char *s = key; *s; s++) h = (h ^ *s) * 1099511628211ull;
   return h;
 }
 
@@ -198,8 +193,7 @@ static bool key_eq(const Map *m, const void *a, const void *b) {
 
 static Slot *map_slot(const Map *m, const void *key) {
   size_t i = hash_key(m, key) & (m->cap - 1);
-  while (m->slots[i].key && !key_eq(m, m->slots[i].key, key))
-    i = (i + 1) & (m->cap - 1);
+  while (m->slots[i].key && !key_eq(m, m->slots[i].key, key)) i = (i + 1) & (m->cap - 1);
   return &m->slots[i];
 }
 
@@ -212,14 +206,12 @@ static void map_put(Check *c, Map *m, const void *key, void *val) {
     Map big = {.cap = m->cap ? m->cap * 2 : 64, .by_ptr = m->by_ptr};
     big.slots = alloc(c, big.cap * sizeof(Slot));
     for (size_t i = 0; i < m->cap; i++)
-      if (m->slots[i].key)
-        *map_slot(&big, m->slots[i].key) = m->slots[i];
+      if (m->slots[i].key) *map_slot(&big, m->slots[i].key) = m->slots[i];
     big.n = m->n;
     *m = big;
   }
   Slot *s = map_slot(m, key);
-  if (!s->key)
-    m->n++;
+  if (!s->key) m->n++;
   s->key = key;
   s->val = val;
 }
@@ -235,9 +227,7 @@ static Info *info(Check *c, Decl *d) {
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static bool is_err(const Type *t) {
-  return !t || t->kind == TY_ERROR;
-}
+static bool is_err(const Type *t) { return !t || t->kind == TY_ERROR; }
 
 static bool is_untyped(const Type *t) {
   return t && (t->kind == TY_UNTYPED_INT || t->kind == TY_UNTYPED_FLOAT);
@@ -248,76 +238,66 @@ static bool is_vmq(const Type *t) {
   return t && (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT);
 }
 
-static bool is_intlike(const Type *t) {
-  return type_is_int(t) || (t && t->kind == TY_UNTYPED_INT);
-}
+static bool is_intlike(const Type *t) { return type_is_int(t) || (t && t->kind == TY_UNTYPED_INT); }
 
-static bool is_numlike(const Type *t) {
-  return type_is_numeric(t) || is_untyped(t);
-}
+static bool is_numlike(const Type *t) { return type_is_numeric(t) || is_untyped(t); }
 
-static Val val_err(void) {
-  return (Val){.ty = &ty_error};
-}
+static Val val_err(void) { return (Val){.ty = &ty_error}; }
 
-static Val val_of(Type *t) {
-  return (Val){.ty = t};
-}
+static Val val_of(Type *t) { return (Val){.ty = t}; }
 
-static const char *tname(const Type *t) {
-  return type_name(t);
-}
+static const char *tname(const Type *t) { return type_name(t); }
 
 static const char *op_text(int op) {
   switch (op) {
-  case TK_PLUS: return "+";
-  case TK_PLUSEQ: return "+=";
-  case TK_MINUS: return "-";
-  case TK_MINUSEQ: return "-=";
-  case TK_STAR: return "*";
-  case TK_STAREQ: return "*=";
-  case TK_SLASH: return "/";
-  case TK_SLASHEQ: return "/=";
-  case TK_PERCENT: return "%";
-  case TK_PERCENTEQ: return "%=";
-  case TK_AMP: return "&";
-  case TK_AMPEQ: return "&=";
-  case TK_PIPE: return "|";
-  case TK_PIPEEQ: return "|=";
-  case TK_CARET: return "^";
-  case TK_CARETEQ: return "^=";
-  case TK_SHL: return "<<";
-  case TK_SHLEQ: return "<<=";
-  case TK_SHR: return ">>";
-  case TK_SHREQ: return ">>=";
-  case TK_LT: return "<";
-  case TK_GT: return ">";
-  case TK_LE: return "<=";
-  case TK_GE: return ">=";
-  case TK_EQEQ: return "==";
-  case TK_NE: return "!=";
-  case TK_ANDAND: return "&&";
-  case TK_OROR: return "||";
-  case TK_BANG: return "!";
-  case TK_TILDE: return "~";
-  default: return "?";
+    case TK_PLUS: return "+";
+    case TK_PLUSEQ: return "+=";
+    case TK_MINUS: return "-";
+    case TK_MINUSEQ: return "-=";
+    case TK_STAR: return "*";
+    case TK_STAREQ: return "*=";
+    case TK_SLASH: return "/";
+    case TK_SLASHEQ: return "/=";
+    case TK_PERCENT: return "%";
+    case TK_PERCENTEQ: return "%=";
+    case TK_AMP: return "&";
+    case TK_AMPEQ: return "&=";
+    case TK_PIPE: return "|";
+    case TK_PIPEEQ: return "|=";
+    case TK_CARET: return "^";
+    case TK_CARETEQ: return "^=";
+    case TK_SHL: return "<<";
+    case TK_SHLEQ: return "<<=";
+    case TK_SHR: return ">>";
+    case TK_SHREQ: return ">>=";
+    case TK_LT: return "<";
+    case TK_GT: return ">";
+    case TK_LE: return "<=";
+    case TK_GE: return ">=";
+    case TK_EQEQ: return "==";
+    case TK_NE: return "!=";
+    case TK_ANDAND: return "&&";
+    case TK_OROR: return "||";
+    case TK_BANG: return "!";
+    case TK_TILDE: return "~";
+    default: return "?";
   }
 }
 
 /* The binary operator a compound assignment applies (TK_PLUSEQ -> TK_PLUS). */
 static int compound_op(int op) {
   switch (op) {
-  case TK_PLUSEQ: return TK_PLUS;
-  case TK_MINUSEQ: return TK_MINUS;
-  case TK_STAREQ: return TK_STAR;
-  case TK_SLASHEQ: return TK_SLASH;
-  case TK_PERCENTEQ: return TK_PERCENT;
-  case TK_AMPEQ: return TK_AMP;
-  case TK_PIPEEQ: return TK_PIPE;
-  case TK_CARETEQ: return TK_CARET;
-  case TK_SHLEQ: return TK_SHL;
-  case TK_SHREQ: return TK_SHR;
-  default: return 0;
+    case TK_PLUSEQ: return TK_PLUS;
+    case TK_MINUSEQ: return TK_MINUS;
+    case TK_STAREQ: return TK_STAR;
+    case TK_SLASHEQ: return TK_SLASH;
+    case TK_PERCENTEQ: return TK_PERCENT;
+    case TK_AMPEQ: return TK_AMP;
+    case TK_PIPEEQ: return TK_PIPE;
+    case TK_CARETEQ: return TK_CARET;
+    case TK_SHLEQ: return TK_SHL;
+    case TK_SHREQ: return TK_SHR;
+    default: return 0;
   }
 }
 
@@ -325,24 +305,20 @@ static bool is_compare(int op) {
   return op == TK_LT || op == TK_GT || op == TK_LE || op == TK_GE || op == TK_EQEQ || op == TK_NE;
 }
 
-static bool is_shift(int op) {
-  return op == TK_SHL || op == TK_SHR;
-}
+static bool is_shift(int op) { return op == TK_SHL || op == TK_SHR; }
 
-static bool is_bitwise(int op) {
-  return op == TK_AMP || op == TK_PIPE || op == TK_CARET;
-}
+static bool is_bitwise(int op) { return op == TK_AMP || op == TK_PIPE || op == TK_CARET; }
 
 /* The "op+" ... names the builtin table uses for operators. */
 static const char *op_builtin_name(int op) {
   switch (op) {
-  case TK_PLUS: return "op+";
-  case TK_MINUS: return "op-";
-  case TK_STAR: return "op*";
-  case TK_SLASH: return "op/";
-  case TK_EQEQ: return "op==";
-  case TK_NE: return "op!=";
-  default: return NULL;
+    case TK_PLUS: return "op+";
+    case TK_MINUS: return "op-";
+    case TK_STAR: return "op*";
+    case TK_SLASH: return "op/";
+    case TK_EQEQ: return "op==";
+    case TK_NE: return "op!=";
+    default: return NULL;
   }
 }
 
@@ -355,18 +331,15 @@ static void fmt_i128(char *buf, size_t cap, i128 v) {
     u /= 10;
   } while (u && n < 60);
   size_t k = 0;
-  if (v < 0 && k + 1 < cap)
-    buf[k++] = '-';
-  while (n && k + 1 < cap)
-    buf[k++] = tmp[--n];
+  if (v < 0 && k + 1 < cap) buf[k++] = '-';
+  while (n && k + 1 < cap) buf[k++] = tmp[--n];
   buf[k] = 0;
 }
 
 /* A constant as the user would write it, for messages. */
 static const char *val_text(Check *c, const Val *v) {
   char buf[64];
-  if (v->ty->kind == TY_BOOL)
-    return v->i ? "true" : "false";
+  if (v->ty->kind == TY_BOOL) return v->i ? "true" : "false";
   if (is_intlike(v->ty)) {
     fmt_i128(buf, sizeof buf, v->i);
     return arena_strdup(c->arena, buf);
@@ -375,29 +348,24 @@ static const char *val_text(Check *c, const Val *v) {
 }
 
 static const char *ctx_text(Check *c, Ctx x) {
-  if (x.arg > 0 && x.name)
-    return arena_printf(c->arena, "%s %d of '%s'", x.what, x.arg, x.name);
-  if (x.name)
-    return arena_printf(c->arena, "%s '%s'", x.what, x.name);
+  if (x.arg > 0 && x.name) return arena_printf(c->arena, "%s %d of '%s'", x.what, x.arg, x.name);
+  if (x.name) return arena_printf(c->arena, "%s '%s'", x.what, x.name);
   return x.what;
 }
 
 /* "f(int32, float32)" */
 static const char *sig_text(Check *c, const char *name, Type *const *types, int n) {
   size_t len = strlen(name) + 3;
-  for (int i = 0; i < n; i++)
-    len += strlen(tname(types[i])) + 2;
+  for (int i = 0; i < n; i++) len += strlen(tname(types[i])) + 2;
   char *s = alloc(c, len);
   char *p = s + sprintf(s, "%s(", name);
-  for (int i = 0; i < n; i++)
-    p += sprintf(p, "%s%s", i ? ", " : "", tname(types[i]));
+  for (int i = 0; i < n; i++) p += sprintf(p, "%s%s", i ? ", " : "", tname(types[i]));
   strcpy(p, ")");
   return s;
 }
 
 static bool nest_enter(Check *c, SrcLoc loc) {
-  if (++c->nest <= MAX_NEST)
-    return true;
+  if (++c->nest <= MAX_NEST) return true;
   if (!c->too_deep)
     diag_error(c->diags, loc, "nested too deeply (the limit is %d levels)", MAX_NEST);
   c->too_deep = true;
@@ -408,21 +376,17 @@ static bool nest_enter(Check *c, SrcLoc loc) {
 
 static int edit_distance(const char *a, const char *b) {
   size_t la = strlen(a), lb = strlen(b);
-  if (la > 40 || lb > 40)
-    return 99;
+  if (la > 40 || lb > 40) return 99;
   int row[41];
-  for (size_t j = 0; j <= lb; j++)
-    row[j] = (int)j;
+  for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
   for (size_t i = 1; i <= la; i++) {
     int diag = row[0];
     row[0] = (int)i;
     for (size_t j = 1; j <= lb; j++) {
       int up = row[j];
       int best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best)
-        best = up + 1;
-      if (row[j - 1] + 1 < best)
-        best = row[j - 1] + 1;
+      if (up + 1 < best) best = up + 1;
+      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
       row[j] = best;
       diag = up;
     }
@@ -437,8 +401,7 @@ typedef struct Suggest {
 } Suggest;
 
 static void suggest_try(Suggest *s, const char *cand) {
-  if (!cand || strcmp(cand, s->name) == 0)
-    return;
+  if (!cand || strcmp(cand, s->name) == 0) return;
   int d = edit_distance(s->name, cand);
   int limit = ((int)strlen(s->name) + 2) / 4; /* 1 for 2..5 bytes, 2 for 6..9 ... */
   if (d <= limit && d < s->dist) {
@@ -450,31 +413,25 @@ static void suggest_try(Suggest *s, const char *cand) {
 /* values: locals in scope and consts; functions: user and builtin functions */
 static const char *suggest(Check *c, const char *name, bool functions) {
   Suggest s = {.name = name, .dist = 99};
-  if (diag_errors(c->diags) > 50)
-    return NULL;
+  if (diag_errors(c->diags) > 50) return NULL;
   if (!functions)
-    for (int i = 0; i < c->nundo; i++)
-      suggest_try(&s, c->undo[i]->var->name);
+    for (int i = 0; i < c->nundo; i++) suggest_try(&s, c->undo[i]->var->name);
   for (size_t i = 0; i < c->globals.cap; i++) {
     Sym *sym = c->globals.slots[i].val;
-    if (!sym)
-      continue;
+    if (!sym) continue;
     DeclKind k = sym->decl->kind;
     if (functions ? k == DECL_FUNC || k == DECL_STRUCT : k == DECL_CONST)
       suggest_try(&s, sym->decl->name);
   }
   if (functions)
     for (int i = 0; i < builtin_count(); i++)
-      if (strncmp(builtin_get(i)->name, "op", 2) != 0)
-        suggest_try(&s, builtin_get(i)->name);
+      if (strncmp(builtin_get(i)->name, "op", 2) != 0) suggest_try(&s, builtin_get(i)->name);
   return s.best;
 }
 
 /* ---- scopes ---------------------------------------------------------------- */
 
-static void scope_open(Check *c) {
-  c->depth++;
-}
+static void scope_open(Check *c) { c->depth++; }
 
 static void scope_close(Check *c) {
   while (c->nundo && c->undo[c->nundo - 1]->depth == c->depth) {
@@ -485,8 +442,7 @@ static void scope_close(Check *c) {
 }
 
 static void declare(Check *c, Var *v) {
-  if (!v->name)
-    return;
+  if (!v->name) return;
   Bind *old = map_get(&c->locals, v->name);
   if (old && old->depth == c->depth) {
     diag_error(c->diags, v->loc, "redeclaration of '%s'", v->name);
@@ -502,19 +458,15 @@ static void declare(Check *c, Var *v) {
   c->undo[c->nundo++] = b;
 }
 
-static Sym *global(Check *c, const char *name) {
-  return name ? map_get(&c->globals, name) : NULL;
-}
+static Sym *global(Check *c, const char *name) { return name ? map_get(&c->globals, name) : NULL; }
 
 /* ---- types as written ------------------------------------------------------ */
 
 /* Resolves a TypeExpr; `what` names the place for "cannot be an array" errors
  * (NULL where arrays are allowed). auto resolves to NULL: the caller decides. */
 static Type *resolve_type(Check *c, TypeExpr *te, const char *what) {
-  if (!te)
-    return &ty_error;
-  if (te->is_auto)
-    return NULL;
+  if (!te) return &ty_error;
+  if (te->is_auto) return NULL;
   Type *t = te->builtin;
   if (!t) {
     Sym *s = global(c, te->name);
@@ -529,8 +481,7 @@ static Type *resolve_type(Check *c, TypeExpr *te, const char *what) {
     }
     t = s->decl->sty;
   }
-  if (te->ndim == 0)
-    return t;
+  if (te->ndim == 0) return t;
   if (what) {
     diag_error(c->diags, te->loc, "%s cannot be an array (arrays are only parameters)", what);
     return &ty_error;
@@ -540,15 +491,13 @@ static Type *resolve_type(Check *c, TypeExpr *te, const char *what) {
     return &ty_error;
   }
   Type *a = type_array(c->arena, t, te->ndim);
-  if (!a)
-    longjmp(c->oom, 1);
+  if (!a) longjmp(c->oom, 1);
   return a;
 }
 
 static Type *ptr_to(Check *c, Type *t) {
   Type *p = type_ptr(c->arena, t);
-  if (!p)
-    longjmp(c->oom, 1);
+  if (!p) longjmp(c->oom, 1);
   return p;
 }
 
@@ -588,47 +537,40 @@ static void wrap_conv(Check *c, Node *n, Type *t) {
 static const i128 UNTYPED_MAX = ((i128)1 << 64) - 1;
 
 static i128 int_min(const Type *t) {
-  if (t->kind == TY_UNTYPED_INT)
-    return -UNTYPED_MAX;
+  if (t->kind == TY_UNTYPED_INT) return -UNTYPED_MAX;
   return type_is_signed(t) ? -((i128)1 << (t->size * 8 - 1)) : 0;
 }
 
 static i128 int_max(const Type *t) {
-  if (t->kind == TY_UNTYPED_INT)
-    return UNTYPED_MAX;
+  if (t->kind == TY_UNTYPED_INT) return UNTYPED_MAX;
   int bits = t->size * 8 - (type_is_signed(t) ? 1 : 0);
   return ((i128)1 << bits) - 1;
 }
 
-static bool int_fits(i128 v, const Type *t) {
-  return v >= int_min(t) && v <= int_max(t);
-}
+static bool int_fits(i128 v, const Type *t) { return v >= int_min(t) && v <= int_max(t); }
 
 /* Two's complement wrap-around to t's width (casts, shifts, bitwise). */
 static i128 int_wrap(i128 v, const Type *t) {
-  if (t->kind == TY_UNTYPED_INT)
-    return v;
+  if (t->kind == TY_UNTYPED_INT) return v;
   int bits = t->size * 8;
   u128 mask = ((u128)1 << bits) - 1;
   u128 u = (u128)v & mask;
-  if (type_is_signed(t) && (u >> (bits - 1)))
-    return -(i128)(((u ^ mask) + 1) & mask);
+  if (type_is_signed(t) && (u >> (bits - 1))) return -(i128)(((u ^ mask) + 1) & mask);
   return (i128)u;
 }
 
 /* Largest finite value plus half an ulp: anything at or above rounds to inf. */
 static double float_limit(const Type *t) {
   switch (t->kind) {
-  case TY_F16: return 65520.0;
-  case TY_F32: return 0x1.ffffffp127;
-  default: return INFINITY;
+    case TY_F16: return 65520.0;
+    case TY_F32: return 0x1.ffffffp127;
+    default: return INFINITY;
   }
 }
 
 /* Rounds to float16 precision, ties to even (11 significant bits). */
 static double round_f16(double d) {
-  if (d == 0 || !isfinite(d))
-    return d;
+  if (d == 0 || !isfinite(d)) return d;
   int e;
   frexp(d, &e);
   double q = ldexp(1.0, e < -13 ? -24 : e - 11);
@@ -636,17 +578,13 @@ static double round_f16(double d) {
 }
 
 static double round_float(double d, const Type *t) {
-  if (t->kind == TY_F32)
-    return (double)(float)d;
-  if (t->kind == TY_F16)
-    return round_f16(d);
+  if (t->kind == TY_F32) return (double)(float)d;
+  if (t->kind == TY_F16) return round_f16(d);
   return d;
 }
 
 /* Is d an integer we can hold in an i128 without undefined behaviour? */
-static bool float_integral(double d) {
-  return isfinite(d) && fabs(d) < 0x1p100 && d == trunc(d);
-}
+static bool float_integral(double d) { return isfinite(d) && fabs(d) < 0x1p100 && d == trunc(d); }
 
 static bool report_overflow(Check *c, SrcLoc loc, const Val *v, const Type *t) {
   if (t->kind == TY_UNTYPED_INT)
@@ -660,15 +598,13 @@ static bool report_overflow(Check *c, SrcLoc loc, const Val *v, const Type *t) {
 
 /* Checks that integer v fits t (an int type or untyped int). */
 static bool check_int(Check *c, SrcLoc loc, Val *v, Type *t) {
-  if (int_fits(v->i, t))
-    return true;
+  if (int_fits(v->i, t)) return true;
   return report_overflow(c, loc, v, t);
 }
 
 /* Rounds float v to t and checks for overflow. */
 static bool check_float(Check *c, SrcLoc loc, Val *v, Type *t) {
-  if (!isfinite(v->f) || fabs(v->f) >= float_limit(t))
-    return report_overflow(c, loc, v, t);
+  if (!isfinite(v->f) || fabs(v->f) >= float_limit(t)) return report_overflow(c, loc, v, t);
   v->f = round_float(v->f, t);
   return true;
 }
@@ -693,17 +629,14 @@ static bool const_convert(Check *c, SrcLoc loc, Val *v, Type *t) {
     }
     Val shown = *v;
     shown.ty = &ty_untyped_int;
-    if (!int_fits(v->i, t))
-      return report_overflow(c, loc, &shown, t);
+    if (!int_fits(v->i, t)) return report_overflow(c, loc, &shown, t);
     v->ty = t;
     return true;
   }
-  if (from_int)
-    v->f = (double)v->i;
+  if (from_int) v->f = (double)v->i;
   Val shown = *v;
   shown.ty = &ty_untyped_float;
-  if (!check_float(c, loc, &shown, t))
-    return false;
+  if (!check_float(c, loc, &shown, t)) return false;
   v->f = shown.f;
   v->ty = t;
   return true;
@@ -725,8 +658,7 @@ static bool const_cast(Check *c, SrcLoc loc, Val *v, Type *t) {
     }
     v->i = int_wrap(v->i, t);
   } else {
-    if (from_int)
-      v->f = (double)v->i;
+    if (from_int) v->f = (double)v->i;
     if (!isfinite(v->f) || fabs(v->f) >= float_limit(t)) {
       diag_error(c->diags, loc, "constant %g is out of the range of %s", v->f, tname(t));
       return false;
@@ -747,8 +679,7 @@ static Val as_untyped_float(Val v) {
 }
 
 static i128 shift_right(i128 v, int n) {
-  if (v >= 0)
-    return v >> n;
+  if (v >= 0) return v >> n;
   return -((-v - 1) >> n) - 1; /* floor, without shifting a negative number */
 }
 
@@ -767,10 +698,8 @@ static bool fold_shift(Check *c, SrcLoc loc, int op, Val *a, i128 b) {
     return true;
   }
   if (t->kind == TY_UNTYPED_INT) {
-    if (a->i == 0)
-      return true; /* 0 << 127 would need 1 << 127, past i128's range */
-    if (__builtin_mul_overflow(a->i, (i128)1 << b, &a->i))
-      return report_overflow(c, loc, a, t);
+    if (a->i == 0) return true; /* 0 << 127 would need 1 << 127, past i128's range */
+    if (__builtin_mul_overflow(a->i, (i128)1 << b, &a->i)) return report_overflow(c, loc, a, t);
     return check_int(c, loc, a, t);
   }
   a->i = int_wrap((i128)((u128)a->i << b), t);
@@ -787,19 +716,18 @@ static bool fold_int(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
   i128 x = a->i, y = b->i, r = 0;
   bool ovf = false;
   switch (op) {
-  case TK_PLUS: ovf = __builtin_add_overflow(x, y, &r); break;
-  case TK_MINUS: ovf = __builtin_sub_overflow(x, y, &r); break;
-  case TK_STAR: ovf = __builtin_mul_overflow(x, y, &r); break;
-  case TK_SLASH:
-  case TK_PERCENT:
-    if (y == 0)
-      return div_zero(c, loc);
-    r = op == TK_SLASH ? x / y : x % y;
-    break;
-  case TK_AMP: r = x & y; break;
-  case TK_PIPE: r = x | y; break;
-  case TK_CARET: r = x ^ y; break;
-  default: return false;
+    case TK_PLUS: ovf = __builtin_add_overflow(x, y, &r); break;
+    case TK_MINUS: ovf = __builtin_sub_overflow(x, y, &r); break;
+    case TK_STAR: ovf = __builtin_mul_overflow(x, y, &r); break;
+    case TK_SLASH:
+    case TK_PERCENT:
+      if (y == 0) return div_zero(c, loc);
+      r = op == TK_SLASH ? x / y : x % y;
+      break;
+    case TK_AMP: r = x & y; break;
+    case TK_PIPE: r = x | y; break;
+    case TK_CARET: r = x ^ y; break;
+    default: return false;
   }
   a->i = is_bitwise(op) ? int_wrap(r, a->ty) : r;
   if (ovf) {
@@ -811,27 +739,26 @@ static bool fold_int(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
 
 static bool fold_float(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
   switch (op) {
-  case TK_PLUS: a->f += b->f; break;
-  case TK_MINUS: a->f -= b->f; break;
-  case TK_STAR: a->f *= b->f; break;
-  case TK_SLASH:
-    if (b->f == 0)
-      return div_zero(c, loc);
-    a->f /= b->f;
-    break;
-  default: return false;
+    case TK_PLUS: a->f += b->f; break;
+    case TK_MINUS: a->f -= b->f; break;
+    case TK_STAR: a->f *= b->f; break;
+    case TK_SLASH:
+      if (b->f == 0) return div_zero(c, loc);
+      a->f /= b->f;
+      break;
+    default: return false;
   }
   return check_float(c, loc, a, a->ty);
 }
 
 static bool compare(int op, int sign) {
   switch (op) {
-  case TK_LT: return sign < 0;
-  case TK_GT: return sign > 0;
-  case TK_LE: return sign <= 0;
-  case TK_GE: return sign >= 0;
-  case TK_EQEQ: return sign == 0;
-  default: return sign != 0;
+    case TK_LT: return sign < 0;
+    case TK_GT: return sign > 0;
+    case TK_LE: return sign <= 0;
+    case TK_GE: return sign >= 0;
+    case TK_EQEQ: return sign == 0;
+    default: return sign != 0;
   }
 }
 
@@ -853,19 +780,17 @@ static bool fold_binary(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
     a->i = op == TK_ANDAND ? (a->i && b->i) : (a->i || b->i);
     return true;
   }
-  if (is_shift(op))
-    return fold_shift(c, loc, op, a, b->i);
-  if (is_intlike(a->ty))
-    return fold_int(c, loc, op, a, b);
+  if (is_shift(op)) return fold_shift(c, loc, op, a, b->i);
+  if (is_intlike(a->ty)) return fold_int(c, loc, op, a, b);
   return fold_float(c, loc, op, a, b);
 }
 
 static bool fold_unary(Check *c, SrcLoc loc, int op, Val *a) {
   switch (op) {
-  case TK_PLUS: return true;
-  case TK_BANG: a->i = !a->i; return true;
-  case TK_TILDE: a->i = int_wrap(~a->i, a->ty); return true;
-  default: break;
+    case TK_PLUS: return true;
+    case TK_BANG: a->i = !a->i; return true;
+    case TK_TILDE: a->i = int_wrap(~a->i, a->ty); return true;
+    default: break;
   }
   if (!is_intlike(a->ty)) {
     a->f = -a->f;
@@ -888,10 +813,8 @@ static int log2i(int x) {
 
 /* Widening within a family: signed, unsigned or float, to a larger size. */
 static bool widens(const Type *from, const Type *to) {
-  if (!type_is_numeric(from) || !type_is_numeric(to) || to->size <= from->size)
-    return false;
-  if (type_is_float(from) || type_is_float(to))
-    return type_is_float(from) && type_is_float(to);
+  if (!type_is_numeric(from) || !type_is_numeric(to) || to->size <= from->size) return false;
+  if (type_is_float(from) || type_is_float(to)) return type_is_float(from) && type_is_float(to);
   return type_is_signed(from) == type_is_signed(to);
 }
 
@@ -901,24 +824,18 @@ static bool widens(const Type *from, const Type *to) {
  * float32; a widening costs more the further it widens. */
 static int conv_cost(const Val *v, Type *t) {
   Type *f = v->ty;
-  if (is_err(f) || is_err(t) || type_equal(f, t))
-    return 0;
+  if (is_err(f) || is_err(t) || type_equal(f, t)) return 0;
   if (f->kind == TY_UNTYPED_INT) {
-    if (type_is_int(t))
-      return int_fits(v->i, t) ? (t->kind == TY_I32 ? 1 : 2) : -1;
-    if (type_is_float(t))
-      return t->kind == TY_F32 ? 3 : t->kind == TY_F64 ? 4 : 5;
+    if (type_is_int(t)) return int_fits(v->i, t) ? (t->kind == TY_I32 ? 1 : 2) : -1;
+    if (type_is_float(t)) return t->kind == TY_F32 ? 3 : t->kind == TY_F64 ? 4 : 5;
     return -1;
   }
   if (f->kind == TY_UNTYPED_FLOAT) {
-    if (type_is_float(t))
-      return t->kind == TY_F32 ? 1 : t->kind == TY_F64 ? 2 : 3;
-    if (type_is_int(t))
-      return float_integral(v->f) && int_fits((i128)v->f, t) ? 5 : -1;
+    if (type_is_float(t)) return t->kind == TY_F32 ? 1 : t->kind == TY_F64 ? 2 : 3;
+    if (type_is_int(t)) return float_integral(v->f) && int_fits((i128)v->f, t) ? 5 : -1;
     return -1;
   }
-  if (widens(f, t))
-    return 2 + log2i(t->size / f->size);
+  if (widens(f, t)) return 2 + log2i(t->size / f->size);
   return -1;
 }
 
@@ -933,8 +850,7 @@ static void suggest_cast(Check *c, SrcLoc loc, const Type *from, const Type *to)
  * constant takes the type (range-checked), a typed constant is refolded, any
  * other widening gets an ND_CONV. Reports and returns false otherwise. */
 static bool convert(Check *c, Node *n, Val *v, Type *t, Ctx x) {
-  if (is_err(v->ty) || is_err(t) || type_equal(v->ty, t))
-    return true;
+  if (is_err(v->ty) || is_err(t) || type_equal(v->ty, t)) return true;
   bool untyped = is_untyped(v->ty);
   if (untyped && type_is_numeric(t)) {
     if (!const_convert(c, n->loc, v, t)) {
@@ -966,8 +882,7 @@ static bool convert(Check *c, Node *n, Val *v, Type *t, Ctx x) {
 
 /* Gives an untyped constant its default type: int32 or float32. */
 static void default_type(Check *c, Node *n, Val *v) {
-  if (!is_untyped(v->ty))
-    return;
+  if (!is_untyped(v->ty)) return;
   Type *t = v->ty->kind == TY_UNTYPED_INT ? &ty_i32 : &ty_f32;
   convert(c, n, v, t, (Ctx){"this expression", NULL, 0});
 }
@@ -988,8 +903,7 @@ static Val expect(Check *c, Node *n, Type *t, Ctx x) {
 /* Conditions of if/while/for/?:, and operands of ! && ||. */
 static Val expect_bool(Check *c, Node *n, const char *what) {
   Val v = expr(c, n);
-  if (is_err(v.ty) || v.ty->kind == TY_BOOL)
-    return v;
+  if (is_err(v.ty) || v.ty->kind == TY_BOOL) return v;
   diag_error(c->diags, n->loc, "%s must be bool, not %s", what, tname(v.ty));
   if (is_numlike(v.ty))
     diag_note(c->diags, n->loc, "bool is not an integer: compare explicitly, e.g. 'x != 0'");
@@ -1000,8 +914,7 @@ static Val expect_bool(Check *c, Node *n, const char *what) {
 
 static Type **param_types(Check *c, Decl *d) {
   Type **ts = alloc(c, (size_t)(d->nparams + 1) * sizeof *ts);
-  for (int i = 0; i < d->nparams; i++)
-    ts[i] = d->params[i]->ty ? d->params[i]->ty : &ty_error;
+  for (int i = 0; i < d->nparams; i++) ts[i] = d->params[i]->ty ? d->params[i]->ty : &ty_error;
   return ts;
 }
 
@@ -1024,13 +937,11 @@ static int candidates(Check *c, const char *name, Cand **out) {
 }
 
 static int cand_cost(const Cand *k, const Val *vals, int nargs) {
-  if (k->nparams != nargs)
-    return -1;
+  if (k->nparams != nargs) return -1;
   int total = 0;
   for (int j = 0; j < nargs; j++) {
     int cost = conv_cost(&vals[j], k->params[j]);
-    if (cost < 0)
-      return -1;
+    if (cost < 0) return -1;
     total += cost;
   }
   return total;
@@ -1048,8 +959,7 @@ static void cand_notes(Check *c, const char *name, const Cand *cs, int nc, int o
                        const Val *vals, int nargs) {
   int shown = 0, more = 0;
   for (int i = 0; i < nc; i++) {
-    if (only_cost >= 0 && cand_cost(&cs[i], vals, nargs) != only_cost)
-      continue;
+    if (only_cost >= 0 && cand_cost(&cs[i], vals, nargs) != only_cost) continue;
     if (shown < MAX_CAND_NOTES) {
       cand_note(c, name, &cs[i]);
       shown++;
@@ -1057,16 +967,14 @@ static void cand_notes(Check *c, const char *name, const Cand *cs, int nc, int o
       more++;
     }
   }
-  if (more)
-    diag_note(c->diags, (SrcLoc){0}, "and %d more candidate%s", more, more == 1 ? "" : "s");
+  if (more) diag_note(c->diags, (SrcLoc){0}, "and %d more candidate%s", more, more == 1 ? "" : "s");
 }
 
 static void report_no_match(Check *c, const char *name, const char *opsym, SrcLoc loc,
                             const Cand *cs, int nc, const Val *vals, int nargs) {
   if (!name) name = "?";
   Type **ts = alloc(c, (size_t)(nargs + 1) * sizeof *ts);
-  for (int i = 0; i < nargs; i++)
-    ts[i] = vals[i].ty;
+  for (int i = 0; i < nargs; i++) ts[i] = vals[i].ty;
   if (opsym) {
     if (nargs == 2)
       diag_error(c->diags, loc, "invalid operands to '%s': %s and %s", opsym, tname(ts[0]),
@@ -1085,8 +993,7 @@ static void report_no_match(Check *c, const char *name, const char *opsym, SrcLo
   if (nc > 0 && !any && one_arity) {
     diag_error(c->diags, loc, "'%s' expects %d argument%s, got %d", name, arity,
                arity == 1 ? "" : "s", nargs);
-    if (nc == 1)
-      cand_note(c, name, &cs[0]);
+    if (nc == 1) cand_note(c, name, &cs[0]);
     return;
   }
   if (!any)
@@ -1102,8 +1009,7 @@ static void report_no_match(Check *c, const char *name, const char *opsym, SrcLo
 static int resolve(Check *c, const char *name, const char *opsym, SrcLoc loc, const Cand *cs,
                    int nc, const Val *vals, int nargs) {
   bool any_err = false;
-  for (int j = 0; j < nargs; j++)
-    any_err |= is_err(vals[j].ty);
+  for (int j = 0; j < nargs; j++) any_err |= is_err(vals[j].ty);
   int best = -1, best_cost = INT_MAX, ties = 0, narity = 0, arity_idx = -1;
   for (int i = 0; i < nc; i++) {
     if (cs[i].nparams == nargs) {
@@ -1111,8 +1017,7 @@ static int resolve(Check *c, const char *name, const char *opsym, SrcLoc loc, co
       arity_idx = i;
     }
     int cost = cand_cost(&cs[i], vals, nargs);
-    if (cost < 0)
-      continue;
+    if (cost < 0) continue;
     if (cost < best_cost) {
       best = i;
       best_cost = cost;
@@ -1121,14 +1026,11 @@ static int resolve(Check *c, const char *name, const char *opsym, SrcLoc loc, co
       ties++;
     }
   }
-  if (best >= 0 && ties == 1)
-    return best;
+  if (best >= 0 && ties == 1) return best;
   /* One candidate of the right arity: its argument conversions say best
    * what is wrong ("constant 200 overflows int8"). */
-  if ((any_err || best < 0) && narity == 1 && !opsym)
-    return arity_idx;
-  if (any_err)
-    return -1;
+  if ((any_err || best < 0) && narity == 1 && !opsym) return arity_idx;
+  if (any_err) return -1;
   if (best >= 0) {
     if (opsym)
       diag_error(c->diags, loc, "ambiguous operands to '%s'", opsym);
@@ -1143,8 +1045,7 @@ static int resolve(Check *c, const char *name, const char *opsym, SrcLoc loc, co
 
 static void record_call(Check *c, Decl *callee, SrcLoc loc) {
   Info *in = c->fninfo;
-  if (!in)
-    return;
+  if (!in) return;
   in->edges = grow(c, in->edges, in->nedges, &in->cap, sizeof *in->edges);
   in->edges[in->nedges++] = (Edge){callee, loc};
 }
@@ -1166,8 +1067,7 @@ static Type *apply_cand(Check *c, Node *n, const char *name, const Cand *k, Node
                         Val *vals) {
   for (int j = 0; j < k->nparams; j++) {
     convert(c, args[j], &vals[j], k->params[j], (Ctx){"argument", name, j + 1});
-    if (k->fn)
-      check_const_arg(c, args[j], k->fn->params[j], name);
+    if (k->fn) check_const_arg(c, args[j], k->fn->params[j], name);
   }
   if (k->fn) {
     n->call_kind = CALL_FUNC;
@@ -1203,8 +1103,7 @@ static Type *unify(Check *c, SrcLoc loc, const char *opname, Node *ln, Val *a, N
     }
     return a->ty;
   }
-  if (type_equal(ta, tb))
-    return ta;
+  if (type_equal(ta, tb)) return ta;
   if (is_untyped(tb) && type_is_numeric(ta))
     return convert(c, rn, b, ta, (Ctx){"this operation", NULL, 0}) ? ta : &ty_error;
   if (is_untyped(ta) && type_is_numeric(tb) && !fixed)
@@ -1230,8 +1129,7 @@ static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node
     return &ty_error;
   }
   int k = resolve(c, bname, sym, n->loc, cs, nc, vals, nargs);
-  if (k < 0)
-    return &ty_error;
+  if (k < 0) return &ty_error;
   Type *t = apply_cand(c, n, bname, &cs[k], args, vals);
   return t;
 }
@@ -1242,10 +1140,8 @@ static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b) 
                tname(a->ty), tname(b->ty));
     return &ty_error;
   }
-  if (is_untyped(a->ty) && !b->is_const)
-    default_type(c, ln, a);
-  if (is_untyped(b->ty) && !is_untyped(a->ty))
-    default_type(c, rn, b);
+  if (is_untyped(a->ty) && !b->is_const) default_type(c, ln, a);
+  if (is_untyped(b->ty) && !is_untyped(a->ty)) default_type(c, rn, b);
   if (!a->is_const && b->is_const && !is_err(b->ty) && !is_err(a->ty) &&
       (b->i < 0 || b->i >= a->ty->size * 8)) {
     char buf[64];
@@ -1255,9 +1151,7 @@ static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b) 
   return is_err(b->ty) ? &ty_error : a->ty;
 }
 
-static bool operand_ok(const Type *t) {
-  return type_is_scalar(t) || is_untyped(t);
-}
+static bool operand_ok(const Type *t) { return type_is_scalar(t) || is_untyped(t); }
 
 /* Checks lv op rv (also for compound assignments, where fixed is true),
  * converting operands in place; returns the result type or ty_error. */
@@ -1275,11 +1169,9 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
                tname(a->ty), tname(b->ty));
     return &ty_error;
   }
-  if (is_shift(op))
-    return shift_types(c, n, ln, a, rn, b);
+  if (is_shift(op)) return shift_types(c, n, ln, a, rn, b);
   Type *t = unify(c, n->loc, op_text(n->op), ln, a, rn, b, fixed);
-  if (is_err(t))
-    return t;
+  if (is_err(t)) return t;
   bool ok;
   const char *need;
   if (op == TK_PERCENT || is_bitwise(op)) {
@@ -1307,16 +1199,12 @@ static Val binary(Check *c, Node *n) {
   const char *what = op == TK_ANDAND ? "the operand of '&&'" : "the operand of '||'";
   Val a = logic ? expect_bool(c, n->lhs, what) : expr(c, n->lhs);
   Val b = logic ? expect_bool(c, n->rhs, what) : expr(c, n->rhs);
-  if (is_err(a.ty) || is_err(b.ty))
-    return val_err();
+  if (is_err(a.ty) || is_err(b.ty)) return val_err();
   Type *t = logic ? &ty_bool : operate(c, n, op, n->lhs, &a, n->rhs, &b, false);
-  if (is_err(t))
-    return val_err();
+  if (is_err(t)) return val_err();
   n->ty = t;
-  if (!a.is_const || !b.is_const || n->call_kind == CALL_BUILTIN)
-    return val_of(t);
-  if (!fold_binary(c, n->loc, op, &a, &b))
-    return val_err();
+  if (!a.is_const || !b.is_const || n->call_kind == CALL_BUILTIN) return val_of(t);
+  if (!fold_binary(c, n->loc, op, &a, &b)) return val_err();
   a.is_const = true;
   set_const(n, a);
   return a;
@@ -1325,8 +1213,7 @@ static Val binary(Check *c, Node *n) {
 static Val unary(Check *c, Node *n) {
   int op = n->op;
   Val v = op == TK_BANG ? expect_bool(c, n->lhs, "the operand of '!'") : expr(c, n->lhs);
-  if (is_err(v.ty))
-    return val_err();
+  if (is_err(v.ty)) return val_err();
   if (op == TK_MINUS && is_vmq(v.ty)) {
     Node *args[1] = {n->lhs};
     Type *t = op_call(c, n, "neg", "-", args, &v, 1);
@@ -1343,10 +1230,8 @@ static Val unary(Check *c, Node *n) {
     return val_err();
   }
   n->ty = v.ty;
-  if (!v.is_const)
-    return v;
-  if (!fold_unary(c, n->loc, op, &v))
-    return val_err();
+  if (!v.is_const) return v;
+  if (!fold_unary(c, n->loc, op, &v)) return val_err();
   set_const(n, v);
   return v;
 }
@@ -1354,8 +1239,7 @@ static Val unary(Check *c, Node *n) {
 static Val cond_expr(Check *c, Node *n) {
   Val cv = expect_bool(c, n->cond, "the condition of '?:'");
   Val a = expr(c, n->then), b = expr(c, n->els);
-  if (is_err(cv.ty) || is_err(a.ty) || is_err(b.ty))
-    return val_err();
+  if (is_err(cv.ty) || is_err(a.ty) || is_err(b.ty)) return val_err();
   Type *t;
   if (operand_ok(a.ty) && operand_ok(b.ty))
     t = unify(c, n->loc, "?:", n->then, &a, n->els, &b, false);
@@ -1363,8 +1247,7 @@ static Val cond_expr(Check *c, Node *n) {
     t = a.ty;
   else
     t = op_mismatch(c, n->loc, "?:", a.ty, b.ty);
-  if (is_err(t))
-    return val_err();
+  if (is_err(t)) return val_err();
   if (cv.is_const && a.is_const && b.is_const) {
     Val r = cv.i ? a : b;
     set_const(n, r);
@@ -1390,17 +1273,16 @@ static Val const_ref(Check *c, Decl *d, SrcLoc loc) {
     diag_note(c->diags, d->name_loc, "'%s' is declared here", d->name);
     return val_err();
   }
-  if (in->state == 0)
-    eval_const(c, d);
+  if (in->state == 0) eval_const(c, d);
   return in->cval;
 }
 
 static const char *decl_what(const Decl *d) {
   switch (d->kind) {
-  case DECL_STRUCT: return "a struct type";
-  case DECL_FUNC: return "a function";
-  case DECL_KERNEL: return "a kernel";
-  default: return "a constant";
+    case DECL_STRUCT: return "a struct type";
+    case DECL_FUNC: return "a function";
+    case DECL_KERNEL: return "a kernel";
+    default: return "a constant";
   }
 }
 
@@ -1425,8 +1307,7 @@ static Val ident(Check *c, Node *n) {
   }
   diag_error(c->diags, n->loc, "unknown name '%s'", n->name ? n->name : "?");
   const char *near = n->name ? suggest(c, n->name, false) : NULL;
-  if (near)
-    diag_note(c->diags, n->loc, "did you mean '%s'?", near);
+  if (near) diag_note(c->diags, n->loc, "did you mean '%s'?", near);
   return val_err();
 }
 
@@ -1447,8 +1328,7 @@ static Val int_literal(Check *c, Node *n) {
 static Val float_literal(Check *c, Node *n) {
   Type *t = n->suffix == SUF_F ? &ty_f32 : n->suffix == SUF_D ? &ty_f64 : &ty_untyped_float;
   Val v = {.ty = t, .is_const = true, .f = n->fval};
-  if (t == &ty_f32 && !check_float(c, n->loc, &v, t))
-    return val_err();
+  if (t == &ty_f32 && !check_float(c, n->loc, &v, t)) return val_err();
   n->ty = t;
   n->fval = v.f;
   n->is_const = true;
@@ -1458,8 +1338,7 @@ static Val float_literal(Check *c, Node *n) {
 /* An index of an array, vector, matrix or quat: any integer type. */
 static Val index_val(Check *c, Node *idx) {
   Val v = expr(c, idx);
-  if (is_err(v.ty))
-    return v;
+  if (is_err(v.ty)) return v;
   if (!is_intlike(v.ty)) {
     diag_error(c->diags, idx->loc, "index must be an integer, not %s", tname(v.ty));
     return val_err();
@@ -1475,8 +1354,7 @@ static Val index_val(Check *c, Node *idx) {
 
 static int count_list(const Node *n) {
   int k = 0;
-  for (; n; n = n->next)
-    k++;
+  for (; n; n = n->next) k++;
   return k;
 }
 
@@ -1484,11 +1362,9 @@ static Val index_expr(Check *c, Node *n) {
   Val base = expr(c, n->lhs);
   int nidx = count_list(n->args);
   Val last = val_err();
-  for (Node *a = n->args; a; a = a->next)
-    last = index_val(c, a);
+  for (Node *a = n->args; a; a = a->next) last = index_val(c, a);
   Type *t = base.ty;
-  if (is_err(t))
-    return val_err();
+  if (is_err(t)) return val_err();
   if (t->kind == TY_ARRAY) {
     if (nidx != t->ndim) {
       const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";
@@ -1517,8 +1393,7 @@ static Val index_expr(Check *c, Node *n) {
 }
 
 static int component(const char *name) {
-  if (!name || !name[0] || name[1])
-    return -1;
+  if (!name || !name[0] || name[1]) return -1;
   const char *p = strchr("xyzw", name[0]);
   return p ? (int)(p - "xyzw") : -1;
 }
@@ -1534,10 +1409,8 @@ static Val struct_member(Check *c, Node *n, Decl *s, const char *name) {
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
   diag_error(c->diags, at, "struct '%s' has no field '%s'", s->name, name);
   Suggest sg = {.name = name, .dist = 99};
-  for (int i = 0; i < s->nfields; i++)
-    suggest_try(&sg, s->fields[i].name);
-  if (sg.best)
-    diag_note(c->diags, at, "did you mean '%s'?", sg.best);
+  for (int i = 0; i < s->nfields; i++) suggest_try(&sg, s->fields[i].name);
+  if (sg.best) diag_note(c->diags, at, "did you mean '%s'?", sg.best);
   return val_err();
 }
 
@@ -1561,13 +1434,10 @@ static Val component_member(Check *c, Node *n, Type *t, const char *name) {
 static Val member(Check *c, Node *n) {
   Val b = expr(c, n->lhs);
   Type *t = b.ty;
-  if (is_err(t))
-    return val_err();
+  if (is_err(t)) return val_err();
   const char *name = n->name ? n->name : "?";
-  if (t->kind == TY_STRUCT)
-    return struct_member(c, n, t->sdecl, name);
-  if (t->kind == TY_VEC || t->kind == TY_QUAT)
-    return component_member(c, n, t, name);
+  if (t->kind == TY_STRUCT) return struct_member(c, n, t->sdecl, name);
+  if (t->kind == TY_VEC || t->kind == TY_QUAT) return component_member(c, n, t, name);
   diag_error(c->diags, n->loc, "cannot access member '%s' of a value of type %s", name, tname(t));
   return val_err();
 }
@@ -1576,8 +1446,7 @@ static Val member(Check *c, Node *n) {
 
 /* (T)x with x already checked (value v). */
 static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
-  if (is_err(t) || is_err(v.ty))
-    return val_err();
+  if (is_err(t) || is_err(v.ty)) return val_err();
   bool ok = (type_is_scalar(t) && operand_ok(v.ty)) ||
             (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) || type_equal(t, v.ty);
   if (!ok) {
@@ -1585,8 +1454,7 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
     return val_err();
   }
   if (v.is_const && type_is_scalar(t)) {
-    if (!const_cast(c, n->loc, &v, t))
-      return val_err();
+    if (!const_cast(c, n->loc, &v, t)) return val_err();
     v.is_const = true;
     set_const(n, v);
     return v;
@@ -1630,8 +1498,7 @@ static int check_args(Check *c, Node *n, Node ***nodes, Val **vals) {
 
 static bool any_err(const Val *vals, int n) {
   for (int i = 0; i < n; i++)
-    if (is_err(vals[i].ty))
-      return true;
+    if (is_err(vals[i].ty)) return true;
   return false;
 }
 
@@ -1642,8 +1509,7 @@ static Val ctor_done(Node *n, Type *t) {
 }
 
 static void convert_all(Check *c, Node **args, Val *vals, int na, Type *t, const char *name) {
-  for (int i = 0; i < na; i++)
-    convert(c, args[i], &vals[i], t, (Ctx){"argument", name, i + 1});
+  for (int i = 0; i < na; i++) convert(c, args[i], &vals[i], t, (Ctx){"argument", name, i + 1});
 }
 
 /* vecN / quat / matN from scalars, rows or a splat (see the top comment). */
@@ -1670,8 +1536,7 @@ static Val type_call(Check *c, Node *n, Type *t) {
   if (type_is_scalar(t)) {
     if (na != 1) {
       diag_error(c->diags, n->loc, "a cast to %s takes 1 argument, got %d", tname(t), na);
-      for (Node *a = n->args; a; a = a->next)
-        expr(c, a);
+      for (Node *a = n->args; a; a = a->next) expr(c, a);
       return val_err();
     }
     call_to_cast(n);
@@ -1684,8 +1549,7 @@ static Val type_call(Check *c, Node *n, Type *t) {
     call_to_cast(n);
     return cast_checked(c, n, t, vals[0]);
   }
-  if (is_vmq(t))
-    return vector_ctor(c, n, t, args, vals, na);
+  if (is_vmq(t)) return vector_ctor(c, n, t, args, vals, na);
   diag_error(c->diags, n->loc, "cannot construct a value of type %s", tname(t));
   return val_err();
 }
@@ -1737,8 +1601,7 @@ static const struct {
 
 static SpecialKind special_kind(const char *name) {
   for (size_t i = 0; name && i < sizeof specials / sizeof specials[0]; i++)
-    if (strcmp(specials[i].name, name) == 0)
-      return specials[i].sp;
+    if (strcmp(specials[i].name, name) == 0) return specials[i].sp;
   return SP_NONE;
 }
 
@@ -1754,15 +1617,13 @@ static int arg_nodes(Check *c, Node *n, Node ***out) {
   int na = count_list(n->args);
   Node **a = alloc(c, (size_t)(na + 1) * sizeof *a);
   int i = 0;
-  for (Node *p = n->args; p; p = p->next)
-    a[i++] = p;
+  for (Node *p = n->args; p; p = p->next) a[i++] = p;
   *out = a;
   return na;
 }
 
 static bool arity(Check *c, Node *n, const char *name, int na, int lo, int hi) {
-  if (na >= lo && na <= hi)
-    return true;
+  if (na >= lo && na <= hi) return true;
   if (lo == hi)
     diag_error(c->diags, n->loc, "'%s' expects %d argument%s, got %d", name, lo, lo == 1 ? "" : "s",
                na);
@@ -1770,16 +1631,14 @@ static bool arity(Check *c, Node *n, const char *name, int na, int lo, int hi) {
     diag_error(c->diags, n->loc, "'%s' expects %d %s %d arguments, got %d", name, lo,
                hi == lo + 1 ? "or" : "to", hi, na);
   for (Node *a = n->args; a; a = a->next)
-    if (a->kind != ND_ADDR)
-      expr(c, a);
+    if (a->kind != ND_ADDR) expr(c, a);
   return false;
 }
 
 /* A constant integer argument in lo..hi (a dimension, a matrix size). */
 static int const_arg(Check *c, Node *a, int lo, int hi, const char *what, const char *fname) {
   Val v = expr(c, a);
-  if (is_err(v.ty))
-    return -1;
+  if (is_err(v.ty)) return -1;
   if (!v.is_const || !is_intlike(v.ty)) {
     diag_error(c->diags, a->loc, "%s of '%s' must be a constant integer", what, fname);
     return -1;
@@ -1796,8 +1655,7 @@ static int const_arg(Check *c, Node *a, int lo, int hi, const char *what, const 
 
 /* Conversions the special forms allow beyond the implicit ones. */
 static void force_type(Check *c, Node *n, Val *v, Type *t) {
-  if (type_equal(v->ty, t))
-    return;
+  if (type_equal(v->ty, t)) return;
   if (v->is_const && const_cast(c, n->loc, v, t))
     set_const(n, *v);
   else
@@ -1818,8 +1676,7 @@ static Val sp_launch(Check *c, Node *n, SpecialKind sp) {
 
 static Type *array_arg(Check *c, Node *a, const char *fname) {
   Val v = expr(c, a);
-  if (is_err(v.ty))
-    return NULL;
+  if (is_err(v.ty)) return NULL;
   if (v.ty->kind != TY_ARRAY) {
     diag_error(c->diags, a->loc, "'%s' expects an array, not %s", fname, tname(v.ty));
     return NULL;
@@ -1833,27 +1690,23 @@ static Val sp_array(Check *c, Node *n, SpecialKind sp) {
   Node **a;
   int na = arg_nodes(c, n, &a);
   Type *rt = sp == SP_SIZE ? &ty_i64 : &ty_i32;
-  if (!arity(c, n, name, na, want, want))
-    return special_done(n, sp, rt);
+  if (!arity(c, n, name, na, want, want)) return special_done(n, sp, rt);
   Type *at = array_arg(c, a[0], name);
-  if (sp == SP_SHAPE)
-    const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
+  if (sp == SP_SHAPE) const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
   return special_done(n, sp, rt);
 }
 
 static Val sp_assert(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
-  if (arity(c, n, "assert", na, 1, 1))
-    expect_bool(c, a[0], "the condition of 'assert'");
+  if (arity(c, n, "assert", na, 1, 1)) expect_bool(c, a[0], "the condition of 'assert'");
   return special_done(n, SP_ASSERT, &ty_void);
 }
 
 static Val sp_identity(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
-  if (!arity(c, n, "identity", na, 1, 1))
-    return val_err();
+  if (!arity(c, n, "identity", na, 1, 1)) return val_err();
   static Type *const mats[] = {&ty_mat22, &ty_mat33, &ty_mat44};
   int k = const_arg(c, a[0], 2, 4, "the size", "identity");
   return k < 0 ? val_err() : special_done(n, SP_IDENTITY, mats[k - 2]);
@@ -1887,23 +1740,23 @@ static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bo
     return -1;
   }
   switch (conv) {
-  case 'd':
-  case 'i': return FMT_SINT;
-  case 'u': return FMT_UINT;
-  case 'x':
-  case 'X': return FMT_HEX;
-  case 's': return FMT_STR;
-  default: return FMT_FLOAT;
+    case 'd':
+    case 'i': return FMT_SINT;
+    case 'u': return FMT_UINT;
+    case 'x':
+    case 'X': return FMT_HEX;
+    case 's': return FMT_STR;
+    default: return FMT_FLOAT;
   }
 }
 
 static bool fmt_accepts(FmtClass k, const Type *t, const Type *want) {
   switch (k) {
-  case FMT_SINT: return type_is_signed(t) && t->size <= want->size;
-  case FMT_UINT: return type_is_int(t) && !type_is_signed(t) && t->size <= want->size;
-  case FMT_HEX: return type_is_int(t) && t->size <= want->size;
-  case FMT_FLOAT: return type_is_float(t);
-  default: return false;
+    case FMT_SINT: return type_is_signed(t) && t->size <= want->size;
+    case FMT_UINT: return type_is_int(t) && !type_is_signed(t) && t->size <= want->size;
+    case FMT_HEX: return type_is_int(t) && t->size <= want->size;
+    case FMT_FLOAT: return type_is_float(t);
+    default: return false;
   }
 }
 
@@ -1915,16 +1768,14 @@ static void fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spe
       diag_error(c->diags, a->loc, "format '%s' expects a string literal", spec);
     else
       diag_error(c->diags, a->loc, "format '%s' does not take a string", spec);
-    if (k == FMT_STR && a->kind != ND_STRING)
-      expr(c, a);
+    if (k == FMT_STR && a->kind != ND_STRING) expr(c, a);
     return;
   }
   static Type *const wants[2][4] = {{&ty_i32, &ty_u32, &ty_u32, &ty_f64},
                                     {&ty_i64, &ty_u64, &ty_u64, &ty_f64}};
   Type *want = wants[is_long][k];
   Val v = expr(c, a);
-  if (is_err(v.ty))
-    return;
+  if (is_err(v.ty)) return;
   if (is_untyped(v.ty) && (k == FMT_FLOAT || v.ty->kind == TY_UNTYPED_INT)) {
     convert(c, a, &v, want, (Ctx){"printf argument", NULL, 0});
     return;
@@ -1950,8 +1801,7 @@ static Val sp_printf(Check *c, Node *n) {
     diag_error(c->diags, na ? a[0]->loc : n->loc,
                "printf's first argument must be a string literal");
     for (int i = na ? 1 : 0; i < na; i++)
-      if (a[i]->kind != ND_STRING)
-        expr(c, a[i]);
+      if (a[i]->kind != ND_STRING) expr(c, a[i]);
     return special_done(n, SP_PRINTF, &ty_void);
   }
   Node *f = a[0];
@@ -1967,8 +1817,7 @@ static Val sp_printf(Check *c, Node *n) {
     }
     bool is_long;
     int k = fmt_spec(c, f->loc, start, &p, &is_long);
-    if (k < 0)
-      break;
+    if (k < 0) break;
     const char *spec = arena_printf(c->arena, "%.*s", (int)(p - start), start);
     if (used >= na) {
       diag_error(c->diags, f->loc, "format '%s' has no matching argument", spec);
@@ -1981,8 +1830,7 @@ static Val sp_printf(Check *c, Node *n) {
                "more printf arguments than the format uses (%d, expected %d)", na - 1, used - 1);
   }
   for (int i = used; i < na; i++)
-    if (a[i]->kind != ND_STRING)
-      expr(c, a[i]);
+    if (a[i]->kind != ND_STRING) expr(c, a[i]);
   return special_done(n, SP_PRINTF, &ty_void);
 }
 
@@ -1990,8 +1838,7 @@ static Val sp_printf(Check *c, Node *n) {
 
 static const char *special_name(SpecialKind sp) {
   for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
-    if (specials[i].sp == sp)
-      return specials[i].name;
+    if (specials[i].sp == sp) return specials[i].name;
   return "?";
 }
 
@@ -1999,12 +1846,12 @@ static bool atomic_supports(SpecialKind sp, const Type *t) {
   bool int4_8 = type_is_int(t) && t->size >= 4;
   bool scalar = int4_8 || t->kind == TY_F32 || t->kind == TY_F64;
   switch (sp) {
-  case SP_ATOMIC_AND:
-  case SP_ATOMIC_OR:
-  case SP_ATOMIC_XOR: return int4_8;
-  case SP_ATOMIC_EXCH:
-  case SP_ATOMIC_CAS: return scalar;
-  default: return scalar || t->kind == TY_VEC;
+    case SP_ATOMIC_AND:
+    case SP_ATOMIC_OR:
+    case SP_ATOMIC_XOR: return int4_8;
+    case SP_ATOMIC_EXCH:
+    case SP_ATOMIC_CAS: return scalar;
+    default: return scalar || t->kind == TY_VEC;
   }
 }
 
@@ -2021,8 +1868,7 @@ static Type *atomic_target(Check *c, Node *p, const char *name) {
   Node *e = p->lhs;
   bool indexed = e && e->kind == ND_INDEX;
   Val v = expr(c, e);
-  if (is_err(v.ty))
-    return NULL;
+  if (is_err(v.ty)) return NULL;
   Type *base = indexed ? e->lhs->ty : NULL;
   if (!base || base->kind != TY_ARRAY) {
     diag_error(c->diags, p->loc, "'%s' works on array elements only, not on %s", name,
@@ -2043,8 +1889,7 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
   Node **a;
   int na = arg_nodes(c, n, &a);
   int want = sp == SP_ATOMIC_CAS ? 3 : 2;
-  if (!arity(c, n, name, na, want, want))
-    return val_err();
+  if (!arity(c, n, name, na, want, want)) return val_err();
   Type *t = atomic_target(c, a[0], name);
   if (t && !atomic_supports(sp, t)) {
     diag_error(c->diags, a[0]->loc, "'%s' does not support %s elements", name, tname(t));
@@ -2068,8 +1913,7 @@ static Val sp_rand_init(Check *c, Node *n) {
   if (arity(c, n, "rand_init", na, 2, 2)) {
     for (int i = 0; i < 2; i++) {
       Val v = expr(c, a[i]);
-      if (is_err(v.ty))
-        continue;
+      if (is_err(v.ty)) continue;
       if (!is_intlike(v.ty))
         diag_error(c->diags, a[i]->loc, "'rand_init' expects integer arguments, not %s",
                    tname(v.ty));
@@ -2095,8 +1939,7 @@ static void rand_state(Check *c, Node *p, const char *name) {
   }
   Node *e = p->lhs;
   Val v = expr(c, e);
-  if (is_err(v.ty))
-    return;
+  if (is_err(v.ty)) return;
   Var *var = e->kind == ND_IDENT ? e->var : NULL;
   if (!var) {
     diag_error(c->diags, p->loc, "the state of '%s' must be a local variable", name);
@@ -2118,35 +1961,32 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   if (sp == SP_RANDF && na != 1 && na != 3) {
     diag_error(c->diags, n->loc, "'randf' expects 1 or 3 arguments, got %d", na);
     for (int i = 0; i < na; i++)
-      if (a[i]->kind != ND_ADDR)
-        expr(c, a[i]);
+      if (a[i]->kind != ND_ADDR) expr(c, a[i]);
     ok = false;
   } else {
     ok = arity(c, n, name, na, 1, sp == SP_RANDF ? 3 : 1);
   }
-  if (!ok)
-    return special_done(n, sp, rt);
+  if (!ok) return special_done(n, sp, rt);
   rand_state(c, a[0], name);
-  for (int i = 1; i < na; i++)
-    expect(c, a[i], &ty_f32, (Ctx){"argument", name, i + 1});
+  for (int i = 1; i < na; i++) expect(c, a[i], &ty_f32, (Ctx){"argument", name, i + 1});
   return special_done(n, sp, rt);
 }
 
 static Val special(Check *c, Node *n, SpecialKind sp) {
   switch (sp) {
-  case SP_TID:
-  case SP_DIM: return sp_launch(c, n, sp);
-  case SP_LEN:
-  case SP_SHAPE:
-  case SP_SIZE: return sp_array(c, n, sp);
-  case SP_PRINTF: return sp_printf(c, n);
-  case SP_ASSERT: return sp_assert(c, n);
-  case SP_RAND_INIT: return sp_rand_init(c, n);
-  case SP_RANDF:
-  case SP_RANDI:
-  case SP_RANDN: return sp_rand(c, n, sp);
-  case SP_IDENTITY: return sp_identity(c, n);
-  default: return sp_atomic(c, n, sp);
+    case SP_TID:
+    case SP_DIM: return sp_launch(c, n, sp);
+    case SP_LEN:
+    case SP_SHAPE:
+    case SP_SIZE: return sp_array(c, n, sp);
+    case SP_PRINTF: return sp_printf(c, n);
+    case SP_ASSERT: return sp_assert(c, n);
+    case SP_RAND_INIT: return sp_rand_init(c, n);
+    case SP_RANDF:
+    case SP_RANDI:
+    case SP_RANDN: return sp_rand(c, n, sp);
+    case SP_IDENTITY: return sp_identity(c, n);
+    default: return sp_atomic(c, n, sp);
   }
 }
 
@@ -2158,11 +1998,9 @@ static Val call(Check *c, Node *n) {
   const char *name = n->name ? n->name : n->texpr ? n->texpr->name : NULL;
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
   SpecialKind sp = special_kind(name);
-  if (sp != SP_NONE)
-    return special(c, n, sp);
+  if (sp != SP_NONE) return special(c, n, sp);
   Sym *s = global(c, name);
-  if (s && s->decl->kind == DECL_STRUCT)
-    return struct_ctor(c, n, s->decl);
+  if (s && s->decl->kind == DECL_STRUCT) return struct_ctor(c, n, s->decl);
   Node **args;
   Val *vals;
   int na = check_args(c, n, &args, &vals);
@@ -2179,13 +2017,11 @@ static Val call(Check *c, Node *n) {
     else
       diag_error(c->diags, at, "unknown function '%s'", name ? name : "?");
     const char *near = name ? suggest(c, name, true) : NULL;
-    if (near)
-      diag_note(c->diags, at, "did you mean '%s'?", near);
+    if (near) diag_note(c->diags, at, "did you mean '%s'?", near);
     return val_err();
   }
   int k = resolve(c, name, NULL, at, cs, nc, vals, na);
-  if (k < 0)
-    return val_err();
+  if (k < 0) return val_err();
   Type *t = apply_cand(c, n, name, &cs[k], args, vals);
   n->ty = t;
   return val_of(t);
@@ -2195,36 +2031,35 @@ static Val expr_kind(Check *c, Node *n) {
   if (n->ty && is_err(n->ty))
     return val_err(); /* the parser's placeholder for a malformed expression */
   switch (n->kind) {
-  case ND_INT: return int_literal(c, n);
-  case ND_FLOAT: return float_literal(c, n);
-  case ND_BOOL:
-    n->ty = &ty_bool;
-    n->is_const = true;
-    return (Val){.ty = &ty_bool, .is_const = true, .i = n->ival != 0};
-  case ND_STRING:
-    diag_error(c->diags, n->loc, "string literals are only allowed in printf");
-    return val_err();
-  case ND_IDENT: return ident(c, n);
-  case ND_UNARY: return unary(c, n);
-  case ND_ADDR:
-    diag_error(c->diags, n->loc,
-               "'&' is only allowed on the first argument of an atomic or random function");
-    expr(c, n->lhs);
-    return val_err();
-  case ND_BINARY: return binary(c, n);
-  case ND_COND: return cond_expr(c, n);
-  case ND_CALL: return call(c, n);
-  case ND_CAST: return cast(c, n);
-  case ND_INDEX: return index_expr(c, n);
-  case ND_MEMBER: return member(c, n);
-  case ND_CONV: return val_of(n->ty);
-  default: diag_error(c->diags, n->loc, "expected an expression"); return val_err();
+    case ND_INT: return int_literal(c, n);
+    case ND_FLOAT: return float_literal(c, n);
+    case ND_BOOL:
+      n->ty = &ty_bool;
+      n->is_const = true;
+      return (Val){.ty = &ty_bool, .is_const = true, .i = n->ival != 0};
+    case ND_STRING:
+      diag_error(c->diags, n->loc, "string literals are only allowed in printf");
+      return val_err();
+    case ND_IDENT: return ident(c, n);
+    case ND_UNARY: return unary(c, n);
+    case ND_ADDR:
+      diag_error(c->diags, n->loc,
+                 "'&' is only allowed on the first argument of an atomic or random function");
+      expr(c, n->lhs);
+      return val_err();
+    case ND_BINARY: return binary(c, n);
+    case ND_COND: return cond_expr(c, n);
+    case ND_CALL: return call(c, n);
+    case ND_CAST: return cast(c, n);
+    case ND_INDEX: return index_expr(c, n);
+    case ND_MEMBER: return member(c, n);
+    case ND_CONV: return val_of(n->ty);
+    default: diag_error(c->diags, n->loc, "expected an expression"); return val_err();
   }
 }
 
 static Val expr(Check *c, Node *n) {
-  if (!n)
-    return val_err();
+  if (!n) return val_err();
   if (!nest_enter(c, n->loc)) {
     c->nest--;
     n->ty = &ty_error;
@@ -2232,8 +2067,7 @@ static Val expr(Check *c, Node *n) {
   }
   Val v = expr_kind(c, n);
   c->nest--;
-  if (is_err(v.ty) || !n->ty)
-    n->ty = v.ty;
+  if (is_err(v.ty) || !n->ty) n->ty = v.ty;
   return v;
 }
 
@@ -2242,47 +2076,44 @@ static Val expr(Check *c, Node *n) {
 /* Reports why n cannot be assigned to; true when it can. */
 static bool assignable(Check *c, Node *n) {
   switch (n->kind) {
-  case ND_IDENT:
-    if (n->cdecl) {
-      diag_error(c->diags, n->loc, "cannot assign to const '%s'", n->name);
-      diag_note(c->diags, n->cdecl->name_loc, "'%s' is declared here", n->name);
-      return false;
-    }
-    if (!n->var)
-      return false;
-    if (n->var->is_const) {
-      diag_error(c->diags, n->loc, "cannot assign to const '%s'", n->name);
-      diag_note(c->diags, n->var->loc, "'%s' is declared here", n->name);
-      return false;
-    }
-    if (n->var->ty && n->var->ty->kind == TY_ARRAY) {
-      diag_error(c->diags, n->loc, "cannot assign to array '%s'; assign its elements instead",
-                 n->name);
-      return false;
-    }
-    return true;
-  case ND_INDEX:
-    if (n->lhs->ty && n->lhs->ty->kind == TY_ARRAY) {
-      Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
-      if (v && v->is_const) {
-        diag_error(c->diags, n->loc, "cannot assign to an element of const array '%s'", v->name);
+    case ND_IDENT:
+      if (n->cdecl) {
+        diag_error(c->diags, n->loc, "cannot assign to const '%s'", n->name);
+        diag_note(c->diags, n->cdecl->name_loc, "'%s' is declared here", n->name);
+        return false;
+      }
+      if (!n->var) return false;
+      if (n->var->is_const) {
+        diag_error(c->diags, n->loc, "cannot assign to const '%s'", n->name);
+        diag_note(c->diags, n->var->loc, "'%s' is declared here", n->name);
+        return false;
+      }
+      if (n->var->ty && n->var->ty->kind == TY_ARRAY) {
+        diag_error(c->diags, n->loc, "cannot assign to array '%s'; assign its elements instead",
+                   n->name);
         return false;
       }
       return true;
-    }
-    return assignable(c, n->lhs);
-  case ND_MEMBER: return assignable(c, n->lhs);
-  default: diag_error(c->diags, n->loc, "this expression cannot be assigned to"); return false;
+    case ND_INDEX:
+      if (n->lhs->ty && n->lhs->ty->kind == TY_ARRAY) {
+        Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
+        if (v && v->is_const) {
+          diag_error(c->diags, n->loc, "cannot assign to an element of const array '%s'", v->name);
+          return false;
+        }
+        return true;
+      }
+      return assignable(c, n->lhs);
+    case ND_MEMBER: return assignable(c, n->lhs);
+    default: diag_error(c->diags, n->loc, "this expression cannot be assigned to"); return false;
   }
 }
 
 static void assign(Check *c, Node *n) {
   Val l = expr(c, n->lhs);
   Val r = expr(c, n->rhs);
-  if (!is_err(l.ty))
-    assignable(c, n->lhs);
-  if (is_err(l.ty) || is_err(r.ty))
-    return;
+  if (!is_err(l.ty)) assignable(c, n->lhs);
+  if (is_err(l.ty) || is_err(r.ty)) return;
   if (n->op == TK_ASSIGN) {
     convert(c, n->rhs, &r, l.ty, (Ctx){"assignment", NULL, 0});
     return;
@@ -2295,8 +2126,7 @@ static void assign(Check *c, Node *n) {
 
 static void incdec(Check *c, Node *n) {
   Val l = expr(c, n->lhs);
-  if (is_err(l.ty))
-    return;
+  if (is_err(l.ty)) return;
   if (!type_is_numeric(l.ty)) {
     diag_error(c->diags, n->loc, "'%s' needs an integer or floating-point operand, not %s",
                n->op == TK_INC ? "++" : "--", tname(l.ty));
@@ -2307,8 +2137,7 @@ static void incdec(Check *c, Node *n) {
 
 static void vardecl(Check *c, Node *n) {
   Var *v = n->var;
-  if (!v)
-    return;
+  if (!v) return;
   Type *t = resolve_type(c, v->texpr, "a local variable");
   if (t && t->kind == TY_VOID) {
     diag_error(c->diags, v->loc, "variable '%s' cannot be void", v->name);
@@ -2365,107 +2194,96 @@ static void return_stmt(Check *c, Node *n) {
 
 static void stmt_kind(Check *c, Node *n) {
   switch (n->kind) {
-  case ND_VARDECL: vardecl(c, n); break;
-  case ND_ASSIGN: assign(c, n); break;
-  case ND_INCDEC: incdec(c, n); break;
-  case ND_EXPR_STMT: {
-    Val v = rvalue(c, n->lhs);
-    if (!is_err(v.ty) && n->lhs && n->lhs->kind != ND_CALL)
-      diag_warning(c->diags, n->lhs->loc, "expression result unused");
-    break;
-  }
-  case ND_BLOCK:
-    scope_open(c);
-    for (Node *s = n->body; s; s = s->next)
-      stmt(c, s);
-    scope_close(c);
-    break;
-  case ND_IF:
-    expect_bool(c, n->cond, "the condition of 'if'");
-    scoped_stmt(c, n->then);
-    scoped_stmt(c, n->els);
-    break;
-  case ND_WHILE:
-    expect_bool(c, n->cond, "the condition of 'while'");
-    loop_body(c, n->body);
-    break;
-  case ND_DO:
-    loop_body(c, n->body);
-    expect_bool(c, n->cond, "the condition of 'do ... while'");
-    break;
-  case ND_FOR:
-    scope_open(c);
-    stmt(c, n->init);
-    if (n->cond)
-      expect_bool(c, n->cond, "the condition of 'for'");
-    stmt(c, n->inc);
-    loop_body(c, n->body);
-    scope_close(c);
-    break;
-  case ND_BREAK:
-  case ND_CONTINUE:
-    if (!c->loops)
-      diag_error(c->diags, n->loc, "'%s' outside a loop",
-                 n->kind == ND_BREAK ? "break" : "continue");
-    break;
-  case ND_RETURN: return_stmt(c, n); break;
-  case ND_EMPTY: break;
-  default: rvalue(c, n); break;
+    case ND_VARDECL: vardecl(c, n); break;
+    case ND_ASSIGN: assign(c, n); break;
+    case ND_INCDEC: incdec(c, n); break;
+    case ND_EXPR_STMT: {
+      Val v = rvalue(c, n->lhs);
+      if (!is_err(v.ty) && n->lhs && n->lhs->kind != ND_CALL)
+        diag_warning(c->diags, n->lhs->loc, "expression result unused");
+      break;
+    }
+    case ND_BLOCK:
+      scope_open(c);
+      for (Node *s = n->body; s; s = s->next) stmt(c, s);
+      scope_close(c);
+      break;
+    case ND_IF:
+      expect_bool(c, n->cond, "the condition of 'if'");
+      scoped_stmt(c, n->then);
+      scoped_stmt(c, n->els);
+      break;
+    case ND_WHILE:
+      expect_bool(c, n->cond, "the condition of 'while'");
+      loop_body(c, n->body);
+      break;
+    case ND_DO:
+      loop_body(c, n->body);
+      expect_bool(c, n->cond, "the condition of 'do ... while'");
+      break;
+    case ND_FOR:
+      scope_open(c);
+      stmt(c, n->init);
+      if (n->cond) expect_bool(c, n->cond, "the condition of 'for'");
+      stmt(c, n->inc);
+      loop_body(c, n->body);
+      scope_close(c);
+      break;
+    case ND_BREAK:
+    case ND_CONTINUE:
+      if (!c->loops)
+        diag_error(c->diags, n->loc, "'%s' outside a loop",
+                   n->kind == ND_BREAK ? "break" : "continue");
+      break;
+    case ND_RETURN: return_stmt(c, n); break;
+    case ND_EMPTY: break;
+    default: rvalue(c, n); break;
   }
 }
 
 static void stmt(Check *c, Node *n) {
-  if (!n)
-    return;
-  if (nest_enter(c, n->loc))
-    stmt_kind(c, n);
+  if (!n) return;
+  if (nest_enter(c, n->loc)) stmt_kind(c, n);
   c->nest--;
 }
 
 /* ---- return paths ---------------------------------------------------------------------------- */
 
-static bool const_true(const Node *cond) {
-  return !cond || (cond->kind == ND_BOOL && cond->ival);
-}
+static bool const_true(const Node *cond) { return !cond || (cond->kind == ND_BOOL && cond->ival); }
 
 /* Does s contain a break that leaves the loop s is the body of? */
 static bool breaks(const Node *s) {
-  if (!s)
-    return false;
+  if (!s) return false;
   switch (s->kind) {
-  case ND_BREAK: return true;
-  case ND_IF: return breaks(s->then) || breaks(s->els);
-  case ND_BLOCK:
-    for (const Node *k = s->body; k; k = k->next)
-      if (breaks(k))
-        return true;
-    return false;
-  default: return false; /* nested loops own their breaks */
+    case ND_BREAK: return true;
+    case ND_IF: return breaks(s->then) || breaks(s->els);
+    case ND_BLOCK:
+      for (const Node *k = s->body; k; k = k->next)
+        if (breaks(k)) return true;
+      return false;
+    default: return false; /* nested loops own their breaks */
   }
 }
 
 static bool returns(const Node *s) {
-  if (!s)
-    return false;
+  if (!s) return false;
   switch (s->kind) {
-  case ND_RETURN: return true;
-  case ND_BLOCK:
-    for (const Node *k = s->body; k; k = k->next)
-      if (returns(k))
-        return true;
-    return false;
-  case ND_IF: return s->els && returns(s->then) && returns(s->els);
-  case ND_WHILE:
-  case ND_FOR: return const_true(s->cond) && !breaks(s->body);
-  case ND_DO: return returns(s->body) || (const_true(s->cond) && !breaks(s->body));
-  default: return false;
+    case ND_RETURN: return true;
+    case ND_BLOCK:
+      for (const Node *k = s->body; k; k = k->next)
+        if (returns(k)) return true;
+      return false;
+    case ND_IF: return s->els && returns(s->then) && returns(s->els);
+    case ND_WHILE:
+    case ND_FOR: return const_true(s->cond) && !breaks(s->body);
+    case ND_DO: return returns(s->body) || (const_true(s->cond) && !breaks(s->body));
+    default: return false;
   }
 }
 
 /* The location of the last byte of n (a body's closing brace). */
 static SrcLoc end_loc(SrcLoc l) {
-  if (!l.src || l.len == 0)
-    return l;
+  if (!l.src || l.len == 0) return l;
   unsigned last = l.offset + l.len - 1;
   for (unsigned i = l.offset; i < last; i++) {
     if (l.src[i] == '\n') {
@@ -2515,8 +2333,7 @@ static bool reserved(Check *c, Decl *d) {
 
 /* Enters one declaration into the namespace; false for a duplicate. */
 static bool enter_decl(Check *c, Decl *d) {
-  if (reserved(c, d))
-    return false;
+  if (reserved(c, d)) return false;
   Sym *s = map_get(&c->globals, d->name);
   if (s && d->kind == DECL_FUNC && s->decl->kind == DECL_FUNC) {
     sym_add_fn(c, s, d);
@@ -2529,8 +2346,7 @@ static bool enter_decl(Check *c, Decl *d) {
   }
   s = alloc(c, sizeof *s);
   s->decl = d;
-  if (d->kind == DECL_FUNC)
-    sym_add_fn(c, s, d);
+  if (d->kind == DECL_FUNC) sym_add_fn(c, s, d);
   map_put(c, &c->globals, d->name, s);
   return true;
 }
@@ -2538,13 +2354,12 @@ static bool enter_decl(Check *c, Decl *d) {
 static void collect(Check *c, Lists *L) {
   for (Module *m = c->prog->modules; m; m = m->next) {
     for (Decl *d = m->decls; d; d = d->next) {
-      if (d->kind == DECL_IMPORT || !d->name || !enter_decl(c, d))
-        continue;
+      if (d->kind == DECL_IMPORT || !d->name || !enter_decl(c, d)) continue;
       switch (d->kind) {
-      case DECL_STRUCT: push_decl(c, &L->structs, &L->nstructs, &L->cstructs, d); break;
-      case DECL_CONST: push_decl(c, &L->consts, &L->nconsts, &L->cconsts, d); break;
-      case DECL_FUNC: push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d); break;
-      default: push_decl(c, &L->kernels, &L->nkernels, &L->ckernels, d); break;
+        case DECL_STRUCT: push_decl(c, &L->structs, &L->nstructs, &L->cstructs, d); break;
+        case DECL_CONST: push_decl(c, &L->consts, &L->nconsts, &L->cconsts, d); break;
+        case DECL_FUNC: push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d); break;
+        default: push_decl(c, &L->kernels, &L->nkernels, &L->ckernels, d); break;
       }
     }
   }
@@ -2571,8 +2386,7 @@ static void layout(Check *c, Decl *s, Lists *L);
 /* Resolves a field's type, laying out a struct it contains first. */
 static Type *field_struct(Check *c, Decl *s, Field *f, Lists *L) {
   Type *t = field_type(c, s, f);
-  if (t->kind != TY_STRUCT)
-    return t;
+  if (t->kind != TY_STRUCT) return t;
   Info *in = info(c, t->sdecl);
   if (in->state == 1) {
     diag_error(c->diags, f->loc, "field '%s' makes struct '%s' contain itself", f->name,
@@ -2598,12 +2412,10 @@ static void dup_fields(Check *c, Decl *s) {
 /* C layout: each field at its alignment, the size a multiple of the largest. */
 static void layout(Check *c, Decl *s, Lists *L) {
   Info *in = info(c, s);
-  if (in->state != 0)
-    return;
+  if (in->state != 0) return;
   in->state = 1;
   if (nest_enter(c, s->name_loc)) {
-    if (s->nfields == 0)
-      diag_error(c->diags, s->name_loc, "struct '%s' has no fields", s->name);
+    if (s->nfields == 0) diag_error(c->diags, s->name_loc, "struct '%s' has no fields", s->name);
     dup_fields(c, s);
     int64_t off = 0;
     int align = 1;
@@ -2643,8 +2455,7 @@ static void check_structs(Check *c, Lists *L) {
   /* Re-list in dependency order: a struct after the structs it contains. */
   L->structs = NULL;
   L->nstructs = L->cstructs = 0;
-  for (int i = 0; i < n; i++)
-    layout(c, all[i], L);
+  for (int i = 0; i < n; i++) layout(c, all[i], L);
 }
 
 /* ---- functions ----------------------------------------------------------------------------------
@@ -2676,11 +2487,9 @@ static void signature(Check *c, Decl *d) {
 }
 
 static bool same_params(Type *const *a, int na, Type *const *b, int nb) {
-  if (na != nb)
-    return false;
+  if (na != nb) return false;
   for (int i = 0; i < na; i++)
-    if (!type_equal(a[i], b[i]))
-      return false;
+    if (!type_equal(a[i], b[i])) return false;
   return true;
 }
 
@@ -2732,8 +2541,7 @@ static void check_body(Check *c, Decl *d) {
     declare(c, d->params[i]);
   }
   if (d->body)
-    for (Node *s = d->body->kind == ND_BLOCK ? d->body->body : d->body; s; s = s->next)
-      stmt(c, s);
+    for (Node *s = d->body->kind == ND_BLOCK ? d->body->body : d->body; s; s = s->next) stmt(c, s);
   scope_close(c);
   d->nvars = c->nvars;
   bool needs = d->kind == DECL_FUNC && d->ret && d->ret->kind != TY_VOID && !is_err(d->ret);
@@ -2771,10 +2579,8 @@ static void eval_const(Check *c, Decl *d) {
     default_type(c, d->init, &v);
   else if (!is_err(t))
     convert(c, d->init, &v, t, (Ctx){"initialization of", d->name, 0});
-  if (is_err(t))
-    v = val_err();
-  if (!is_err(v.ty))
-    set_const(d->init, v);
+  if (is_err(t)) v = val_err();
+  if (!is_err(v.ty)) set_const(d->init, v);
   in->cval = v;
   in->state = 2;
   c->fn = fn;
@@ -2791,12 +2597,10 @@ typedef struct Frame {
 
 static void report_cycle(Check *c, Frame *st, int top, Info *callee, Edge e) {
   size_t len = strlen(e.callee->name) + 1;
-  for (int i = callee->stackpos; i <= top; i++)
-    len += strlen(st[i].d->name) + 4;
+  for (int i = callee->stackpos; i <= top; i++) len += strlen(st[i].d->name) + 4;
   char *path = alloc(c, len);
   char *p = path;
-  for (int i = callee->stackpos; i <= top; i++)
-    p += sprintf(p, "%s -> ", st[i].d->name);
+  for (int i = callee->stackpos; i <= top; i++) p += sprintf(p, "%s -> ", st[i].d->name);
   strcpy(p, e.callee->name);
   diag_error(c->diags, e.loc, "recursion is not allowed: %s", path);
   diag_note(c->diags, (SrcLoc){0}, "GPUs have no call stack for recursive calls; use a loop");
@@ -2807,8 +2611,7 @@ static void find_recursion(Check *c, Decl **fns, int n) {
   Frame *st = alloc(c, (size_t)(n + 1) * sizeof *st);
   for (int r = 0; r < n; r++) {
     Info *ri = info(c, fns[r]);
-    if (ri->state != 0)
-      continue;
+    if (ri->state != 0) continue;
     int top = 0;
     st[0] = (Frame){fns[r], 0};
     ri->state = 1;
@@ -2858,22 +2661,17 @@ static void mark_used(Check *c, Decl **kernels, int nk, int nfuncs) {
 static void run(Check *c, Lists *L) {
   collect(c, L);
   check_structs(c, L);
-  for (int i = 0; i < L->nfuncs; i++)
-    signature(c, L->funcs[i]);
-  for (int i = 0; i < L->nkernels; i++)
-    signature(c, L->kernels[i]);
+  for (int i = 0; i < L->nfuncs; i++) signature(c, L->funcs[i]);
+  for (int i = 0; i < L->nkernels; i++) signature(c, L->kernels[i]);
   for (int i = 0; i < L->nfuncs; i++) {
     Sym *s = global(c, L->funcs[i]->name);
     if (s->fns[0] == L->funcs[i]) /* once per name, in source order */
       check_overloads(c, s);
   }
   for (int i = 0; i < L->nconsts; i++)
-    if (info(c, L->consts[i])->state == 0)
-      eval_const(c, L->consts[i]);
-  for (int i = 0; i < L->nfuncs; i++)
-    check_body(c, L->funcs[i]);
-  for (int i = 0; i < L->nkernels; i++)
-    check_body(c, L->kernels[i]);
+    if (info(c, L->consts[i])->state == 0) eval_const(c, L->consts[i]);
+  for (int i = 0; i < L->nfuncs; i++) check_body(c, L->funcs[i]);
+  for (int i = 0; i < L->nkernels; i++) check_body(c, L->kernels[i]);
   find_recursion(c, L->funcs, L->nfuncs);
   mark_used(c, L->kernels, L->nkernels, L->nfuncs);
 }

@@ -15,13 +15,10 @@
 
 enum { DIAG_DEFAULT_MAX_ERRORS = 100 };
 
-void diags_init(Diags *d) {
-  memset(d, 0, sizeof *d);
-}
+void diags_init(Diags *d) { memset(d, 0, sizeof *d); }
 
 void diags_free(Diags *d) {
-  if (!d)
-    return;
+  if (!d) return;
   for (Diag *g = d->head, *next; g; g = next) {
     next = g->next;
     free(g->msg);
@@ -39,11 +36,9 @@ static char *vformat(const char *fmt, va_list ap) {
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
   va_end(ap2);
-  if (n < 0)
-    return NULL;
+  if (n < 0) return NULL;
   char *s = malloc((size_t)n + 1);
-  if (s)
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+  if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
   return s;
 }
 
@@ -52,15 +47,13 @@ void diag_at(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, ...) {
     d->nerrors++;
   else if (level == DIAG_WARNING)
     d->nwarnings++;
-  if (d->truncated)
-    return;
+  if (d->truncated) return;
   if (level == DIAG_ERROR && d->nerrors > max_errors(d)) {
     d->truncated = true;
     return;
   }
   Diag *g = calloc(1, sizeof *g);
-  if (!g)
-    return;
+  if (!g) return;
   va_list ap;
   va_start(ap, fmt);
   g->msg = vformat(fmt, ap);
@@ -74,20 +67,14 @@ void diag_at(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, ...) {
   d->tail = g;
 }
 
-int diag_errors(const Diags *d) {
-  return d->nerrors;
-}
+int diag_errors(const Diags *d) { return d->nerrors; }
 
 SrcLoc loc_span(SrcLoc a, SrcLoc b) {
-  if (!a.file && !a.src)
-    return b;
-  if (!b.file && !b.src)
-    return a;
+  if (!a.file && !a.src) return b;
+  if (!b.file && !b.src) return a;
   unsigned end = b.offset + b.len;
-  if (a.offset + a.len > end)
-    end = a.offset + a.len;
-  if (end > a.offset)
-    a.len = end - a.offset;
+  if (a.offset + a.len > end) end = a.offset + a.len;
+  if (end > a.offset) a.len = end - a.offset;
   return a;
 }
 
@@ -100,12 +87,10 @@ typedef struct {
 } Buf;
 
 static void buf_add(Buf *b, const char *s, size_t n) {
-  if (b->oom)
-    return;
+  if (b->oom) return;
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1)
-      cap *= 2;
+    while (cap < b->len + n + 1) cap *= 2;
     char *p = realloc(b->s, cap);
     if (!p) {
       b->oom = true;
@@ -119,9 +104,7 @@ static void buf_add(Buf *b, const char *s, size_t n) {
   b->s[b->len] = 0;
 }
 
-static void buf_str(Buf *b, const char *s) {
-  buf_add(b, s, strlen(s));
-}
+static void buf_str(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
 
 static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void buf_printf(Buf *b, const char *fmt, ...) {
@@ -137,27 +120,23 @@ static void buf_printf(Buf *b, const char *fmt, ...) {
   free(s);
 }
 
-#define C_RESET "\033[0m"
-#define C_BOLD "\033[1m"
-#define C_RED "\033[1;31m"
+#define C_RESET   "\033[0m"
+#define C_BOLD    "\033[1m"
+#define C_RED     "\033[1;31m"
 #define C_MAGENTA "\033[1;35m"
-#define C_CYAN "\033[1;36m"
-#define C_GREEN "\033[1;32m"
+#define C_CYAN    "\033[1;36m"
+#define C_GREEN   "\033[1;32m"
 
 static void render_level(Buf *b, DiagLevel level, bool color) {
   static const char *names[] = {"error: ", "warning: ", "note: "};
   static const char *colors[] = {C_RED, C_MAGENTA, C_CYAN};
-  if (color)
-    buf_str(b, colors[level]);
+  if (color) buf_str(b, colors[level]);
   buf_str(b, names[level]);
-  if (color)
-    buf_str(b, C_RESET C_BOLD);
+  if (color) buf_str(b, C_RESET C_BOLD);
 }
 
 /* UTF-8 continuation bytes take no column of their own on a terminal. */
-static bool is_cont(char c) {
-  return ((unsigned char)c & 0xC0) == 0x80;
-}
+static bool is_cont(char c) { return ((unsigned char)c & 0xC0) == 0x80; }
 
 enum { DIAG_LINE_MAX = 512, DIAG_CONTEXT = 64 };
 
@@ -167,75 +146,58 @@ enum { DIAG_LINE_MAX = 512, DIAG_CONTEXT = 64 };
 static void render_source(Buf *b, SrcLoc loc, bool color) {
   const char *pos = loc.src + loc.offset;
   const char *start = pos, *end = pos;
-  while (start > loc.src && start[-1] != '\n')
-    start--;
-  while (*end && *end != '\n')
-    end++;
-  if (end > start && end[-1] == '\r')
-    end--;
+  while (start > loc.src && start[-1] != '\n') start--;
+  while (*end && *end != '\n') end++;
+  if (end > start && end[-1] == '\r') end--;
   bool cut_left = false, cut_right = false;
   if (pos - start > DIAG_CONTEXT && end - start > DIAG_LINE_MAX) {
     start = pos - DIAG_CONTEXT;
-    while (start < pos && is_cont(*start))
-      start++;
+    while (start < pos && is_cont(*start)) start++;
     cut_left = true;
   }
   if (end - start > DIAG_LINE_MAX) {
     end = start + DIAG_LINE_MAX;
-    while (end > pos + 1 && is_cont(*end))
-      end--;
+    while (end > pos + 1 && is_cont(*end)) end--;
     cut_right = true;
   }
-  if (end < pos)
-    end = pos;
+  if (end < pos) end = pos;
   buf_str(b, cut_left ? "..." : "");
   buf_add(b, start, (size_t)(end - start));
   buf_str(b, cut_right ? "...\n" : "\n");
   buf_str(b, cut_left ? "   " : "");
   for (const char *p = start; p < pos; p++)
-    if (!is_cont(*p))
-      buf_add(b, *p == '\t' ? "\t" : " ", 1);
-  if (color)
-    buf_str(b, C_GREEN);
+    if (!is_cont(*p)) buf_add(b, *p == '\t' ? "\t" : " ", 1);
+  if (color) buf_str(b, C_GREEN);
   buf_str(b, "^");
   for (const char *p = pos + 1; p < pos + loc.len && p < end; p++)
-    if (!is_cont(*p))
-      buf_str(b, "~");
-  if (color)
-    buf_str(b, C_RESET);
+    if (!is_cont(*p)) buf_str(b, "~");
+  if (color) buf_str(b, C_RESET);
   buf_str(b, "\n");
 }
 
 static void render_one(Buf *b, const Diag *g, bool color) {
-  if (color)
-    buf_str(b, C_BOLD);
+  if (color) buf_str(b, C_BOLD);
   if (g->loc.file)
     buf_printf(b, "%s:%d:%d: ", g->loc.file, g->loc.line, g->loc.col);
   else
     buf_str(b, "kern: ");
   render_level(b, g->level, color);
   buf_str(b, g->msg ? g->msg : "(out of memory)");
-  if (color)
-    buf_str(b, C_RESET);
+  if (color) buf_str(b, C_RESET);
   buf_str(b, "\n");
-  if (g->loc.file && g->loc.src)
-    render_source(b, g->loc, color);
+  if (g->loc.file && g->loc.src) render_source(b, g->loc, color);
 }
 
 char *diag_render(const Diags *d, bool color) {
   Buf b = {0};
   buf_str(&b, "");
-  for (const Diag *g = d->head; g; g = g->next)
-    render_one(&b, g, color);
+  for (const Diag *g = d->head; g; g = g->next) render_one(&b, g, color);
   if (d->truncated) {
-    if (color)
-      buf_str(&b, C_RED);
+    if (color) buf_str(&b, C_RED);
     buf_str(&b, "error: ");
-    if (color)
-      buf_str(&b, C_RESET C_BOLD);
+    if (color) buf_str(&b, C_RESET C_BOLD);
     buf_printf(&b, "too many errors; stopping after %d", max_errors(d));
-    if (color)
-      buf_str(&b, C_RESET);
+    if (color) buf_str(&b, C_RESET);
     buf_str(&b, "\n");
   }
   if (b.oom) {

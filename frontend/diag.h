@@ -12,11 +12,11 @@
 #include <stddef.h>
 
 typedef struct SrcLoc {
-  const char *file;    /* path as given; NULL for "no location" */
-  const char *src;     /* the whole source buffer, for printing the line */
-  int line, col;       /* 1-based; col counts bytes */
-  unsigned offset;     /* byte offset of the first character */
-  unsigned len;        /* bytes covered (>= 1 for carets) */
+  const char *file; /* path as given; NULL for "no location" */
+  const char *src;  /* the whole source buffer, for printing the line */
+  int line, col;    /* 1-based; col counts bytes */
+  unsigned offset;  /* byte offset of the first character */
+  unsigned len;     /* bytes covered (>= 1 for carets) */
 } SrcLoc;
 
 typedef enum { DIAG_ERROR, DIAG_WARNING, DIAG_NOTE } DiagLevel;
@@ -31,17 +31,18 @@ typedef struct Diag {
 typedef struct Diags {
   Diag *head, *tail;
   int nerrors, nwarnings;
-  int max_errors;      /* stop recording (not checking) past this many; 0 = default 100 */
-  bool truncated;      /* more errors than max_errors were reported */
+  int max_errors; /* stop recording (not checking) past this many; 0 = default 100 */
+  bool truncated; /* more errors than max_errors were reported */
 } Diags;
 
 void diags_init(Diags *);
 void diags_free(Diags *);
 /* Records a diagnostic; a NOTE attaches to the diagnostic before it. */
-void diag_at(Diags *, DiagLevel, SrcLoc, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-#define diag_error(d, loc, ...) diag_at((d), DIAG_ERROR, (loc), __VA_ARGS__)
+void diag_at(Diags *, DiagLevel, SrcLoc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+#define diag_error(d, loc, ...)   diag_at((d), DIAG_ERROR, (loc), __VA_ARGS__)
 #define diag_warning(d, loc, ...) diag_at((d), DIAG_WARNING, (loc), __VA_ARGS__)
-#define diag_note(d, loc, ...) diag_at((d), DIAG_NOTE, (loc), __VA_ARGS__)
+#define diag_note(d, loc, ...)    diag_at((d), DIAG_NOTE, (loc), __VA_ARGS__)
 int diag_errors(const Diags *);
 /* The rendered text of every diagnostic; malloc'd, caller frees. color: ANSI colours. */
 char *diag_render(const Diags *, bool color);

@@ -23,7 +23,7 @@ typedef enum { UNSEEN, VISITING, DONE } VisitState;
 
 /* One file known to this compilation, keyed by its canonical path. */
 typedef struct Unit {
-  char *key;           /* realpath, or the name for sources given as text */
+  char *key; /* realpath, or the name for sources given as text */
   Module *mod;
   VisitState state;
   struct Unit *next;
@@ -33,7 +33,7 @@ typedef struct Loader {
   Program *prog;
   const FrontReader *reader; /* NULL: imports come from the file system */
   Unit *units;
-  Module *last;        /* tail of prog->modules */
+  Module *last; /* tail of prog->modules */
 } Loader;
 
 char *front_read_file(const char *path, size_t *len) {
@@ -45,13 +45,20 @@ char *front_read_file(const char *path, size_t *len) {
     n += fread(buf + n, 1, cap - n - 1, f);
     if (ferror(f) || feof(f) || n > MAX_SOURCE_BYTES) break;
     char *bigger = realloc(buf, cap *= 2);
-    if (!bigger) { free(buf); buf = NULL; errno = ENOMEM; }
+    if (!bigger) {
+      free(buf);
+      buf = NULL;
+      errno = ENOMEM;
+    }
     buf = bigger;
   }
   bool bad = !buf || ferror(f) || n > MAX_SOURCE_BYTES;
   if (buf && n > MAX_SOURCE_BYTES) errno = EFBIG;
   fclose(f);
-  if (bad) { free(buf); return NULL; }
+  if (bad) {
+    free(buf);
+    return NULL;
+  }
   buf[n] = 0;
   *len = n;
   return buf;
@@ -67,7 +74,8 @@ static Unit *unit_find(Loader *L, const char *key) {
  * when the file is still being loaded (an import cycle). */
 static Module *unit_module(Loader *L, Unit *u, Decl *imp) {
   if (u->state != VISITING) return u->mod;
-  diag_error(L->prog->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)", imp->path);
+  diag_error(L->prog->diags, imp->loc, "import cycle: '%s' imports itself (directly or indirectly)",
+             imp->path);
   return NULL;
 }
 
@@ -81,7 +89,10 @@ static Unit *unit_add(Loader *L, const char *key) {
 }
 
 static void append_module(Loader *L, Module *m) {
-  if (L->last) L->last->next = m; else L->prog->modules = m;
+  if (L->last)
+    L->last->next = m;
+  else
+    L->prog->modules = m;
   L->last = m;
 }
 
@@ -134,7 +145,8 @@ static char *read_import(Loader *L, Decl *imp, const char *path, size_t *len) {
   if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
     diag_error(L->prog->diags, imp->loc, "imported file '%s' is not a regular file", path);
   else if (!(text = front_read_file(path, len)))
-    diag_error(L->prog->diags, imp->loc, "cannot read imported file '%s': %s", path, strerror(errno));
+    diag_error(L->prog->diags, imp->loc, "cannot read imported file '%s': %s", path,
+               strerror(errno));
   return text;
 }
 
@@ -181,7 +193,10 @@ static Program *program_new(void) {
   if (!a) return NULL;
   Program *p = arena_alloc(a, sizeof *p);
   Diags *d = arena_alloc(a, sizeof *d);
-  if (!p || !d) { arena_free(a); return NULL; }
+  if (!p || !d) {
+    arena_free(a);
+    return NULL;
+  }
   diags_init(d);
   p->arena = a;
   p->diags = d;
@@ -224,7 +239,8 @@ char *front_import_path(const char *from, const char *rel) {
   return s;
 }
 
-FrontResult front_compile_with(const char *path, const char *src, size_t len, const FrontReader *reader) {
+FrontResult front_compile_with(const char *path, const char *src, size_t len,
+                               const FrontReader *reader) {
   FrontResult r = {0};
   r.prog = program_new();
   if (!r.prog) return r;

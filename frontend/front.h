@@ -10,8 +10,8 @@
 #include "ast.h"
 
 typedef struct FrontResult {
-  Program *prog;       /* always non-NULL unless out of memory */
-  bool ok;             /* no errors */
+  Program *prog; /* always non-NULL unless out of memory */
+  bool ok;       /* no errors */
 } FrontResult;
 
 /* path: the root file's name for diagnostics and import resolution (may be a
@@ -28,7 +28,8 @@ typedef struct FrontReader {
   void *ud;
 } FrontReader;
 /* front_compile with imports read through reader (NULL: the file system). */
-FrontResult front_compile_with(const char *path, const char *src, size_t len, const FrontReader *reader);
+FrontResult front_compile_with(const char *path, const char *src, size_t len,
+                               const FrontReader *reader);
 /* The path front_compile reads for `import "rel"` in the file `from`
  * (malloc'd; NULL on OOM): relative to from's directory, absolute as is. */
 char *front_import_path(const char *from, const char *rel);

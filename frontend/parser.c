@@ -35,38 +35,37 @@ typedef struct Parser {
   Diags *diags;
   Token *toks;
   int n;
-  int pos;           /* current token, never a TK_ERROR one */
-  int prev;          /* the last consumed token */
-  bool after_err;    /* a lexer error token sits right before the current one */
-  bool panic;        /* an error was reported; quiet until resynchronised */
-  bool abort;        /* nesting too deep or out of memory: the rest reads as EOF */
+  int pos;        /* current token, never a TK_ERROR one */
+  int prev;       /* the last consumed token */
+  bool after_err; /* a lexer error token sits right before the current one */
+  bool panic;     /* an error was reported; quiet until resynchronised */
+  bool abort;     /* nesting too deep or out of memory: the rest reads as EOF */
   int depth;
   /* After an allocation failure every node is this scratch object: the parse
    * winds down without NULL checks and its declaration is dropped. */
-  union { Node n; Var v; TypeExpr t; Decl d; Field f; } junk;
+  union {
+    Node n;
+    Var v;
+    TypeExpr t;
+    Decl d;
+    Field f;
+  } junk;
 } Parser;
 
 /* ---- tokens ---------------------------------------------------------------- */
 
-static Token *tok(Parser *p) {
-  return p->abort ? &p->toks[p->n - 1] : &p->toks[p->pos];
-}
+static Token *tok(Parser *p) { return p->abort ? &p->toks[p->n - 1] : &p->toks[p->pos]; }
 
-static TokKind kind(Parser *p) {
-  return tok(p)->kind;
-}
+static TokKind kind(Parser *p) { return tok(p)->kind; }
 
-static bool at(Parser *p, TokKind k) {
-  return kind(p) == k;
-}
+static bool at(Parser *p, TokKind k) { return kind(p) == k; }
 
 /* The k-th token after the current one, lexer errors skipped. */
 static Token *peek(Parser *p, int k) {
   int i = p->pos;
   while (k > 0 && p->toks[i].kind != TK_EOF) {
     i++;
-    if (p->toks[i].kind != TK_ERROR)
-      k--;
+    if (p->toks[i].kind != TK_ERROR) k--;
   }
   return p->abort ? &p->toks[p->n - 1] : &p->toks[i];
 }
@@ -81,43 +80,38 @@ static void skip_error_tokens(Parser *p) {
 
 static Token *advance(Parser *p) {
   Token *t = tok(p);
-  if (p->abort || t->kind == TK_EOF)
-    return t;
+  if (p->abort || t->kind == TK_EOF) return t;
   p->prev = p->pos;
   p->pos++;
   skip_error_tokens(p);
   /* Having consumed a `;` or `}` the parser is back in step with the text. */
-  if (t->kind == TK_SEMI || t->kind == TK_RBRACE)
-    p->panic = false;
+  if (t->kind == TK_SEMI || t->kind == TK_RBRACE) p->panic = false;
   return t;
 }
 
 static bool accept(Parser *p, TokKind k) {
-  if (!at(p, k))
-    return false;
+  if (!at(p, k)) return false;
   advance(p);
   return true;
 }
 
-static SrcLoc prev_loc(Parser *p) {
-  return p->toks[p->prev].loc;
-}
+static SrcLoc prev_loc(Parser *p) { return p->toks[p->prev].loc; }
 
 /* ---- diagnostics ----------------------------------------------------------- */
 
 /* "identifier 'foo'", "keyword 'while'", "type name 'float'", "';'" ... */
 static const char *tok_desc(Parser *p, const Token *t) {
   switch (t->kind) {
-  case TK_IDENT:
-  case TK_INT:
-  case TK_FLOAT:
-  case TK_TYPENAME: {
-    int n = t->loc.len > 40 ? 40 : (int)t->loc.len;
-    const char *s = arena_printf(p->arena, "%s '%.*s'%s", tok_kind_name(t->kind), n, t->text,
-                                 n < (int)t->loc.len ? "..." : "");
-    return s ? s : tok_kind_name(t->kind);
-  }
-  default: return tok_kind_name(t->kind);
+    case TK_IDENT:
+    case TK_INT:
+    case TK_FLOAT:
+    case TK_TYPENAME: {
+      int n = t->loc.len > 40 ? 40 : (int)t->loc.len;
+      const char *s = arena_printf(p->arena, "%s '%.*s'%s", tok_kind_name(t->kind), n, t->text,
+                                   n < (int)t->loc.len ? "..." : "");
+      return s ? s : tok_kind_name(t->kind);
+    }
+    default: return tok_kind_name(t->kind);
   }
 }
 
@@ -128,10 +122,10 @@ static void vreport(Parser *p, SrcLoc loc, const char *fmt, va_list ap) {
 }
 
 /* A recoverable error: reported unless the parser is already in panic. */
-static void report(Parser *p, SrcLoc loc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void report(Parser *p, SrcLoc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 static void report(Parser *p, SrcLoc loc, const char *fmt, ...) {
-  if (p->panic || p->abort)
-    return;
+  if (p->panic || p->abort) return;
   va_list ap;
   va_start(ap, fmt);
   vreport(p, loc, fmt, ap);
@@ -154,8 +148,7 @@ static bool syntax_error(Parser *p, const char *fmt, ...) {
 }
 
 static bool expect(Parser *p, TokKind k, const char *where) {
-  if (accept(p, k))
-    return true;
+  if (accept(p, k)) return true;
   syntax_error(p, "expected %s %s, found %s", tok_kind_name(k), where, tok_desc(p, tok(p)));
   return false;
 }
@@ -164,36 +157,29 @@ static bool expect(Parser *p, TokKind k, const char *where) {
  * (like clang); before a token on a later line it is then assumed, so one
  * forgotten semicolon doesn't swallow the next statement. */
 static void expect_semi(Parser *p, const char *where) {
-  if (accept(p, TK_SEMI))
-    return;
+  if (accept(p, TK_SEMI)) return;
   bool quiet = p->panic || p->abort || p->after_err;
   p->panic = true;
-  if (quiet)
-    return;
+  if (quiet) return;
   SrcLoc at_end = prev_loc(p);
   at_end.offset += at_end.len;
   at_end.col += (int)at_end.len;
   at_end.len = 1;
   diag_error(p->diags, at_end, "expected ';' %s, found %s", where, tok_desc(p, tok(p)));
-  if (tok(p)->loc.line > prev_loc(p).line)
-    p->panic = false;
+  if (tok(p)->loc.line > prev_loc(p).line) p->panic = false;
 }
 
 /* Counts one level of nesting; false (reported once) past the limit. */
 static bool enter(Parser *p) {
-  if (p->abort)
-    return false;
-  if (++p->depth <= PARSE_MAX_DEPTH)
-    return true;
+  if (p->abort) return false;
+  if (++p->depth <= PARSE_MAX_DEPTH) return true;
   if (!p->after_err)
     diag_error(p->diags, tok(p)->loc, "nesting is too deep (limit %d)", PARSE_MAX_DEPTH);
   p->abort = true;
   return false;
 }
 
-static void leave(Parser *p) {
-  p->depth--;
-}
+static void leave(Parser *p) { p->depth--; }
 
 /* Skips to the end of the broken statement: past a `;`, or up to a `}`, of
  * the current nesting; a whole `{...}` group met on the way is skipped. */
@@ -201,24 +187,20 @@ static void sync_stmt(Parser *p) {
   int nest = 0;
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
-    if (nest == 0 && k == TK_RBRACE)
-      break;
+    if (nest == 0 && k == TK_RBRACE) break;
     /* A declaration keyword can't be inside a statement: braces are missing.
      * Stay in panic so every enclosing block closes quietly. */
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT)
-      return;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) return;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
     else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
       nest--;
-    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE))
-      break;
+    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE)) break;
   }
   /* Run into the end of the file, every enclosing block is unclosed too:
    * staying in panic lets one error say so, not one per level. */
-  if (!at(p, TK_EOF))
-    p->panic = false;
+  if (!at(p, TK_EOF)) p->panic = false;
 }
 
 static bool starts_module_item(TokKind k) {
@@ -231,15 +213,13 @@ static void sync_top(Parser *p) {
   int nest = 0;
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
-    if (nest == 0 && starts_module_item(k))
-      break;
+    if (nest == 0 && starts_module_item(k)) break;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
     else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
       nest--;
-    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE))
-      break;
+    if (nest == 0 && (k == TK_SEMI || k == TK_RBRACE)) break;
   }
   p->panic = false;
 }
@@ -250,8 +230,7 @@ static void *alloc(Parser *p, size_t size) {
   void *x = arena_alloc(p->arena, size);
   if (!x) {
     /* Out of memory: report once, then read the rest as end of input. */
-    if (!p->abort)
-      diag_error(p->diags, tok(p)->loc, "out of memory while parsing");
+    if (!p->abort) diag_error(p->diags, tok(p)->loc, "out of memory while parsing");
     p->abort = true;
     return memset(&p->junk, 0, size < sizeof p->junk ? size : sizeof p->junk);
   }
@@ -287,14 +266,11 @@ static const char *tok_text(Parser *p, const Token *t) {
 
 /* Grows an arena array by doubling; the old copy stays until arena_free. */
 static void *grow(Parser *p, void *old, int n, int *cap, size_t elem) {
-  if (n < *cap)
-    return old;
+  if (n < *cap) return old;
   int cap2 = *cap ? *cap * 2 : 8;
   char *x = alloc(p, (size_t)cap2 * elem);
-  if (p->abort)
-    return old;
-  if (n)
-    memcpy(x, old, (size_t)n * elem);
+  if (p->abort) return old;
+  if (n) memcpy(x, old, (size_t)n * elem);
   *cap = cap2;
   return x;
 }
@@ -307,11 +283,9 @@ static bool at_type_start(Parser *p) {
 
 /* dims = '[' ','* ']' */
 static void parse_dims(Parser *p, TypeExpr *te) {
-  if (!accept(p, TK_LBRACKET))
-    return;
+  if (!accept(p, TK_LBRACKET)) return;
   int ndim = 1;
-  while (accept(p, TK_COMMA))
-    ndim++;
+  while (accept(p, TK_COMMA)) ndim++;
   if (expect(p, TK_RBRACKET, "to close the array type") && ndim > PARSE_MAX_DIMS)
     report(p, loc_span(te->loc, prev_loc(p)), "arrays have at most %d dimensions, not %d",
            PARSE_MAX_DIMS, ndim);
@@ -326,18 +300,17 @@ static TypeExpr *parse_type(Parser *p) {
   Token *t = tok(p);
   te->loc = t->loc;
   switch (t->kind) {
-  case TK_TYPENAME: te->builtin = t->ty; break;
-  case TK_VOID: te->builtin = &ty_void; break;
-  case TK_IDENT: te->name = tok_text(p, t); break;
-  case TK_AUTO: te->is_auto = true; break;
-  default:
-    syntax_error(p, "expected a type, found %s", tok_desc(p, t));
-    te->builtin = &ty_error;
-    return te;
+    case TK_TYPENAME: te->builtin = t->ty; break;
+    case TK_VOID: te->builtin = &ty_void; break;
+    case TK_IDENT: te->name = tok_text(p, t); break;
+    case TK_AUTO: te->is_auto = true; break;
+    default:
+      syntax_error(p, "expected a type, found %s", tok_desc(p, t));
+      te->builtin = &ty_error;
+      return te;
   }
   advance(p);
-  if (!te->is_auto)
-    parse_dims(p, te);
+  if (!te->is_auto) parse_dims(p, te);
   return te;
 }
 
@@ -366,16 +339,13 @@ static Node *parse_expr(Parser *p);
 static Node *parse_cond(Parser *p);
 static Node *parse_unary(Parser *p);
 
-static bool is_assign_op(TokKind k) {
-  return k == TK_ASSIGN || (k >= TK_PLUSEQ && k <= TK_SHREQ);
-}
+static bool is_assign_op(TokKind k) { return k == TK_ASSIGN || (k >= TK_PLUSEQ && k <= TK_SHREQ); }
 
 /* args = expr (',' expr)* ; ends before `close`, which the caller expects. */
 static Node *parse_args(Parser *p, TokKind close, int *nargs) {
   Node head = {0}, *cur = &head;
   *nargs = 0;
-  if (at(p, close))
-    return NULL;
+  if (at(p, close)) return NULL;
   do {
     cur = cur->next = parse_expr(p);
     ++*nargs;
@@ -394,7 +364,7 @@ static Node *parse_call(Parser *p) {
     n->texpr->loc = name->loc;
     n->texpr->builtin = name->ty;
   }
-  advance(p);  /* '(' */
+  advance(p); /* '(' */
   n->args = parse_args(p, TK_RPAREN, &n->nargs);
   expect(p, TK_RPAREN, "after the call's arguments");
   n->loc = loc_span(n->loc, prev_loc(p));
@@ -409,8 +379,7 @@ static Node *parse_literal(Parser *p, NodeKind k) {
   n->suffix = t->suffix;
   n->str = t->str;
   n->str_len = t->str_len;
-  if (k == ND_BOOL)
-    n->ival = t->kind == TK_TRUE;
+  if (k == ND_BOOL) n->ival = t->kind == TK_TRUE;
   return n;
 }
 
@@ -418,36 +387,34 @@ static Node *parse_literal(Parser *p, NodeKind k) {
 static Node *parse_primary(Parser *p) {
   Token *t = tok(p);
   switch (t->kind) {
-  case TK_IDENT: {
-    if (peek(p, 1)->kind == TK_LPAREN)
-      return parse_call(p);
-    advance(p);
-    Node *n = new_node(p, ND_IDENT, t->loc);
-    n->name = tok_text(p, t);
-    n->name_loc = t->loc;
-    return n;
-  }
-  case TK_TYPENAME:
-    if (peek(p, 1)->kind == TK_LPAREN)
-      return parse_call(p);
-    syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?",
-                 (int)t->loc.len, t->text, (int)t->loc.len, t->text);
-    return error_node(p, t->loc);
-  case TK_INT: return parse_literal(p, ND_INT);
-  case TK_FLOAT: return parse_literal(p, ND_FLOAT);
-  case TK_STRING: return parse_literal(p, ND_STRING);
-  case TK_TRUE:
-  case TK_FALSE: return parse_literal(p, ND_BOOL);
-  case TK_LPAREN: {
-    advance(p);
-    Node *e = parse_expr(p);
-    expect(p, TK_RPAREN, "to close the parenthesis");
-    e->loc = loc_span(t->loc, prev_loc(p));
-    return e;
-  }
-  default:
-    syntax_error(p, "expected an expression, found %s", tok_desc(p, t));
-    return error_node(p, t->loc);
+    case TK_IDENT: {
+      if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
+      advance(p);
+      Node *n = new_node(p, ND_IDENT, t->loc);
+      n->name = tok_text(p, t);
+      n->name_loc = t->loc;
+      return n;
+    }
+    case TK_TYPENAME:
+      if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
+      syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?", (int)t->loc.len,
+                   t->text, (int)t->loc.len, t->text);
+      return error_node(p, t->loc);
+    case TK_INT: return parse_literal(p, ND_INT);
+    case TK_FLOAT: return parse_literal(p, ND_FLOAT);
+    case TK_STRING: return parse_literal(p, ND_STRING);
+    case TK_TRUE:
+    case TK_FALSE: return parse_literal(p, ND_BOOL);
+    case TK_LPAREN: {
+      advance(p);
+      Node *e = parse_expr(p);
+      expect(p, TK_RPAREN, "to close the parenthesis");
+      e->loc = loc_span(t->loc, prev_loc(p));
+      return e;
+    }
+    default:
+      syntax_error(p, "expected an expression, found %s", tok_desc(p, t));
+      return error_node(p, t->loc);
   }
 }
 
@@ -459,8 +426,7 @@ static Node *parse_postfix(Parser *p) {
       Node *ix = new_node(p, ND_INDEX, n->loc);
       ix->lhs = n;
       ix->args = parse_args(p, TK_RBRACKET, &ix->nargs);
-      if (ix->nargs == 0)
-        syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
+      if (ix->nargs == 0) syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
       expect(p, TK_RBRACKET, "after the index");
       ix->loc = loc_span(n->loc, prev_loc(p));
       n = ix;
@@ -488,7 +454,7 @@ static bool at_cast(Parser *p) {
 static Node *parse_cast(Parser *p) {
   SrcLoc start = advance(p)->loc;
   Token *t = advance(p);
-  advance(p);  /* ')' */
+  advance(p); /* ')' */
   Node *n = new_node(p, ND_CAST, start);
   n->texpr = alloc(p, sizeof *n->texpr);
   n->texpr->loc = t->loc;
@@ -505,15 +471,13 @@ static Node *parse_unary(Parser *p) {
   TokKind k = t->kind;
   bool prefix = k == TK_MINUS || k == TK_PLUS || k == TK_BANG || k == TK_TILDE || k == TK_AMP ||
                 k == TK_INC || k == TK_DEC;
-  if (!prefix && !at_cast(p))
-    return parse_postfix(p);
-  if (!enter(p))
-    return error_node(p, t->loc);
+  if (!prefix && !at_cast(p)) return parse_postfix(p);
+  if (!enter(p)) return error_node(p, t->loc);
   Node *n;
   if (!prefix) {
     n = parse_cast(p);
   } else {
-    if (k == TK_INC || k == TK_DEC)  /* panic: `------x` gives one error */
+    if (k == TK_INC || k == TK_DEC) /* panic: `------x` gives one error */
       syntax_error(p, "'%s' is a statement in kern, not an expression", k == TK_INC ? "++" : "--");
     advance(p);
     Node *operand = parse_unary(p);
@@ -532,17 +496,25 @@ static Node *parse_unary(Parser *p) {
 /* Binding strength of a binary operator; 0 if the token is not one. */
 static int binary_prec(TokKind k) {
   switch (k) {
-  case TK_OROR: return 1;
-  case TK_ANDAND: return 2;
-  case TK_PIPE: return 3;
-  case TK_CARET: return 4;
-  case TK_AMP: return 5;
-  case TK_EQEQ: case TK_NE: return 6;
-  case TK_LT: case TK_LE: case TK_GT: case TK_GE: return 7;
-  case TK_SHL: case TK_SHR: return 8;
-  case TK_PLUS: case TK_MINUS: return 9;
-  case TK_STAR: case TK_SLASH: case TK_PERCENT: return 10;
-  default: return 0;
+    case TK_OROR: return 1;
+    case TK_ANDAND: return 2;
+    case TK_PIPE: return 3;
+    case TK_CARET: return 4;
+    case TK_AMP: return 5;
+    case TK_EQEQ:
+    case TK_NE: return 6;
+    case TK_LT:
+    case TK_LE:
+    case TK_GT:
+    case TK_GE: return 7;
+    case TK_SHL:
+    case TK_SHR: return 8;
+    case TK_PLUS:
+    case TK_MINUS: return 9;
+    case TK_STAR:
+    case TK_SLASH:
+    case TK_PERCENT: return 10;
+    default: return 0;
   }
 }
 
@@ -553,8 +525,7 @@ static Node *parse_binary(Parser *p, int min_prec) {
   Node *lhs = parse_unary(p);
   for (;;) {
     int prec = binary_prec(kind(p));
-    if (prec == 0 || prec < min_prec)
-      return lhs;
+    if (prec == 0 || prec < min_prec) return lhs;
     int op = advance(p)->kind;
     Node *rhs = parse_binary(p, prec + 1);
     lhs = new_binary(p, ND_BINARY, op, lhs, rhs);
@@ -564,11 +535,9 @@ static Node *parse_binary(Parser *p, int min_prec) {
 /* cond = binary(1) ('?' expr ':' cond)?   (right-associative) */
 static Node *parse_cond(Parser *p) {
   Node *c = parse_binary(p, 1);
-  if (!at(p, TK_QUESTION))
-    return c;
+  if (!at(p, TK_QUESTION)) return c;
   advance(p);
-  if (!enter(p))
-    return c;
+  if (!enter(p)) return c;
   Node *n = new_node(p, ND_COND, c->loc);
   n->cond = c;
   n->then = parse_expr(p);
@@ -583,8 +552,7 @@ static Node *parse_cond(Parser *p) {
  * assignments are statements in kern. The operand is parsed and dropped so
  * the rest of the expression still reads well. */
 static Node *parse_expr(Parser *p) {
-  if (!enter(p))
-    return error_node(p, tok(p)->loc);
+  if (!enter(p)) return error_node(p, tok(p)->loc);
   Node *n = parse_cond(p);
   Token *t = tok(p);
   if (is_assign_op(t->kind)) {
@@ -609,10 +577,8 @@ static bool ident_starts_decl(Parser *p) {
   int k = 1;
   if (peek(p, k)->kind == TK_LBRACKET) {
     k++;
-    while (k < PARSE_LOOKAHEAD && peek(p, k)->kind == TK_COMMA)
-      k++;
-    if (peek(p, k)->kind != TK_RBRACKET)
-      return false;
+    while (k < PARSE_LOOKAHEAD && peek(p, k)->kind == TK_COMMA) k++;
+    if (peek(p, k)->kind != TK_RBRACKET) return false;
     k++;
   }
   return peek(p, k)->kind == TK_IDENT;
@@ -620,11 +586,11 @@ static bool ident_starts_decl(Parser *p) {
 
 static bool at_decl(Parser *p) {
   switch (kind(p)) {
-  case TK_CONST:
-  case TK_AUTO: return true;
-  case TK_TYPENAME: return peek(p, 1)->kind != TK_LPAREN;
-  case TK_IDENT: return ident_starts_decl(p);
-  default: return false;
+    case TK_CONST:
+    case TK_AUTO: return true;
+    case TK_TYPENAME: return peek(p, 1)->kind != TK_LPAREN;
+    case TK_IDENT: return ident_starts_decl(p);
+    default: return false;
   }
 }
 
@@ -640,8 +606,7 @@ static Node *parse_vardecl(Parser *p) {
   if (accept(p, TK_ASSIGN)) {
     v->init = parse_expr(p);
   } else {
-    if (!at(p, TK_COMMA))
-      report(p, v->loc, "variable '%s' needs an initializer", v->name);
+    if (!at(p, TK_COMMA)) report(p, v->loc, "variable '%s' needs an initializer", v->name);
     v->init = error_node(p, v->loc);
   }
   if (at(p, TK_COMMA))
@@ -684,8 +649,7 @@ static Node *parse_simple(Parser *p) {
 static Node *parse_block(Parser *p) {
   Token *open = tok(p);
   Node *blk = new_node(p, ND_BLOCK, open->loc);
-  if (!expect(p, TK_LBRACE, "to start a block"))
-    return blk;
+  if (!expect(p, TK_LBRACE, "to start a block")) return blk;
   Node head = {0}, *cur = &head;
   /* `kernel`, `struct` or `import` inside a block means a `}` is missing:
    * stop here so the next declaration parses normally. */
@@ -693,10 +657,8 @@ static Node *parse_block(Parser *p) {
          !at(p, TK_IMPORT)) {
     int before = p->pos;
     Node *s = parse_stmt(p);
-    if (p->panic)
-      sync_stmt(p);
-    if (p->pos == before && !at(p, TK_RBRACE))
-      advance(p);  /* never loop without consuming */
+    if (p->panic) sync_stmt(p);
+    if (p->pos == before && !at(p, TK_RBRACE)) advance(p); /* never loop without consuming */
     cur = cur->next = s;
   }
   if (!accept(p, TK_RBRACE) &&
@@ -723,8 +685,7 @@ static Node *parse_if(Parser *p) {
   Node *n = new_node(p, ND_IF, advance(p)->loc);
   n->cond = parse_paren_cond(p, "if");
   n->then = parse_stmt(p);
-  if (accept(p, TK_ELSE))
-    n->els = parse_stmt(p);
+  if (accept(p, TK_ELSE)) n->els = parse_stmt(p);
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
 }
@@ -742,8 +703,7 @@ static Node *parse_while(Parser *p) {
 static Node *parse_do(Parser *p) {
   Node *n = new_node(p, ND_DO, advance(p)->loc);
   n->body = parse_stmt(p);
-  if (p->panic)
-    sync_stmt(p);
+  if (p->panic) sync_stmt(p);
   expect(p, TK_WHILE, "after the body of 'do'");
   n->cond = parse_paren_cond(p, "while");
   expect_semi(p, "after 'do ... while (...)'");
@@ -755,14 +715,11 @@ static Node *parse_do(Parser *p) {
 static Node *parse_for(Parser *p) {
   Node *n = new_node(p, ND_FOR, advance(p)->loc);
   expect(p, TK_LPAREN, "after 'for'");
-  if (!at(p, TK_SEMI))
-    n->init = at_decl(p) ? parse_vardecl(p) : parse_simple(p);
+  if (!at(p, TK_SEMI)) n->init = at_decl(p) ? parse_vardecl(p) : parse_simple(p);
   expect(p, TK_SEMI, "after the loop initializer");
-  if (!at(p, TK_SEMI))
-    n->cond = parse_expr(p);
+  if (!at(p, TK_SEMI)) n->cond = parse_expr(p);
   expect(p, TK_SEMI, "after the loop condition");
-  if (!at(p, TK_RPAREN))
-    n->inc = parse_simple(p);
+  if (!at(p, TK_RPAREN)) n->inc = parse_simple(p);
   expect(p, TK_RPAREN, "after the loop increment");
   n->body = parse_stmt(p);
   n->loc = loc_span(n->loc, prev_loc(p));
@@ -772,8 +729,7 @@ static Node *parse_for(Parser *p) {
 /* return = 'return' expr? ';' */
 static Node *parse_return(Parser *p) {
   Node *n = new_node(p, ND_RETURN, advance(p)->loc);
-  if (!at(p, TK_SEMI))
-    n->lhs = parse_expr(p);
+  if (!at(p, TK_SEMI)) n->lhs = parse_expr(p);
   expect_semi(p, "after 'return'");
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -799,29 +755,33 @@ static Node *parse_jump(Parser *p, NodeKind k) {
  *      | ';' | vardecl ';' | simple ';' */
 static Node *parse_stmt(Parser *p) {
   Token *t = tok(p);
-  if (!enter(p))
-    return new_node(p, ND_EMPTY, t->loc);
+  if (!enter(p)) return new_node(p, ND_EMPTY, t->loc);
   Node *n;
   switch (t->kind) {
-  case TK_LBRACE: n = parse_block(p); break;
-  case TK_IF: n = parse_if(p); break;
-  case TK_WHILE: n = parse_while(p); break;
-  case TK_DO: n = parse_do(p); break;
-  case TK_FOR: n = parse_for(p); break;
-  case TK_RETURN: n = parse_return(p); break;
-  case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
-  case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
-  case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
-  case TK_ELSE: case TK_KERNEL: case TK_STRUCT: case TK_IMPORT: case TK_VOID:
-  case TK_RBRACE: case TK_EOF:
-    syntax_error(p, "expected a statement, found %s", tok_desc(p, t));
-    n = new_node(p, ND_EMPTY, t->loc);
-    break;
-  default:
-    if (at_decl(p))
-      n = parse_stmt_semi(p, ND_VARDECL, "after the declaration");
-    else
-      n = parse_stmt_semi(p, ND_EXPR_STMT, "after the statement");
+    case TK_LBRACE: n = parse_block(p); break;
+    case TK_IF: n = parse_if(p); break;
+    case TK_WHILE: n = parse_while(p); break;
+    case TK_DO: n = parse_do(p); break;
+    case TK_FOR: n = parse_for(p); break;
+    case TK_RETURN: n = parse_return(p); break;
+    case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
+    case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
+    case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
+    case TK_ELSE:
+    case TK_KERNEL:
+    case TK_STRUCT:
+    case TK_IMPORT:
+    case TK_VOID:
+    case TK_RBRACE:
+    case TK_EOF:
+      syntax_error(p, "expected a statement, found %s", tok_desc(p, t));
+      n = new_node(p, ND_EMPTY, t->loc);
+      break;
+    default:
+      if (at_decl(p))
+        n = parse_stmt_semi(p, ND_VARDECL, "after the declaration");
+      else
+        n = parse_stmt_semi(p, ND_EXPR_STMT, "after the statement");
   }
   leave(p);
   return n;
@@ -863,9 +823,9 @@ static Decl *parse_const(Parser *p) {
   if (accept(p, TK_ASSIGN))
     d->init = parse_expr(p);
   else if (!p->panic)
-    syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name, tok_desc(p, tok(p)));
-  if (!d->init)
-    d->init = error_node(p, d->name_loc);
+    syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name,
+                 tok_desc(p, tok(p)));
+  if (!d->init) d->init = error_node(p, d->name_loc);
   expect_semi(p, "after the constant");
   d->loc = loc_span(d->loc, prev_loc(p));
   return d;
@@ -879,17 +839,14 @@ static void parse_fields(Parser *p, Decl *d) {
     TypeExpr *te = parse_type(p);
     do {
       d->fields = grow(p, d->fields, d->nfields, &cap, sizeof(Field));
-      if (p->abort)
-        return;
+      if (p->abort) return;
       Field *f = &d->fields[d->nfields++];
       f->texpr = te;
       f->name = parse_name(p, &f->loc, "a field name");
     } while (!p->panic && accept(p, TK_COMMA));
     expect_semi(p, "after the field");
-    if (p->panic)
-      sync_stmt(p);
-    if (p->pos == before && !at(p, TK_RBRACE))
-      advance(p);
+    if (p->panic) sync_stmt(p);
+    if (p->pos == before && !at(p, TK_RBRACE)) advance(p);
   }
 }
 
@@ -900,8 +857,8 @@ static Decl *parse_struct(Parser *p) {
   Token *open = tok(p);
   if (expect(p, TK_LBRACE, "to start the struct's fields")) {
     parse_fields(p, d);
-    if (!accept(p, TK_RBRACE) &&
-        syntax_error(p, "expected '}' to close struct '%s', found %s", d->name, tok_desc(p, tok(p))))
+    if (!accept(p, TK_RBRACE) && syntax_error(p, "expected '}' to close struct '%s', found %s",
+                                              d->name, tok_desc(p, tok(p))))
       diag_note(p->diags, open->loc, "the struct opened here");
     accept(p, TK_SEMI);
   }
@@ -922,19 +879,17 @@ static Var *parse_param(Parser *p) {
 /* params = '(' (param (',' param)*)? ')' */
 static void parse_params(Parser *p, Decl *d) {
   int cap = 0;
-  advance(p);  /* '(' */
+  advance(p); /* '(' */
   if (!at(p, TK_RPAREN)) {
     do {
       d->params = grow(p, d->params, d->nparams, &cap, sizeof(Var *));
-      if (p->abort)
-        return;
+      if (p->abort) return;
       d->params[d->nparams++] = parse_param(p);
     } while (!p->panic && accept(p, TK_COMMA));
   }
   if (p->panic) {
     /* Skip the rest of the list so the body still gets parsed. */
-    while (!at(p, TK_RPAREN) && !at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_EOF))
-      advance(p);
+    while (!at(p, TK_RPAREN) && !at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_EOF)) advance(p);
     p->panic = false;
     accept(p, TK_RPAREN);
     return;
@@ -949,9 +904,9 @@ static Decl *parse_func(Parser *p) {
   SrcLoc start = tok(p)->loc;
   Decl *d = new_decl(p, accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
   d->texpr = parse_type(p);
-  d->name = parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
-  if (p->panic)
-    return NULL;
+  d->name =
+      parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
+  if (p->panic) return NULL;
   if (at(p, TK_ASSIGN) || at(p, TK_SEMI)) {
     syntax_error(p, "module-level variables are not supported; use 'const %s = ...;'", d->name);
     return NULL;
@@ -968,14 +923,12 @@ static Decl *parse_func(Parser *p) {
 
 /* `T name (` or `T[,] name (`: a function's head, so a place to resume. */
 static bool at_func_head(Parser *p) {
-  if (!at_type_start(p) || at(p, TK_AUTO))
-    return false;
+  if (!at_type_start(p) || at(p, TK_AUTO)) return false;
   int i = 1;
   if (peek(p, i)->kind == TK_LBRACKET) {
     while (i < PARSE_LOOKAHEAD && peek(p, ++i)->kind == TK_COMMA)
       ;
-    if (peek(p, i++)->kind != TK_RBRACKET)
-      return false;
+    if (peek(p, i++)->kind != TK_RBRACKET) return false;
   }
   return peek(p, i)->kind == TK_IDENT && peek(p, i + 1)->kind == TK_LPAREN;
 }
@@ -984,19 +937,22 @@ static bool at_func_head(Parser *p) {
  * function early. */
 static bool at_stray_stmt(Parser *p) {
   switch (kind(p)) {
-  case TK_IF: case TK_FOR: case TK_WHILE: case TK_DO:
-  case TK_RETURN: case TK_BREAK: case TK_CONTINUE:
-    return true;
-  case TK_IDENT: {
-    TokKind k = peek(p, 1)->kind;
-    if (k == TK_LBRACKET) {
-      TokKind k2 = peek(p, 2)->kind;
-      return k2 != TK_COMMA && k2 != TK_RBRACKET;
+    case TK_IF:
+    case TK_FOR:
+    case TK_WHILE:
+    case TK_DO:
+    case TK_RETURN:
+    case TK_BREAK:
+    case TK_CONTINUE: return true;
+    case TK_IDENT: {
+      TokKind k = peek(p, 1)->kind;
+      if (k == TK_LBRACKET) {
+        TokKind k2 = peek(p, 2)->kind;
+        return k2 != TK_COMMA && k2 != TK_RBRACKET;
+      }
+      return k == TK_LPAREN || k == TK_DOT || k == TK_INC || k == TK_DEC || is_assign_op(k);
     }
-    return k == TK_LPAREN || k == TK_DOT || k == TK_INC || k == TK_DEC || is_assign_op(k);
-  }
-  default:
-    return false;
+    default: return false;
   }
 }
 
@@ -1006,10 +962,8 @@ static void skip_stray_stmts(Parser *p) {
   int nest = 0;
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT)
-      break;
-    if (nest == 0 && (k == TK_CONST || at_func_head(p)))
-      break;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) break;
+    if (nest == 0 && (k == TK_CONST || at_func_head(p))) break;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
@@ -1022,24 +976,25 @@ static void skip_stray_stmts(Parser *p) {
 /* item = import | const | struct | func */
 static Decl *parse_item(Parser *p) {
   switch (kind(p)) {
-  case TK_IMPORT: return parse_import(p);
-  case TK_CONST: return parse_const(p);
-  case TK_STRUCT: return parse_struct(p);
-  case TK_KERNEL: return parse_func(p);
-  default:
-    if (at_stray_stmt(p)) {
-      syntax_error(p, "expected a declaration (import, const, struct, function or kernel), found a "
-                      "statement; does an extra '}' above end the function early?");
-      skip_stray_stmts(p);
+    case TK_IMPORT: return parse_import(p);
+    case TK_CONST: return parse_const(p);
+    case TK_STRUCT: return parse_struct(p);
+    case TK_KERNEL: return parse_func(p);
+    default:
+      if (at_stray_stmt(p)) {
+        syntax_error(p,
+                     "expected a declaration (import, const, struct, function or kernel), found a "
+                     "statement; does an extra '}' above end the function early?");
+        skip_stray_stmts(p);
+        return NULL;
+      }
+      if (at_type_start(p) && !at(p, TK_AUTO)) return parse_func(p);
+      syntax_error(p,
+                   "expected a declaration (import, const, struct, function or kernel), found %s",
+                   tok_desc(p, tok(p)));
+      while (at(p, TK_RBRACE)) /* a run of stray `}` is one mistake */
+        advance(p);
       return NULL;
-    }
-    if (at_type_start(p) && !at(p, TK_AUTO))
-      return parse_func(p);
-    syntax_error(p, "expected a declaration (import, const, struct, function or kernel), found %s",
-                 tok_desc(p, tok(p)));
-    while (at(p, TK_RBRACE))  /* a run of stray `}` is one mistake */
-      advance(p);
-    return NULL;
   }
 }
 
@@ -1055,21 +1010,17 @@ static int diag_group_cmp(const void *a, const void *b) {
   const DiagGroup *x = a, *y = b;
   unsigned kx = x->head->loc.file ? x->head->loc.offset : UINT32_MAX;
   unsigned ky = y->head->loc.file ? y->head->loc.offset : UINT32_MAX;
-  if (kx != ky)
-    return kx < ky ? -1 : 1;
-  return x->index - y->index;  /* qsort is not stable by itself */
+  if (kx != ky) return kx < ky ? -1 : 1;
+  return x->index - y->index; /* qsort is not stable by itself */
 }
 
 static void sort_diags(Diags *d, Diag *before) {
   Diag *first = before ? before->next : d->head;
   int n = 0;
-  for (Diag *g = first; g; g = g->next)
-    n += g->level != DIAG_NOTE || g == first;
-  if (n < 2)
-    return;
+  for (Diag *g = first; g; g = g->next) n += g->level != DIAG_NOTE || g == first;
+  if (n < 2) return;
   DiagGroup *groups = malloc((size_t)n * sizeof *groups);
-  if (!groups)
-    return;
+  if (!groups) return;
   int i = 0;
   for (Diag *g = first; g; g = g->next)
     if (g->level != DIAG_NOTE || g == first) {
@@ -1093,8 +1044,7 @@ static void sort_diags(Diags *d, Diag *before) {
 /* module = item* EOF */
 Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, size_t len) {
   Module *m = arena_alloc(a, sizeof *m);
-  if (!m)
-    return NULL;
+  if (!m) return NULL;
   m->path = path;
   m->src = src;
   m->src_len = len;
@@ -1106,12 +1056,9 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   while (!at(&p, TK_EOF)) {
     int before = p.pos;
     Decl *d = parse_item(&p);
-    if (d && !p.abort)
-      cur = cur->next = d;
-    if (p.panic)
-      sync_top(&p);
-    if (p.pos == before)
-      advance(&p);
+    if (d && !p.abort) cur = cur->next = d;
+    if (p.panic) sync_top(&p);
+    if (p.pos == before) advance(&p);
   }
   m->decls = head.next;
   sort_diags(diags, before);

@@ -26,7 +26,7 @@ SCALAR(ty_f64, TY_F64, 8, "float64");
 #undef SCALAR
 
 /* Vectors are packed components with the component's alignment. */
-#define VEC(id, el, esz, cnt, nm) \
+#define VEC(id, el, esz, cnt, nm)                                                                  \
   Type id = {.kind = TY_VEC, .size = (esz) * (cnt), .align = esz, .elem = &el, .n = cnt, .name = nm}
 VEC(ty_vec2, ty_f32, 4, 2, "vec2");
 VEC(ty_vec3, ty_f32, 4, 3, "vec3");
@@ -74,8 +74,7 @@ Type *type_builtin_by_name(const char *name, size_t len) {
 
 Type *type_array(Arena *a, Type *elem, int ndim) {
   Type *t = arena_alloc(a, sizeof *t);
-  if (!t)
-    return NULL;
+  if (!t) return NULL;
   t->kind = TY_ARRAY;
   t->elem = elem;
   t->ndim = ndim;
@@ -83,16 +82,14 @@ Type *type_array(Arena *a, Type *elem, int ndim) {
   t->size = 0;
   t->align = 1;
   char dims[8] = "";
-  for (int i = 1; i < ndim && i < (int)sizeof dims; i++)
-    dims[i - 1] = ',';
+  for (int i = 1; i < ndim && i < (int)sizeof dims; i++) dims[i - 1] = ',';
   t->name = arena_printf(a, "%s[%s]", type_name(elem), dims);
   return t->name ? t : NULL;
 }
 
 Type *type_ptr(Arena *a, Type *elem) {
   Type *t = arena_alloc(a, sizeof *t);
-  if (!t)
-    return NULL;
+  if (!t) return NULL;
   t->kind = TY_PTR;
   t->elem = elem;
   t->size = 8;
@@ -105,53 +102,39 @@ Type *type_vec(Type *elem, int n) {
   static Type *const f32[] = {&ty_vec2, &ty_vec3, &ty_vec4};
   static Type *const f64[] = {&ty_dvec2, &ty_dvec3, &ty_dvec4};
   static Type *const i32[] = {&ty_ivec2, &ty_ivec3, &ty_ivec4};
-  if (!elem || n < 2 || n > 4)
-    return NULL;
+  if (!elem || n < 2 || n > 4) return NULL;
   switch (elem->kind) {
-  case TY_F32: return f32[n - 2];
-  case TY_F64: return f64[n - 2];
-  case TY_I32: return i32[n - 2];
-  default: return NULL;
+    case TY_F32: return f32[n - 2];
+    case TY_F64: return f64[n - 2];
+    case TY_I32: return i32[n - 2];
+    default: return NULL;
   }
 }
 
-bool type_is_int(const Type *t) {
-  return t && t->kind >= TY_I8 && t->kind <= TY_U64;
-}
+bool type_is_int(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_U64; }
 
-bool type_is_signed(const Type *t) {
-  return t && t->kind >= TY_I8 && t->kind <= TY_I64;
-}
+bool type_is_signed(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_I64; }
 
-bool type_is_float(const Type *t) {
-  return t && t->kind >= TY_F16 && t->kind <= TY_F64;
-}
+bool type_is_float(const Type *t) { return t && t->kind >= TY_F16 && t->kind <= TY_F64; }
 
-bool type_is_scalar(const Type *t) {
-  return t && (t->kind == TY_BOOL || type_is_numeric(t));
-}
+bool type_is_scalar(const Type *t) { return t && (t->kind == TY_BOOL || type_is_numeric(t)); }
 
-bool type_is_numeric(const Type *t) {
-  return type_is_int(t) || type_is_float(t);
-}
+bool type_is_numeric(const Type *t) { return type_is_int(t) || type_is_float(t); }
 
 bool type_equal(const Type *a, const Type *b) {
-  if (a == b)
-    return true;
-  if (!a || !b || a->kind != b->kind)
-    return false;
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
   switch (a->kind) {
-  case TY_ARRAY: return a->ndim == b->ndim && type_equal(a->elem, b->elem);
-  case TY_PTR: return type_equal(a->elem, b->elem);
-  case TY_STRUCT: return a->sdecl == b->sdecl;
-  case TY_VEC: return a->n == b->n && type_equal(a->elem, b->elem);
-  case TY_MAT: return a->n == b->n;
-  default: return true;  /* every other kind has a single type */
+    case TY_ARRAY: return a->ndim == b->ndim && type_equal(a->elem, b->elem);
+    case TY_PTR: return type_equal(a->elem, b->elem);
+    case TY_STRUCT: return a->sdecl == b->sdecl;
+    case TY_VEC: return a->n == b->n && type_equal(a->elem, b->elem);
+    case TY_MAT: return a->n == b->n;
+    default: return true; /* every other kind has a single type */
   }
 }
 
 const char *type_name(const Type *t) {
-  if (!t)
-    return "<null>";
+  if (!t) return "<null>";
   return t->name ? t->name : "<unnamed>";
 }

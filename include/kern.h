@@ -31,7 +31,8 @@
 #define KERN_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH: compare with kern_version() to detect a
  * header/library mismatch at run time. */
-#define KERN_VERSION_NUM (KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH)
+#define KERN_VERSION_NUM                                                                           \
+  (KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH)
 
 #ifdef __cplusplus
 extern "C" {
@@ -97,13 +98,13 @@ bool kern_get_debug(void);
 
 /* ---- opaque handles --------------------------------------------------------- */
 
-typedef struct kern_device kern_device;   /* owned by the library, valid for the process */
-typedef struct kern_array kern_array;     /* kern_array_free */
-typedef struct kern_module kern_module;   /* kern_module_free */
-typedef struct kern_kernel kern_kernel;   /* owned by its module */
-typedef struct kern_stream kern_stream;   /* kern_stream_free */
-typedef struct kern_graph kern_graph;     /* kern_graph_free */
-struct DLManagedTensor;                   /* dlpack.h */
+typedef struct kern_device kern_device; /* owned by the library, valid for the process */
+typedef struct kern_array kern_array;   /* kern_array_free */
+typedef struct kern_module kern_module; /* kern_module_free */
+typedef struct kern_kernel kern_kernel; /* owned by its module */
+typedef struct kern_stream kern_stream; /* kern_stream_free */
+typedef struct kern_graph kern_graph;   /* kern_graph_free */
+struct DLManagedTensor;                 /* dlpack.h */
 
 /* ---- dtypes ------------------------------------------------------------------ */
 
@@ -115,14 +116,30 @@ typedef int32_t kern_dtype;
 enum {
   KERN_DTYPE_INVALID = 0,
   KERN_BOOL,
-  KERN_INT8, KERN_INT16, KERN_INT32, KERN_INT64,
-  KERN_UINT8, KERN_UINT16, KERN_UINT32, KERN_UINT64,
-  KERN_FLOAT16, KERN_FLOAT32, KERN_FLOAT64,
-  KERN_VEC2, KERN_VEC3, KERN_VEC4,       /* float32 x 2..4 */
-  KERN_DVEC2, KERN_DVEC3, KERN_DVEC4,    /* float64 x 2..4 */
-  KERN_IVEC2, KERN_IVEC3, KERN_IVEC4,    /* int32 x 2..4 */
-  KERN_MAT22, KERN_MAT33, KERN_MAT44,    /* float32, row-major */
-  KERN_QUAT,                             /* float32 x, y, z, w */
+  KERN_INT8,
+  KERN_INT16,
+  KERN_INT32,
+  KERN_INT64,
+  KERN_UINT8,
+  KERN_UINT16,
+  KERN_UINT32,
+  KERN_UINT64,
+  KERN_FLOAT16,
+  KERN_FLOAT32,
+  KERN_FLOAT64,
+  KERN_VEC2,
+  KERN_VEC3,
+  KERN_VEC4, /* float32 x 2..4 */
+  KERN_DVEC2,
+  KERN_DVEC3,
+  KERN_DVEC4, /* float64 x 2..4 */
+  KERN_IVEC2,
+  KERN_IVEC3,
+  KERN_IVEC4, /* int32 x 2..4 */
+  KERN_MAT22,
+  KERN_MAT33,
+  KERN_MAT44, /* float32, row-major */
+  KERN_QUAT,  /* float32 x, y, z, w */
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
@@ -154,8 +171,8 @@ kern_status kern_device_synchronize(kern_device *);
 bool kern_device_can_access(const kern_device *launch, const kern_device *owner);
 
 typedef struct {
-  int ordinal, sm_major, sm_minor;  /* the CPU: ordinal -1, sm 0.0 */
-  size_t total_memory;              /* bytes; the CPU: physical memory */
+  int ordinal, sm_major, sm_minor; /* the CPU: ordinal -1, sm 0.0 */
+  size_t total_memory;             /* bytes; the CPU: physical memory */
   bool is_uva, is_mempool_supported, is_managed_memory_supported,
       is_concurrent_managed_access_supported,
       is_cpu_memory_access_from_gpu_supported, /* pageable host memory */
@@ -172,12 +189,12 @@ kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *
 /* ---- arrays and memory ----------------------------------------------------------- */
 
 typedef enum {
-  KERN_MEM_HOST,          /* pageable host memory (kern's CPU arrays: 64-byte aligned) */
-  KERN_MEM_PINNED_HOST,   /* page-locked host memory */
+  KERN_MEM_HOST,        /* pageable host memory (kern's CPU arrays: 64-byte aligned) */
+  KERN_MEM_PINNED_HOST, /* page-locked host memory */
   KERN_MEM_CUDA_DEVICE,
   KERN_MEM_CUDA_MEMPOOL,
   KERN_MEM_CUDA_MANAGED,
-  KERN_MEM_UNKNOWN        /* a wrapped pointer kern cannot classify */
+  KERN_MEM_UNKNOWN /* a wrapped pointer kern cannot classify */
 } kern_memory_kind;
 
 typedef enum {
@@ -207,8 +224,8 @@ kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t 
  * KERN_MEM_UNKNOWN (so pageable memory kern did not allocate is UNKNOWN). GPU
  * memory must be wrapped with the device it belongs to: anything else is
  * KERN_ERR_INVALID_ARGUMENT. */
-kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim,
-                            const int64_t *shape, const int64_t *strides);
+kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim, const int64_t *shape,
+                            const int64_t *strides);
 /* A window [offset, offset + shape) of an array, sharing its memory and
  * strides; ndim must equal the array's. The view holds a reference: the memory
  * stays allocated until the array and all its views are freed, in any order. */
@@ -229,13 +246,13 @@ kern_status kern_array_fill(kern_array *, const void *value);
 void *kern_array_data(kern_array *);
 kern_device *kern_array_device(const kern_array *);
 kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
-int kern_array_ndim(const kern_array *);                    /* 0 for NULL */
-int64_t kern_array_shape(const kern_array *, int dim);      /* 0 outside [0, ndim) */
-int64_t kern_array_stride(const kern_array *, int dim);     /* bytes; 0 outside [0, ndim) */
+int kern_array_ndim(const kern_array *);                     /* 0 for NULL */
+int64_t kern_array_shape(const kern_array *, int dim);       /* 0 outside [0, ndim) */
+int64_t kern_array_stride(const kern_array *, int dim);      /* bytes; 0 outside [0, ndim) */
 kern_dtype kern_array_dtype(const kern_array *);
-int64_t kern_array_size(const kern_array *);                /* elements */
-size_t kern_array_nbytes(const kern_array *);               /* size * dtype size */
-bool kern_array_is_contiguous(const kern_array *);          /* dense C order */
+int64_t kern_array_size(const kern_array *);       /* elements */
+size_t kern_array_nbytes(const kern_array *);      /* size * dtype size */
+bool kern_array_is_contiguous(const kern_array *); /* dense C order */
 
 /* Can kernels launched on `launch` use this array (the memory-access table)?
  * false means "not verified accessible". */
@@ -299,21 +316,36 @@ int kern_kernel_param_ndim(const kern_kernel *, int i);
 
 /* ---- launches ------------------------------------------------------------------ */
 
-typedef struct { int ndim; int64_t shape[4]; } kern_dims;
+typedef struct {
+  int ndim;
+  int64_t shape[4];
+} kern_dims;
 
 #ifdef __cplusplus
-static inline kern_dims kern_dim1(int64_t a) { kern_dims d = {1, {a, 1, 1, 1}}; return d; }
-static inline kern_dims kern_dim2(int64_t a, int64_t b) { kern_dims d = {2, {a, b, 1, 1}}; return d; }
-static inline kern_dims kern_dim3(int64_t a, int64_t b, int64_t c) { kern_dims d = {3, {a, b, c, 1}}; return d; }
-static inline kern_dims kern_dim4(int64_t a, int64_t b, int64_t c, int64_t e) { kern_dims d = {4, {a, b, c, e}}; return d; }
-#define KERN_DIM1(a) kern_dim1(a)
-#define KERN_DIM2(a, b) kern_dim2(a, b)
-#define KERN_DIM3(a, b, c) kern_dim3(a, b, c)
+static inline kern_dims kern_dim1(int64_t a) {
+  kern_dims d = {1, {a, 1, 1, 1}};
+  return d;
+}
+static inline kern_dims kern_dim2(int64_t a, int64_t b) {
+  kern_dims d = {2, {a, b, 1, 1}};
+  return d;
+}
+static inline kern_dims kern_dim3(int64_t a, int64_t b, int64_t c) {
+  kern_dims d = {3, {a, b, c, 1}};
+  return d;
+}
+static inline kern_dims kern_dim4(int64_t a, int64_t b, int64_t c, int64_t e) {
+  kern_dims d = {4, {a, b, c, e}};
+  return d;
+}
+#define KERN_DIM1(a)          kern_dim1(a)
+#define KERN_DIM2(a, b)       kern_dim2(a, b)
+#define KERN_DIM3(a, b, c)    kern_dim3(a, b, c)
 #define KERN_DIM4(a, b, c, d) kern_dim4(a, b, c, d)
 #else
-#define KERN_DIM1(a) ((kern_dims){1, {(a), 1, 1, 1}})
-#define KERN_DIM2(a, b) ((kern_dims){2, {(a), (b), 1, 1}})
-#define KERN_DIM3(a, b, c) ((kern_dims){3, {(a), (b), (c), 1}})
+#define KERN_DIM1(a)          ((kern_dims){1, {(a), 1, 1, 1}})
+#define KERN_DIM2(a, b)       ((kern_dims){2, {(a), (b), 1, 1}})
+#define KERN_DIM3(a, b, c)    ((kern_dims){3, {(a), (b), (c), 1}})
 #define KERN_DIM4(a, b, c, d) ((kern_dims){4, {(a), (b), (c), (d)}})
 #endif
 
@@ -325,10 +357,10 @@ static inline kern_dims kern_dim4(int64_t a, int64_t b, int64_t c, int64_t e) { 
 #define KERN_ARG_INLINE_BYTES 64
 enum { KERN_ARG_NONE = 0, KERN_ARG_ARRAY = 1, KERN_ARG_VALUE = 2 };
 typedef struct kern_arg {
-  int32_t kind;            /* KERN_ARG_* */
-  kern_dtype dtype;        /* VALUE: its dtype */
-  kern_array *array;       /* ARRAY */
-  const void *ptr;         /* VALUE bigger than the inline storage: the caller's bytes */
+  int32_t kind;      /* KERN_ARG_* */
+  kern_dtype dtype;  /* VALUE: its dtype */
+  kern_array *array; /* ARRAY */
+  const void *ptr;   /* VALUE bigger than the inline storage: the caller's bytes */
   union {
     unsigned char bytes[KERN_ARG_INLINE_BYTES];
     int64_t i64;
@@ -376,7 +408,7 @@ kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, cons
  * constructor (kern_arg_bytes for structs, matrices, float16). In C, `true`
  * and `false` are ints: write (bool)true or kern_arg_bool(true). Use
  * kern_launch directly for kernels without parameters. */
-#define KERN_LAUNCH(kernel, device, dims, ...) \
+#define KERN_LAUNCH(kernel, device, dims, ...)                                                     \
   KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
 
 /* ---- ahead-of-time modules (kernc build, docs/aot.md) ----------------------------- */
@@ -384,20 +416,48 @@ kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, cons
 /* The C layouts of kern's by-value types (the headers kernc build writes use
  * them; kern_arg_bytes takes them): components tightly packed, matrices
  * row-major m[row][col], quaternions x, y, z then the real part w. */
-typedef struct kern_float16 { uint16_t bits; } kern_float16;  /* IEEE binary16 bits */
-typedef struct kern_vec2 { float x, y; } kern_vec2;
-typedef struct kern_vec3 { float x, y, z; } kern_vec3;
-typedef struct kern_vec4 { float x, y, z, w; } kern_vec4;
-typedef struct kern_dvec2 { double x, y; } kern_dvec2;
-typedef struct kern_dvec3 { double x, y, z; } kern_dvec3;
-typedef struct kern_dvec4 { double x, y, z, w; } kern_dvec4;
-typedef struct kern_ivec2 { int32_t x, y; } kern_ivec2;
-typedef struct kern_ivec3 { int32_t x, y, z; } kern_ivec3;
-typedef struct kern_ivec4 { int32_t x, y, z, w; } kern_ivec4;
-typedef struct kern_mat22 { float m[2][2]; } kern_mat22;
-typedef struct kern_mat33 { float m[3][3]; } kern_mat33;
-typedef struct kern_mat44 { float m[4][4]; } kern_mat44;
-typedef struct kern_quat { float x, y, z, w; } kern_quat;
+typedef struct kern_float16 {
+  uint16_t bits;
+} kern_float16; /* IEEE binary16 bits */
+typedef struct kern_vec2 {
+  float x, y;
+} kern_vec2;
+typedef struct kern_vec3 {
+  float x, y, z;
+} kern_vec3;
+typedef struct kern_vec4 {
+  float x, y, z, w;
+} kern_vec4;
+typedef struct kern_dvec2 {
+  double x, y;
+} kern_dvec2;
+typedef struct kern_dvec3 {
+  double x, y, z;
+} kern_dvec3;
+typedef struct kern_dvec4 {
+  double x, y, z, w;
+} kern_dvec4;
+typedef struct kern_ivec2 {
+  int32_t x, y;
+} kern_ivec2;
+typedef struct kern_ivec3 {
+  int32_t x, y, z;
+} kern_ivec3;
+typedef struct kern_ivec4 {
+  int32_t x, y, z, w;
+} kern_ivec4;
+typedef struct kern_mat22 {
+  float m[2][2];
+} kern_mat22;
+typedef struct kern_mat33 {
+  float m[3][3];
+} kern_mat33;
+typedef struct kern_mat44 {
+  float m[4][4];
+} kern_mat44;
+typedef struct kern_quat {
+  float x, y, z, w;
+} kern_quat;
 
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
  * CPU and the GPU archs it was built for, and its source. */
@@ -411,8 +471,8 @@ kern_module *kern_module_embedded(const kern_embedded *);
 /* Launches the embedded module's kernel number `kernel` (declaration order)
  * with args[i] pointing at argument i: a kern_array * for an array parameter,
  * else the value in its C layout. The PREFIX_KERNEL_launch functions call it. */
-kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *, kern_dims, int nargs,
-                                 const void *const *args);
+kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *, kern_dims,
+                                 int nargs, const void *const *args);
 
 /* ---- access checks --------------------------------------------------------------- */
 
@@ -538,20 +598,23 @@ void kern_graph_free(kern_graph *);
 
 /* ---- KERN_LAUNCH machinery (not API) ------------------------------------------------ */
 
-#define KERN_NARGS_(...) KERN_NARGS_N_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
-#define KERN_NARGS_N_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n, ...) n
-#define KERN_CAT_(a, b) KERN_CAT2_(a, b)
-#define KERN_CAT2_(a, b) a##b
-#define KERN_MAP_(f, ...) KERN_CAT_(KERN_MAP_, KERN_NARGS_(__VA_ARGS__))(f, __VA_ARGS__)
-#define KERN_MAP_1(f, a) f(a)
-#define KERN_MAP_2(f, a, ...) f(a), KERN_MAP_1(f, __VA_ARGS__)
-#define KERN_MAP_3(f, a, ...) f(a), KERN_MAP_2(f, __VA_ARGS__)
-#define KERN_MAP_4(f, a, ...) f(a), KERN_MAP_3(f, __VA_ARGS__)
-#define KERN_MAP_5(f, a, ...) f(a), KERN_MAP_4(f, __VA_ARGS__)
-#define KERN_MAP_6(f, a, ...) f(a), KERN_MAP_5(f, __VA_ARGS__)
-#define KERN_MAP_7(f, a, ...) f(a), KERN_MAP_6(f, __VA_ARGS__)
-#define KERN_MAP_8(f, a, ...) f(a), KERN_MAP_7(f, __VA_ARGS__)
-#define KERN_MAP_9(f, a, ...) f(a), KERN_MAP_8(f, __VA_ARGS__)
+#define KERN_NARGS_(...)                                                                           \
+  KERN_NARGS_N_(__VA_ARGS__, 16, 15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0)
+#define KERN_NARGS_N_(a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, n,    \
+                      ...)                                                                         \
+  n
+#define KERN_CAT_(a, b)        KERN_CAT2_(a, b)
+#define KERN_CAT2_(a, b)       a##b
+#define KERN_MAP_(f, ...)      KERN_CAT_(KERN_MAP_, KERN_NARGS_(__VA_ARGS__))(f, __VA_ARGS__)
+#define KERN_MAP_1(f, a)       f(a)
+#define KERN_MAP_2(f, a, ...)  f(a), KERN_MAP_1(f, __VA_ARGS__)
+#define KERN_MAP_3(f, a, ...)  f(a), KERN_MAP_2(f, __VA_ARGS__)
+#define KERN_MAP_4(f, a, ...)  f(a), KERN_MAP_3(f, __VA_ARGS__)
+#define KERN_MAP_5(f, a, ...)  f(a), KERN_MAP_4(f, __VA_ARGS__)
+#define KERN_MAP_6(f, a, ...)  f(a), KERN_MAP_5(f, __VA_ARGS__)
+#define KERN_MAP_7(f, a, ...)  f(a), KERN_MAP_6(f, __VA_ARGS__)
+#define KERN_MAP_8(f, a, ...)  f(a), KERN_MAP_7(f, __VA_ARGS__)
+#define KERN_MAP_9(f, a, ...)  f(a), KERN_MAP_8(f, __VA_ARGS__)
 #define KERN_MAP_10(f, a, ...) f(a), KERN_MAP_9(f, __VA_ARGS__)
 #define KERN_MAP_11(f, a, ...) f(a), KERN_MAP_10(f, __VA_ARGS__)
 #define KERN_MAP_12(f, a, ...) f(a), KERN_MAP_11(f, __VA_ARGS__)
@@ -576,31 +639,31 @@ static inline kern_arg kern_to_arg_(unsigned long long v) { return kern_arg_u64(
 static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
 static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
 static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
-#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                       \
-  ([&]() -> kern_status {                                                        \
-    const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};        \
-    return kern_launch(k, d, dims, (int)(sizeof kern_args_ / sizeof kern_args_[0]), kern_args_); \
+#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
+  ([&]() -> kern_status {                                                                          \
+    const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
+    return kern_launch(k, d, dims, (int)(sizeof kern_args_ / sizeof kern_args_[0]), kern_args_);   \
   }())
 #else
-#define KERN_TO_ARG_(x)                         \
-  _Generic((x),                                 \
-    kern_array *: kern_arg_array,               \
-    _Bool: kern_arg_bool,                       \
-    signed char: kern_arg_i8,                   \
-    short: kern_arg_i16,                        \
-    int: kern_arg_i32,                          \
-    long: kern_arg_i64,                         \
-    long long: kern_arg_i64,                    \
-    unsigned char: kern_arg_u8,                 \
-    unsigned short: kern_arg_u16,               \
-    unsigned int: kern_arg_u32,                 \
-    unsigned long: kern_arg_u64,                \
-    unsigned long long: kern_arg_u64,           \
-    float: kern_arg_f32,                        \
-    double: kern_arg_f64,                       \
-    kern_arg: kern_arg_pass)(x)
-#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                  \
-  kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                         \
+#define KERN_TO_ARG_(x)                                                                            \
+  _Generic((x), kern_array *                                                                       \
+           : kern_arg_array, _Bool                                                                 \
+           : kern_arg_bool, signed char                                                            \
+           : kern_arg_i8, short                                                                    \
+           : kern_arg_i16, int                                                                     \
+           : kern_arg_i32, long                                                                    \
+           : kern_arg_i64, long long                                                               \
+           : kern_arg_i64, unsigned char                                                           \
+           : kern_arg_u8, unsigned short                                                           \
+           : kern_arg_u16, unsigned int                                                            \
+           : kern_arg_u32, unsigned long                                                           \
+           : kern_arg_u64, unsigned long long                                                      \
+           : kern_arg_u64, float                                                                   \
+           : kern_arg_f32, double                                                                  \
+           : kern_arg_f64, kern_arg                                                                \
+           : kern_arg_pass)(x)
+#define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
+  kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})
 #endif
 

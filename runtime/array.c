@@ -22,11 +22,11 @@ typedef struct rt_storage {
   _Atomic int refs;
   kern_device *device;
   void *base;
-  size_t bytes;           /* as allocated (>= 64); 0 for external memory */
+  size_t bytes; /* as allocated (>= 64); 0 for external memory */
   kern_memory_kind kind;
   void (*release)(void *ctx); /* external memory (DLPack): its owner's release */
   void *ctx;
-  uint64_t capture;       /* the graph capture that allocated it (0: none) */
+  uint64_t capture; /* the graph capture that allocated it (0: none) */
 } rt_storage;
 
 /* ---- shapes ------------------------------------------------------------------- */
@@ -42,8 +42,10 @@ static kern_status check_shape(const char *fn, int ndim, const int64_t *shape, s
     if (shape[d] < 0)
       return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shape[%d] is negative (%lld)", fn, d,
                       (long long)shape[d]);
-    if (shape[d] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[d]) overflow = true;
-    else total *= (uint64_t)shape[d];
+    if (shape[d] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[d])
+      overflow = true;
+    else
+      total *= (uint64_t)shape[d];
   }
   for (int d = 0; d < ndim; d++)
     if (shape[d] == 0) overflow = false, total = 0;
@@ -100,9 +102,11 @@ static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   /* cuMemAllocManaged is not stream-ordered: a graph cannot record it. */
   if (al == KERN_ALLOC_CUDA_MANAGED && rt_capture_active(dev)) {
     free(s);
-    rt_error(KERN_ERR_CAPTURE,
-             "cannot allocate CUDA managed memory on %s during graph capture: allocate managed arrays "
-             "before kern_capture_begin", dev->name);
+    rt_error(
+        KERN_ERR_CAPTURE,
+        "cannot allocate CUDA managed memory on %s during graph capture: allocate managed arrays "
+        "before kern_capture_begin",
+        dev->name);
     return NULL;
   }
   if (rt_capture_check_alloc(dev, al)) {
@@ -155,7 +159,8 @@ rt_storage *rt_array_hold(const kern_array *a, uint64_t capture_id) {
   return rt_array_retain(a);
 }
 
-kern_status rt_array_adopt(kern_array *a, kern_memory_kind kind, void (*release)(void *), void *ctx) {
+kern_status rt_array_adopt(kern_array *a, kern_memory_kind kind, void (*release)(void *),
+                           void *ctx) {
   rt_storage *s = calloc(1, sizeof *s);
   if (!s) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
   atomic_init(&s->refs, 1);
@@ -206,12 +211,14 @@ static kern_status check_strides(int ndim, const int64_t *shape, const int64_t *
   uint64_t reach = elem;
   for (int d = 0; d < ndim; d++) {
     if (strides[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "kern_array_wrap: strides[%d] is negative (%lld); negative strides are not supported",
-                      d, (long long)strides[d]);
+      return rt_error(
+          KERN_ERR_INVALID_ARGUMENT,
+          "kern_array_wrap: strides[%d] is negative (%lld); negative strides are not supported", d,
+          (long long)strides[d]);
     uint64_t step = (uint64_t)strides[d], n = (uint64_t)shape[d] - 1;
     if (step && n > ((uint64_t)PTRDIFF_MAX - reach) / step)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_wrap: the strides overflow the address space");
+      return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                      "kern_array_wrap: the strides overflow the address space");
     reach += n * step;
   }
   return KERN_OK;
@@ -241,7 +248,8 @@ static kern_memory_kind classify(const void *ptr, const kern_device **owner) {
 /* GPU memory declared on another device would send CPU threads (copies,
  * launches) or the wrong GPU to an address they cannot use. */
 static kern_status check_owner(kern_device *dev, kern_memory_kind kind, const kern_device *owner) {
-  if (rt_device_is_host_kind(kind) || kind == KERN_MEM_UNKNOWN || !owner || owner == dev) return KERN_OK;
+  if (rt_device_is_host_kind(kind) || kind == KERN_MEM_UNKNOWN || !owner || owner == dev)
+    return KERN_OK;
   static const char *const names[] = {"", "", "CUDA device", "CUDA memory-pool", "CUDA managed"};
   return rt_error(KERN_ERR_INVALID_ARGUMENT,
                   "kern_array_wrap: ptr is %s memory of %s, not of %s; wrap it with device %s",
@@ -266,26 +274,30 @@ kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim
   if (!a) return NULL;
   a->nbytes = nbytes;
   a->data = ptr;
-  if (strides) memcpy(a->strides, strides, (size_t)ndim * sizeof *strides);
-  else set_dense_strides(a);
+  if (strides)
+    memcpy(a->strides, strides, (size_t)ndim * sizeof *strides);
+  else
+    set_dense_strides(a);
   a->kind = kind;
   return a;
 }
 
 /* ---- views ------------------------------------------------------------------------------ */
 
-static kern_status check_window(const kern_array *a, int ndim, const int64_t *off, const int64_t *shape) {
+static kern_status check_window(const kern_array *a, int ndim, const int64_t *off,
+                                const int64_t *shape) {
   const char *fn = "kern_array_view";
   if (!a) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: array is NULL", fn);
   if (ndim != a->ndim)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim %d does not match the array's %d", fn, ndim, a->ndim);
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim %d does not match the array's %d", fn,
+                    ndim, a->ndim);
   if (!off || !shape)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, off ? "shape" : "offset");
   for (int d = 0; d < ndim; d++)
     if (off[d] < 0 || shape[d] < 0 || off[d] > a->shape[d] || shape[d] > a->shape[d] - off[d])
       return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "%s: dim %d: offset %lld + shape %lld is outside the array's shape %lld", fn, d,
-                      (long long)off[d], (long long)shape[d], (long long)a->shape[d]);
+                      "%s: dim %d: offset %lld + shape %lld is outside the array's shape %lld", fn,
+                      d, (long long)off[d], (long long)shape[d], (long long)a->shape[d]);
   return KERN_OK;
 }
 
@@ -319,7 +331,9 @@ void kern_array_free(kern_array *a) {
 
 void *kern_array_data(kern_array *a) { return a ? a->data : NULL; }
 kern_device *kern_array_device(const kern_array *a) { return a ? a->device : NULL; }
-kern_memory_kind kern_array_memory_kind(const kern_array *a) { return a ? a->kind : KERN_MEM_UNKNOWN; }
+kern_memory_kind kern_array_memory_kind(const kern_array *a) {
+  return a ? a->kind : KERN_MEM_UNKNOWN;
+}
 int kern_array_ndim(const kern_array *a) { return a ? a->ndim : 0; }
 kern_dtype kern_array_dtype(const kern_array *a) { return a ? a->dtype : KERN_DTYPE_INVALID; }
 size_t kern_array_nbytes(const kern_array *a) { return a ? a->nbytes : 0; }
@@ -369,7 +383,9 @@ static void for_each_run(const kern_array *a, run_fn fn, void *ud) {
   }
 }
 
-typedef struct cursor { char *p; } cursor;
+typedef struct cursor {
+  char *p;
+} cursor;
 static void scatter(char *p, size_t n, void *ud) {
   cursor *c = ud;
   memcpy(p, c->p, n);
@@ -387,7 +403,8 @@ static bool host_ok(const kern_array *a) {
          (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
 }
 
-static kern_status device_copy(kern_device *dev, void *dst, const void *src, size_t n, bool dh, bool sh) {
+static kern_status device_copy(kern_device *dev, void *dst, const void *src, size_t n, bool dh,
+                               bool sh) {
   if (!dev->ops->copy)
     return rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot copy memory", dev->name);
   return dev->ops->copy(dev, dst, src, n, dh, sh);
@@ -456,7 +473,8 @@ static bool overlap(const kern_array *a, const kern_array *b) {
 
 static kern_status check_same(const kern_array *dst, const kern_array *src) {
   const char *fn = "kern_array_copy";
-  if (!dst || !src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
+  if (!dst || !src)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
   if (dst->dtype != src->dtype)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: dtypes differ (dst %s, src %s)", fn,
                     kern_dtype_name(dst->dtype), kern_dtype_name(src->dtype));
@@ -469,7 +487,8 @@ static kern_status check_same(const kern_array *dst, const kern_array *src) {
 /* Through a dense host buffer: strided device arrays, and overlapping views. */
 static kern_status copy_staged(kern_array *dst, const kern_array *src) {
   void *tmp = malloc(src->nbytes);
-  if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
+  if (!tmp)
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
   kern_status st = read_now(src, tmp, src->nbytes);
   if (st == KERN_OK) st = write_now(dst, tmp, dst->nbytes);
   free(tmp);
@@ -508,7 +527,10 @@ kern_status rt_array_copy_now(kern_array *dst, const kern_array *src) {
 
 /* ---- fill ------------------------------------------------------------------------------------- */
 
-typedef struct pattern { const char *bytes; size_t n; } pattern;
+typedef struct pattern {
+  const char *bytes;
+  size_t n;
+} pattern;
 
 /* Doubling memcpy: the pattern is already at p[0..n); runs are element multiples. */
 static void fill_run(char *p, size_t bytes, void *ud) {
@@ -524,7 +546,8 @@ static void fill_run(char *p, size_t bytes, void *ud) {
 
 kern_status kern_array_fill(kern_array *a, const void *value) {
   if (!a || !value)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL", a ? "value" : "array");
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL",
+                    a ? "value" : "array");
   if (a->nbytes == 0) return KERN_OK;
   kern_status st;
   if (rt_capture_fill(a, value, &st)) return st;
@@ -538,7 +561,8 @@ kern_status rt_array_fill_now(kern_array *a, const void *value) {
     return KERN_OK;
   }
   char *tmp = malloc(a->nbytes);
-  if (!tmp) return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
+  if (!tmp)
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
   fill_run(tmp, a->nbytes, &pt);
   kern_status st = write_now(a, tmp, a->nbytes);
   free(tmp);
@@ -551,25 +575,35 @@ kern_status (*rt_ipc_handle_hook)(int ordinal, const void *base, void *out);
 
 kern_status kern_array_ipc_handle(const kern_array *a, void *handle_out) {
   if (!a || !handle_out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL", a ? "handle_out" : "array");
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL",
+                    a ? "handle_out" : "array");
   if (a->is_view)
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: a view has no IPC handle; use its owner");
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_array_ipc_handle: a view has no IPC handle; use its owner");
   if (!a->storage || a->storage->release)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: the array uses external memory (wrapped or from DLPack), which "
-                    "kern did not allocate and cannot export; export it from its owner");
+    return rt_error(
+        KERN_ERR_UNSUPPORTED,
+        "kern_array_ipc_handle: the array uses external memory (wrapped or from DLPack), which "
+        "kern did not allocate and cannot export; export it from its owner");
   if (a->kind == KERN_MEM_CUDA_MANAGED)
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the array is CUDA managed memory, which "
-                    "CUDA IPC cannot share; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes");
+    return rt_error(
+        KERN_ERR_UNSUPPORTED,
+        "kern_array_ipc_handle: the array is CUDA managed memory, which "
+        "CUDA IPC cannot share; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes");
   if (a->kind == KERN_MEM_CUDA_MEMPOOL)
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the array comes from %s's memory pool, "
-                    "which is not exportable; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes",
-                    a->device->name);
+    return rt_error(
+        KERN_ERR_UNSUPPORTED,
+        "kern_array_ipc_handle: the array comes from %s's memory pool, "
+        "which is not exportable; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes",
+        a->device->name);
   if (a->kind != KERN_MEM_CUDA_DEVICE)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array "
-                    "is %s host memory", a->kind == KERN_MEM_PINNED_HOST ? "pinned" : "pageable");
+    return rt_error(
+        KERN_ERR_UNSUPPORTED,
+        "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array "
+        "is %s host memory",
+        a->kind == KERN_MEM_PINNED_HOST ? "pinned" : "pageable");
   if (!rt_ipc_handle_hook)
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_ipc_handle: the CUDA driver lacks cuIpcGetMemHandle");
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_array_ipc_handle: the CUDA driver lacks cuIpcGetMemHandle");
   return rt_ipc_handle_hook(a->device->ordinal, a->storage->base, handle_out);
 }

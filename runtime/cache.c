@@ -98,16 +98,18 @@ static const char *checked_dir(kern_status *st, char *why, size_t n) {
   *st = KERN_OK;
   if (!dir) {
     *st = KERN_ERR_NOT_FOUND;
-    snprintf(why, n, "there is no cache directory: KERN_CACHE_DIR, XDG_CACHE_HOME and HOME are unset");
+    snprintf(why, n,
+             "there is no cache directory: KERN_CACHE_DIR, XDG_CACHE_HOME and HOME are unset");
   } else if ((err = dir_error(dir, &sb))) {
     *st = KERN_ERR_IO;
     snprintf(why, n, "cannot create the cache directory '%s': %s", dir, strerror(err));
   } else if ((bad = writable_by_others(&sb))) {
     *st = KERN_ERR_IO;
-    snprintf(why, n,
-             "the cache directory '%s' is not trusted: %s (owner uid %ld, mode %03o); kern compiles without "
-             "caching until it is private (chmod 700) or KERN_CACHE_DIR names another directory",
-             dir, bad, (long)sb.st_uid, (unsigned)(sb.st_mode & 0777));
+    snprintf(
+        why, n,
+        "the cache directory '%s' is not trusted: %s (owner uid %ld, mode %03o); kern compiles without "
+        "caching until it is private (chmod 700) or KERN_CACHE_DIR names another directory",
+        dir, bad, (long)sb.st_uid, (unsigned)(sb.st_mode & 0777));
   }
   return *st == KERN_OK ? dir : NULL;
 }
@@ -197,7 +199,9 @@ static bool fsync_path(const char *path, int flags) {
 
 /* ---- CPU entries ----------------------------------------------------------------------------- */
 
-typedef struct meta { char sha[65], key[65], source[65]; } meta;
+typedef struct meta {
+  char sha[65], key[65], source[65];
+} meta;
 
 /* Reads a meta file: true when well-formed (magic line and a SHA-256). */
 static bool read_meta(const char *path, meta *m) {
@@ -212,8 +216,10 @@ static bool read_meta(const char *path, meta *m) {
   bool ok = fgets(line, sizeof line, f) && strcmp(line, META_MAGIC "\n") == 0;
   while (ok && fgets(line, sizeof line, f))
     if (sscanf(line, "%15s %64[0-9a-f]", name, value) == 2) {
-      char *field = !strcmp(name, "sha256") ? m->sha : !strcmp(name, "key") ? m->key
-                  : !strcmp(name, "source") ? m->source : NULL;
+      char *field = !strcmp(name, "sha256")   ? m->sha
+                    : !strcmp(name, "key")    ? m->key
+                    : !strcmp(name, "source") ? m->source
+                                              : NULL;
       if (field) strcpy(field, value);
     }
   fclose(f);
@@ -221,10 +227,12 @@ static bool read_meta(const char *path, meta *m) {
 }
 
 /* True when <dir>/<key>.so's bytes match a meta that names key (and source). */
-static bool entry_verified(const char *so, const char *meta_path, const char *key, const char *source) {
+static bool entry_verified(const char *so, const char *meta_path, const char *key,
+                           const char *source) {
   meta m;
   char have[65];
-  if (!read_meta(meta_path, &m) || strcmp(m.key, key) != 0 || (source && strcmp(m.source, source) != 0))
+  if (!read_meta(meta_path, &m) || strcmp(m.key, key) != 0 ||
+      (source && strcmp(m.source, source) != 0))
     return false;
   int fd = open_entry(so);
   bool ok = fd >= 0 && fd_sha256(fd, have) && strcmp(m.sha, have) == 0;
@@ -273,7 +281,8 @@ static char *read_entry(const char *path, size_t *len) {
   int fd = open_entry(path);
   struct stat st;
   char *buf = NULL;
-  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size <= MAX_BLOB) buf = malloc((size_t)st.st_size + 1);
+  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size <= MAX_BLOB)
+    buf = malloc((size_t)st.st_size + 1);
   size_t n = 0, want = buf ? (size_t)st.st_size : 0;
   while (buf && n < want) {
     ssize_t r = read(fd, buf + n, want - n);

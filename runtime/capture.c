@@ -27,26 +27,29 @@ typedef enum { OP_LAUNCH, OP_COPY, OP_FILL, OP_IF, OP_WHILE, OP_END } op_kind;
 /* One recorded operation of a software graph. */
 typedef struct cap_op {
   op_kind kind;
-  rt_launch L;            /* LAUNCH: L.args points at bytes; ctx.err is set per replay */
-  bool debug;             /* LAUNCH: the module checks bounds */
-  kern_array a, b;        /* COPY: dst, src; FILL: the array; IF, WHILE: the flag */
-  unsigned char *bytes;   /* LAUNCH: the args block; FILL: one element */
-  size_t jump;            /* IF, WHILE: index of the END; END: index of the IF or WHILE */
+  rt_launch L;          /* LAUNCH: L.args points at bytes; ctx.err is set per replay */
+  bool debug;           /* LAUNCH: the module checks bounds */
+  kern_array a, b;      /* COPY: dst, src; FILL: the array; IF, WHILE: the flag */
+  unsigned char *bytes; /* LAUNCH: the args block; FILL: one element */
+  size_t jump;          /* IF, WHILE: index of the END; END: index of the IF or WHILE */
 } cap_op;
 
-typedef struct hold_list { struct rt_storage **v; size_t n, cap; } hold_list;
+typedef struct hold_list {
+  struct rt_storage **v;
+  size_t n, cap;
+} hold_list;
 
 struct kern_graph {
   kern_device *device;
-  cap_op *ops;            /* software graphs */
+  cap_op *ops; /* software graphs */
   size_t nops, capops;
-  hold_list holds;        /* memory the graph uses */
-  void *exec;             /* backend graphs */
-  bool oom;               /* recording ran out of memory */
+  hold_list holds; /* memory the graph uses */
+  void *exec;      /* backend graphs */
+  bool oom;        /* recording ran out of memory */
 };
 
 typedef struct capture {
-  uint64_t id;            /* 0: none open */
+  uint64_t id; /* 0: none open */
   pthread_t owner;
   kern_graph *g;          /* what is recorded so far */
   void *cap;              /* the backend's capture */
@@ -55,14 +58,19 @@ typedef struct capture {
   int depth;
 } capture;
 
-typedef struct deferred { struct rt_storage *s; kern_device *dev; uint64_t alloc; kern_memory_kind kind; } deferred;
+typedef struct deferred {
+  struct rt_storage *s;
+  kern_device *dev;
+  uint64_t alloc;
+  kern_memory_kind kind;
+} deferred;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static capture caps[RT_MAX_DEVICES];
 static _Atomic uint64_t open_id[RT_MAX_DEVICES]; /* caps[i].id, readable without mu */
-static _Atomic int nopen, ncuda_open;          /* ncuda_open: backend (CUDA) captures */
+static _Atomic int nopen, ncuda_open;            /* ncuda_open: backend (CUDA) captures */
 static uint64_t last_id;
-static deferred *waiting;                         /* frees blocked by a capture */
+static deferred *waiting; /* frees blocked by a capture */
 static size_t nwaiting, capwaiting;
 
 static const rt_graph_ops *graph_ops(const kern_device *d) { return d->ops->graph; }
@@ -82,15 +90,17 @@ uint64_t rt_capture_id(const kern_device *d) {
 }
 
 kern_status rt_capture_refuse(const kern_device *d, const char *what) {
-  return rt_error(KERN_ERR_CAPTURE,
-                  "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
-                  "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
-                  what, d->name);
+  return rt_error(
+      KERN_ERR_CAPTURE,
+      "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
+      "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
+      what, d->name);
 }
 
 /* Memory the calling thread may touch directly (array.c's rule). */
 static bool host_side(const kern_array *a) {
-  return rt_device_is_host_kind(a->kind) || (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
+  return rt_device_is_host_kind(a->kind) ||
+         (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
 }
 
 /* ---- graphs ------------------------------------------------------------------------ */
@@ -161,15 +171,18 @@ static bool free_blocked(kern_device *dev, uint64_t alloc, kern_memory_kind kind
   return !(kind == KERN_MEM_CUDA_MEMPOOL && alloc == c->id && c->depth == 0);
 }
 
-bool rt_capture_defer_free(struct rt_storage *s, kern_device *dev, uint64_t alloc, kern_memory_kind kind) {
+bool rt_capture_defer_free(struct rt_storage *s, kern_device *dev, uint64_t alloc,
+                           kern_memory_kind kind) {
   if (atomic_load(&nopen) == 0) return false;
   pthread_mutex_lock(&mu);
   bool defer = free_blocked(dev, alloc, kind);
   if (defer && nwaiting == capwaiting) {
     size_t cap = capwaiting ? 2 * capwaiting : 16;
     deferred *v = realloc(waiting, cap * sizeof *v);
-    if (v) waiting = v, capwaiting = cap;
-    else defer = false;  /* cannot remember it: freeing now is the lesser evil */
+    if (v)
+      waiting = v, capwaiting = cap;
+    else
+      defer = false; /* cannot remember it: freeing now is the lesser evil */
   }
   if (defer) waiting[nwaiting++] = (deferred){s, dev, alloc, kind};
   pthread_mutex_unlock(&mu);
@@ -202,30 +215,37 @@ static const char *who(const capture *c) {
 static capture *owned(kern_device *d, const char *fn, kern_status *st) {
   capture *c = &caps[d->index];
   if (!c->id)
-    *st = rt_error(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)", fn, d->name);
-  else if (!pthread_equal(c->owner, pthread_self()))
-    *st = rt_error(KERN_ERR_CAPTURE,
-                   "%s: the capture on %s was begun by another thread and must be ended there; nothing changed",
+    *st = rt_error(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)",
                    fn, d->name);
+  else if (!pthread_equal(c->owner, pthread_self()))
+    *st = rt_error(
+        KERN_ERR_CAPTURE,
+        "%s: the capture on %s was begun by another thread and must be ended there; nothing changed",
+        fn, d->name);
   else
     return c;
   return NULL;
 }
 
-kern_status kern_capture_begin(kern_device *d) { return kern_capture_begin_mode(d, KERN_CAPTURE_GLOBAL); }
+kern_status kern_capture_begin(kern_device *d) {
+  return kern_capture_begin_mode(d, KERN_CAPTURE_GLOBAL);
+}
 
 kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
   if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
   if ((unsigned)mode > KERN_CAPTURE_THREAD_LOCAL)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d", (int)mode);
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
+                    (int)mode);
   kern_status st = rt_ensure_init();
   if (st) return st;
   pthread_mutex_lock(&mu);
   capture *c = &caps[d->index];
   kern_graph *g = NULL;
   if (c->id)
-    st = rt_error(KERN_ERR_CAPTURE, "kern_capture_begin: a capture is already open on %s (begun by %s); "
-                  "captures do not nest: end or abort it first", d->name, who(c));
+    st = rt_error(KERN_ERR_CAPTURE,
+                  "kern_capture_begin: a capture is already open on %s (begun by %s); "
+                  "captures do not nest: end or abort it first",
+                  d->name, who(c));
   else if (!(g = calloc(1, sizeof *g)))
     st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   void *cap = NULL;
@@ -254,12 +274,14 @@ static capture detach(kern_device *d) {
 }
 
 /* Structural checks shared by end, end_update and abort; detaches on success. */
-static kern_status close_capture(kern_device *d, const char *fn, bool allow_open_blocks, capture *out) {
+static kern_status close_capture(kern_device *d, const char *fn, bool allow_open_blocks,
+                                 capture *out) {
   kern_status st = KERN_OK;
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth > 0 && !allow_open_blocks)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
+    st = rt_error(KERN_ERR_CAPTURE,
+                  "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
                   c->depth, c->depth == 1 ? " is" : "s are", d->name, c->depth == 1 ? "it" : "them",
                   c->open_while[c->depth - 1] ? "kern_capture_end_while" : "kern_capture_end_if");
   if (c && !st) *out = detach(d);
@@ -268,14 +290,16 @@ static kern_status close_capture(kern_device *d, const char *fn, bool allow_open
 }
 
 static kern_status check_recorded(const kern_graph *g, const char *fn) {
-  if (g->oom) return rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
+  if (g->oom)
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
   return KERN_OK;
 }
 
 kern_status kern_capture_end(kern_device *d, kern_graph **out) {
   if (out) *out = NULL;
   if (!d || !out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL", d ? "out" : "device");
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL",
+                    d ? "out" : "device");
   capture c;
   kern_status st = close_capture(d, "kern_capture_end", false, &c);
   if (st) return st;
@@ -329,10 +353,11 @@ static void adopt(kern_graph *g, kern_graph *n) {
 kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated) {
   const char *fn = "kern_capture_end_update";
   if (updated) *updated = false;
-  if (!d || !g) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
+  if (!d || !g)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
   if (g->device != d)
-    return rt_error(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed", fn,
-                    g->device->name, d->name);
+    return rt_error(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed",
+                    fn, g->device->name, d->name);
   capture c;
   kern_status st = close_capture(d, fn, false, &c);
   if (st) return st;
@@ -340,8 +365,10 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
   if (graph_ops(d)) {
     void *exec = g->exec;
     st = check_recorded(c.g, fn);
-    if (st) graph_ops(d)->abort(d, c.cap);
-    else st = graph_ops(d)->end(d, c.cap, &exec, &up);
+    if (st)
+      graph_ops(d)->abort(d, c.cap);
+    else
+      st = graph_ops(d)->end(d, c.cap, &exec, &up);
     if (!st) g->exec = exec;
   } else {
     st = check_recorded(c.g, fn);
@@ -360,14 +387,19 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
 /* ---- conditional blocks ------------------------------------------------------------------ */
 
 static kern_status check_flag(kern_device *d, const kern_array *f, const char *fn) {
-  if (!d || !f) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
+  if (!d || !f)
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
   if (f->dtype != KERN_INT32 || kern_array_size(f) != 1)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the flag must be an int32 array of one element, got %s with "
-                    "%lld elements", fn, kern_dtype_name(f->dtype), (long long)kern_array_size(f));
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "%s: the flag must be an int32 array of one element, got %s with "
+                    "%lld elements",
+                    fn, kern_dtype_name(f->dtype), (long long)kern_array_size(f));
   if (f->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is an array of %s; it must live on the capturing "
-                    "device %s", fn, f->device->name, d->name);
-  if (!graph_ops(d) && !host_side(f))  /* a software replay reads it from the host */
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "%s: the flag is an array of %s; it must live on the capturing "
+                    "device %s",
+                    fn, f->device->name, d->name);
+  if (!graph_ops(d) && !host_side(f)) /* a software replay reads it from the host */
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is not host memory", fn);
   return KERN_OK;
 }
@@ -384,8 +416,10 @@ static kern_status cond_begin(kern_device *d, kern_array *flag, bool is_while) {
     st = graph_ops(d)->cond_begin(d, c->cap, is_while, flag);
   } else if (c && !st) {
     cap_op *op = add_op(c->g, is_while ? OP_WHILE : OP_IF);
-    if (!op) st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    else op->a = *flag, c->open[c->depth] = c->g->nops - 1;
+    if (!op)
+      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    else
+      op->a = *flag, c->open[c->depth] = c->g->nops - 1;
   }
   if (c && !st) {
     hold(c->g, flag, 0);
@@ -415,8 +449,10 @@ static kern_status cond_end(kern_device *d, bool is_while) {
     st = graph_ops(d)->cond_end(d, c->cap, is_while);
   } else {
     cap_op *op = add_op(c->g, OP_END);
-    if (!op) st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
-    else op->jump = c->open[c->depth - 1], c->g->ops[op->jump].jump = c->g->nops - 1;
+    if (!op)
+      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+    else
+      op->jump = c->open[c->depth - 1], c->g->ops[op->jump].jump = c->g->nops - 1;
   }
   c->depth--;
   pthread_mutex_unlock(&mu);
@@ -424,7 +460,9 @@ static kern_status cond_end(kern_device *d, bool is_while) {
 }
 
 kern_status kern_capture_if(kern_device *d, kern_array *flag) { return cond_begin(d, flag, false); }
-kern_status kern_capture_while(kern_device *d, kern_array *flag) { return cond_begin(d, flag, true); }
+kern_status kern_capture_while(kern_device *d, kern_array *flag) {
+  return cond_begin(d, flag, true);
+}
 kern_status kern_capture_end_if(kern_device *d) { return cond_end(d, false); }
 kern_status kern_capture_end_while(kern_device *d) { return cond_end(d, true); }
 
@@ -436,11 +474,13 @@ static kern_status check_foreign(const rt_launch *L, int nargs, const kern_arg *
   for (int i = 0; i < nargs; i++) {
     const kern_array *a = args[i].kind == KERN_ARG_ARRAY ? args[i].array : NULL;
     if (a && a->device != L->device && rt_capture_active(a->device))
-      return rt_error(KERN_ERR_CAPTURE,
-                      "kern_launch of kernel '%s' on %s: parameter '%s' (#%d) is an array of %s, which is "
-                      "capturing a graph; the launch would run outside the capture (launch it on %s, or after "
-                      "kern_capture_end)", L->kernel->name, L->device->name, L->kernel->params[i].name, i + 1,
-                      a->device->name, a->device->name);
+      return rt_error(
+          KERN_ERR_CAPTURE,
+          "kern_launch of kernel '%s' on %s: parameter '%s' (#%d) is an array of %s, which is "
+          "capturing a graph; the launch would run outside the capture (launch it on %s, or after "
+          "kern_capture_end)",
+          L->kernel->name, L->device->name, L->kernel->params[i].name, i + 1, a->device->name,
+          a->device->name);
   }
   return KERN_OK;
 }
@@ -451,7 +491,8 @@ static kern_status record_launch(kern_graph *g, const rt_launch *L) {
   if (op) op->bytes = aligned_alloc(16, n ? n : 16);
   if (!op || !op->bytes) {
     if (op) g->nops--;
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'", L->kernel->name);
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'",
+                    L->kernel->name);
   }
   memcpy(op->bytes, L->args, L->args_size);
   op->L = *L;
@@ -485,19 +526,26 @@ kern_status rt_capture_launch(const rt_launch *L, int nargs, const kern_arg *arg
 kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
   if (atomic_load(&nopen) == 0) return KERN_OK;
   if (al == KERN_ALLOC_PINNED && rt_capture_any_cuda())
-    return rt_error(KERN_ERR_CAPTURE, "cannot allocate pinned host memory while a CUDA device is capturing a "
-                    "graph (cuMemAllocHost is unsafe during capture): allocate it before kern_capture_begin");
+    return rt_error(
+        KERN_ERR_CAPTURE,
+        "cannot allocate pinned host memory while a CUDA device is capturing a "
+        "graph (cuMemAllocHost is unsafe during capture): allocate it before kern_capture_begin");
   pthread_mutex_lock(&mu);
   const capture *c = &caps[d->index];
   kern_status st = KERN_OK;
   if (c->id && c->depth > 0)
-    st = rt_error(KERN_ERR_CAPTURE, "cannot allocate an array on %s inside a conditional block of a capture "
-                  "(CUDA conditional bodies cannot allocate): allocate it before kern_capture_if/while", d->name);
+    st = rt_error(
+        KERN_ERR_CAPTURE,
+        "cannot allocate an array on %s inside a conditional block of a capture "
+        "(CUDA conditional bodies cannot allocate): allocate it before kern_capture_if/while",
+        d->name);
   else if (c->id && graph_ops(d) && al != KERN_ALLOC_CUDA_MEMPOOL)
-    st = rt_error(KERN_ERR_CAPTURE, "cannot allocate %s memory on %s during graph capture: only memory-pool "
-                  "allocations can be captured; set KERN_ALLOC_CUDA_MEMPOOL with kern_device_set_allocator, or "
-                  "allocate before kern_capture_begin",
-                  al == KERN_ALLOC_CUDA_MANAGED ? "CUDA managed" : "CUDA device (cuMemAlloc)", d->name);
+    st = rt_error(
+        KERN_ERR_CAPTURE,
+        "cannot allocate %s memory on %s during graph capture: only memory-pool "
+        "allocations can be captured; set KERN_ALLOC_CUDA_MEMPOOL with kern_device_set_allocator, or "
+        "allocate before kern_capture_begin",
+        al == KERN_ALLOC_CUDA_MANAGED ? "CUDA managed" : "CUDA device (cuMemAlloc)", d->name);
   pthread_mutex_unlock(&mu);
   return st;
 }
@@ -509,46 +557,59 @@ void rt_capture_new_array(kern_array *a) {
   pthread_mutex_lock(&mu);
   capture *c = &caps[a->device->index];
   cap_op *op = c->id ? add_op(c->g, OP_FILL) : NULL;
-  if (op && !(op->bytes = calloc(1, a->elem_size))) c->g->nops--, c->g->oom = true;
-  else if (op) op->a = *a, hold(c->g, a, 0);
+  if (op && !(op->bytes = calloc(1, a->elem_size)))
+    c->g->nops--, c->g->oom = true;
+  else if (op)
+    op->a = *a, hold(c->g, a, 0);
   pthread_mutex_unlock(&mu);
 }
 
 kern_status rt_capture_host_access(const kern_array *a, const char *fn) {
   if (!rt_capture_active(a->device)) return KERN_OK;
-  return rt_error(KERN_ERR_CAPTURE, "%s of an array of %s during graph capture: the host cannot read or write "
-                  "the capturing device's arrays until kern_capture_end (nothing recorded has run yet); the "
-                  "capture is still open and usable", fn, a->device->name);
+  return rt_error(
+      KERN_ERR_CAPTURE,
+      "%s of an array of %s during graph capture: the host cannot read or write "
+      "the capturing device's arrays until kern_capture_end (nothing recorded has run yet); the "
+      "capture is still open and usable",
+      fn, a->device->name);
 }
 
-static kern_status copy_refused(const kern_array *dst, const kern_array *src, kern_device *d, const char *why) {
-  return rt_error(KERN_ERR_CAPTURE, "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
-                  "is still open and usable", src->device->name, dst->device->name, d->name, why);
+static kern_status copy_refused(const kern_array *dst, const kern_array *src, kern_device *d,
+                                const char *why) {
+  return rt_error(KERN_ERR_CAPTURE,
+                  "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
+                  "is still open and usable",
+                  src->device->name, dst->device->name, d->name, why);
 }
 
 /* The destination's device performs a copy, so it must be the capturing one
  * (the source may live elsewhere). Software capture: both arrays host
  * memory, recorded. CUDA: a dense copy between device memory goes to the
  * stream; a host side would need a synchronize. */
-static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, const kern_array *src, bool *taken) {
+static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, const kern_array *src,
+                                bool *taken) {
   bool dh = host_side(dst), sh = host_side(src);
   if (dst->device != d) {
     *taken = true;
-    return copy_refused(dst, src, d, "the destination's device would perform the copy outside the capture");
+    return copy_refused(dst, src, d,
+                        "the destination's device would perform the copy outside the capture");
   }
   if (!graph_ops(d)) {
     *taken = true;
-    if (!dh || !sh) return copy_refused(dst, src, d, "a CPU graph records copies between host memory only");
+    if (!dh || !sh)
+      return copy_refused(dst, src, d, "a CPU graph records copies between host memory only");
     cap_op *op = add_op(c->g, OP_COPY);
     if (!op) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a copy");
     op->a = *dst, op->b = *src;
   } else if (dh || sh) {
     *taken = true;
-    return copy_refused(dst, src, d, "copies between host and device memory synchronize, which a capture cannot "
+    return copy_refused(dst, src, d,
+                        "copies between host and device memory synchronize, which a capture cannot "
                         "record (copy before kern_capture_begin)");
   } else if (!rt_array_dense(dst) || !rt_array_dense(src)) {
     *taken = true;
-    return copy_refused(dst, src, d, "strided copies go through host memory, which a capture cannot record");
+    return copy_refused(dst, src, d,
+                        "strided copies go through host memory, which a capture cannot record");
   }
   uint64_t own = graph_ops(d) ? c->id : 0;
   hold(c->g, dst, own);
@@ -561,7 +622,9 @@ bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st) {
   if (atomic_load(&nopen) == 0) return false;
   bool taken = false;
   pthread_mutex_lock(&mu);
-  kern_device *d = caps[dst->device->index].id ? dst->device : caps[src->device->index].id ? src->device : NULL;
+  kern_device *d = caps[dst->device->index].id   ? dst->device
+                   : caps[src->device->index].id ? src->device
+                                                 : NULL;
   if (d) *st = capture_copy(&caps[d->index], d, dst, src, &taken);
   pthread_mutex_unlock(&mu);
   return taken || *st;
@@ -570,8 +633,10 @@ bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st) {
 static kern_status capture_fill(capture *c, kern_device *d, kern_array *a, const void *value) {
   if (graph_ops(d)) {
     if (host_side(a) || !rt_array_dense(a))
-      return rt_error(KERN_ERR_CAPTURE, "kern_array_fill during a graph capture on %s: only dense arrays in device "
-                      "memory can be filled inside a capture", d->name);
+      return rt_error(KERN_ERR_CAPTURE,
+                      "kern_array_fill during a graph capture on %s: only dense arrays in device "
+                      "memory can be filled inside a capture",
+                      d->name);
     kern_status st = graph_ops(d)->fill(d, c->cap, a, value);
     if (!st) hold(c->g, a, c->id);
     return st;
@@ -619,19 +684,19 @@ static kern_status replay(const kern_graph *g) {
     kern_array x = op->a, y = op->b;
     kern_status st = KERN_OK;
     switch (op->kind) {
-    case OP_LAUNCH: st = replay_launch(op); break;
-    case OP_COPY: st = rt_array_copy_now(&x, &y); break;
-    case OP_FILL: st = rt_array_fill_now(&x, op->bytes); break;
-    case OP_IF:
-    case OP_WHILE:
-      if (!flag_set(&op->a)) pc = op->jump;  /* past the END below */
-      break;
-    case OP_END:
-      if (g->ops[op->jump].kind == OP_WHILE) {
-        pc = op->jump;  /* test the flag again */
-        continue;
-      }
-      break;
+      case OP_LAUNCH: st = replay_launch(op); break;
+      case OP_COPY: st = rt_array_copy_now(&x, &y); break;
+      case OP_FILL: st = rt_array_fill_now(&x, op->bytes); break;
+      case OP_IF:
+      case OP_WHILE:
+        if (!flag_set(&op->a)) pc = op->jump; /* past the END below */
+        break;
+      case OP_END:
+        if (g->ops[op->jump].kind == OP_WHILE) {
+          pc = op->jump; /* test the flag again */
+          continue;
+        }
+        break;
     }
     if (st) return st;
     pc++;
@@ -643,8 +708,10 @@ kern_status kern_graph_launch(kern_graph *g) {
   if (!g) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
   kern_device *d = g->device;
   if (rt_capture_active(d))
-    return rt_error(KERN_ERR_CAPTURE, "kern_graph_launch: %s is capturing a graph; replay this graph before "
-                    "kern_capture_begin or after kern_capture_end", d->name);
+    return rt_error(KERN_ERR_CAPTURE,
+                    "kern_graph_launch: %s is capturing a graph; replay this graph before "
+                    "kern_capture_begin or after kern_capture_end",
+                    d->name);
   return graph_ops(d) ? graph_ops(d)->launch(d, g->exec) : replay(g);
 }
 

@@ -93,10 +93,17 @@ void kern_clear_error(void) {
 }
 
 const char *kern_status_name(kern_status st) {
-  static const char *const names[] = {
-      "KERN_OK", "KERN_ERR_INVALID_ARGUMENT", "KERN_ERR_COMPILE", "KERN_ERR_NOT_FOUND",
-      "KERN_ERR_OUT_OF_MEMORY", "KERN_ERR_ACCESS", "KERN_ERR_BOUNDS", "KERN_ERR_CAPTURE",
-      "KERN_ERR_CUDA", "KERN_ERR_UNSUPPORTED", "KERN_ERR_IO"};
+  static const char *const names[] = {"KERN_OK",
+                                      "KERN_ERR_INVALID_ARGUMENT",
+                                      "KERN_ERR_COMPILE",
+                                      "KERN_ERR_NOT_FOUND",
+                                      "KERN_ERR_OUT_OF_MEMORY",
+                                      "KERN_ERR_ACCESS",
+                                      "KERN_ERR_BOUNDS",
+                                      "KERN_ERR_CAPTURE",
+                                      "KERN_ERR_CUDA",
+                                      "KERN_ERR_UNSUPPORTED",
+                                      "KERN_ERR_IO"};
   if ((unsigned)st >= sizeof names / sizeof names[0]) return "KERN_ERR_?";
   return names[st];
 }
@@ -138,7 +145,10 @@ void rt_buf_add(rt_buf *b, const char *s, size_t n) {
     size_t cap = b->cap ? b->cap : 256;
     while (cap < b->len + n + 1) cap *= 2;
     char *p = realloc(b->s, cap);
-    if (!p) { b->oom = true; return; }
+    if (!p) {
+      b->oom = true;
+      return;
+    }
     b->s = p;
     b->cap = cap;
   }
@@ -154,9 +164,15 @@ void rt_buf_printf(rt_buf *b, const char *fmt, ...) {
   int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
   if (n < 0) return;
-  if (n < (int)sizeof small) { rt_buf_add(b, small, (size_t)n); return; }
+  if (n < (int)sizeof small) {
+    rt_buf_add(b, small, (size_t)n);
+    return;
+  }
   char *big = malloc((size_t)n + 1);
-  if (!big) { b->oom = true; return; }
+  if (!big) {
+    b->oom = true;
+    return;
+  }
   va_start(ap, fmt);
   vsnprintf(big, (size_t)n + 1, fmt, ap);
   va_end(ap);
@@ -283,6 +299,8 @@ void rt_warn(const char *fmt, ...) {
   void (*fn)(const char *, void *) = warn_fn;
   void *ud = warn_ud;
   pthread_mutex_unlock(&warn_mu);
-  if (fn) fn(msg, ud);
-  else fprintf(stderr, "kern: warning: %s\n", msg);
+  if (fn)
+    fn(msg, ud);
+  else
+    fprintf(stderr, "kern: warning: %s\n", msg);
 }

@@ -43,12 +43,14 @@ static void *host_alloc(size_t bytes, bool zero) {
   return p;
 }
 
-static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero, kern_memory_kind *kind) {
+static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero,
+                       kern_memory_kind *kind) {
   void *p;
   if (al == KERN_ALLOC_PINNED) {
     *kind = KERN_MEM_PINNED_HOST;
     if (!rt_pinned_alloc_hook) {
-      rt_error(KERN_ERR_UNSUPPORTED, "pinned host memory needs the CUDA driver, and it is not available");
+      rt_error(KERN_ERR_UNSUPPORTED,
+               "pinned host memory needs the CUDA driver, and it is not available");
       return NULL;
     }
     p = rt_pinned_alloc_hook(bytes);
@@ -58,8 +60,8 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
     p = host_alloc(bytes, zero);
   }
   if (!p)
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s", bytes,
-             (double)bytes / (1024.0 * 1024 * 1024), d->name);
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s",
+             bytes, (double)bytes / (1024.0 * 1024 * 1024), d->name);
   return p;
 }
 
@@ -74,7 +76,8 @@ static void cpu_free(kern_device *d, void *p, size_t bytes, kern_memory_kind kin
   }
 }
 
-static kern_status cpu_copy(kern_device *d, void *dst, const void *src, size_t n, bool dh, bool sh) {
+static kern_status cpu_copy(kern_device *d, void *dst, const void *src, size_t n, bool dh,
+                            bool sh) {
   (void)d, (void)dh, (void)sh;
   memmove(dst, src, n);
   return KERN_OK;
@@ -82,7 +85,7 @@ static kern_status cpu_copy(kern_device *d, void *dst, const void *src, size_t n
 
 static kern_status cpu_synchronize(kern_device *d) {
   (void)d;
-  return KERN_OK;  /* launches finish before kern_launch returns */
+  return KERN_OK; /* launches finish before kern_launch returns */
 }
 
 static kern_status cpu_info(const kern_device *d, kern_device_info *out) {
@@ -101,7 +104,9 @@ static bool cpu_allocator_ok(const kern_device *d, kern_allocator a) {
 
 /* ---- compiled code ----------------------------------------------------------------- */
 
-typedef struct cpu_entry { rt_range_fn range, dense; } cpu_entry;
+typedef struct cpu_entry {
+  rt_range_fn range, dense;
+} cpu_entry;
 typedef struct cpu_code {
   rt_cpu_lib lib;
   int nkernels;
@@ -133,13 +138,15 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
   snprintf(name, sizeof name, "kk_%s_args_size", k->name);
   const uint32_t *size = rt_cpu_lib_sym(&c->lib, name);
   if (!range || !dense || !size)
-    return rt_error(KERN_ERR_COMPILE, "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
+    return rt_error(KERN_ERR_COMPILE,
+                    "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
                     k->name);
   /* A kernel without parameters has a one-byte placeholder struct. */
   if (*size != k->args_size && !(k->nparams == 0 && *size <= 1))
-    return rt_error(KERN_ERR_COMPILE,
-                    "ABI mismatch in kernel '%s': the compiled code's argument block is %u bytes, the runtime's %zu",
-                    k->name, (unsigned)*size, k->args_size);
+    return rt_error(
+        KERN_ERR_COMPILE,
+        "ABI mismatch in kernel '%s': the compiled code's argument block is %u bytes, the runtime's %zu",
+        k->name, (unsigned)*size, k->args_size);
   c->entries[k->index] = (cpu_entry){as_fn(range), as_fn(dense)};
   return KERN_OK;
 }
@@ -160,8 +167,10 @@ static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
   if (m->embedded)
     for (int i = 0; st == KERN_OK && i < m->nkernels; i++)
       st = rt_embedded_cpu(m, i, &c->entries[i].range, &c->entries[i].dense);
-  else st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
-  for (int i = 0; !m->embedded && st == KERN_OK && i < m->nkernels; i++) st = bind_kernel(c, &m->kernels[i]);
+  else
+    st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
+  for (int i = 0; !m->embedded && st == KERN_OK && i < m->nkernels; i++)
+    st = bind_kernel(c, &m->kernels[i]);
   if (st) {
     cpu_code_free((rt_code *)c);
     return st;
@@ -177,8 +186,7 @@ static kern_status cpu_launch(const rt_launch *L) {
   const cpu_entry *e = &c->entries[L->kernel->index];
   if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
   rt_pool_run(L->dense ? e->dense : e->range, L->args, &L->ctx, L->ctx.n, &L->kernel->cpu_cost);
-  if (L->ctx.err && L->ctx.err->flag)
-    return rt_debug_error(L->kernel, L->ctx.err);
+  if (L->ctx.err && L->ctx.err->flag) return rt_debug_error(L->kernel, L->ctx.err);
   return KERN_OK;
 }
 

@@ -30,9 +30,13 @@ extern char **environ;
 enum { MAX_LOG = 1 << 20 };
 
 /* The flags at each optimisation level. */
-#define CPU_FLAGS(opt) \
-  {"-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL}
-static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"), CPU_FLAGS("-O2"), CPU_FLAGS("-O3")};
+#define CPU_FLAGS(opt)                                                                             \
+  {                                                                                                \
+    "-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",            \
+        "-ffp-contract=off", "-w", NULL                                                            \
+  }
+static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"), CPU_FLAGS("-O2"),
+                                               CPU_FLAGS("-O3")};
 
 /* When libkern itself is built with AddressSanitizer (make test-asan), the
  * kernels it compiles and loads are instrumented too, so an out-of-bounds
@@ -52,7 +56,8 @@ static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"
 #endif
 static const char *const kernel_sanitize[] = {
 #ifdef RT_KERNEL_ASAN
-    "-fsanitize=address", "-fno-omit-frame-pointer", "-fno-tree-vectorize", "-fno-tree-slp-vectorize",
+    "-fsanitize=address", "-fno-omit-frame-pointer", "-fno-tree-vectorize",
+    "-fno-tree-slp-vectorize",
 #endif
     NULL};
 
@@ -93,8 +98,11 @@ static kern_status find_compiler(char **out) {
   if (!cc && !*out) *out = find_program("clang");
   if (!cc && !*out) *out = find_program("cc");
   if (*out) return KERN_OK;
-  if (cc) return rt_error(KERN_ERR_COMPILE, "the C compiler KERN_CC='%s' was not found or is not executable", cc);
-  return rt_error(KERN_ERR_COMPILE, "no C compiler found for CPU kernels: install clang or cc, or set KERN_CC");
+  if (cc)
+    return rt_error(KERN_ERR_COMPILE,
+                    "the C compiler KERN_CC='%s' was not found or is not executable", cc);
+  return rt_error(KERN_ERR_COMPILE,
+                  "no C compiler found for CPU kernels: install clang or cc, or set KERN_CC");
 }
 
 /* ---- running it ------------------------------------------------------------------------ */
@@ -141,7 +149,10 @@ static int run_capture(char *const argv[], const char *cwd, rt_buf *out) {
 
 /* ---- identities (once per process) ----------------------------------------------------------- */
 
-typedef struct ident { char *path, *line; struct ident *next; } ident;
+typedef struct ident {
+  char *path, *line;
+  struct ident *next;
+} ident;
 static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
 static ident *idents;
 static char *cpu_id;
@@ -189,7 +200,7 @@ static const char *cpu_identity(void) {
     FILE *f = fopen("/proc/cpuinfo", "re");
     char line[8192];
     while (f && fgets(line, sizeof line, f)) {
-      if (line[0] == '\n') break;  /* end of the first processor */
+      if (line[0] == '\n') break; /* end of the first processor */
       if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5) ||
           !strncmp(line, "vendor_id", 9) || !strncmp(line, "Features", 8) ||
           !strncmp(line, "CPU part", 8))
@@ -225,9 +236,9 @@ static void hash_binary(rt_sha256 *s, const char *cc) {
   struct stat st;
   char id[160] = "unreadable";
   if (stat(cc, &st) == 0)
-    snprintf(id, sizeof id, "dev=%llu ino=%llu size=%lld mtime=%lld.%09ld", (unsigned long long)st.st_dev,
-             (unsigned long long)st.st_ino, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
-             (long)st.st_mtim.tv_nsec);
+    snprintf(id, sizeof id, "dev=%llu ino=%llu size=%lld mtime=%lld.%09ld",
+             (unsigned long long)st.st_dev, (unsigned long long)st.st_ino, (long long)st.st_size,
+             (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec);
   hash_str(s, id);
 }
 
@@ -249,7 +260,8 @@ static void make_key(const char *src, size_t len, const char *cc, bool debug, ch
 static void alias_write(const char *cache, const char *any, const char *key) {
   char suffix[64];
   rt_unique_suffix(suffix, sizeof suffix);
-  char *tmp = rt_printf("%s/.alias-%s", cache, suffix), *dst = rt_printf("%s/%s.latest", cache, any);
+  char *tmp = rt_printf("%s/.alias-%s", cache, suffix),
+       *dst = rt_printf("%s/%s.latest", cache, any);
   if (tmp && dst) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     bool ok = fd >= 0 && write(fd, key, 32) == 32;
@@ -266,7 +278,8 @@ static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
   bool ok = fd >= 0 && read(fd, key, 32) == 32;
   if (fd >= 0) close(fd);
   free(path);
-  for (int i = 0; ok && i < 32; i++) ok = (key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f');
+  for (int i = 0; ok && i < 32; i++)
+    ok = (key[i] >= '0' && key[i] <= '9') || (key[i] >= 'a' && key[i] <= 'f');
   if (!ok || !rt_cache_load(cache, key, any, &out->handle)) return false;
   memcpy(out->key, key, sizeof key);
   out->from_cache = true;
@@ -314,11 +327,11 @@ static kern_status compile_failed(const char *cc, int status, rt_buf *log) {
   if (status == -1)
     snprintf(head, sizeof head, "could not run the C compiler '%s': %s\n", cc, strerror(errno));
   else if (WIFSIGNALED(status))
-    snprintf(head, sizeof head, "the C compiler '%s' was killed by signal %d on generated code:\n", cc,
-             WTERMSIG(status));
+    snprintf(head, sizeof head, "the C compiler '%s' was killed by signal %d on generated code:\n",
+             cc, WTERMSIG(status));
   else
-    snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n", cc,
-             WEXITSTATUS(status));
+    snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n",
+             cc, WEXITSTATUS(status));
   return rt_error_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
 }
 
@@ -360,24 +373,30 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   return st;
 }
 
-static kern_status build_in(const char *src, size_t len, const char *cc, bool debug, const char *cache,
-                            rt_cpu_lib *out, bool *in_cache_out) {
+static kern_status build_in(const char *src, size_t len, const char *cc, bool debug,
+                            const char *cache, rt_cpu_lib *out, bool *in_cache_out) {
   bool in_cache;
   char *dir = make_build_dir(cache, &in_cache);
   *in_cache_out = in_cache;
-  if (!dir) return rt_error(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s", strerror(errno));
+  if (!dir)
+    return rt_error(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s",
+                    strerror(errno));
   char *c_path = rt_printf("%s/kernel.c", dir), *so_path = rt_printf("%s/kernel.so", dir);
   kern_status st = KERN_OK;
-  if (!c_path || !so_path) st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+  if (!c_path || !so_path)
+    st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
   else if (!write_file(c_path, src, len))
     st = rt_error(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
-  else st = run_compiler(cc, dir, debug);
+  else
+    st = run_compiler(cc, dir, debug);
   if (st == KERN_OK && !(out->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
     const char *why = dlerror();
-    st = rt_error(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s", why ? why : "unknown error");
+    st = rt_error(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
+                  why ? why : "unknown error");
   }
   /* The loaded mapping survives the rename into the cache and the cleanup. */
-  if (st == KERN_OK && in_cache) out->cached = rt_cache_store(cache, out->key, out->source, so_path);
+  if (st == KERN_OK && in_cache)
+    out->cached = rt_cache_store(cache, out->key, out->source, so_path);
   rt_remove_tree(dir);
   free(c_path);
   free(so_path);
@@ -388,8 +407,8 @@ static kern_status build_in(const char *src, size_t len, const char *cc, bool de
 /* Builds in the cache directory when it is writable; a build that fails there
  * (a full or failing file system) is tried once more in a private temp dir,
  * uncached, and that attempt's error is the one reported. */
-static kern_status build(const char *src, size_t len, const char *cc, bool debug,
-                         const char *cache, rt_cpu_lib *out) {
+static kern_status build(const char *src, size_t len, const char *cc, bool debug, const char *cache,
+                         rt_cpu_lib *out) {
   bool in_cache;
   kern_status st = build_in(src, len, cc, debug, cache, out, &in_cache);
   if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache) {

@@ -20,46 +20,74 @@ typedef struct Sym {
   bool required;
 } Sym;
 
-#define CU(field, sym, req) {sym, offsetof(rt_cu_api, field), req}
+#define CU(field, sym, req)                                                                        \
+  { sym, offsetof(rt_cu_api, field), req }
 static const Sym cu_syms[] = {
-    CU(Init, "cuInit", true), CU(DriverGetVersion, "cuDriverGetVersion", true),
-    CU(GetErrorName, "cuGetErrorName", true), CU(GetErrorString, "cuGetErrorString", true),
-    CU(DeviceGetCount, "cuDeviceGetCount", true), CU(DeviceGet, "cuDeviceGet", true),
-    CU(DeviceGetName, "cuDeviceGetName", true), CU(DeviceGetAttribute, "cuDeviceGetAttribute", true),
-    CU(DeviceTotalMem, "cuDeviceTotalMem_v2", true), CU(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", true),
+    CU(Init, "cuInit", true),
+    CU(DriverGetVersion, "cuDriverGetVersion", true),
+    CU(GetErrorName, "cuGetErrorName", true),
+    CU(GetErrorString, "cuGetErrorString", true),
+    CU(DeviceGetCount, "cuDeviceGetCount", true),
+    CU(DeviceGet, "cuDeviceGet", true),
+    CU(DeviceGetName, "cuDeviceGetName", true),
+    CU(DeviceGetAttribute, "cuDeviceGetAttribute", true),
+    CU(DeviceTotalMem, "cuDeviceTotalMem_v2", true),
+    CU(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", true),
     CU(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", true),
     CU(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true),
     CU(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", false),
-    CU(CtxSetCurrent, "cuCtxSetCurrent", true), CU(CtxGetCurrent, "cuCtxGetCurrent", true),
-    CU(CtxSynchronize, "cuCtxSynchronize", true), CU(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", true),
-    CU(CtxDisablePeerAccess, "cuCtxDisablePeerAccess", true), CU(StreamCreate, "cuStreamCreate", true),
-    CU(StreamDestroy, "cuStreamDestroy_v2", true), CU(StreamSynchronize, "cuStreamSynchronize", true),
-    CU(StreamQuery, "cuStreamQuery", true), CU(MemAlloc, "cuMemAlloc_v2", true),
-    CU(MemFree, "cuMemFree_v2", true), CU(MemAllocManaged, "cuMemAllocManaged", true),
-    CU(MemAllocHost, "cuMemAllocHost_v2", true), CU(MemFreeHost, "cuMemFreeHost", true),
-    CU(MemAllocAsync, "cuMemAllocAsync", false), CU(MemFreeAsync, "cuMemFreeAsync", false),
-    CU(MemcpyAsync, "cuMemcpyAsync", true), CU(MemsetD8Async, "cuMemsetD8Async", true),
-    CU(MemsetD32Async, "cuMemsetD32Async", true), CU(PointerGetAttribute, "cuPointerGetAttribute", true),
-    CU(ModuleLoadData, "cuModuleLoadData", true), CU(ModuleUnload, "cuModuleUnload", true),
-    CU(ModuleGetFunction, "cuModuleGetFunction", true), CU(LaunchKernel, "cuLaunchKernel", true),
+    CU(CtxSetCurrent, "cuCtxSetCurrent", true),
+    CU(CtxGetCurrent, "cuCtxGetCurrent", true),
+    CU(CtxSynchronize, "cuCtxSynchronize", true),
+    CU(CtxEnablePeerAccess, "cuCtxEnablePeerAccess", true),
+    CU(CtxDisablePeerAccess, "cuCtxDisablePeerAccess", true),
+    CU(StreamCreate, "cuStreamCreate", true),
+    CU(StreamDestroy, "cuStreamDestroy_v2", true),
+    CU(StreamSynchronize, "cuStreamSynchronize", true),
+    CU(StreamQuery, "cuStreamQuery", true),
+    CU(MemAlloc, "cuMemAlloc_v2", true),
+    CU(MemFree, "cuMemFree_v2", true),
+    CU(MemAllocManaged, "cuMemAllocManaged", true),
+    CU(MemAllocHost, "cuMemAllocHost_v2", true),
+    CU(MemFreeHost, "cuMemFreeHost", true),
+    CU(MemAllocAsync, "cuMemAllocAsync", false),
+    CU(MemFreeAsync, "cuMemFreeAsync", false),
+    CU(MemcpyAsync, "cuMemcpyAsync", true),
+    CU(MemsetD8Async, "cuMemsetD8Async", true),
+    CU(MemsetD32Async, "cuMemsetD32Async", true),
+    CU(PointerGetAttribute, "cuPointerGetAttribute", true),
+    CU(ModuleLoadData, "cuModuleLoadData", true),
+    CU(ModuleUnload, "cuModuleUnload", true),
+    CU(ModuleGetFunction, "cuModuleGetFunction", true),
+    CU(LaunchKernel, "cuLaunchKernel", true),
     CU(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", true),
-    CU(StreamBeginCapture, "cuStreamBeginCapture_v2", false), CU(StreamEndCapture, "cuStreamEndCapture", false),
+    CU(StreamBeginCapture, "cuStreamBeginCapture_v2", false),
+    CU(StreamEndCapture, "cuStreamEndCapture", false),
     CU(StreamIsCapturing, "cuStreamIsCapturing", false),
-    CU(GraphInstantiate, "cuGraphInstantiateWithFlags", false), CU(GraphLaunch, "cuGraphLaunch", false),
-    CU(GraphExecDestroy, "cuGraphExecDestroy", false), CU(GraphDestroy, "cuGraphDestroy", false),
+    CU(GraphInstantiate, "cuGraphInstantiateWithFlags", false),
+    CU(GraphLaunch, "cuGraphLaunch", false),
+    CU(GraphExecDestroy, "cuGraphExecDestroy", false),
+    CU(GraphDestroy, "cuGraphDestroy", false),
     CU(MemPoolSetAccess, "cuMemPoolSetAccess", false),
     CU(PointerGetAttributes, "cuPointerGetAttributes", false),
     CU(IpcGetMemHandle, "cuIpcGetMemHandle", false),
 };
 
-#define NV(field, sym, req) {sym, offsetof(rt_nvrtc_api, field), req}
+#define NV(field, sym, req)                                                                        \
+  { sym, offsetof(rt_nvrtc_api, field), req }
 static const Sym nvrtc_syms[] = {
-    NV(Version, "nvrtcVersion", true), NV(GetErrorString, "nvrtcGetErrorString", true),
-    NV(CreateProgram, "nvrtcCreateProgram", true), NV(DestroyProgram, "nvrtcDestroyProgram", true),
-    NV(CompileProgram, "nvrtcCompileProgram", true), NV(GetProgramLogSize, "nvrtcGetProgramLogSize", true),
-    NV(GetProgramLog, "nvrtcGetProgramLog", true), NV(GetPTXSize, "nvrtcGetPTXSize", true),
-    NV(GetPTX, "nvrtcGetPTX", true), NV(GetCUBINSize, "nvrtcGetCUBINSize", false),
-    NV(GetCUBIN, "nvrtcGetCUBIN", false), NV(GetNumSupportedArchs, "nvrtcGetNumSupportedArchs", false),
+    NV(Version, "nvrtcVersion", true),
+    NV(GetErrorString, "nvrtcGetErrorString", true),
+    NV(CreateProgram, "nvrtcCreateProgram", true),
+    NV(DestroyProgram, "nvrtcDestroyProgram", true),
+    NV(CompileProgram, "nvrtcCompileProgram", true),
+    NV(GetProgramLogSize, "nvrtcGetProgramLogSize", true),
+    NV(GetProgramLog, "nvrtcGetProgramLog", true),
+    NV(GetPTXSize, "nvrtcGetPTXSize", true),
+    NV(GetPTX, "nvrtcGetPTX", true),
+    NV(GetCUBINSize, "nvrtcGetCUBINSize", false),
+    NV(GetCUBIN, "nvrtcGetCUBIN", false),
+    NV(GetNumSupportedArchs, "nvrtcGetNumSupportedArchs", false),
     NV(GetSupportedArchs, "nvrtcGetSupportedArchs", false),
 };
 
@@ -156,7 +184,8 @@ static void *open_nvrtc(void) {
       static char msg[600];
       const char *why = *env ? dlerror() : NULL;
       snprintf(msg, sizeof msg, "NVRTC KERN_NVRTC='%.300s' %s%.200s", env,
-               *env ? "could not be loaded: " : "is hidden (the variable is empty)", why ? why : "");
+               *env ? "could not be loaded: " : "is hidden (the variable is empty)",
+               why ? why : "");
       nv_why = msg;
     }
     return lib;
@@ -208,7 +237,7 @@ static int pick_arch(int arch, bool *exact) {
   int n = 0, archs[128];
   *exact = false;
   if (!nv.GetNumSupportedArchs || nv.GetNumSupportedArchs(&n) != 0 || n <= 0 || n > 128)
-    return arch;                      /* old NVRTC: assume it knows the arch */
+    return arch; /* old NVRTC: assume it knows the arch */
   nv.GetSupportedArchs(archs);
   int best = 0;
   for (int i = 0; i < n; i++) {
@@ -248,13 +277,15 @@ int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   if (!rt_nvrtc_load(&why)) return rt_error(KERN_ERR_UNSUPPORTED, "%s", why);
   bool exact;
   int use = pick_arch(arch, &exact);
-  if (!use) return rt_error(KERN_ERR_UNSUPPORTED, "NVRTC cannot compile for sm_%d or any older arch", arch);
+  if (!use)
+    return rt_error(KERN_ERR_UNSUPPORTED, "NVRTC cannot compile for sm_%d or any older arch", arch);
   bool cubin = want_cubin && exact && nv.GetCUBIN;
   char archopt[64];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", use);
   /* --fmad=false: a*b+c rounds twice, as on the CPU (-ffp-contract=off), so
    * both devices give the same bits. */
-  const char *opts[] = {archopt, "-default-device", "--std=c++17", "-w", "--fmad=false", "-lineinfo"};
+  const char *opts[] = {archopt, "-default-device", "--std=c++17",
+                        "-w",    "--fmad=false",    "-lineinfo"};
   int nopts = debug ? 6 : 5;
   nvrtcProgram prog;
   nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
@@ -263,7 +294,8 @@ int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   int status;
   if (r != 0) {
     char *log = program_log(prog);
-    status = rt_error_text(KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n", log ? log : "");
+    status = rt_error_text(KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n",
+                           log ? log : "");
     free(log);
   } else {
     status = fetch_output(prog, cubin, out, out_len);

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef int CUresult;          /* CUDA_SUCCESS = 0 */
+typedef int CUresult; /* CUDA_SUCCESS = 0 */
 typedef int CUdevice;
 typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
@@ -22,7 +22,7 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef unsigned long long CUdeviceptr;
-typedef int nvrtcResult;       /* NVRTC_SUCCESS = 0 */
+typedef int nvrtcResult; /* NVRTC_SUCCESS = 0 */
 typedef struct _nvrtcProgram *nvrtcProgram;
 
 enum {
@@ -98,7 +98,8 @@ typedef struct rt_cu_api {
   CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
   CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                            unsigned, CUstream, void **, void **);
-  CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, size_t (*)(int), size_t, int);
+  CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, size_t (*)(int), size_t,
+                                             int);
   CUresult (*StreamBeginCapture)(CUstream, int);
   CUresult (*StreamEndCapture)(CUstream, CUgraph *);
   CUresult (*StreamIsCapturing)(CUstream, int *);

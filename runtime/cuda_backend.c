@@ -22,7 +22,7 @@
 struct kern_stream {
   kern_device *device;
   CUstream s;
-  bool owned;          /* created by kern (destroyed by kern_stream_free) */
+  bool owned; /* created by kern (destroyed by kern_stream_free) */
 };
 
 typedef struct cuda_dev {
@@ -32,12 +32,12 @@ typedef struct cuda_dev {
   _Atomic(kern_stream *) stream; /* where launches go */
   _Atomic(CUstream) body;        /* during capture: a conditional body's stream, else NULL */
   kern_device_info info;
-  int arch;            /* sm_major * 10 + sm_minor */
+  int arch; /* sm_major * 10 + sm_minor */
   int num_sms;
   CUmemoryPool pool;
-  bool peer[RT_MAX_DEVICES];         /* peer access from launch device index enabled */
+  bool peer[RT_MAX_DEVICES]; /* peer access from launch device index enabled */
   bool pool_access[RT_MAX_DEVICES];
-  kn_error *err_buf;   /* device memory for debug error records */
+  kn_error *err_buf; /* device memory for debug error records */
   pthread_mutex_t mu;
   _Atomic int poisoned; /* a kern_status, stored once after poison_msg is written */
   char poison_msg[512];
@@ -46,8 +46,8 @@ typedef struct cuda_dev {
 typedef struct cuda_code {
   CUmodule mod;
   int nkernels;
-  CUfunction *fn;      /* [2 * k + dense] */
-  int *block;          /* block size per function, from the occupancy API */
+  CUfunction *fn; /* [2 * k + dense] */
+  int *block;     /* block size per function, from the occupancy API */
 } cuda_code;
 
 static const rt_cu_api *cu;
@@ -73,7 +73,8 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
     if (!c->poisoned) { /* the first fault is the one every later call repeats */
       snprintf(c->poison_msg, sizeof c->poison_msg,
                "%s is unusable after a fault in %s: %s; restart the process to use it again "
-               "(the CPU device still works)", d->name, what, rt_cu_error_text(r));
+               "(the CPU device still works)",
+               d->name, what, rt_cu_error_text(r));
       c->poisoned = KERN_ERR_CUDA;
     }
     pthread_mutex_unlock(&c->mu);
@@ -92,10 +93,10 @@ static kern_status enter(kern_device *d) {
   return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
 }
 
-#define CU_TRY(d, call)                                  \
-  do {                                                   \
-    CUresult r_ = (call);                                \
-    if (r_) return cu_fail((d), r_, #call);              \
+#define CU_TRY(d, call)                                                                            \
+  do {                                                                                             \
+    CUresult r_ = (call);                                                                          \
+    if (r_) return cu_fail((d), r_, #call);                                                        \
   } while (0)
 
 static CUstream cur_stream(kern_device *d) {
@@ -127,10 +128,13 @@ static void read_info(cuda_dev *c, int ordinal) {
   i->sm_minor = attr(c->dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
   cu->DeviceTotalMem(&i->total_memory, c->dev);
   i->is_uva = attr(c->dev, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING);
-  i->is_mempool_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) && cu->MemAllocAsync;
+  i->is_mempool_supported =
+      attr(c->dev, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED) && cu->MemAllocAsync;
   i->is_managed_memory_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY);
-  i->is_concurrent_managed_access_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
-  i->is_cpu_memory_access_from_gpu_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
+  i->is_concurrent_managed_access_supported =
+      attr(c->dev, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS);
+  i->is_cpu_memory_access_from_gpu_supported =
+      attr(c->dev, CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS);
   i->is_gpu_memory_access_from_cpu_supported =
       attr(c->dev, CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST);
   i->is_cpu_gpu_atomic_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED);
@@ -150,7 +154,8 @@ static cuda_dev *open_device(int ordinal) {
     return NULL;
   }
   read_info(c, ordinal);
-  if (c->info.is_mempool_supported && cu->DeviceGetDefaultMemPool) cu->DeviceGetDefaultMemPool(&c->pool, c->dev);
+  if (c->info.is_mempool_supported && cu->DeviceGetDefaultMemPool)
+    cu->DeviceGetDefaultMemPool(&c->pool, c->dev);
   CUdeviceptr eb;
   if (cu->MemAlloc(&eb, sizeof(kn_error)) == 0) c->err_buf = (kn_error *)(uintptr_t)eb;
   atomic_store(&c->stream, &c->default_stream);
@@ -181,7 +186,8 @@ kern_status rt_cuda_probe(void) {
 
 /* ---- memory ------------------------------------------------------------------------- */
 
-static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero, kern_memory_kind *kind) {
+static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zero,
+                        kern_memory_kind *kind) {
   if (enter(d)) return NULL;
   CUdeviceptr p = 0;
   CUresult r;
@@ -195,23 +201,31 @@ static void *cuda_alloc(kern_device *d, size_t bytes, kern_allocator al, bool ze
     *kind = KERN_MEM_CUDA_DEVICE;
     r = cu->MemAlloc(&p, bytes);
   }
-  if (r) { cu_fail(d, r, "allocating device memory"); return NULL; }
+  if (r) {
+    cu_fail(d, r, "allocating device memory");
+    return NULL;
+  }
   if (zero) r = cu->MemsetD8Async(p, 0, bytes, cur_stream(d));
   if (!r && (zero && al == KERN_ALLOC_CUDA_MANAGED)) r = cu->StreamSynchronize(cur_stream(d));
-  if (r) { cu_fail(d, r, "clearing device memory"); return NULL; }
+  if (r) {
+    cu_fail(d, r, "clearing device memory");
+    return NULL;
+  }
   return (void *)(uintptr_t)p;
 }
 
 static void cuda_free(kern_device *d, void *ptr, size_t bytes, kern_memory_kind kind) {
   if (impl(d)->poisoned || cu->CtxSetCurrent(impl(d)->ctx)) return;
-  if (kind == KERN_MEM_CUDA_MEMPOOL) cu->MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, cur_stream(d));
-  else cu->MemFree((CUdeviceptr)(uintptr_t)ptr);
+  if (kind == KERN_MEM_CUDA_MEMPOOL)
+    cu->MemFreeAsync((CUdeviceptr)(uintptr_t)ptr, cur_stream(d));
+  else
+    cu->MemFree((CUdeviceptr)(uintptr_t)ptr);
 }
 
 /* With unified addressing one call copies in every direction; a copy that
  * touches host memory waits, so the host may reuse or read the buffer. */
-static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t bytes, bool dst_host,
-                             bool src_host) {
+static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t bytes,
+                             bool dst_host, bool src_host) {
   kern_status s = enter(d);
   if (s) return s;
   CUstream st = cur_stream(d);
@@ -253,7 +267,8 @@ static kern_status cuda_set_peer(kern_device *target, kern_device *peer, bool on
   if (target == peer) return KERN_OK;
   kern_status s = enter(peer);
   if (s) return s;
-  CUresult r = on ? cu->CtxEnablePeerAccess(impl(target)->ctx, 0) : cu->CtxDisablePeerAccess(impl(target)->ctx);
+  CUresult r = on ? cu->CtxEnablePeerAccess(impl(target)->ctx, 0)
+                  : cu->CtxDisablePeerAccess(impl(target)->ctx);
   if (r && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED && r != CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
     return cu_fail(peer, r, on ? "enabling peer access" : "disabling peer access");
   impl(target)->peer[peer->index] = on;
@@ -261,7 +276,10 @@ static kern_status cuda_set_peer(kern_device *target, kern_device *peer, bool on
 }
 
 /* CUmemAccessDesc: {CUmemLocation {type, id}, flags}. */
-typedef struct { int type, id; int flags; } mem_access_desc;
+typedef struct {
+  int type, id;
+  int flags;
+} mem_access_desc;
 
 static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, bool on) {
   cuda_dev *t = impl(target);
@@ -288,8 +306,8 @@ static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
   rt_sha256 h;
   unsigned char dig[32];
   char extra[96];
-  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", rt_nvrtc_version(), arch, debug,
-           KN_ABI_VERSION, kern_version_string());
+  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", rt_nvrtc_version(), arch,
+           debug, KN_ABI_VERSION, kern_version_string());
   rt_sha256_init(&h);
   rt_sha256_add(&h, src, strlen(src));
   rt_sha256_add(&h, extra, strlen(extra));
@@ -324,7 +342,8 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
       CUfunction *f = &cc->fn[2 * k + dense];
       snprintf(name, sizeof name, "kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
       CU_TRY(d, cu->ModuleGetFunction(f, cc->mod, name));
-      if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0) *block = 256;
+      if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
+        *block = 256;
     }
   return KERN_OK;
 }
@@ -350,12 +369,16 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
     cc->fn = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->fn);
     cc->block = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->block);
   }
-  if (!cc || !cc->fn || !cc->block) s = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
+  if (!cc || !cc->fn || !cc->block)
+    s = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
   CUresult r = s ? 0 : cu->ModuleLoadData(&cc->mod, bin);
   free(bin);
   if (!s && r) s = cu_fail(d, r, "cuModuleLoadData");
   if (!s) s = load_functions(d, m, cc);
-  if (s) { cuda_code_free((rt_code *)cc); return s; }
+  if (s) {
+    cuda_code_free((rt_code *)cc);
+    return s;
+  }
   *out = (rt_code *)cc;
   return KERN_OK;
 }
@@ -365,7 +388,8 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
 /* Debug launches wait and turn the device's error record into KERN_ERR_BOUNDS. */
 static kern_status debug_finish(kern_device *d, const rt_launch *L, CUstream st) {
   kn_error rec;
-  CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)&rec, (CUdeviceptr)(uintptr_t)impl(d)->err_buf, sizeof rec, st));
+  CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)&rec, (CUdeviceptr)(uintptr_t)impl(d)->err_buf,
+                            sizeof rec, st));
   CU_TRY(d, cu->StreamSynchronize(st));
   if (!rec.flag) return KERN_OK;
   *L->ctx.err = rec;
@@ -400,7 +424,8 @@ static kern_status cuda_launch(const rt_launch *L) {
   int64_t grid = (ctx.n + block - 1) / block;
   if (grid > max_grid) grid = max_grid;
   if (grid < 1) grid = 1;
-  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, st, params, NULL));
+  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, st, params,
+                             NULL));
   return debug && !captured ? debug_finish(d, L, st) : KERN_OK;
 }
 
@@ -431,9 +456,16 @@ kern_stream *kern_stream_new(kern_device *d) {
   }
   if (enter(d)) return NULL;
   kern_stream *s = calloc(1, sizeof *s);
-  if (!s) { rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+  if (!s) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
   CUresult r = cu->StreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
-  if (r) { free(s); cu_fail(d, r, "cuStreamCreate"); return NULL; }
+  if (r) {
+    free(s);
+    cu_fail(d, r, "cuStreamCreate");
+    return NULL;
+  }
   s->device = d;
   s->owned = true;
   return s;
@@ -441,11 +473,15 @@ kern_stream *kern_stream_new(kern_device *d) {
 
 kern_stream *kern_stream_wrap_cuda(kern_device *d, void *cu_stream) {
   if (!d || d->kind != RT_DEV_CUDA) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device", d ? d->name : "NULL");
+    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device",
+             d ? d->name : "NULL");
     return NULL;
   }
   kern_stream *s = calloc(1, sizeof *s);
-  if (!s) { rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory"); return NULL; }
+  if (!s) {
+    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    return NULL;
+  }
   s->device = d;
   s->s = (CUstream)cu_stream;
   return s;
@@ -456,7 +492,7 @@ void kern_stream_free(kern_stream *s) {
   cuda_dev *c = impl(s->device);
   if (rt_capture_active(s->device) && atomic_load(&c->stream) == s) {
     rt_capture_refuse(s->device, "kern_stream_free of the stream being captured");
-    return;  /* the stream stays valid: free it after kern_capture_end */
+    return; /* the stream stays valid: free it after kern_capture_end */
   }
   kern_stream *expected = s;
   atomic_compare_exchange_strong(&c->stream, &expected, &c->default_stream);
@@ -469,10 +505,12 @@ void kern_stream_free(kern_stream *s) {
 
 kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
   if (!d || d->kind != RT_DEV_CUDA)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device", d ? d->name : "NULL");
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device",
+                    d ? d->name : "NULL");
   if (s && s->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: the stream belongs to %s, not %s",
-                    s->device->name, d->name);
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_device_set_stream: the stream belongs to %s, not %s", s->device->name,
+                    d->name);
   if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_set_stream");
   atomic_store(&impl(d)->stream, s ? s : &impl(d)->default_stream);
   return KERN_OK;

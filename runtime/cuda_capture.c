@@ -29,14 +29,17 @@ typedef struct CUlinkState_st *CUlinkState;
 typedef unsigned long long CUgraphConditionalHandle;
 
 enum {
-  NODE_CONDITIONAL = 13,          /* CU_GRAPH_NODE_TYPE_CONDITIONAL */
-  COND_IF = 0, COND_WHILE = 1,    /* CUgraphConditionalNodeType */
-  SET_DEPENDENCIES = 1,           /* CU_STREAM_SET_CAPTURE_DEPENDENCIES */
-  MODE_RELAXED = 2,               /* CU_STREAM_CAPTURE_MODE_RELAXED */
-  AUTO_FREE_ON_LAUNCH = 1,        /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH */
-  JIT_CUBIN = 0, JIT_PTX = 1, JIT_LIBRARY = 4,
-  NOT_SUPPORTED = 801,            /* CUDA_ERROR_NOT_SUPPORTED */
-  NSLOTS = 64,                    /* debug records per capture */
+  NODE_CONDITIONAL = 13, /* CU_GRAPH_NODE_TYPE_CONDITIONAL */
+  COND_IF = 0,
+  COND_WHILE = 1,          /* CUgraphConditionalNodeType */
+  SET_DEPENDENCIES = 1,    /* CU_STREAM_SET_CAPTURE_DEPENDENCIES */
+  MODE_RELAXED = 2,        /* CU_STREAM_CAPTURE_MODE_RELAXED */
+  AUTO_FREE_ON_LAUNCH = 1, /* CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH */
+  JIT_CUBIN = 0,
+  JIT_PTX = 1,
+  JIT_LIBRARY = 4,
+  NOT_SUPPORTED = 801, /* CUDA_ERROR_NOT_SUPPORTED */
+  NSLOTS = 64,         /* debug records per capture */
   MAX_FRAMES = 8,
 };
 
@@ -51,22 +54,31 @@ typedef struct cond_params {
 typedef struct node_params {
   int type;
   int reserved0[3];
-  union { long long reserved1[29]; cond_params conditional; } u;
+  union {
+    long long reserved1[29];
+    cond_params conditional;
+  } u;
   long long reserved2;
 } node_params;
-typedef struct update_info { int result; CUgraphNode error_node, error_from; } update_info;
+typedef struct update_info {
+  int result;
+  CUgraphNode error_node, error_from;
+} update_info;
 
 /* Entry points beyond cuda_api.c's table, all optional. */
 static struct {
-  CUresult (*GetCaptureInfo3)(CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **,
-                              const void **, size_t *);
-  CUresult (*GetCaptureInfo2)(CUstream, int *, unsigned long long *, CUgraph *, const CUgraphNode **, size_t *);
+  CUresult (*GetCaptureInfo3)(CUstream, int *, unsigned long long *, CUgraph *,
+                              const CUgraphNode **, const void **, size_t *);
+  CUresult (*GetCaptureInfo2)(CUstream, int *, unsigned long long *, CUgraph *,
+                              const CUgraphNode **, size_t *);
   CUresult (*UpdateDeps2)(CUstream, CUgraphNode *, const void *, size_t, unsigned);
   CUresult (*UpdateDeps1)(CUstream, CUgraphNode *, size_t, unsigned);
-  CUresult (*AddNode2)(CUgraphNode *, CUgraph, const CUgraphNode *, const void *, size_t, node_params *);
+  CUresult (*AddNode2)(CUgraphNode *, CUgraph, const CUgraphNode *, const void *, size_t,
+                       node_params *);
   CUresult (*AddNode1)(CUgraphNode *, CUgraph, const CUgraphNode *, size_t, node_params *);
   CUresult (*CondHandleCreate)(CUgraphConditionalHandle *, CUgraph, CUcontext, unsigned, unsigned);
-  CUresult (*BeginCaptureToGraph)(CUstream, CUgraph, const CUgraphNode *, const void *, size_t, int);
+  CUresult (*BeginCaptureToGraph)(CUstream, CUgraph, const CUgraphNode *, const void *, size_t,
+                                  int);
   CUresult (*ExecUpdate)(CUgraphExec, CUgraph, update_info *);
   CUresult (*ExchangeMode)(int *);
   CUresult (*LinkCreate)(unsigned, int *, void **, CUlinkState *);
@@ -114,8 +126,8 @@ static void load_once(void) {
 
 static bool load(void) {
   pthread_once(&once, load_once);
-  return cu && cu->StreamBeginCapture && cu->StreamEndCapture && cu->GraphInstantiate && cu->GraphLaunch &&
-         cu->GraphExecDestroy && cu->GraphDestroy;
+  return cu && cu->StreamBeginCapture && cu->StreamEndCapture && cu->GraphInstantiate &&
+         cu->GraphLaunch && cu->GraphExecDestroy && cu->GraphDestroy;
 }
 
 /* The first conditional-node entry point this driver lacks, or NULL. */
@@ -125,7 +137,8 @@ static const char *missing_conditional(void) {
   if (!x.AddNode2 && !x.AddNode1) return "cuGraphAddNode";
   if (!x.CondHandleCreate) return "cuGraphConditionalHandleCreate";
   if (!x.BeginCaptureToGraph) return "cuStreamBeginCaptureToGraph";
-  if (!x.LinkCreate || !x.LinkAddData || !x.LinkAddFile || !x.LinkComplete || !x.LinkDestroy) return "cuLinkCreate_v2";
+  if (!x.LinkCreate || !x.LinkAddData || !x.LinkAddFile || !x.LinkComplete || !x.LinkDestroy)
+    return "cuLinkCreate_v2";
   return NULL;
 }
 
@@ -141,7 +154,8 @@ static CUresult set_deps(CUstream s, CUgraphNode *nodes, size_t n) {
   return x.UpdateDeps1(s, nodes, n, SET_DEPENDENCIES);
 }
 
-static CUresult add_node(CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n, node_params *p) {
+static CUresult add_node(CUgraphNode *node, CUgraph g, const CUgraphNode *deps, size_t n,
+                         node_params *p) {
   if (x.AddNode2) return x.AddNode2(node, g, deps, NULL, n, p);
   return x.AddNode1(node, g, deps, n, p);
 }
@@ -157,11 +171,11 @@ typedef struct frame {
 
 typedef struct cu_cap {
   kern_device *dev;
-  CUstream stream;             /* the captured stream */
-  int mode;                    /* CU_STREAM_CAPTURE_MODE_* */
+  CUstream stream; /* the captured stream */
+  int mode;        /* CU_STREAM_CAPTURE_MODE_* */
   frame frames[MAX_FRAMES];
   int depth;
-  CUstream spare[MAX_FRAMES];  /* body streams, reused; destroyed at the end */
+  CUstream spare[MAX_FRAMES]; /* body streams, reused; destroyed at the end */
   int nspare;
   const kern_kernel *debug[NSLOTS]; /* the kernel of each debug record slot */
   int ndebug;
@@ -173,10 +187,10 @@ typedef struct cu_exec {
   int ndebug;
 } cu_exec;
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;       /* open[], slots[], setcond */
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;        /* open[], slots[], setcond */
 static pthread_mutex_t replay_mu = PTHREAD_MUTEX_INITIALIZER; /* debug replays share slots */
 static cu_cap *open_caps[RT_MAX_DEVICES];
-static kn_error *slots[RT_MAX_DEVICES];                     /* device memory, NSLOTS records */
+static kn_error *slots[RT_MAX_DEVICES]; /* device memory, NSLOTS records */
 static CUmodule setcond_mod[RT_MAX_DEVICES];
 static CUfunction setcond_fn[RT_MAX_DEVICES];
 
@@ -185,7 +199,8 @@ kn_error *rt_cuda_capture_debug_slot(kern_device *d, const kern_kernel *k) {
   pthread_mutex_lock(&mu);
   cu_cap *c = open_caps[d->index];
   if (c && slots[d->index]) {
-    int i = c->ndebug < NSLOTS ? c->ndebug++ : NSLOTS - 1;  /* past the last: shared, the first kernel named */
+    int i = c->ndebug < NSLOTS ? c->ndebug++
+                               : NSLOTS - 1; /* past the last: shared, the first kernel named */
     if (!c->debug[i]) c->debug[i] = k;
     rec = &slots[d->index][i];
   }
@@ -197,8 +212,10 @@ kn_error *rt_cuda_capture_debug_slot(kern_device *d, const kern_kernel *k) {
 
 static kern_status cu_begin(kern_device *d, kern_capture_mode mode, void **out) {
   if (!load())
-    return rt_error(KERN_ERR_UNSUPPORTED, "graph capture on %s needs a CUDA driver with stream capture "
-                    "(cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags)", d->name);
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "graph capture on %s needs a CUDA driver with stream capture "
+                    "(cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags)",
+                    d->name);
   kern_status st = rt_cuda_enter(d);
   if (st) return st;
   CUdeviceptr p;
@@ -209,7 +226,8 @@ static kern_status cu_begin(kern_device *d, kern_capture_mode mode, void **out) 
   if (!c) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   c->dev = d;
   c->stream = rt_cuda_stream(d);
-  c->mode = mode == KERN_CAPTURE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL : CU_STREAM_CAPTURE_MODE_GLOBAL;
+  c->mode = mode == KERN_CAPTURE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                                              : CU_STREAM_CAPTURE_MODE_GLOBAL;
   CUresult r = cu->StreamBeginCapture(c->stream, c->mode);
   if (r) {
     free(c);
@@ -230,7 +248,7 @@ static CUresult stop(cu_cap *c, CUgraph *g) {
   rt_cuda_enter(c->dev);
   for (; c->depth > 0; c->depth--) {
     CUgraph body = NULL;
-    cu->StreamEndCapture(c->frames[c->depth - 1].body, &body);  /* owned by its node */
+    cu->StreamEndCapture(c->frames[c->depth - 1].body, &body); /* owned by its node */
     c->spare[c->nspare++] = c->frames[c->depth - 1].body;
   }
   rt_cuda_set_capture_stream(c->dev, NULL);
@@ -267,7 +285,8 @@ static kern_status finish(kern_device *d, cu_cap *c, CUgraph g, void **exec, boo
       cu->GraphExecDestroy(fresh);
       return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory finishing a capture");
     }
-    if (e->exec) cu->GraphExecDestroy(e->exec);  /* replays in flight finish first (the driver's rule) */
+    if (e->exec)
+      cu->GraphExecDestroy(e->exec); /* replays in flight finish first (the driver's rule) */
     e->exec = fresh;
   }
   memcpy(e->debug, c->debug, sizeof e->debug);
@@ -282,12 +301,13 @@ static kern_status cu_end(kern_device *d, void *cap, void **exec, bool *updated)
   CUresult r = stop(c, &g);
   kern_status st = KERN_OK;
   if (r || !g)
-    st = rt_error(KERN_ERR_CAPTURE, "the capture on %s was invalidated by an operation inside it that CUDA could "
-                  "not record (%s); it is discarded and the device's stream is usable again", d->name,
-                  rt_cu_error_text(r));
+    st = rt_error(KERN_ERR_CAPTURE,
+                  "the capture on %s was invalidated by an operation inside it that CUDA could "
+                  "not record (%s); it is discarded and the device's stream is usable again",
+                  d->name, rt_cu_error_text(r));
   else
     st = finish(d, c, g, exec, updated);
-  if (g) cu->GraphDestroy(g);  /* the executable keeps its own copy */
+  if (g) cu->GraphDestroy(g); /* the executable keeps its own copy */
   free(c);
   return st;
 }
@@ -338,7 +358,11 @@ static bool repeats(const unsigned char *v, size_t n, size_t u) {
 
 static unsigned unit_value(const unsigned char *v, size_t u) {
   if (u == 1) return v[0];
-  if (u == 2) { uint16_t h; memcpy(&h, v, 2); return h; }
+  if (u == 2) {
+    uint16_t h;
+    memcpy(&h, v, 2);
+    return h;
+  }
   uint32_t w;
   memcpy(&w, v, 4);
   return w;
@@ -346,14 +370,20 @@ static unsigned unit_value(const unsigned char *v, size_t u) {
 
 static CUresult memset_1d(CUdeviceptr p, size_t u, unsigned v, size_t count, CUstream s) {
   if (u == 1) return cu->MemsetD8Async(p, (unsigned char)v, count, s);
-  if (u == 2) return x.MemsetD16Async ? x.MemsetD16Async(p, (unsigned short)v, count, s) : NOT_SUPPORTED;
+  if (u == 2)
+    return x.MemsetD16Async ? x.MemsetD16Async(p, (unsigned short)v, count, s) : NOT_SUPPORTED;
   return cu->MemsetD32Async(p, v, count, s);
 }
 
 /* Column k of the element (u bytes) down all elements: a 2D memset of width 1. */
-static CUresult memset_column(CUdeviceptr p, size_t pitch, size_t u, unsigned v, size_t n, CUstream s) {
-  if (u == 1) return x.MemsetD2D8Async ? x.MemsetD2D8Async(p, pitch, (unsigned char)v, 1, n, s) : NOT_SUPPORTED;
-  if (u == 2) return x.MemsetD2D16Async ? x.MemsetD2D16Async(p, pitch, (unsigned short)v, 1, n, s) : NOT_SUPPORTED;
+static CUresult memset_column(CUdeviceptr p, size_t pitch, size_t u, unsigned v, size_t n,
+                              CUstream s) {
+  if (u == 1)
+    return x.MemsetD2D8Async ? x.MemsetD2D8Async(p, pitch, (unsigned char)v, 1, n, s)
+                             : NOT_SUPPORTED;
+  if (u == 2)
+    return x.MemsetD2D16Async ? x.MemsetD2D16Async(p, pitch, (unsigned short)v, 1, n, s)
+                              : NOT_SUPPORTED;
   return x.MemsetD2D32Async ? x.MemsetD2D32Async(p, pitch, v, 1, n, s) : NOT_SUPPORTED;
 }
 
@@ -414,7 +444,8 @@ static char *compile_setcond(int arch, bool cubin, size_t *len) {
   char *out = NULL;
   size_t n = 0;
   if (nv->CompileProgram(prog, 3, opts) == 0 &&
-      (cubin ? nv->GetCUBINSize(prog, &n) : nv->GetPTXSize(prog, &n)) == 0 && n && (out = malloc(n + 1))) {
+      (cubin ? nv->GetCUBINSize(prog, &n) : nv->GetPTXSize(prog, &n)) == 0 && n &&
+      (out = malloc(n + 1))) {
     if ((cubin ? nv->GetCUBIN(prog, out) : nv->GetPTX(prog, out)) != 0) free(out), out = NULL;
   }
   nv->DestroyProgram(&prog);
@@ -422,7 +453,8 @@ static char *compile_setcond(int arch, bool cubin, size_t *len) {
   return out;
 }
 
-static CUresult link_setcond(const char *image, size_t len, int type, const char *devrt, CUmodule *mod) {
+static CUresult link_setcond(const char *image, size_t len, int type, const char *devrt,
+                             CUmodule *mod) {
   CUlinkState ls;
   CUresult r = x.LinkCreate(0, NULL, NULL, &ls);
   if (r) return r;
@@ -439,18 +471,23 @@ static CUresult link_setcond(const char *image, size_t len, int type, const char
 static kern_status build_setcond(kern_device *d) {
   char devrt[4096];
   if (!devrt_path(devrt, sizeof devrt))
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_capture_if/while on %s need the CUDA device runtime "
-                    "(lib64/libcudadevrt.a under CUDA_HOME); it was not found", d->name);
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_capture_if/while on %s need the CUDA device runtime "
+                    "(lib64/libcudadevrt.a under CUDA_HOME); it was not found",
+                    d->name);
   CUresult r = 1;
   for (int cubin = 1; cubin >= 0 && r; cubin--) {
     size_t len;
     char *image = compile_setcond(rt_cuda_arch(d), cubin, &len);
-    if (image) r = link_setcond(image, len, cubin ? JIT_CUBIN : JIT_PTX, devrt, &setcond_mod[d->index]);
+    if (image)
+      r = link_setcond(image, len, cubin ? JIT_CUBIN : JIT_PTX, devrt, &setcond_mod[d->index]);
     free(image);
   }
-  if (r) return rt_error(KERN_ERR_UNSUPPORTED, "kern_capture_if/while on %s: cannot build the kernel that sets "
-                         "a conditional node's flag (NVRTC + libcudadevrt.a + the driver's linker): %s", d->name,
-                         rt_cu_error_text(r));
+  if (r)
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_capture_if/while on %s: cannot build the kernel that sets "
+                    "a conditional node's flag (NVRTC + libcudadevrt.a + the driver's linker): %s",
+                    d->name, rt_cu_error_text(r));
   r = cu->ModuleGetFunction(&setcond_fn[d->index], setcond_mod[d->index], "kern_set_conditional");
   return r ? rt_cuda_fail(d, r, "cuModuleGetFunction") : KERN_OK;
 }
@@ -478,7 +515,9 @@ static CUresult set_flag(CUfunction fn, CUgraphConditionalHandle h, CUdeviceptr 
 
 /* ---- conditional blocks ------------------------------------------------------------------ */
 
-static CUstream top_stream(const cu_cap *c) { return c->depth ? c->frames[c->depth - 1].body : c->stream; }
+static CUstream top_stream(const cu_cap *c) {
+  return c->depth ? c->frames[c->depth - 1].body : c->stream;
+}
 
 /* Handle, flag kernel, then the conditional node after it; its body graph
  * is captured from a second stream until the block ends. */
@@ -486,8 +525,10 @@ static kern_status cu_cond_begin(kern_device *d, void *cap, bool is_while, kern_
   cu_cap *c = cap;
   const char *miss = missing_conditional();
   if (miss)
-    return rt_error(KERN_ERR_UNSUPPORTED, "kern_capture_%s on %s needs CUDA conditional graph nodes (driver "
-                    "12.4 or newer); this driver lacks %s", is_while ? "while" : "if", d->name, miss);
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "kern_capture_%s on %s needs CUDA conditional graph nodes (driver "
+                    "12.4 or newer); this driver lacks %s",
+                    is_while ? "while" : "if", d->name, miss);
   CUfunction fn;
   kern_status st = rt_cuda_enter(d);
   if (!st) st = setcond(d, &fn);
@@ -502,12 +543,15 @@ static kern_status cu_cond_begin(kern_device *d, void *cap, bool is_while, kern_
   if (!r) r = set_flag(fn, f.handle, f.flag, s);
   if (!r) r = capture_info(s, &g, &deps, &n);
   node_params p = {.type = NODE_CONDITIONAL};
-  p.u.conditional = (cond_params){f.handle, is_while ? COND_WHILE : COND_IF, 1, NULL, rt_cuda_context(d)};
+  p.u.conditional =
+      (cond_params){f.handle, is_while ? COND_WHILE : COND_IF, 1, NULL, rt_cuda_context(d)};
   if (!r) r = add_node(&f.node, g, deps, n, &p);
   if (r) return rt_cuda_fail(d, r, "adding a conditional node to the capture");
   body = p.u.conditional.phGraph_out[0];
-  if (c->nspare) f.body = c->spare[--c->nspare];
-  else if ((r = cu->StreamCreate(&f.body, CU_STREAM_NON_BLOCKING))) return rt_cuda_fail(d, r, "cuStreamCreate");
+  if (c->nspare)
+    f.body = c->spare[--c->nspare];
+  else if ((r = cu->StreamCreate(&f.body, CU_STREAM_NON_BLOCKING)))
+    return rt_cuda_fail(d, r, "cuStreamCreate");
   r = x.BeginCaptureToGraph(f.body, body, NULL, NULL, 0, c->mode);
   if (r) {
     c->spare[c->nspare++] = f.body;
@@ -526,7 +570,7 @@ static kern_status cu_cond_end(kern_device *d, void *cap, bool is_while) {
   kern_status st = rt_cuda_enter(d);
   CUresult r = is_while ? set_flag(setcond_fn[d->index], f.handle, f.flag, f.body) : CUDA_SUCCESS;
   CUgraph body = NULL;
-  CUresult r2 = cu->StreamEndCapture(f.body, &body);  /* the body belongs to its node */
+  CUresult r2 = cu->StreamEndCapture(f.body, &body); /* the body belongs to its node */
   c->spare[c->nspare++] = f.body;
   rt_cuda_set_capture_stream(d, c->depth ? top_stream(c) : NULL);
   if (!r) r = r2;

@@ -69,11 +69,16 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
   void *pool = NULL;
   *ordinal = -1;
   if (!ptr || !any_ctx() || !query(ptr, &type, &managed, ordinal, &pool)) return false;
-  if (managed && type) *kind = KERN_MEM_CUDA_MANAGED;
-  else if (type == CU_MEMORYTYPE_HOST) *kind = KERN_MEM_PINNED_HOST;
-  else if ((type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) && pool) *kind = KERN_MEM_CUDA_MEMPOOL;
-  else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) *kind = KERN_MEM_CUDA_DEVICE;
-  else return false;
+  if (managed && type)
+    *kind = KERN_MEM_CUDA_MANAGED;
+  else if (type == CU_MEMORYTYPE_HOST)
+    *kind = KERN_MEM_PINNED_HOST;
+  else if ((type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED) && pool)
+    *kind = KERN_MEM_CUDA_MEMPOOL;
+  else if (type == CU_MEMORYTYPE_DEVICE || type == CU_MEMORYTYPE_UNIFIED)
+    *kind = KERN_MEM_CUDA_DEVICE;
+  else
+    return false;
   if (*kind == KERN_MEM_PINNED_HOST) *ordinal = -1;
   return true;
 }
@@ -82,11 +87,12 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
 
 static kern_status ipc_handle(int ordinal, const void *base, void *out) {
   if (!use_ctx(ordinal))
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d", ordinal);
+    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
+                    ordinal);
   CUresult r = cu->IpcGetMemHandle(out, (CUdeviceptr)(uintptr_t)base);
   if (r)
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s", ordinal,
-                    rt_cu_error_text(r));
+    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s",
+                    ordinal, rt_cu_error_text(r));
   return KERN_OK;
 }
 

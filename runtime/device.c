@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu",
-                          .ops = &rt_cpu_ops};
+static kern_device cpu = {
+    .kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu", .ops = &rt_cpu_ops};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
 static int ndevices = 1;
 static int ncuda;
@@ -80,11 +80,12 @@ static kern_device *cuda_by_ordinal(int ord, const char *name) {
     if (devices[i]->kind == RT_DEV_CUDA && devices[i]->ordinal == ord) return devices[i];
   const char *why = rt_cuda_absent_reason();
   if (ncuda == 0 && (!why || strstr(why, "no CUDA device present")))
-    rt_error(KERN_ERR_NOT_FOUND, "device '%s': no CUDA device present; the CPU device \"cpu\" is available",
-             name);
+    rt_error(KERN_ERR_NOT_FOUND,
+             "device '%s': no CUDA device present; the CPU device \"cpu\" is available", name);
   else if (ncuda == 0)
     rt_error(KERN_ERR_NOT_FOUND,
-             "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name, why);
+             "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name,
+             why);
   else
     rt_error(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
              name, ncuda - 1);
@@ -103,7 +104,8 @@ kern_device *kern_device_get(const char *name) {
     int ord;
     if (parse_ordinal(name + 5, &ord)) return cuda_by_ordinal(ord, name);
     rt_error(KERN_ERR_INVALID_ARGUMENT,
-             "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer", name);
+             "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer",
+             name);
     return NULL;
   }
   rt_error(KERN_ERR_INVALID_ARGUMENT,
@@ -117,7 +119,8 @@ bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_C
 
 kern_status kern_device_synchronize(kern_device *d) {
   if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
-  if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
+  if (rt_capture_active(d))
+    return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
   return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
 }
 
@@ -139,14 +142,15 @@ kern_status kern_device_enable_peer_access(kern_device *target, kern_device *pee
   if (!target || !peer)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_peer)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "peer access is between two CUDA devices, not %s and %s", target->name, peer->name);
+    return rt_error(KERN_ERR_UNSUPPORTED, "peer access is between two CUDA devices, not %s and %s",
+                    target->name, peer->name);
   return target->ops->set_peer(target, peer, on);
 }
 
 kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on) {
   if (!target || !peer)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_mempool_access: a device is NULL");
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "kern_device_enable_mempool_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_pool_access)
     return rt_error(KERN_ERR_UNSUPPORTED,
                     "memory pool access is between two CUDA devices, not %s and %s", target->name,
@@ -159,8 +163,9 @@ kern_allocator kern_device_get_allocator(const kern_device *d) {
 }
 
 static const char *allocator_name(kern_allocator a) {
-  static const char *const n[] = {"KERN_ALLOC_DEFAULT", "KERN_ALLOC_PINNED", "KERN_ALLOC_CUDA_DEVICE",
-                                  "KERN_ALLOC_CUDA_MEMPOOL", "KERN_ALLOC_CUDA_MANAGED"};
+  static const char *const n[] = {"KERN_ALLOC_DEFAULT", "KERN_ALLOC_PINNED",
+                                  "KERN_ALLOC_CUDA_DEVICE", "KERN_ALLOC_CUDA_MEMPOOL",
+                                  "KERN_ALLOC_CUDA_MANAGED"};
   return (unsigned)a < 5 ? n[a] : "an unknown allocator";
 }
 
@@ -182,12 +187,14 @@ kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
   }
   if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
     if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED)
-      rt_error(KERN_ERR_UNSUPPORTED,
-               "device cpu cannot allocate with KERN_ALLOC_PINNED: pinned host memory needs the CUDA driver "
-               "and a GPU (%s)", rt_cuda_absent_reason() ? rt_cuda_absent_reason() : "none found");
+      rt_error(
+          KERN_ERR_UNSUPPORTED,
+          "device cpu cannot allocate with KERN_ALLOC_PINNED: pinned host memory needs the CUDA driver "
+          "and a GPU (%s)",
+          rt_cuda_absent_reason() ? rt_cuda_absent_reason() : "none found");
     else
-      rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name, allocator_name(a),
-               allocator_hint(d, a));
+      rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name,
+               allocator_name(a), allocator_hint(d, a));
     return kern_device_get_allocator(d);
   }
   return (kern_allocator)atomic_exchange(&d->allocator, (int)a);
@@ -203,26 +210,24 @@ bool rt_device_is_host_kind(kern_memory_kind k) {
 static bool access_ok(const kern_device *launch, const kern_device *owner, kern_memory_kind kind) {
   bool on_cpu = launch->kind == RT_DEV_CPU;
   switch (kind) {
-  case KERN_MEM_HOST:
-    return on_cpu || info_of(launch).is_cpu_memory_access_from_gpu_supported;
-  case KERN_MEM_PINNED_HOST:
-    return on_cpu || info_of(launch).is_uva;
-  case KERN_MEM_CUDA_DEVICE:
-    return !on_cpu && (owner == launch ||
-                       (owner->ops->peer_enabled && owner->ops->peer_enabled(owner, launch)));
-  case KERN_MEM_CUDA_MEMPOOL:
-    return !on_cpu && (owner == launch || (owner->ops->pool_access_enabled &&
-                                           owner->ops->pool_access_enabled(owner, launch)));
-  case KERN_MEM_CUDA_MANAGED: {
-    kern_device_info o = info_of(owner);
-    if (on_cpu)
-      return o.is_concurrent_managed_access_supported || o.is_gpu_memory_access_from_cpu_supported;
-    kern_device_info l = info_of(launch);
-    return l.is_managed_memory_supported &&
-           (owner == launch || l.is_concurrent_managed_access_supported);
-  }
-  default:
-    return false;
+    case KERN_MEM_HOST: return on_cpu || info_of(launch).is_cpu_memory_access_from_gpu_supported;
+    case KERN_MEM_PINNED_HOST: return on_cpu || info_of(launch).is_uva;
+    case KERN_MEM_CUDA_DEVICE:
+      return !on_cpu && (owner == launch ||
+                         (owner->ops->peer_enabled && owner->ops->peer_enabled(owner, launch)));
+    case KERN_MEM_CUDA_MEMPOOL:
+      return !on_cpu && (owner == launch || (owner->ops->pool_access_enabled &&
+                                             owner->ops->pool_access_enabled(owner, launch)));
+    case KERN_MEM_CUDA_MANAGED: {
+      kern_device_info o = info_of(owner);
+      if (on_cpu)
+        return o.is_concurrent_managed_access_supported ||
+               o.is_gpu_memory_access_from_cpu_supported;
+      kern_device_info l = info_of(launch);
+      return l.is_managed_memory_supported &&
+             (owner == launch || l.is_concurrent_managed_access_supported);
+    }
+    default: return false;
   }
 }
 

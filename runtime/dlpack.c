@@ -20,14 +20,16 @@
 #include "rt_dlpack.h"
 
 static const char *dl_device_name(int t) {
-  static const char *const n[] = {NULL, "kDLCPU", "kDLCUDA", "kDLCUDAHost", "kDLOpenCL", NULL, NULL,
-                                  "kDLVulkan", "kDLMetal", "kDLVPI", "kDLROCM", "kDLROCMHost", "kDLExtDev",
-                                  "kDLCUDAManaged", "kDLOneAPI", "kDLWebGPU", "kDLHexagon"};
+  static const char *const n[] = {
+      NULL,        "kDLCPU",         "kDLCUDA",   "kDLCUDAHost", "kDLOpenCL", NULL,
+      NULL,        "kDLVulkan",      "kDLMetal",  "kDLVPI",      "kDLROCM",   "kDLROCMHost",
+      "kDLExtDev", "kDLCUDAManaged", "kDLOneAPI", "kDLWebGPU",   "kDLHexagon"};
   return t >= 0 && t < (int)(sizeof n / sizeof n[0]) && n[t] ? n[t] : "an unknown device type";
 }
 
 static const char *dl_code_name(int code) {
-  static const char *const n[] = {"int", "uint", "float", "opaque handle", "bfloat", "complex", "bool"};
+  static const char *const n[] = {"int",    "uint",    "float", "opaque handle",
+                                  "bfloat", "complex", "bool"};
   return code >= 0 && code < 7 ? n[code] : "unknown";
 }
 
@@ -40,11 +42,11 @@ static kern_dtype dtype_from(DLDataType t) {
   int log = t.bits == 8 ? 0 : t.bits == 16 ? 1 : t.bits == 32 ? 2 : t.bits == 64 ? 3 : -1;
   if (t.lanes != 1 || log < 0) return KERN_DTYPE_INVALID;
   switch (t.code) {
-  case kDLInt: return ints[log];
-  case kDLUInt: return uints[log];
-  case kDLFloat: return floats[log];
-  case DL_BOOL: return log == 0 ? KERN_BOOL : KERN_DTYPE_INVALID;
-  default: return KERN_DTYPE_INVALID;
+    case kDLInt: return ints[log];
+    case kDLUInt: return uints[log];
+    case kDLFloat: return floats[log];
+    case DL_BOOL: return log == 0 ? KERN_BOOL : KERN_DTYPE_INVALID;
+    default: return KERN_DTYPE_INVALID;
   }
 }
 
@@ -63,40 +65,47 @@ static kern_status device_from(const DLTensor *t, kern_device **dev, kern_memory
   int type = (int)t->device.device_type, ord = t->device.device_id;
   kern_memory_kind k;
   switch (type) {
-  case kDLCPU: *dev = rt_cpu_device(), *kind = KERN_MEM_HOST; return KERN_OK;
-  case kDLCUDAHost: *dev = rt_cpu_device(), *kind = KERN_MEM_PINNED_HOST; return KERN_OK;
-  case kDLCUDA: *kind = KERN_MEM_CUDA_DEVICE; break;
-  case kDLCUDAManaged:
-    /* DLPack sets device_id 0 for managed memory: the driver knows the owner. */
-    *kind = KERN_MEM_CUDA_MANAGED;
-    if (rt_pointer_kind_hook && rt_pointer_kind_hook(t->data, &k, &ord) && k == KERN_MEM_CUDA_MANAGED) break;
-    ord = t->device.device_id;
-    break;
-  default:
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "%s: the tensor is on %s (device type %d), which kern cannot use; it takes kDLCPU, "
-                    "kDLCUDA, kDLCUDAHost and kDLCUDAManaged tensors", fn, dl_device_name(type), type);
+    case kDLCPU: *dev = rt_cpu_device(), *kind = KERN_MEM_HOST; return KERN_OK;
+    case kDLCUDAHost: *dev = rt_cpu_device(), *kind = KERN_MEM_PINNED_HOST; return KERN_OK;
+    case kDLCUDA: *kind = KERN_MEM_CUDA_DEVICE; break;
+    case kDLCUDAManaged:
+      /* DLPack sets device_id 0 for managed memory: the driver knows the owner. */
+      *kind = KERN_MEM_CUDA_MANAGED;
+      if (rt_pointer_kind_hook && rt_pointer_kind_hook(t->data, &k, &ord) &&
+          k == KERN_MEM_CUDA_MANAGED)
+        break;
+      ord = t->device.device_id;
+      break;
+    default:
+      return rt_error(
+          KERN_ERR_UNSUPPORTED,
+          "%s: the tensor is on %s (device type %d), which kern cannot use; it takes kDLCPU, "
+          "kDLCUDA, kDLCUDAHost and kDLCUDAManaged tensors",
+          fn, dl_device_name(type), type);
   }
   if ((*dev = cuda_device(ord))) return KERN_OK;
-  return rt_error(KERN_ERR_UNSUPPORTED, "%s: the tensor is on %s device %d, but kern has no device cuda:%d (%s)",
-                  fn, dl_device_name(type), t->device.device_id, ord,
+  return rt_error(KERN_ERR_UNSUPPORTED,
+                  "%s: the tensor is on %s device %d, but kern has no device cuda:%d (%s)", fn,
+                  dl_device_name(type), t->device.device_id, ord,
                   kern_device_count() > 1 ? "no such ordinal" : rt_cuda_absent_reason());
 }
 
 static kern_status check_tensor(const DLTensor *t, kern_dtype *dt) {
   const char *fn = "kern_array_from_dlpack";
   if (t->ndim < 1 || t->ndim > 4)
-    return rt_error(KERN_ERR_UNSUPPORTED, "%s: the tensor has %d dimensions; kern arrays have 1 to 4", fn, t->ndim);
+    return rt_error(KERN_ERR_UNSUPPORTED,
+                    "%s: the tensor has %d dimensions; kern arrays have 1 to 4", fn, t->ndim);
   if (!t->shape) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape is NULL", fn);
   for (int d = 0; d < t->ndim; d++)
     if (t->shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape[%d] is negative (%lld)", fn, d,
-                      (long long)t->shape[d]);
+      return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape[%d] is negative (%lld)",
+                      fn, d, (long long)t->shape[d]);
   if ((*dt = dtype_from(t->dtype)) == KERN_DTYPE_INVALID)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "%s: the tensor's dtype (%s, %d bits, %d lanes) is not supported; kern takes bool, "
-                    "int8-64, uint8-64 and float16/32/64 with 1 lane", fn, dl_code_name(t->dtype.code),
-                    t->dtype.bits, t->dtype.lanes);
+    return rt_error(
+        KERN_ERR_UNSUPPORTED,
+        "%s: the tensor's dtype (%s, %d bits, %d lanes) is not supported; kern takes bool, "
+        "int8-64, uint8-64 and float16/32/64 with 1 lane",
+        fn, dl_code_name(t->dtype.code), t->dtype.bits, t->dtype.lanes);
   return KERN_OK;
 }
 
@@ -110,12 +119,15 @@ static kern_status byte_strides(const DLTensor *t, size_t elem, int64_t *out) {
     int64_t s = t->strides[d];
     if (empty || t->shape[d] <= 1) s = s < 0 ? 0 : s;
     if (s < 0)
-      return rt_error(KERN_ERR_UNSUPPORTED,
-                      "kern_array_from_dlpack: the tensor's stride %lld along dim %d is negative; kern arrays "
-                      "need non-negative strides (copy the tensor first)", (long long)s, d);
+      return rt_error(
+          KERN_ERR_UNSUPPORTED,
+          "kern_array_from_dlpack: the tensor's stride %lld along dim %d is negative; kern arrays "
+          "need non-negative strides (copy the tensor first)",
+          (long long)s, d);
     if (s > INT64_MAX / (int64_t)elem)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_from_dlpack: stride %lld along dim %d overflows",
-                      (long long)s, d);
+      return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                      "kern_array_from_dlpack: stride %lld along dim %d overflows", (long long)s,
+                      d);
     out[d] = s * (int64_t)elem;
   }
   return KERN_OK;
@@ -128,7 +140,8 @@ static void release_tensor(void *ctx) {
 
 /* The kind kern's registry or the driver reports wins; the DLPack device
  * type only fills in what they cannot tell. */
-static kern_array *wrap_tensor(DLManagedTensor *m, kern_device *dev, kern_dtype dt, const int64_t *strides) {
+static kern_array *wrap_tensor(DLManagedTensor *m, kern_device *dev, kern_dtype dt,
+                               const int64_t *strides) {
   const DLTensor *t = &m->dl_tensor;
   char *data = (char *)t->data + t->byte_offset;
   kern_array *a = kern_array_wrap(data, dev, dt, t->ndim, t->shape, strides);
@@ -155,7 +168,8 @@ kern_array *kern_array_from_dlpack(struct DLManagedTensor *m) {
   if (t->strides && byte_strides(t, kern_dtype_size(dt), strides)) return NULL;
   kern_array *a = wrap_tensor(m, dev, dt, t->strides ? strides : NULL);
   if (!a) return NULL;
-  kern_memory_kind kind = kern_array_memory_kind(a) == KERN_MEM_UNKNOWN ? declared : kern_array_memory_kind(a);
+  kern_memory_kind kind =
+      kern_array_memory_kind(a) == KERN_MEM_UNKNOWN ? declared : kern_array_memory_kind(a);
   if (rt_array_adopt(a, kind, release_tensor, m)) {
     kern_array_free(a);
     return NULL;
@@ -167,19 +181,31 @@ kern_array *kern_array_from_dlpack(struct DLManagedTensor *m) {
 
 /* A kern dtype as DLPack scalars: vectors, matrices and quats gain trailing
  * dims ([n], [rows, cols]) of their component type. */
-typedef struct dl_elem { DLDataType t; int nextra; int64_t extra[2]; } dl_elem;
+typedef struct dl_elem {
+  DLDataType t;
+  int nextra;
+  int64_t extra[2];
+} dl_elem;
 
 static bool elem_of(kern_dtype dt, dl_elem *e) {
-  static const struct { kern_dtype dt; uint8_t code, bits; int n, rows; } map[] = {
-      {KERN_BOOL, DL_BOOL, 8, 0, 0},   {KERN_INT8, kDLInt, 8, 0, 0},      {KERN_INT16, kDLInt, 16, 0, 0},
-      {KERN_INT32, kDLInt, 32, 0, 0},  {KERN_INT64, kDLInt, 64, 0, 0},    {KERN_UINT8, kDLUInt, 8, 0, 0},
-      {KERN_UINT16, kDLUInt, 16, 0, 0}, {KERN_UINT32, kDLUInt, 32, 0, 0}, {KERN_UINT64, kDLUInt, 64, 0, 0},
-      {KERN_FLOAT16, kDLFloat, 16, 0, 0}, {KERN_FLOAT32, kDLFloat, 32, 0, 0},
-      {KERN_FLOAT64, kDLFloat, 64, 0, 0}, {KERN_VEC2, kDLFloat, 32, 2, 0}, {KERN_VEC3, kDLFloat, 32, 3, 0},
-      {KERN_VEC4, kDLFloat, 32, 4, 0},   {KERN_DVEC2, kDLFloat, 64, 2, 0}, {KERN_DVEC3, kDLFloat, 64, 3, 0},
-      {KERN_DVEC4, kDLFloat, 64, 4, 0},  {KERN_IVEC2, kDLInt, 32, 2, 0},   {KERN_IVEC3, kDLInt, 32, 3, 0},
-      {KERN_IVEC4, kDLInt, 32, 4, 0},    {KERN_MAT22, kDLFloat, 32, 2, 2}, {KERN_MAT33, kDLFloat, 32, 3, 3},
-      {KERN_MAT44, kDLFloat, 32, 4, 4},  {KERN_QUAT, kDLFloat, 32, 4, 0},
+  static const struct {
+    kern_dtype dt;
+    uint8_t code, bits;
+    int n, rows;
+  } map[] = {
+      {KERN_BOOL, DL_BOOL, 8, 0, 0},      {KERN_INT8, kDLInt, 8, 0, 0},
+      {KERN_INT16, kDLInt, 16, 0, 0},     {KERN_INT32, kDLInt, 32, 0, 0},
+      {KERN_INT64, kDLInt, 64, 0, 0},     {KERN_UINT8, kDLUInt, 8, 0, 0},
+      {KERN_UINT16, kDLUInt, 16, 0, 0},   {KERN_UINT32, kDLUInt, 32, 0, 0},
+      {KERN_UINT64, kDLUInt, 64, 0, 0},   {KERN_FLOAT16, kDLFloat, 16, 0, 0},
+      {KERN_FLOAT32, kDLFloat, 32, 0, 0}, {KERN_FLOAT64, kDLFloat, 64, 0, 0},
+      {KERN_VEC2, kDLFloat, 32, 2, 0},    {KERN_VEC3, kDLFloat, 32, 3, 0},
+      {KERN_VEC4, kDLFloat, 32, 4, 0},    {KERN_DVEC2, kDLFloat, 64, 2, 0},
+      {KERN_DVEC3, kDLFloat, 64, 3, 0},   {KERN_DVEC4, kDLFloat, 64, 4, 0},
+      {KERN_IVEC2, kDLInt, 32, 2, 0},     {KERN_IVEC3, kDLInt, 32, 3, 0},
+      {KERN_IVEC4, kDLInt, 32, 4, 0},     {KERN_MAT22, kDLFloat, 32, 2, 2},
+      {KERN_MAT33, kDLFloat, 32, 3, 3},   {KERN_MAT44, kDLFloat, 32, 4, 4},
+      {KERN_QUAT, kDLFloat, 32, 4, 0},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     if (map[i].dt != dt) continue;
@@ -196,12 +222,12 @@ static DLDevice device_of(const kern_array *a) {
   const kern_device *d = kern_array_device(a);
   int ord = d->kind == RT_DEV_CUDA ? d->ordinal : 0;
   switch (kern_array_memory_kind(a)) {
-  case KERN_MEM_HOST: return (DLDevice){kDLCPU, 0};
-  case KERN_MEM_PINNED_HOST: return (DLDevice){kDLCUDAHost, 0};
-  case KERN_MEM_CUDA_MANAGED: return (DLDevice){kDLCUDAManaged, 0};
-  case KERN_MEM_CUDA_DEVICE:
-  case KERN_MEM_CUDA_MEMPOOL: return (DLDevice){kDLCUDA, ord};
-  default: return d->kind == RT_DEV_CUDA ? (DLDevice){kDLCUDA, ord} : (DLDevice){kDLCPU, 0};
+    case KERN_MEM_HOST: return (DLDevice){kDLCPU, 0};
+    case KERN_MEM_PINNED_HOST: return (DLDevice){kDLCUDAHost, 0};
+    case KERN_MEM_CUDA_MANAGED: return (DLDevice){kDLCUDAManaged, 0};
+    case KERN_MEM_CUDA_DEVICE:
+    case KERN_MEM_CUDA_MEMPOOL: return (DLDevice){kDLCUDA, ord};
+    default: return d->kind == RT_DEV_CUDA ? (DLDevice){kDLCUDA, ord} : (DLDevice){kDLCPU, 0};
   }
 }
 
@@ -224,9 +250,11 @@ static kern_status fill_layout(const kern_array *a, const dl_elem *e, export_ctx
   for (int d = 0; d < nd; d++) {
     int64_t s = kern_array_stride(a, d);
     if (s % comp)
-      return rt_error(KERN_ERR_UNSUPPORTED,
-                      "kern_array_to_dlpack: stride %lld bytes along dim %d is not a multiple of the %d-byte "
-                      "element, which DLPack cannot describe", (long long)s, d, comp);
+      return rt_error(
+          KERN_ERR_UNSUPPORTED,
+          "kern_array_to_dlpack: stride %lld bytes along dim %d is not a multiple of the %d-byte "
+          "element, which DLPack cannot describe",
+          (long long)s, d, comp);
     c->shape[d] = kern_array_shape(a, d);
     c->strides[d] = s / comp;
   }
@@ -243,8 +271,10 @@ struct DLManagedTensor *kern_array_to_dlpack(kern_array *a) {
     return NULL;
   }
   if (!elem_of(kern_array_dtype(a), &e)) {
-    rt_error(KERN_ERR_UNSUPPORTED, "kern_array_to_dlpack: dtype %s has no DLPack equivalent (struct dtypes "
-             "are not exported)", kern_dtype_name(kern_array_dtype(a)));
+    rt_error(KERN_ERR_UNSUPPORTED,
+             "kern_array_to_dlpack: dtype %s has no DLPack equivalent (struct dtypes "
+             "are not exported)",
+             kern_dtype_name(kern_array_dtype(a)));
     return NULL;
   }
   export_ctx *c = calloc(1, sizeof *c);

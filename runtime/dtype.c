@@ -21,13 +21,12 @@ typedef struct dtype_info {
 } dtype_info;
 
 static const dtype_info builtin[KERN_DTYPE_BUILTIN_END] = {
-    [KERN_BOOL] = {"bool", 1, 1},
-    [KERN_INT8] = {"int8", 1, 1},       [KERN_INT16] = {"int16", 2, 2},
-    [KERN_INT32] = {"int32", 4, 4},     [KERN_INT64] = {"int64", 8, 8},
-    [KERN_UINT8] = {"uint8", 1, 1},     [KERN_UINT16] = {"uint16", 2, 2},
-    [KERN_UINT32] = {"uint32", 4, 4},   [KERN_UINT64] = {"uint64", 8, 8},
-    [KERN_FLOAT16] = {"float16", 2, 2}, [KERN_FLOAT32] = {"float32", 4, 4},
-    [KERN_FLOAT64] = {"float64", 8, 8},
+    [KERN_BOOL] = {"bool", 1, 1},       [KERN_INT8] = {"int8", 1, 1},
+    [KERN_INT16] = {"int16", 2, 2},     [KERN_INT32] = {"int32", 4, 4},
+    [KERN_INT64] = {"int64", 8, 8},     [KERN_UINT8] = {"uint8", 1, 1},
+    [KERN_UINT16] = {"uint16", 2, 2},   [KERN_UINT32] = {"uint32", 4, 4},
+    [KERN_UINT64] = {"uint64", 8, 8},   [KERN_FLOAT16] = {"float16", 2, 2},
+    [KERN_FLOAT32] = {"float32", 4, 4}, [KERN_FLOAT64] = {"float64", 8, 8},
     [KERN_VEC2] = {"vec2", 8, 4},       [KERN_VEC3] = {"vec3", 12, 4},
     [KERN_VEC4] = {"vec4", 16, 4},      [KERN_DVEC2] = {"dvec2", 16, 8},
     [KERN_DVEC3] = {"dvec3", 24, 8},    [KERN_DVEC4] = {"dvec4", 32, 8},
@@ -151,22 +150,22 @@ static kern_dtype vec_dtype(const Type *t) {
 kern_dtype rt_dtype_of_type(const Type *t) {
   if (!t) return KERN_DTYPE_INVALID;
   switch (t->kind) {
-  case TY_BOOL: return KERN_BOOL;
-  case TY_I8: return KERN_INT8;
-  case TY_I16: return KERN_INT16;
-  case TY_I32: return KERN_INT32;
-  case TY_I64: return KERN_INT64;
-  case TY_U8: return KERN_UINT8;
-  case TY_U16: return KERN_UINT16;
-  case TY_U32: return KERN_UINT32;
-  case TY_U64: return KERN_UINT64;
-  case TY_F16: return KERN_FLOAT16;
-  case TY_F32: return KERN_FLOAT32;
-  case TY_F64: return KERN_FLOAT64;
-  case TY_VEC: return vec_dtype(t);
-  case TY_MAT: return t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2) : KERN_DTYPE_INVALID;
-  case TY_QUAT: return KERN_QUAT;
-  case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;
-  default: return KERN_DTYPE_INVALID;
+    case TY_BOOL: return KERN_BOOL;
+    case TY_I8: return KERN_INT8;
+    case TY_I16: return KERN_INT16;
+    case TY_I32: return KERN_INT32;
+    case TY_I64: return KERN_INT64;
+    case TY_U8: return KERN_UINT8;
+    case TY_U16: return KERN_UINT16;
+    case TY_U32: return KERN_UINT32;
+    case TY_U64: return KERN_UINT64;
+    case TY_F16: return KERN_FLOAT16;
+    case TY_F32: return KERN_FLOAT32;
+    case TY_F64: return KERN_FLOAT64;
+    case TY_VEC: return vec_dtype(t);
+    case TY_MAT: return t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2) : KERN_DTYPE_INVALID;
+    case TY_QUAT: return KERN_QUAT;
+    case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;
+    default: return KERN_DTYPE_INVALID;
   }
 }

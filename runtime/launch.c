@@ -72,8 +72,10 @@ kern_arg kern_arg_vec4(float x, float y, float z, float w) {
 kern_arg kern_arg_bytes(kern_dtype dt, const void *p) {
   size_t n = kern_dtype_size(dt);
   kern_arg a = value_arg(dt, "", 0);
-  if (p && n <= KERN_ARG_INLINE_BYTES) memcpy(a.value.bytes, p, n);
-  else a.ptr = p;  /* big, or NULL: the launch copies it, or rejects it */
+  if (p && n <= KERN_ARG_INLINE_BYTES)
+    memcpy(a.value.bytes, p, n);
+  else
+    a.ptr = p; /* big, or NULL: the launch copies it, or rejects it */
   return a;
 }
 
@@ -91,17 +93,23 @@ kern_access_mode kern_set_launch_access_mode(kern_access_mode m) {
   return (kern_access_mode)atomic_exchange(&access_mode, (int)m);
 }
 
-kern_access_mode kern_get_launch_access_mode(void) { return (kern_access_mode)atomic_load(&access_mode); }
+kern_access_mode kern_get_launch_access_mode(void) {
+  return (kern_access_mode)atomic_load(&access_mode);
+}
 
 static const char *kind_name(kern_memory_kind k) {
-  static const char *const n[] = {"HOST", "PINNED_HOST", "CUDA_DEVICE", "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
+  static const char *const n[] = {"HOST",         "PINNED_HOST",  "CUDA_DEVICE",
+                                  "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
   return (unsigned)k <= KERN_MEM_UNKNOWN ? n[k] : "UNKNOWN";
 }
 
 /* (module, kernel, parameter, source device, launch device, what) already
  * warned; no padding, so memcmp compares keys. */
 enum { WARN_UNKNOWN, WARN_ATOMICS };
-typedef struct warned { uint64_t module; int kernel, param, src, dst, what; } warned;
+typedef struct warned {
+  uint64_t module;
+  int kernel, param, src, dst, what;
+} warned;
 static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
 static warned *warned_list;
 static size_t nwarned, capwarned;
@@ -131,27 +139,28 @@ static kern_status param_error(kern_status st, const kern_kernel *k, int i, cons
   va_start(ap, fmt);
   vsnprintf(rest, sizeof rest, fmt, ap);
   va_end(ap);
-  return rt_error(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1, rest);
+  return rt_error(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1,
+                  rest);
 }
 
 /* How to build an argument of dtype dt, for messages. */
 static const char *ctor_hint(kern_dtype dt) {
   switch (dt) {
-  case KERN_BOOL: return "kern_arg_bool";
-  case KERN_INT8: return "kern_arg_i8";
-  case KERN_INT16: return "kern_arg_i16";
-  case KERN_INT32: return "kern_arg_i32";
-  case KERN_INT64: return "kern_arg_i64";
-  case KERN_UINT8: return "kern_arg_u8";
-  case KERN_UINT16: return "kern_arg_u16";
-  case KERN_UINT32: return "kern_arg_u32";
-  case KERN_UINT64: return "kern_arg_u64";
-  case KERN_FLOAT32: return "kern_arg_f32";
-  case KERN_FLOAT64: return "kern_arg_f64";
-  case KERN_VEC2: return "kern_arg_vec2";
-  case KERN_VEC3: return "kern_arg_vec3";
-  case KERN_VEC4: return "kern_arg_vec4";
-  default: return "kern_arg_bytes";
+    case KERN_BOOL: return "kern_arg_bool";
+    case KERN_INT8: return "kern_arg_i8";
+    case KERN_INT16: return "kern_arg_i16";
+    case KERN_INT32: return "kern_arg_i32";
+    case KERN_INT64: return "kern_arg_i64";
+    case KERN_UINT8: return "kern_arg_u8";
+    case KERN_UINT16: return "kern_arg_u16";
+    case KERN_UINT32: return "kern_arg_u32";
+    case KERN_UINT64: return "kern_arg_u64";
+    case KERN_FLOAT32: return "kern_arg_f32";
+    case KERN_FLOAT64: return "kern_arg_f64";
+    case KERN_VEC2: return "kern_arg_vec2";
+    case KERN_VEC3: return "kern_arg_vec3";
+    case KERN_VEC4: return "kern_arg_vec4";
+    default: return "kern_arg_bytes";
   }
 }
 
@@ -160,43 +169,53 @@ static const char *ptype(const rt_param *p) { return type_name(p->ty); }
 static kern_status check_array_arg(const kern_kernel *k, int i, const kern_array *a) {
   const rt_param *p = &k->params[i];
   if (!p->is_array)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects a value of type %s but got an array (use %s)",
-                       ptype(p), ctor_hint(p->dtype));
-  if (!a) return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got a NULL array", ptype(p));
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects a value of type %s but got an array (use %s)", ptype(p),
+                       ctor_hint(p->dtype));
+  if (!a)
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got a NULL array",
+                       ptype(p));
   if (a->dtype != p->dtype)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got an array of %s", ptype(p),
-                       kern_dtype_name(a->dtype));
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got an array of %s",
+                       ptype(p), kern_dtype_name(a->dtype));
   if (a->ndim != p->ndim)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s (%d dim%s) but got an array with %d dim%s",
-                       ptype(p), p->ndim, p->ndim == 1 ? "" : "s", a->ndim, a->ndim == 1 ? "" : "s");
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects %s (%d dim%s) but got an array with %d dim%s", ptype(p), p->ndim,
+                       p->ndim == 1 ? "" : "s", a->ndim, a->ndim == 1 ? "" : "s");
   return KERN_OK;
 }
 
 static kern_status check_value_arg(const kern_kernel *k, int i, const kern_arg *a) {
   const rt_param *p = &k->params[i];
   if (p->is_array)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s (an array) but got a value of type %s",
-                       ptype(p), kern_dtype_name(a->dtype));
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects %s (an array) but got a value of type %s", ptype(p),
+                       kern_dtype_name(a->dtype));
   if (a->dtype != p->dtype)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got a value of type %s (use %s)",
-                       ptype(p), kern_dtype_name(a->dtype), ctor_hint(p->dtype));
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects %s but got a value of type %s (use %s)", ptype(p),
+                       kern_dtype_name(a->dtype), ctor_hint(p->dtype));
   if (p->size > KERN_ARG_INLINE_BYTES && !a->ptr)
-    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but the value's pointer is NULL", ptype(p));
+    return param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects %s but the value's pointer is NULL", ptype(p));
   return KERN_OK;
 }
 
 static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *args) {
   if (nargs != k->nparams)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name, k->nparams,
-                    k->nparams == 1 ? "" : "s", nargs);
+    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name,
+                    k->nparams, k->nparams == 1 ? "" : "s", nargs);
   if (nargs > 0 && !args)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s': the argument list is NULL", k->name);
   for (int i = 0; i < nargs; i++) {
     kern_status st;
-    if (args[i].kind == KERN_ARG_ARRAY) st = check_array_arg(k, i, args[i].array);
-    else if (args[i].kind == KERN_ARG_VALUE) st = check_value_arg(k, i, &args[i]);
-    else st = param_error(KERN_ERR_INVALID_ARGUMENT, k, i, "expects %s but got an uninitialized kern_arg",
-                          ptype(&k->params[i]));
+    if (args[i].kind == KERN_ARG_ARRAY)
+      st = check_array_arg(k, i, args[i].array);
+    else if (args[i].kind == KERN_ARG_VALUE)
+      st = check_value_arg(k, i, &args[i]);
+    else
+      st = param_error(KERN_ERR_INVALID_ARGUMENT, k, i,
+                       "expects %s but got an uninitialized kern_arg", ptype(&k->params[i]));
     if (st) return st;
   }
   return KERN_OK;
@@ -205,25 +224,30 @@ static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *a
 /* Fills ctx's dims and launch size (0 when a dim is 0). */
 static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx) {
   if (dims.ndim < 1 || dims.ndim > 4)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d",
-                    k->name, dims.ndim);
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d", k->name,
+                    dims.ndim);
   uint64_t n = 1;
-  bool huge = false;  /* the product does not even fit 63 bits */
+  bool huge = false; /* the product does not even fit 63 bits */
   for (int d = 0; d < dims.ndim; d++) {
     if (dims.shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)", k->name, d,
-                      (long long)dims.shape[d]);
+      return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)",
+                      k->name, d, (long long)dims.shape[d]);
     uint64_t s = (uint64_t)dims.shape[d];
-    if (s && n > (uint64_t)INT64_MAX / s) huge = true;
-    else n *= s;
+    if (s && n > (uint64_t)INT64_MAX / s)
+      huge = true;
+    else
+      n *= s;
   }
   for (int d = 0; d < dims.ndim; d++)
     if (dims.shape[d] == 0) huge = false, n = 0;
   if (huge)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
                     k->name);
   if (n > INT32_MAX)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
+    return rt_error(KERN_ERR_INVALID_ARGUMENT,
+                    "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
                     (unsigned long long)n);
   for (int d = 0; d < 4; d++) ctx->dim[d] = d < dims.ndim ? dims.shape[d] : 1;
   ctx->n = (int64_t)n;
@@ -237,32 +261,36 @@ static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx)
 static const char *access_hint(const kern_device *dev, const kern_array *a) {
   bool on_cpu = dev->kind == RT_DEV_CPU;
   switch (a->kind) {
-  case KERN_MEM_HOST:
-    return ": the device does not report pageable memory access (is_cpu_memory_access_from_gpu_supported); "
-           "allocate it with KERN_ALLOC_PINNED on the CPU, or copy it to the device";
-  case KERN_MEM_PINNED_HOST: return ": the device does not report unified addressing (is_uva)";
-  case KERN_MEM_CUDA_DEVICE:
-    return on_cpu ? ": CPU code cannot use CUDA device memory; copy it to a CPU array first"
-                  : ": enable peer access (kern_device_enable_peer_access) or copy it";
-  case KERN_MEM_CUDA_MEMPOOL:
-    return on_cpu ? ": CPU code cannot use CUDA memory-pool memory; copy it to a CPU array first"
-                  : ": enable memory pool access (kern_device_enable_mempool_access) or copy it";
-  case KERN_MEM_CUDA_MANAGED:
-    return on_cpu ? ": its device reports neither concurrent managed access nor direct managed access "
-                    "from the host"
-                  : ": the launch device lacks managed memory support, or concurrent managed access for "
-                    "another device's managed memory";
-  default: return "";
+    case KERN_MEM_HOST:
+      return ": the device does not report pageable memory access (is_cpu_memory_access_from_gpu_supported); "
+             "allocate it with KERN_ALLOC_PINNED on the CPU, or copy it to the device";
+    case KERN_MEM_PINNED_HOST: return ": the device does not report unified addressing (is_uva)";
+    case KERN_MEM_CUDA_DEVICE:
+      return on_cpu ? ": CPU code cannot use CUDA device memory; copy it to a CPU array first"
+                    : ": enable peer access (kern_device_enable_peer_access) or copy it";
+    case KERN_MEM_CUDA_MEMPOOL:
+      return on_cpu ? ": CPU code cannot use CUDA memory-pool memory; copy it to a CPU array first"
+                    : ": enable memory pool access (kern_device_enable_mempool_access) or copy it";
+    case KERN_MEM_CUDA_MANAGED:
+      return on_cpu
+                 ? ": its device reports neither concurrent managed access nor direct managed access "
+                   "from the host"
+                 : ": the launch device lacks managed memory support, or concurrent managed access for "
+                   "another device's managed memory";
+    default: return "";
   }
 }
 
-static kern_status access_error(const kern_kernel *k, int i, const kern_array *a, const kern_device *dev,
-                                bool strict) {
+static kern_status access_error(const kern_kernel *k, int i, const kern_array *a,
+                                const kern_device *dev, bool strict) {
   if (strict)
-    return param_error(KERN_ERR_ACCESS, k, i,
-                       "gets an array on %s (%s memory) that does not live on the device of a launch on %s "
-                       "(STRICT access mode)", a->device->name, kind_name(a->kind), dev->name);
-  return param_error(KERN_ERR_ACCESS, k, i, "gets an array on %s (%s memory) that is not accessible from a launch on %s%s",
+    return param_error(
+        KERN_ERR_ACCESS, k, i,
+        "gets an array on %s (%s memory) that does not live on the device of a launch on %s "
+        "(STRICT access mode)",
+        a->device->name, kind_name(a->kind), dev->name);
+  return param_error(KERN_ERR_ACCESS, k, i,
+                     "gets an array on %s (%s memory) that is not accessible from a launch on %s%s",
                      a->device->name, kind_name(a->kind), dev->name, access_hint(dev, a));
 }
 
@@ -285,7 +313,8 @@ static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
   const Decl *fn = call->call_kind == CALL_FUNC ? call->fn : NULL;
   int j = 0;
   for (const Node *a = fn ? call->args : NULL; a; a = a->next, j++)
-    if (a->kind == ND_IDENT && a->var == v && j < fn->nparams && uses_atomics(fn->body, fn->params[j], calls + 1))
+    if (a->kind == ND_IDENT && a->var == v && j < fn->nparams &&
+        uses_atomics(fn->body, fn->params[j], calls + 1))
       return true;
   return false;
 }
@@ -296,10 +325,12 @@ static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
 static bool uses_atomics(const Node *n, const Var *v, int calls) {
   if (calls > 64) return true;
   for (; n; n = n->next) {
-    if (n->kind == ND_CALL && (is_atomic(n) ? atomic_array(n) == v : passes_to_atomics(n, v, calls)))
+    if (n->kind == ND_CALL &&
+        (is_atomic(n) ? atomic_array(n) == v : passes_to_atomics(n, v, calls)))
       return true;
     if (n->kind == ND_VARDECL && n->var && uses_atomics(n->var->init, v, calls)) return true;
-    const Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args};
+    const Node *kids[] = {n->lhs,  n->rhs, n->cond, n->then, n->els,
+                          n->init, n->inc, n->body, n->args};
     for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
       if (kids[i] && uses_atomics(kids[i], v, calls)) return true;
   }
@@ -312,34 +343,41 @@ static bool uses_atomics(const Node *n, const Var *v, int calls) {
 static const kern_device *shared_gpu(const kern_device *dev, const kern_array *a) {
   if (dev->kind == RT_DEV_CPU)
     return a->kind == KERN_MEM_CUDA_MANAGED && a->device->kind == RT_DEV_CUDA ? a->device : NULL;
-  bool shared = a->kind == KERN_MEM_HOST || a->kind == KERN_MEM_PINNED_HOST || a->kind == KERN_MEM_CUDA_MANAGED;
+  bool shared = a->kind == KERN_MEM_HOST || a->kind == KERN_MEM_PINNED_HOST ||
+                a->kind == KERN_MEM_CUDA_MANAGED;
   return shared ? dev : NULL;
 }
 
 /* CHECKED: atomics on CPU/GPU-shared memory without host-native atomics are
  * atomic only among one side's threads. kern cannot see whether the other
  * side runs at the same time, so it explains once instead of failing. */
-static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, int i, const kern_array *a) {
+static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, int i,
+                                 const kern_array *a) {
   const kern_device *gpu = shared_gpu(dev, a);
   kern_device_info info;
-  if (!gpu || kern_device_info_get(gpu, &info) != KERN_OK || info.is_cpu_gpu_atomic_supported) return;
+  if (!gpu || kern_device_info_get(gpu, &info) != KERN_OK || info.is_cpu_gpu_atomic_supported)
+    return;
   if (k->decl && !uses_atomics(k->decl->body, k->decl->params[i], 0)) return;
   warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_ATOMICS};
   if (first_warning(w))
-    rt_warn("kernel '%s' parameter '%s' (#%d) applies atomics to %s memory of %s that both the CPU and %s can "
-            "use, but %s does not report CPU/GPU atomic support (is_cpu_gpu_atomic_supported): its atomics "
-            "are atomic only against other atomics of the same side, so CPU and GPU atomics on this array "
-            "must not overlap in time; launching anyway",
-            k->name, k->params[i].name, i + 1, kind_name(a->kind), a->device->name, gpu->name, gpu->name);
+    rt_warn(
+        "kernel '%s' parameter '%s' (#%d) applies atomics to %s memory of %s that both the CPU and %s can "
+        "use, but %s does not report CPU/GPU atomic support (is_cpu_gpu_atomic_supported): its atomics "
+        "are atomic only against other atomics of the same side, so CPU and GPU atomics on this array "
+        "must not overlap in time; launching anyway",
+        k->name, k->params[i].name, i + 1, kind_name(a->kind), a->device->name, gpu->name,
+        gpu->name);
 }
 
-static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i, const kern_array *a) {
+static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i,
+                                 const kern_array *a) {
   if (a->kind == KERN_MEM_UNKNOWN) {
     warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_UNKNOWN};
     if (first_warning(w))
-      rt_warn("kernel '%s' parameter '%s' (#%d): cannot verify that an array of unknown provenance on %s is "
-              "accessible from a launch on %s; launching anyway",
-              k->name, k->params[i].name, i + 1, a->device->name, dev->name);
+      rt_warn(
+          "kernel '%s' parameter '%s' (#%d): cannot verify that an array of unknown provenance on %s is "
+          "accessible from a launch on %s; launching anyway",
+          k->name, k->params[i].name, i + 1, a->device->name, dev->name);
     return KERN_OK;
   }
   if (!kern_can_access(dev, a)) return access_error(k, i, a, dev, false);
@@ -347,7 +385,8 @@ static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i, 
   return KERN_OK;
 }
 
-static kern_status check_access(const kern_kernel *k, kern_device *dev, int i, const kern_array *a) {
+static kern_status check_access(const kern_kernel *k, kern_device *dev, int i,
+                                const kern_array *a) {
   kern_access_mode mode = kern_get_launch_access_mode();
   /* A CPU thread touching GPU memory kills the process: refused in every
    * mode. UNKNOWN passes: with a driver, GPU memory is always classified. */
@@ -355,7 +394,8 @@ static kern_status check_access(const kern_kernel *k, kern_device *dev, int i, c
   if (dev->kind == RT_DEV_CPU && !host_side && !kern_can_access(dev, a))
     return access_error(k, i, a, dev, false);
   if (mode == KERN_ACCESS_RELAXED) return KERN_OK;
-  if (mode == KERN_ACCESS_STRICT) return a->device != dev ? access_error(k, i, a, dev, true) : KERN_OK;
+  if (mode == KERN_ACCESS_STRICT)
+    return a->device != dev ? access_error(k, i, a, dev, true) : KERN_OK;
   return check_checked(k, dev, i, a);
 }
 
@@ -391,8 +431,8 @@ static bool marshal(const kern_kernel *k, const kern_arg *args, unsigned char *b
 
 /* ---- launch -------------------------------------------------------------------------------- */
 
-static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs, const kern_arg *args,
-                            kn_ctx *ctx) {
+static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
+                            const kern_arg *args, kn_ctx *ctx) {
   if (!k || !dev)
     return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_launch: %s is NULL", k ? "device" : "kernel");
   kern_status st = check_args(k, nargs, args);
@@ -402,7 +442,8 @@ static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, in
   return st;
 }
 
-kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs, const kern_arg *args) {
+kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
+                        const kern_arg *args) {
   rt_launch L;
   memset(&L, 0, sizeof L);
   kern_status st = validate(k, dev, dims, nargs, args, &L.ctx);
@@ -410,8 +451,10 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   if ((st = rt_module_code(k->module, dev, &L.code))) return st;
   _Alignas(16) unsigned char small[1024];
   unsigned char *block = small;
-  if (k->args_size > sizeof small && !(block = aligned_alloc(16, (k->args_size + 15) & ~(size_t)15)))
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'", k->name);
+  if (k->args_size > sizeof small &&
+      !(block = aligned_alloc(16, (k->args_size + 15) & ~(size_t)15)))
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
+                    k->name);
   L.kernel = k;
   L.device = dev;
   L.args = block;
@@ -419,7 +462,7 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   L.dense = marshal(k, args, block);
   kn_error rec;
   if (k->module->debug) L.ctx.err = &rec;
-  st = rt_capture_launch(&L, nargs, args);  /* the device's launch, unless a capture takes it */
+  st = rt_capture_launch(&L, nargs, args); /* the device's launch, unless a capture takes it */
   if (block != small) free(block);
   return st;
 }
@@ -436,16 +479,20 @@ static void list_i64(rt_buf *b, const int64_t *v, int n) {
 static void describe_param(rt_buf *b, const kern_kernel *k, int id) {
   const Decl *owner = NULL;
   const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
-  if (!v) rt_buf_printf(b, "an array");
-  else if (owner == k->decl) rt_buf_printf(b, "parameter '%s'", v->name);
-  else rt_buf_printf(b, "parameter '%s' of function '%s'", v->name, owner && owner->name ? owner->name : "?");
+  if (!v)
+    rt_buf_printf(b, "an array");
+  else if (owner == k->decl)
+    rt_buf_printf(b, "parameter '%s'", v->name);
+  else
+    rt_buf_printf(b, "parameter '%s' of function '%s'", v->name,
+                  owner && owner->name ? owner->name : "?");
 }
 
 kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   const char *file = rt_module_file(k->module, e->file);
   if (e->kind == KN_ERR_ASSERT)
-    return rt_error(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)", k->name, file,
-                    e->line, (long long)e->tid);
+    return rt_error(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
+                    k->name, file, e->line, (long long)e->tid);
   int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
   rt_buf b = {0};
   rt_buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);

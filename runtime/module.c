@@ -45,10 +45,12 @@ static kern_status describe_params(kern_kernel *k) {
     p->offset = offs[i];
     const Type *elem = p->is_array ? v->ty->elem : v->ty;
     if (p->dtype == KERN_DTYPE_INVALID && elem && elem->kind == TY_STRUCT)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", type_name(elem));
+      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'",
+                    type_name(elem));
     else if (p->dtype == KERN_DTYPE_INVALID)
-      st = rt_error(KERN_ERR_COMPILE, "kernel '%s' parameter '%s' has type %s, which a launch cannot pass",
-                    k->name, p->name, type_name(v->ty));
+      st = rt_error(KERN_ERR_COMPILE,
+                    "kernel '%s' parameter '%s' has type %s, which a launch cannot pass", k->name,
+                    p->name, type_name(v->ty));
   }
   free(offs);
   return st;
@@ -57,7 +59,8 @@ static kern_status describe_params(kern_kernel *k) {
 static kern_status describe_kernels(kern_module *m) {
   Program *p = m->prog;
   m->kernels = calloc((size_t)p->nkernels + 1, sizeof *m->kernels);
-  if (!m->kernels) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+  if (!m->kernels)
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
   m->nkernels = p->nkernels;
   for (int i = 0; i < p->nkernels; i++) {
     kern_kernel *k = &m->kernels[i];
@@ -88,7 +91,8 @@ static kern_module *module_create(const char *name, FrontResult r) {
   }
   if (!r.ok) {
     char *text = diag_render(r.prog->diags, false);
-    rt_error_text(KERN_ERR_COMPILE, "", text ? text : "compilation failed (out of memory rendering diagnostics)");
+    rt_error_text(KERN_ERR_COMPILE, "",
+                  text ? text : "compilation failed (out of memory rendering diagnostics)");
     free(text);
     front_free(r.prog);
     return NULL;
@@ -176,12 +180,14 @@ kern_kernel *kern_module_kernel(kern_module *m, const char *name) {
   for (int i = 0; i < m->nkernels; i++)
     if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
   rt_buf b = {0};
-  for (int i = 0; i < m->nkernels; i++) rt_buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
+  for (int i = 0; i < m->nkernels; i++)
+    rt_buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
   if (m->nkernels)
     rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
              b.s ? b.s : "?");
   else
-    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name, name);
+    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name,
+             name);
   rt_buf_free(&b);
   return NULL;
 }
@@ -195,14 +201,17 @@ kern_dtype kern_module_dtype(kern_module *m, const char *name) {
   for (int i = 0; i < p->nstructs; i++)
     if (p->structs[i]->name && strcmp(p->structs[i]->name, name) == 0) {
       kern_dtype dt = rt_dtype_of_type(p->structs[i]->sty);
-      if (dt == KERN_DTYPE_INVALID) rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
+      if (dt == KERN_DTYPE_INVALID)
+        rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
       return dt;
     }
   rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
   return KERN_DTYPE_INVALID;
 }
 
-const char *kern_module_diagnostics(const kern_module *m) { return m && m->diagnostics ? m->diagnostics : ""; }
+const char *kern_module_diagnostics(const kern_module *m) {
+  return m && m->diagnostics ? m->diagnostics : "";
+}
 const char *kern_module_name(const kern_module *m) { return m ? m->name : ""; }
 
 const char *rt_module_file(const kern_module *m, int index) {
@@ -245,7 +254,9 @@ kern_status rt_module_c_source(kern_module *m, const char **out) {
   }
   *out = m->c_source;
   pthread_mutex_unlock(&m->source_mu);
-  if (!*out) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'", m->name);
+  if (!*out)
+    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
+                    m->name);
   return KERN_OK;
 }
 

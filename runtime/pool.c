@@ -20,23 +20,28 @@
  * than it saves: below ALWAYS_INLINE indices, or when the kernel's measured
  * time per index says the whole launch takes under PARALLEL_MIN_NS; a kernel
  * not measured yet goes by its size (INLINE_BELOW). */
-enum { ALWAYS_INLINE = 256, INLINE_BELOW = 32768, PARALLEL_MIN_NS = 40000, MIN_CHUNK = 64,
-       MAX_WORKERS = 1024 };
+enum {
+  ALWAYS_INLINE = 256,
+  INLINE_BELOW = 32768,
+  PARALLEL_MIN_NS = 40000,
+  MIN_CHUNK = 64,
+  MAX_WORKERS = 1024
+};
 
 typedef struct job {
   rt_range_fn fn;
   const void *args;
   const kn_ctx *ctx;
   int64_t n, chunk;
-  _Atomic int64_t next;   /* the next unclaimed index */
-  int users;              /* workers holding a pointer to it (under mu) */
-  bool queued;            /* still in the queue (under mu) */
+  _Atomic int64_t next; /* the next unclaimed index */
+  int users;            /* workers holding a pointer to it (under mu) */
+  bool queued;          /* still in the queue (under mu) */
   struct job *link;
 } job;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER;   /* a job was queued, or stop */
-static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER;   /* a job lost its last user */
+static pthread_cond_t work_cv = PTHREAD_COND_INITIALIZER; /* a job was queued, or stop */
+static pthread_cond_t done_cv = PTHREAD_COND_INITIALIZER; /* a job lost its last user */
 static job *head, *tail;
 static pthread_t threads[MAX_WORKERS];
 static int nworkers;
@@ -74,7 +79,7 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&mu);
     drain(j);
     pthread_mutex_lock(&mu);
-    unqueue(j);            /* exhausted: nobody else should pick it up */
+    unqueue(j); /* exhausted: nobody else should pick it up */
     if (--j->users == 0) pthread_cond_broadcast(&done_cv);
   }
   pthread_mutex_unlock(&mu);
@@ -99,8 +104,7 @@ static void fork_init(void) { pthread_atfork(before_fork, after_fork_parent, aft
 static void start_workers(void) {
   int want = rt_config_get()->num_threads - 1;
   if (want > MAX_WORKERS) want = MAX_WORKERS;
-  while (nworkers < want && pthread_create(&threads[nworkers], NULL, worker, NULL) == 0)
-    nworkers++;
+  while (nworkers < want && pthread_create(&threads[nworkers], NULL, worker, NULL) == 0) nworkers++;
 }
 
 static double now_ns(void) {
@@ -112,8 +116,10 @@ static double now_ns(void) {
 /* Folds one measurement (CPU ns per index) into the kernel's running estimate. */
 static void learn(_Atomic uint32_t *cost, double ns_per_index) {
   double fixed = ns_per_index * 16 + 1;
-  uint32_t sample = fixed > 4e9 ? 4000000000u : (uint32_t)fixed, old = atomic_load_explicit(cost, memory_order_relaxed);
-  atomic_store_explicit(cost, old ? (uint32_t)(((uint64_t)old * 3 + sample) / 4) : sample, memory_order_relaxed);
+  uint32_t sample = fixed > 4e9 ? 4000000000u : (uint32_t)fixed,
+           old = atomic_load_explicit(cost, memory_order_relaxed);
+  atomic_store_explicit(cost, old ? (uint32_t)(((uint64_t)old * 3 + sample) / 4) : sample,
+                        memory_order_relaxed);
 }
 
 static bool run_inline(int64_t n, int threads, const _Atomic uint32_t *cost) {
@@ -122,15 +128,20 @@ static bool run_inline(int64_t n, int threads, const _Atomic uint32_t *cost) {
   return c ? (double)n * c / 16 < PARALLEL_MIN_NS : n < INLINE_BELOW;
 }
 
-static void run_parallel(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n, int threads) {
+static void run_parallel(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n,
+                         int threads) {
   pthread_once(&fork_once, fork_init);
   int64_t chunk = n / ((int64_t)threads * 4);
-  job j = {.fn = fn, .args = args, .ctx = ctx, .n = n, .chunk = chunk < MIN_CHUNK ? MIN_CHUNK : chunk};
+  job j = {
+      .fn = fn, .args = args, .ctx = ctx, .n = n, .chunk = chunk < MIN_CHUNK ? MIN_CHUNK : chunk};
   atomic_init(&j.next, 0);
   pthread_mutex_lock(&mu);
   if (nworkers == 0) start_workers();
   j.queued = true;
-  if (tail) tail->link = &j; else head = &j;
+  if (tail)
+    tail->link = &j;
+  else
+    head = &j;
   tail = &j;
   pthread_cond_broadcast(&work_cv);
   pthread_mutex_unlock(&mu);
@@ -141,18 +152,23 @@ static void run_parallel(rt_range_fn fn, const void *args, const kn_ctx *ctx, in
   pthread_mutex_unlock(&mu);
 }
 
-void rt_pool_run(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n, _Atomic uint32_t *cost) {
+void rt_pool_run(rt_range_fn fn, const void *args, const kn_ctx *ctx, int64_t n,
+                 _Atomic uint32_t *cost) {
   int threads = rt_config_get()->num_threads;
   if (n <= 0) return;
   if (n < ALWAYS_INLINE || !cost) {
-    if (run_inline(n, threads, cost)) fn(args, ctx, 0, n);
-    else run_parallel(fn, args, ctx, n, threads);
+    if (run_inline(n, threads, cost))
+      fn(args, ctx, 0, n);
+    else
+      run_parallel(fn, args, ctx, n, threads);
     return;
   }
   bool alone = run_inline(n, threads, cost);
   double t0 = now_ns();
-  if (alone) fn(args, ctx, 0, n);
-  else run_parallel(fn, args, ctx, n, threads);
+  if (alone)
+    fn(args, ctx, 0, n);
+  else
+    run_parallel(fn, args, ctx, n, threads);
   double spent = now_ns() - t0;
   learn(cost, spent * (alone ? 1 : threads) / (double)n);
 }

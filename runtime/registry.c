@@ -11,13 +11,13 @@
 #include <stdlib.h>
 
 typedef struct entry {
-  const void *key;        /* NULL: empty slot */
+  const void *key; /* NULL: empty slot */
   rt_alloc_info info;
 } entry;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static entry *table;
-static size_t cap, count;  /* cap: a power of two */
+static size_t cap, count; /* cap: a power of two */
 
 static size_t slot_of(const void *p, size_t mask) {
   uint64_t x = (uint64_t)(uintptr_t)p;

@@ -37,10 +37,10 @@ kern_status rt_ensure_init(void);
 void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct rt_config {
-  int num_threads;        /* >= 1 */
-  bool debug;             /* KERN_DEBUG at init (kern_get_debug() has the current flag) */
-  char *cache_dir;        /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
-  char *cc;               /* KERN_CC, or NULL: search clang, cc */
+  int num_threads; /* >= 1 */
+  bool debug;      /* KERN_DEBUG at init (kern_get_debug() has the current flag) */
+  char *cache_dir; /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
+  char *cc;        /* KERN_CC, or NULL: search clang, cc */
 } rt_config;
 /* The configuration read by kern_init (read-only afterwards, except debug). */
 const rt_config *rt_config_get(void);
@@ -54,7 +54,11 @@ char *rt_strdup(const char *);
 char *rt_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A growable string for messages and logs. */
-typedef struct rt_buf { char *s; size_t len, cap; bool oom; } rt_buf;
+typedef struct rt_buf {
+  char *s;
+  size_t len, cap;
+  bool oom;
+} rt_buf;
 void rt_buf_add(rt_buf *, const char *s, size_t n);
 void rt_buf_printf(rt_buf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void rt_buf_free(rt_buf *);
@@ -74,7 +78,7 @@ kern_dtype rt_dtype_register_struct(const char *name, const char *signature, siz
 typedef enum { RT_DEV_CPU, RT_DEV_CUDA } rt_device_kind;
 enum { RT_MAX_DEVICES = 32 };
 
-typedef struct rt_code rt_code;         /* a module compiled for one device: each backend
+typedef struct rt_code rt_code; /* a module compiled for one device: each backend
                                            casts its own type to and from it */
 typedef struct rt_launch rt_launch;
 
@@ -86,8 +90,8 @@ typedef struct rt_device_ops {
   void (*free)(kern_device *, void *ptr, size_t bytes, kern_memory_kind);
   /* Contiguous copies where one side is on this device (or both are);
    * to_host/from_host say which side is host memory. */
-  kern_status (*copy)(kern_device *, void *dst, const void *src, size_t bytes,
-                      bool dst_host, bool src_host);
+  kern_status (*copy)(kern_device *, void *dst, const void *src, size_t bytes, bool dst_host,
+                      bool src_host);
   kern_status (*synchronize)(kern_device *);
   kern_status (*info)(const kern_device *, kern_device_info *);
   /* Allocators this device accepts. */
@@ -109,12 +113,12 @@ typedef struct rt_device_ops {
 
 struct kern_device {
   rt_device_kind kind;
-  int index;              /* in the device table */
-  int ordinal;            /* CUDA ordinal; -1 for the CPU */
+  int index;   /* in the device table */
+  int ordinal; /* CUDA ordinal; -1 for the CPU */
   char name[16];
   const rt_device_ops *ops;
-  _Atomic int allocator;  /* kern_allocator */
-  void *impl;             /* the backend's state */
+  _Atomic int allocator; /* kern_allocator */
+  void *impl;            /* the backend's state */
 };
 
 kern_device *rt_cpu_device(void);
@@ -155,10 +159,10 @@ struct kern_array {
   kern_dtype dtype;
   int ndim;
   size_t elem_size;
-  int64_t shape[4];       /* unused dims: 1 */
-  int64_t strides[4];     /* bytes; unused dims: 0 */
-  char *data;             /* element [0,...] */
-  size_t nbytes;          /* elements * elem_size */
+  int64_t shape[4];   /* unused dims: 1 */
+  int64_t strides[4]; /* bytes; unused dims: 0 */
+  char *data;         /* element [0,...] */
+  size_t nbytes;      /* elements * elem_size */
   kern_memory_kind kind;
   struct rt_storage *storage; /* refcounted owner of the memory; NULL for wrapped */
   bool is_view;
@@ -188,7 +192,12 @@ void rt_pool_shutdown(void);
 
 /* ---- sha256.c ----------------------------------------------------------------------------- */
 
-typedef struct rt_sha256 { uint32_t h[8]; uint64_t len; unsigned char buf[64]; size_t nbuf; } rt_sha256;
+typedef struct rt_sha256 {
+  uint32_t h[8];
+  uint64_t len;
+  unsigned char buf[64];
+  size_t nbuf;
+} rt_sha256;
 void rt_sha256_init(rt_sha256 *);
 void rt_sha256_add(rt_sha256 *, const void *, size_t);
 void rt_sha256_done(rt_sha256 *, unsigned char out[32]);
@@ -198,11 +207,11 @@ void rt_hex(const unsigned char *digest, size_t nbytes, char *out);
 /* ---- cpu_compile.c + cache.c: C source -> loaded shared object ------------------------------ */
 
 typedef struct rt_cpu_lib {
-  void *handle;           /* dlopen handle */
-  char key[33];           /* cache key (hex) */
-  char source[33];        /* the compiler-independent key (the <source>.latest alias) */
-  bool from_cache;        /* a warm hit: no compiler ran */
-  bool cached;            /* the result was stored in the cache */
+  void *handle;    /* dlopen handle */
+  char key[33];    /* cache key (hex) */
+  char source[33]; /* the compiler-independent key (the <source>.latest alias) */
+  bool from_cache; /* a warm hit: no compiler ran */
+  bool cached;     /* the result was stored in the cache */
 } rt_cpu_lib;
 /* Compiles (or finds in the cache) C source and loads it. On failure returns
  * KERN_ERR_COMPILE with the compiler's log (nothing cached). */
@@ -244,9 +253,9 @@ typedef struct rt_param {
   const char *name;
   const struct Type *ty;
   bool is_array;
-  int ndim;               /* arrays */
-  kern_dtype dtype;       /* value dtype, or element dtype for arrays */
-  size_t size;            /* bytes in the args block */
+  int ndim;         /* arrays */
+  kern_dtype dtype; /* value dtype, or element dtype for arrays */
+  size_t size;      /* bytes in the args block */
   size_t offset;
 } rt_param;
 
@@ -254,7 +263,7 @@ struct kern_kernel {
   kern_module *module;
   const struct Decl *decl;
   const char *name;
-  int index;              /* in the module's kernel list */
+  int index; /* in the module's kernel list */
   int nparams;
   rt_param *params;
   size_t args_size, args_align;
@@ -267,12 +276,12 @@ typedef struct rt_slot {
 } rt_slot;
 
 struct kern_module {
-  uint64_t id;            /* unique in the process (addresses get reused) */
+  uint64_t id; /* unique in the process (addresses get reused) */
   char *name;
   struct Program *prog;
-  char *diagnostics;      /* rendered warnings */
-  bool debug;             /* compiled with bounds checks */
-  char *c_source;         /* generated C (lazily), for the CPU backend */
+  char *diagnostics; /* rendered warnings */
+  bool debug;        /* compiled with bounds checks */
+  char *c_source;    /* generated C (lazily), for the CPU backend */
   pthread_mutex_t source_mu;
   int nkernels;
   kern_kernel *kernels;
@@ -296,7 +305,8 @@ void rt_module_destroy(kern_module *);
 /* ---- embedded.c: modules compiled ahead of time (kernc build) ------------------------------------ */
 
 /* The CPU entry points of kernel i of an embedded module. */
-kern_status rt_embedded_cpu(const kern_module *, int kernel, rt_range_fn *range, rt_range_fn *dense);
+kern_status rt_embedded_cpu(const kern_module *, int kernel, rt_range_fn *range,
+                            rt_range_fn *dense);
 /* A copy (malloc'd) of the module's GPU image for sm_<arch>: the CUBIN of the
  * same major arch with the highest minor <= arch's, else the PTX when its arch
  * is <= arch. KERN_ERR_UNSUPPORTED naming what the module has otherwise. */
@@ -309,11 +319,11 @@ void rt_embedded_shutdown(void);
 struct rt_launch {
   kern_kernel *kernel;
   kern_device *device;
-  rt_code *code;          /* rt_module_code's result for the device */
-  const void *args;       /* the marshalled args block */
+  rt_code *code;    /* rt_module_code's result for the device */
+  const void *args; /* the marshalled args block */
   size_t args_size;
   kn_ctx ctx;
-  bool dense;             /* every array is C-contiguous */
+  bool dense; /* every array is C-contiguous */
 };
 /* Turns a debug error record into the KERN_ERR_BOUNDS message. */
 kern_status rt_debug_error(const kern_kernel *, const kn_error *);
@@ -347,7 +357,8 @@ kern_status rt_capture_host_access(const kern_array *, const char *fn);
 /* storage_release asks before freeing memory: true when the open capture
  * keeps the storage to free it (rt_storage_destroy) after the capture ends,
  * because freeing now cannot be recorded. */
-bool rt_capture_defer_free(struct rt_storage *, kern_device *, uint64_t alloc_capture, kern_memory_kind);
+bool rt_capture_defer_free(struct rt_storage *, kern_device *, uint64_t alloc_capture,
+                           kern_memory_kind);
 
 /* array.c, for capture.c: a reference to an array's memory for a graph (NULL
  * for wrapped memory, and for memory allocated by the capture `capture_id`
@@ -380,11 +391,11 @@ typedef struct rt_graph_ops {
 /* cuda_backend.c <-> cuda_capture.c (stream capture on a CUDA device). */
 struct CUstream_st;
 struct CUctx_st;
-kern_status rt_cuda_enter(kern_device *);          /* context current; fails when poisoned */
+kern_status rt_cuda_enter(kern_device *); /* context current; fails when poisoned */
 kern_status rt_cuda_fail(kern_device *, int cu_result, const char *what);
 struct CUstream_st *rt_cuda_stream(kern_device *); /* where the device's work goes now */
 struct CUctx_st *rt_cuda_context(const kern_device *);
-int rt_cuda_arch(const kern_device *);             /* sm_major * 10 + sm_minor */
+int rt_cuda_arch(const kern_device *); /* sm_major * 10 + sm_minor */
 /* Sends the device's work to s while a conditional body is captured (NULL: back). */
 void rt_cuda_set_capture_stream(kern_device *, struct CUstream_st *s);
 /* The error record a debug launch inside the open capture writes (NULL: none). */

@@ -20,12 +20,32 @@
 #endif
 
 #ifndef RT_HAVE_DLPACK_H
-typedef enum { kDLCPU = 1, kDLCUDA = 2, kDLCUDAHost = 3, kDLOpenCL = 4, kDLVulkan = 7, kDLROCM = 10,
-               kDLCUDAManaged = 13 } DLDeviceType;
-typedef struct { DLDeviceType device_type; int device_id; } DLDevice;
-typedef enum { kDLInt = 0U, kDLUInt = 1U, kDLFloat = 2U, kDLOpaqueHandle = 3U, kDLBfloat = 4U,
-               kDLComplex = 5U } DLDataTypeCode;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+typedef enum {
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3,
+  kDLOpenCL = 4,
+  kDLVulkan = 7,
+  kDLROCM = 10,
+  kDLCUDAManaged = 13
+} DLDeviceType;
+typedef struct {
+  DLDeviceType device_type;
+  int device_id;
+} DLDevice;
+typedef enum {
+  kDLInt = 0U,
+  kDLUInt = 1U,
+  kDLFloat = 2U,
+  kDLOpaqueHandle = 3U,
+  kDLBfloat = 4U,
+  kDLComplex = 5U
+} DLDataTypeCode;
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
 typedef struct {
   void *data;
   DLDevice device;

@@ -43,24 +43,24 @@ typedef struct kn_array {
 /* What went wrong in a debug launch: the first failing thread records it. */
 enum { KN_ERR_NONE = 0, KN_ERR_BOUNDS = 1, KN_ERR_ASSERT = 2 };
 typedef struct kn_error {
-  int32_t flag;        /* 0 until a thread claims it (atomic CAS 0 -> 1) */
-  int32_t kind;        /* KN_ERR_* */
-  int32_t file;        /* index into the module's file table */
+  int32_t flag; /* 0 until a thread claims it (atomic CAS 0 -> 1) */
+  int32_t kind; /* KN_ERR_* */
+  int32_t file; /* index into the module's file table */
   int32_t line;
-  int32_t param;       /* bounds: which parameter (array) */
-  int32_t ndim;        /* bounds: indices used */
-  int64_t tid;         /* linear index of the failing thread */
+  int32_t param; /* bounds: which parameter (array) */
+  int32_t ndim;  /* bounds: indices used */
+  int64_t tid;   /* linear index of the failing thread */
   int64_t index[4];
   int64_t shape[4];
 } kn_error;
 
 /* Launch context: the launch dims and where debug errors go. */
 typedef struct kn_ctx {
-  int64_t dim[4];      /* unused dims are 1 */
-  int64_t n;           /* product of dims (< 2^31) */
+  int64_t dim[4]; /* unused dims are 1 */
+  int64_t n;      /* product of dims (< 2^31) */
   int32_t ndim;
   int32_t pad_;
-  kn_error *err;       /* debug builds only; NULL otherwise */
+  kn_error *err; /* debug builds only; NULL otherwise */
 } kn_ctx;
 
 #ifndef __CUDACC_RTC__
@@ -70,12 +70,18 @@ typedef struct kn_ctx {
  * signatures), the CPU entry points and the GPU images. The fields from
  * magic to name never move, so every runtime can read them and refuse a table
  * built for another ABI, naming the kern version that built it. */
-#define KN_EMBED_MAGIC 0x6e72656bu   /* "kern" in little-endian bytes */
-#define KN_EMBED_LAYOUT 1            /* the layout of everything after abi_version */
+#define KN_EMBED_MAGIC  0x6e72656bu /* "kern" in little-endian bytes */
+#define KN_EMBED_LAYOUT 1           /* the layout of everything after abi_version */
 typedef void (*kn_range_fn)(const void *args, const kn_ctx *ctx, int64_t begin, int64_t end);
-typedef struct kn_embed_file { const char *path, *text; uint64_t len; } kn_embed_file;
+typedef struct kn_embed_file {
+  const char *path, *text;
+  uint64_t len;
+} kn_embed_file;
 /* An import's path as front.c spells it (joined to the importer's directory) -> files[file]. */
-typedef struct kn_embed_alias { const char *path; int32_t file; } kn_embed_alias;
+typedef struct kn_embed_alias {
+  const char *path;
+  int32_t file;
+} kn_embed_alias;
 typedef struct kn_embed_kernel {
   const char *name;
   kn_range_fn range, range_dense;
@@ -89,12 +95,12 @@ typedef struct kn_embed_image {
 } kn_embed_image;
 struct kern_embedded {
   uint32_t magic, abi_version, layout, debug;
-  const char *kern_version;          /* of the kernc that built it */
-  const char *name;                  /* the root file as given to kernc build */
+  const char *kern_version; /* of the kernc that built it */
+  const char *name;         /* the root file as given to kernc build */
   int32_t nfiles, naliases, nkernels, nimages;
-  const kn_embed_file *files;        /* files[0] is the root */
+  const kn_embed_file *files; /* files[0] is the root */
   const kn_embed_alias *aliases;
-  const kn_embed_kernel *kernels;    /* in the order of Program.kernels */
+  const kn_embed_kernel *kernels; /* in the order of Program.kernels */
   const kn_embed_image *images;
 };
 #endif

@@ -77,32 +77,60 @@
 #pragma nv_diagnostic push
 #pragma nv_diag_suppress 177
 #define KN_STATIC_ASSERT(c, m) static_assert(c, m)
-#define KN_COLD static __device__ __noinline__
+#define KN_COLD                static __device__ __noinline__
 #else
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #define KN_STATIC_ASSERT(c, m) _Static_assert(c, m)
-#define KN_COLD static __attribute__((noinline, cold, unused))
+#define KN_COLD                static __attribute__((noinline, cold, unused))
 #endif
 
 /* ===== types ============================================================== */
 
-typedef struct kn_f16 { uint16_t bits; } kn_f16;
-typedef struct kn_vec2 { float x, y; } kn_vec2;
-typedef struct kn_vec3 { float x, y, z; } kn_vec3;
-typedef struct kn_vec4 { float x, y, z, w; } kn_vec4;
-typedef struct kn_dvec2 { double x, y; } kn_dvec2;
-typedef struct kn_dvec3 { double x, y, z; } kn_dvec3;
-typedef struct kn_dvec4 { double x, y, z, w; } kn_dvec4;
-typedef struct kn_ivec2 { int32_t x, y; } kn_ivec2;
-typedef struct kn_ivec3 { int32_t x, y, z; } kn_ivec3;
-typedef struct kn_ivec4 { int32_t x, y, z, w; } kn_ivec4;
-typedef struct kn_mat22 { float m[2][2]; } kn_mat22;  /* m[row][col] */
-typedef struct kn_mat33 { float m[3][3]; } kn_mat33;
-typedef struct kn_mat44 { float m[4][4]; } kn_mat44;
-typedef struct kn_quat { float x, y, z, w; } kn_quat; /* w is the real part */
+typedef struct kn_f16 {
+  uint16_t bits;
+} kn_f16;
+typedef struct kn_vec2 {
+  float x, y;
+} kn_vec2;
+typedef struct kn_vec3 {
+  float x, y, z;
+} kn_vec3;
+typedef struct kn_vec4 {
+  float x, y, z, w;
+} kn_vec4;
+typedef struct kn_dvec2 {
+  double x, y;
+} kn_dvec2;
+typedef struct kn_dvec3 {
+  double x, y, z;
+} kn_dvec3;
+typedef struct kn_dvec4 {
+  double x, y, z, w;
+} kn_dvec4;
+typedef struct kn_ivec2 {
+  int32_t x, y;
+} kn_ivec2;
+typedef struct kn_ivec3 {
+  int32_t x, y, z;
+} kn_ivec3;
+typedef struct kn_ivec4 {
+  int32_t x, y, z, w;
+} kn_ivec4;
+typedef struct kn_mat22 {
+  float m[2][2];
+} kn_mat22; /* m[row][col] */
+typedef struct kn_mat33 {
+  float m[3][3];
+} kn_mat33;
+typedef struct kn_mat44 {
+  float m[4][4];
+} kn_mat44;
+typedef struct kn_quat {
+  float x, y, z, w;
+} kn_quat; /* w is the real part */
 
 KN_STATIC_ASSERT(sizeof(kn_f16) == 2, "kn_f16 layout");
 KN_STATIC_ASSERT(sizeof(kn_vec2) == 8 && sizeof(kn_vec3) == 12 && sizeof(kn_vec4) == 16,
@@ -123,35 +151,49 @@ KN_FN float kn__bits_f32(uint32_t b) { return __uint_as_float(b); }
 KN_FN uint64_t kn__f64_bits(double x) { return (uint64_t)__double_as_longlong(x); }
 KN_FN double kn__bits_f64(uint64_t b) { return __longlong_as_double((long long)b); }
 #else
-KN_FN uint32_t kn__f32_bits(float x) { uint32_t b; memcpy(&b, &x, 4); return b; }
-KN_FN float kn__bits_f32(uint32_t b) { float x; memcpy(&x, &b, 4); return x; }
-KN_FN uint64_t kn__f64_bits(double x) { uint64_t b; memcpy(&b, &x, 8); return b; }
-KN_FN double kn__bits_f64(uint64_t b) { double x; memcpy(&x, &b, 8); return x; }
+KN_FN uint32_t kn__f32_bits(float x) {
+  uint32_t b;
+  memcpy(&b, &x, 4);
+  return b;
+}
+KN_FN float kn__bits_f32(uint32_t b) {
+  float x;
+  memcpy(&x, &b, 4);
+  return x;
+}
+KN_FN uint64_t kn__f64_bits(double x) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  return b;
+}
+KN_FN double kn__bits_f64(uint64_t b) {
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
 #endif
 
 /* ===== integer semantics ================================================== */
 
 /* T: the type, UT: its unsigned twin, PT: UT after promotion, W: bits. */
-#define KN__INT_SIGNED(T, UT, PT, C, W)                                         \
-  KN_FN T kn_div_##C(T a, T b) {                                                \
-    if (b == 0) return 0;                                                       \
-    if (b == -1) return (T)(UT)((PT)0 - (PT)(UT)a);                             \
-    return (T)(a / b);                                                          \
-  }                                                                             \
-  KN_FN T kn_mod_##C(T a, T b) {                                                \
-    if (b == 0) return a;                                                       \
-    if (b == -1) return 0;                                                      \
-    return (T)(a % b);                                                          \
-  }                                                                             \
-  KN_FN T kn_shl_##C(T a, int64_t n) {                                          \
-    return (T)(UT)((PT)(UT)a << (n & (W - 1)));                                 \
-  }                                                                             \
+#define KN__INT_SIGNED(T, UT, PT, C, W)                                                            \
+  KN_FN T kn_div_##C(T a, T b) {                                                                   \
+    if (b == 0) return 0;                                                                          \
+    if (b == -1) return (T)(UT)((PT)0 - (PT)(UT)a);                                                \
+    return (T)(a / b);                                                                             \
+  }                                                                                                \
+  KN_FN T kn_mod_##C(T a, T b) {                                                                   \
+    if (b == 0) return a;                                                                          \
+    if (b == -1) return 0;                                                                         \
+    return (T)(a % b);                                                                             \
+  }                                                                                                \
+  KN_FN T kn_shl_##C(T a, int64_t n) { return (T)(UT)((PT)(UT)a << (n & (W - 1))); }               \
   KN_FN T kn_shr_##C(T a, int64_t n) { return (T)(a >> (n & (W - 1))); }
 
-#define KN__INT_UNSIGNED(T, PT, C, W)                                           \
-  KN_FN T kn_div_##C(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); }           \
-  KN_FN T kn_mod_##C(T a, T b) { return b == 0 ? a : (T)(a % b); }              \
-  KN_FN T kn_shl_##C(T a, int64_t n) { return (T)((PT)a << (n & (W - 1))); }    \
+#define KN__INT_UNSIGNED(T, PT, C, W)                                                              \
+  KN_FN T kn_div_##C(T a, T b) { return b == 0 ? (T)0 : (T)(a / b); }                              \
+  KN_FN T kn_mod_##C(T a, T b) { return b == 0 ? a : (T)(a % b); }                                 \
+  KN_FN T kn_shl_##C(T a, int64_t n) { return (T)((PT)a << (n & (W - 1))); }                       \
   KN_FN T kn_shr_##C(T a, int64_t n) { return (T)((PT)a >> (n & (W - 1))); }
 
 KN__INT_SIGNED(int8_t, uint8_t, uint32_t, i8, 8)
@@ -170,11 +212,11 @@ KN_FN int32_t kn__mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a *
 KN_FN int32_t kn__div_i32(int32_t a, int32_t b) { return kn_div_i32(a, b); }
 KN_FN int32_t kn__neg_i32(int32_t a) { return (int32_t)(0u - (uint32_t)a); }
 
-#define KN__FLOAT_OPS(T, C)                                                     \
-  KN_FN T kn__add_##C(T a, T b) { return a + b; }                               \
-  KN_FN T kn__sub_##C(T a, T b) { return a - b; }                               \
-  KN_FN T kn__mul_##C(T a, T b) { return a * b; }                               \
-  KN_FN T kn__div_##C(T a, T b) { return a / b; }                               \
+#define KN__FLOAT_OPS(T, C)                                                                        \
+  KN_FN T kn__add_##C(T a, T b) { return a + b; }                                                  \
+  KN_FN T kn__sub_##C(T a, T b) { return a - b; }                                                  \
+  KN_FN T kn__mul_##C(T a, T b) { return a * b; }                                                  \
+  KN_FN T kn__div_##C(T a, T b) { return a / b; }                                                  \
   KN_FN T kn__neg_##C(T a) { return -a; }
 KN__FLOAT_OPS(float, f32)
 KN__FLOAT_OPS(double, f64)
@@ -183,19 +225,23 @@ KN__FLOAT_OPS(double, f64)
 
 /* Rounds the magnitude `r` (already shifted) to nearest even, given the
  * dropped bits `rem` and the value of half a unit in `half`. */
-#define KN__RNE(r, rem, half) ((r) + (((rem) > (half)) || ((rem) == (half) && ((r) & 1u))))
+#define KN__RNE(r, rem, half) ((r) + (((rem) > (half)) || ((rem) == (half) && ((r)&1u))))
 
-KN_FN kn_f16 kn__f16(uint32_t bits) { kn_f16 h; h.bits = (uint16_t)bits; return h; }
+KN_FN kn_f16 kn__f16(uint32_t bits) {
+  kn_f16 h;
+  h.bits = (uint16_t)bits;
+  return h;
+}
 
 KN_FN kn_f16 kn_cvt_f32_f16(float f) {
   uint32_t x = kn__f32_bits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
   if (ax > 0x7f800000u) return kn__f16(sign | 0x7e00u | ((ax >> 13) & 0x3ffu));
-  if (ax >= 0x477ff000u) return kn__f16(sign | 0x7c00u);     /* >= 65520 */
-  if (ax >= 0x38800000u) {                                     /* normal half */
+  if (ax >= 0x477ff000u) return kn__f16(sign | 0x7c00u); /* >= 65520 */
+  if (ax >= 0x38800000u) {                               /* normal half */
     uint32_t r = (ax >> 13) - (112u << 10);
     return kn__f16(sign | KN__RNE(r, ax & 0x1fffu, 0x1000u));
   }
-  int shift = 126 - (int)(ax >> 23);                           /* 14 .. */
+  int shift = 126 - (int)(ax >> 23); /* 14 .. */
   if (shift > 24) return kn__f16(sign);
   uint32_t mant = (ax & 0x7fffffu) | 0x800000u;
   uint32_t r = mant >> shift, rem = mant & ((1u << shift) - 1u);
@@ -207,11 +253,11 @@ KN_FN kn_f16 kn_cvt_f64_f16(double d) {
   uint32_t sign = (uint32_t)(x >> 48) & 0x8000u;
   if (ax > 0x7ff0000000000000ull) return kn__f16(sign | 0x7e00u | (uint32_t)((ax >> 42) & 0x3ffu));
   if (ax >= 0x40effe0000000000ull) return kn__f16(sign | 0x7c00u); /* >= 65520 */
-  if (ax >= 0x3f10000000000000ull) {                              /* >= 2^-14 */
+  if (ax >= 0x3f10000000000000ull) {                               /* >= 2^-14 */
     uint64_t r = (ax >> 42) - (1008ull << 10), rem = ax & ((1ull << 42) - 1u);
     return kn__f16(sign | (uint32_t)KN__RNE(r, rem, 1ull << 41));
   }
-  int shift = 1051 - (int)(ax >> 52);                             /* 43 .. */
+  int shift = 1051 - (int)(ax >> 52); /* 43 .. */
   if (shift > 53) return kn__f16(sign);
   uint64_t mant = (ax & 0xfffffffffffffull) | (1ull << 52);
   uint64_t r = mant >> shift, rem = mant & ((1ull << shift) - 1u);
@@ -224,8 +270,11 @@ KN_FN float kn_cvt_f16_f32(kn_f16 h) {
   if (e == 31) return kn__bits_f32(sign | 0x7f800000u | (m << 13));
   if (e != 0) return kn__bits_f32(sign | ((e + 112u) << 23) | (m << 13));
   if (m == 0) return kn__bits_f32(sign);
-  e = 113;                                       /* subnormal: normalize */
-  while (!(m & 0x400u)) { m <<= 1; e--; }
+  e = 113; /* subnormal: normalize */
+  while (!(m & 0x400u)) {
+    m <<= 1;
+    e--;
+  }
   return kn__bits_f32(sign | (e << 23) | ((m & 0x3ffu) << 13));
 }
 
@@ -236,42 +285,44 @@ KN_FN double kn_cvt_f16_f64(kn_f16 h) {
   if (e != 0) return kn__bits_f64(sign | ((e + 1008u) << 52) | (m << 42));
   if (m == 0) return kn__bits_f64(sign);
   e = 1009;
-  while (!(m & 0x400u)) { m <<= 1; e--; }
+  while (!(m & 0x400u)) {
+    m <<= 1;
+    e--;
+  }
   return kn__bits_f64(sign | (e << 52) | ((m & 0x3ffu) << 42));
 }
 
 /* ===== float to integer =================================================== */
 
 /* lo/hi: the first values below/above the range that saturate. */
-#define KN__CVT_S(F, FC, T, C, LO, HI, MINV, MAXV)                              \
-  KN_FN T kn_cvt_##FC##_##C(F x) {                                              \
-    if (x != x) return 0;                                                       \
-    if (x <= (F)(LO)) return MINV;                                              \
-    if (x >= (F)(HI)) return MAXV;                                              \
-    return (T)x;                                                                \
+#define KN__CVT_S(F, FC, T, C, LO, HI, MINV, MAXV)                                                 \
+  KN_FN T kn_cvt_##FC##_##C(F x) {                                                                 \
+    if (x != x) return 0;                                                                          \
+    if (x <= (F)(LO)) return MINV;                                                                 \
+    if (x >= (F)(HI)) return MAXV;                                                                 \
+    return (T)x;                                                                                   \
   }
-#define KN__CVT_U(F, FC, T, C, HI, MAXV)                                        \
-  KN_FN T kn_cvt_##FC##_##C(F x) {                                              \
-    if (!(x > (F)-1.0)) return 0;                                               \
-    if (x >= (F)(HI)) return MAXV;                                              \
-    return (T)x;                                                                \
+#define KN__CVT_U(F, FC, T, C, HI, MAXV)                                                           \
+  KN_FN T kn_cvt_##FC##_##C(F x) {                                                                 \
+    if (!(x > (F)-1.0)) return 0;                                                                  \
+    if (x >= (F)(HI)) return MAXV;                                                                 \
+    return (T)x;                                                                                   \
   }
-#define KN__CVT_ALL(F, FC)                                                      \
-  KN__CVT_S(F, FC, int8_t, i8, -128.0, 128.0, -128, 127)                        \
-  KN__CVT_S(F, FC, int16_t, i16, -32768.0, 32768.0, -32768, 32767)              \
-  KN__CVT_S(F, FC, int32_t, i32, -2147483648.0, 2147483648.0,                   \
-            (-2147483647 - 1), 2147483647)                                      \
-  KN__CVT_S(F, FC, int64_t, i64, -9223372036854775808.0, 9223372036854775808.0, \
-            (-9223372036854775807LL - 1), 9223372036854775807LL)                \
-  KN__CVT_U(F, FC, uint8_t, u8, 256.0, 255u)                                    \
-  KN__CVT_U(F, FC, uint16_t, u16, 65536.0, 65535u)                              \
-  KN__CVT_U(F, FC, uint32_t, u32, 4294967296.0, 4294967295u)                    \
+#define KN__CVT_ALL(F, FC)                                                                         \
+  KN__CVT_S(F, FC, int8_t, i8, -128.0, 128.0, -128, 127)                                           \
+  KN__CVT_S(F, FC, int16_t, i16, -32768.0, 32768.0, -32768, 32767)                                 \
+  KN__CVT_S(F, FC, int32_t, i32, -2147483648.0, 2147483648.0, (-2147483647 - 1), 2147483647)       \
+  KN__CVT_S(F, FC, int64_t, i64, -9223372036854775808.0, 9223372036854775808.0,                    \
+            (-9223372036854775807LL - 1), 9223372036854775807LL)                                   \
+  KN__CVT_U(F, FC, uint8_t, u8, 256.0, 255u)                                                       \
+  KN__CVT_U(F, FC, uint16_t, u16, 65536.0, 65535u)                                                 \
+  KN__CVT_U(F, FC, uint32_t, u32, 4294967296.0, 4294967295u)                                       \
   KN__CVT_U(F, FC, uint64_t, u64, 18446744073709551616.0, 18446744073709551615ull)
 KN__CVT_ALL(float, f32)
 KN__CVT_ALL(double, f64)
 
-#define KN__CVT_F16(T, C)                                                       \
-  KN_FN T kn_cvt_f16_##C(kn_f16 h) { return kn_cvt_f32_##C(kn_cvt_f16_f32(h)); } \
+#define KN__CVT_F16(T, C)                                                                          \
+  KN_FN T kn_cvt_f16_##C(kn_f16 h) { return kn_cvt_f32_##C(kn_cvt_f16_f32(h)); }                   \
   KN_FN kn_f16 kn_cvt_##C##_f16(T x) { return kn_cvt_f32_f16((float)x); }
 KN__CVT_F16(int8_t, i8)
 KN__CVT_F16(int16_t, i16)
@@ -284,11 +335,11 @@ KN__CVT_F16(uint64_t, u64)
 
 /* ===== scalar math ======================================================== */
 
-#define KN__F1(stem, f32fn, f64fn)                                              \
-  KN_FN float kn_##stem##_f32(float x) { return f32fn(x); }                     \
+#define KN__F1(stem, f32fn, f64fn)                                                                 \
+  KN_FN float kn_##stem##_f32(float x) { return f32fn(x); }                                        \
   KN_FN double kn_##stem##_f64(double x) { return f64fn(x); }
-#define KN__F2(stem, f32fn, f64fn)                                              \
-  KN_FN float kn_##stem##_f32_f32(float x, float y) { return f32fn(x, y); }     \
+#define KN__F2(stem, f32fn, f64fn)                                                                 \
+  KN_FN float kn_##stem##_f32_f32(float x, float y) { return f32fn(x, y); }                        \
   KN_FN double kn_##stem##_f64_f64(double x, double y) { return f64fn(x, y); }
 
 KN_FN float kn__rsqrtf(float x) { return 1.0f / sqrtf(x); }
@@ -322,43 +373,43 @@ KN__F2(fmod, fmodf, fmod)
 
 /* fmin/fmax, but with -0 < +0 spelled out: libm and CUDA disagree on the sign
  * of min(+0, -0), and results must not depend on the device. */
-#define KN__FMINMAX(T, C, SIGN)                                                 \
-  KN_FN T kn_min_##C##_##C(T a, T b) {                                          \
-    if (a != a) return b;                                                       \
-    if (b != b || a < b) return a;                                              \
-    return a == b && (kn__##C##_bits(a) & SIGN) ? a : b;                        \
-  }                                                                             \
-  KN_FN T kn_max_##C##_##C(T a, T b) {                                          \
-    if (a != a) return b;                                                       \
-    if (b != b || a > b) return a;                                              \
-    return a == b && !(kn__##C##_bits(a) & SIGN) ? a : b;                       \
+#define KN__FMINMAX(T, C, SIGN)                                                                    \
+  KN_FN T kn_min_##C##_##C(T a, T b) {                                                             \
+    if (a != a) return b;                                                                          \
+    if (b != b || a < b) return a;                                                                 \
+    return a == b && (kn__##C##_bits(a) & SIGN) ? a : b;                                           \
+  }                                                                                                \
+  KN_FN T kn_max_##C##_##C(T a, T b) {                                                             \
+    if (a != a) return b;                                                                          \
+    if (b != b || a > b) return a;                                                                 \
+    return a == b && !(kn__##C##_bits(a) & SIGN) ? a : b;                                          \
   }
 KN__FMINMAX(float, f32, 0x80000000u)
 KN__FMINMAX(double, f64, 0x8000000000000000ull)
 
 /* Per-type scalar helpers whose body is the same C for every type. */
-#define KN__SCALAR_COMMON(T, C)                                                 \
-  KN_FN T kn_clamp_##C##_##C##_##C(T x, T lo, T hi) {                           \
-    return kn_min_##C##_##C(kn_max_##C##_##C(x, lo), hi);                       \
+#define KN__SCALAR_COMMON(T, C)                                                                    \
+  KN_FN T kn_clamp_##C##_##C##_##C(T x, T lo, T hi) {                                              \
+    return kn_min_##C##_##C(kn_max_##C##_##C(x, lo), hi);                                          \
   }
-#define KN__FLOAT_EXTRA(T, C, ABSMASK, EXPMASK)                             \
-  KN__SCALAR_COMMON(T, C)                                                       \
-  KN_FN T kn_sign_##C(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; }         \
-  KN_FN T kn_lerp_##C##_##C##_##C(T a, T b, T t) { return a + (b - a) * t; }    \
-  KN_FN T kn_step_##C##_##C(T edge, T x) { return x < edge ? (T)0 : (T)1; }     \
-  KN_FN T kn_smoothstep_##C##_##C##_##C(T e0, T e1, T x) {                      \
-    T t = kn_clamp_##C##_##C##_##C((x - e0) / (e1 - e0), (T)0, (T)1);           \
-    return t * t * ((T)3 - (T)2 * t);                                           \
-  }                                                                             \
-  KN_FN bool kn_isnan_##C(T x) { return (kn__##C##_bits(x) & ABSMASK) > EXPMASK; } \
-  KN_FN bool kn_isinf_##C(T x) { return (kn__##C##_bits(x) & ABSMASK) == EXPMASK; } \
+#define KN__FLOAT_EXTRA(T, C, ABSMASK, EXPMASK)                                                    \
+  KN__SCALAR_COMMON(T, C)                                                                          \
+  KN_FN T kn_sign_##C(T x) { return x > 0 ? (T)1 : x < 0 ? (T)-1 : x; }                            \
+  KN_FN T kn_lerp_##C##_##C##_##C(T a, T b, T t) { return a + (b - a) * t; }                       \
+  KN_FN T kn_step_##C##_##C(T edge, T x) { return x < edge ? (T)0 : (T)1; }                        \
+  KN_FN T kn_smoothstep_##C##_##C##_##C(T e0, T e1, T x) {                                         \
+    T t = kn_clamp_##C##_##C##_##C((x - e0) / (e1 - e0), (T)0, (T)1);                              \
+    return t * t * ((T)3 - (T)2 * t);                                                              \
+  }                                                                                                \
+  KN_FN bool kn_isnan_##C(T x) { return (kn__##C##_bits(x) & ABSMASK) > EXPMASK; }                 \
+  KN_FN bool kn_isinf_##C(T x) { return (kn__##C##_bits(x) & ABSMASK) == EXPMASK; }                \
   KN_FN bool kn_isfinite_##C(T x) { return (kn__##C##_bits(x) & ABSMASK) < EXPMASK; }
 KN__FLOAT_EXTRA(float, f32, 0x7fffffffu, 0x7f800000u)
 KN__FLOAT_EXTRA(double, f64, 0x7fffffffffffffffull, 0x7ff0000000000000ull)
 
-#define KN__INT_MINMAX(T, C)                                                    \
-  KN_FN T kn_min_##C##_##C(T a, T b) { return a < b ? a : b; }                  \
-  KN_FN T kn_max_##C##_##C(T a, T b) { return a > b ? a : b; }                  \
+#define KN__INT_MINMAX(T, C)                                                                       \
+  KN_FN T kn_min_##C##_##C(T a, T b) { return a < b ? a : b; }                                     \
+  KN_FN T kn_max_##C##_##C(T a, T b) { return a > b ? a : b; }                                     \
   KN__SCALAR_COMMON(T, C)
 KN__INT_MINMAX(int32_t, i32)
 KN__INT_MINMAX(int64_t, i64)
@@ -372,16 +423,16 @@ KN_FN int64_t kn_sign_i64(int64_t x) { return (x > 0) - (x < 0); }
 /* ===== vectors ============================================================ */
 
 /* Applies M(type, n, code, elem type, elem code, ...) to each vector type. */
-#define KN__FVECS(M, ...)                                                       \
-  M(kn_vec2, 2, v2, float, f32, __VA_ARGS__)                                    \
-  M(kn_vec3, 3, v3, float, f32, __VA_ARGS__)                                    \
-  M(kn_vec4, 4, v4, float, f32, __VA_ARGS__)                                    \
-  M(kn_dvec2, 2, dv2, double, f64, __VA_ARGS__)                                 \
-  M(kn_dvec3, 3, dv3, double, f64, __VA_ARGS__)                                 \
+#define KN__FVECS(M, ...)                                                                          \
+  M(kn_vec2, 2, v2, float, f32, __VA_ARGS__)                                                       \
+  M(kn_vec3, 3, v3, float, f32, __VA_ARGS__)                                                       \
+  M(kn_vec4, 4, v4, float, f32, __VA_ARGS__)                                                       \
+  M(kn_dvec2, 2, dv2, double, f64, __VA_ARGS__)                                                    \
+  M(kn_dvec3, 3, dv3, double, f64, __VA_ARGS__)                                                    \
   M(kn_dvec4, 4, dv4, double, f64, __VA_ARGS__)
-#define KN__IVECS(M, ...)                                                       \
-  M(kn_ivec2, 2, iv2, int32_t, i32, __VA_ARGS__)                                \
-  M(kn_ivec3, 3, iv3, int32_t, i32, __VA_ARGS__)                                \
+#define KN__IVECS(M, ...)                                                                          \
+  M(kn_ivec2, 2, iv2, int32_t, i32, __VA_ARGS__)                                                   \
+  M(kn_ivec3, 3, iv3, int32_t, i32, __VA_ARGS__)                                                   \
   M(kn_ivec4, 4, iv4, int32_t, i32, __VA_ARGS__)
 #define KN__VECS(M, ...) KN__FVECS(M, __VA_ARGS__) KN__IVECS(M, __VA_ARGS__)
 
@@ -391,46 +442,61 @@ KN_FN int64_t kn_sign_i64(int64_t x) { return (x > 0) - (x < 0); }
 #define KN__EACH4(S, f) S(x, f) S(y, f) S(z, f) S(w, f)
 
 /* Per-component statements; the names a, b, t, s are the parameters below. */
-#define KN__S_V(c, f) r.c = f(a.c);
-#define KN__S_VV(c, f) r.c = f(a.c, b.c);
-#define KN__S_VS(c, f) r.c = f(a.c, s);
-#define KN__S_SV(c, f) r.c = f(s, a.c);
+#define KN__S_V(c, f)   r.c = f(a.c);
+#define KN__S_VV(c, f)  r.c = f(a.c, b.c);
+#define KN__S_VS(c, f)  r.c = f(a.c, s);
+#define KN__S_SV(c, f)  r.c = f(s, a.c);
 #define KN__S_VVV(c, f) r.c = f(a.c, b.c, t.c);
 #define KN__S_VVS(c, f) r.c = f(a.c, b.c, t);
 #define KN__S_VSS(c, f) r.c = f(a.c, b, t);
 #define KN__S_SSV(c, f) r.c = f(a, b, t.c);
 
 /* Function shapes: stem is the C stem, f the per-component function. */
-#define KN__DEF_V(T, N, C, E, EC, stem, f)                                      \
-  KN_FN T kn_##stem##_##C(T a) { T r; KN__EACH##N(KN__S_V, f) return r; }
-#define KN__DEF_VV(T, N, C, E, EC, stem, f)                                     \
-  KN_FN T kn_##stem##_##C##_##C(T a, T b) { T r; KN__EACH##N(KN__S_VV, f) return r; }
-#define KN__DEF_VS(T, N, C, E, EC, stem, f)                                     \
-  KN_FN T kn_##stem##_##C##_##EC(T a, E s) { T r; KN__EACH##N(KN__S_VS, f) return r; }
-#define KN__DEF_SV(T, N, C, E, EC, stem, f)                                     \
-  KN_FN T kn_##stem##_##EC##_##C(E s, T a) { T r; KN__EACH##N(KN__S_SV, f) return r; }
-#define KN__DEF_VVV(T, N, C, E, EC, stem, f)                                    \
-  KN_FN T kn_##stem##_##C##_##C##_##C(T a, T b, T t) {                          \
-    T r; KN__EACH##N(KN__S_VVV, f) return r;                                    \
+#define KN__DEF_V(T, N, C, E, EC, stem, f)                                                         \
+  KN_FN T kn_##stem##_##C(T a) {                                                                   \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_V, f) return r;                                                              \
   }
-#define KN__DEF_VVS(T, N, C, E, EC, stem, f)                                    \
-  KN_FN T kn_##stem##_##C##_##C##_##EC(T a, T b, E t) {                         \
-    T r; KN__EACH##N(KN__S_VVS, f) return r;                                    \
+#define KN__DEF_VV(T, N, C, E, EC, stem, f)                                                        \
+  KN_FN T kn_##stem##_##C##_##C(T a, T b) {                                                        \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_VV, f) return r;                                                             \
   }
-#define KN__DEF_VSS(T, N, C, E, EC, stem, f)                                    \
-  KN_FN T kn_##stem##_##C##_##EC##_##EC(T a, E b, E t) {                        \
-    T r; KN__EACH##N(KN__S_VSS, f) return r;                                    \
+#define KN__DEF_VS(T, N, C, E, EC, stem, f)                                                        \
+  KN_FN T kn_##stem##_##C##_##EC(T a, E s) {                                                       \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_VS, f) return r;                                                             \
   }
-#define KN__DEF_SSV(T, N, C, E, EC, stem, f)                                    \
-  KN_FN T kn_##stem##_##EC##_##EC##_##C(E a, E b, T t) {                        \
-    T r; KN__EACH##N(KN__S_SSV, f) return r;                                    \
+#define KN__DEF_SV(T, N, C, E, EC, stem, f)                                                        \
+  KN_FN T kn_##stem##_##EC##_##C(E s, T a) {                                                       \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_SV, f) return r;                                                             \
+  }
+#define KN__DEF_VVV(T, N, C, E, EC, stem, f)                                                       \
+  KN_FN T kn_##stem##_##C##_##C##_##C(T a, T b, T t) {                                             \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_VVV, f) return r;                                                            \
+  }
+#define KN__DEF_VVS(T, N, C, E, EC, stem, f)                                                       \
+  KN_FN T kn_##stem##_##C##_##C##_##EC(T a, T b, E t) {                                            \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_VVS, f) return r;                                                            \
+  }
+#define KN__DEF_VSS(T, N, C, E, EC, stem, f)                                                       \
+  KN_FN T kn_##stem##_##C##_##EC##_##EC(T a, E b, E t) {                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_VSS, f) return r;                                                            \
+  }
+#define KN__DEF_SSV(T, N, C, E, EC, stem, f)                                                       \
+  KN_FN T kn_##stem##_##EC##_##EC##_##C(E a, E b, T t) {                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_SSV, f) return r;                                                            \
   }
 
 /* Elementwise math: the scalar builtin of the element type per component. */
 #define KN__MATH1(T, N, C, E, EC, stem) KN__DEF_V(T, N, C, E, EC, stem, kn_##stem##_##EC)
-#define KN__MATH2(T, N, C, E, EC, stem)                                         \
-  KN__DEF_VV(T, N, C, E, EC, stem, kn_##stem##_##EC##_##EC)
-#define KN__MATH3(T, N, C, E, EC, stem)                                         \
+#define KN__MATH2(T, N, C, E, EC, stem) KN__DEF_VV(T, N, C, E, EC, stem, kn_##stem##_##EC##_##EC)
+#define KN__MATH3(T, N, C, E, EC, stem)                                                            \
   KN__DEF_VVV(T, N, C, E, EC, stem, kn_##stem##_##EC##_##EC##_##EC)
 
 /* constructors, zero, splat, dynamic access (k clamped to the components) */
@@ -438,94 +504,118 @@ KN_FN int64_t kn_sign_i64(int64_t x) { return (x > 0) - (x < 0); }
 #define KN__PICK3(v, k) ((k) <= 0 ? &(v)->x : (k) == 1 ? &(v)->y : &(v)->z)
 #define KN__PICK4(v, k) ((k) <= 0 ? &(v)->x : (k) == 1 ? &(v)->y : (k) == 2 ? &(v)->z : &(v)->w)
 #define KN__S_SET(c, f) r.c = f;
-#define KN__VEC_BASICS(T, N, C, E, EC, unused)                                  \
-  KN_FN T kn_splat_##C(E s) { T r; KN__EACH##N(KN__S_SET, s) return r; }        \
-  KN_FN T kn_zero_##C(void) { return kn_splat_##C((E)0); }                      \
-  KN_FN E *kn_getp_##C(T *v, int64_t k) { return KN__PICK##N(v, k); }          \
+#define KN__VEC_BASICS(T, N, C, E, EC, unused)                                                     \
+  KN_FN T kn_splat_##C(E s) {                                                                      \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_SET, s) return r;                                                            \
+  }                                                                                                \
+  KN_FN T kn_zero_##C(void) { return kn_splat_##C((E)0); }                                         \
+  KN_FN E *kn_getp_##C(T *v, int64_t k) { return KN__PICK##N(v, k); }                              \
   KN_FN E kn_get_##C(T v, int64_t k) { return *kn_getp_##C(&v, k); }
 
-#define KN__MAKE2(T, C, E) KN_FN T kn_make_##C(E x, E y) { T r; r.x = x; r.y = y; return r; }
-#define KN__MAKE3(T, C, E)                                                      \
-  KN_FN T kn_make_##C(E x, E y, E z) { T r; r.x = x; r.y = y; r.z = z; return r; }
-#define KN__MAKE4(T, C, E)                                                      \
-  KN_FN T kn_make_##C(E x, E y, E z, E w) {                                     \
-    T r; r.x = x; r.y = y; r.z = z; r.w = w; return r;                          \
+#define KN__MAKE2(T, C, E)                                                                         \
+  KN_FN T kn_make_##C(E x, E y) {                                                                  \
+    T r;                                                                                           \
+    r.x = x;                                                                                       \
+    r.y = y;                                                                                       \
+    return r;                                                                                      \
   }
-KN__MAKE2(kn_vec2, v2, float) KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float)
-KN__MAKE2(kn_dvec2, dv2, double) KN__MAKE3(kn_dvec3, dv3, double)
-KN__MAKE4(kn_dvec4, dv4, double)
-KN__MAKE2(kn_ivec2, iv2, int32_t) KN__MAKE3(kn_ivec3, iv3, int32_t)
-KN__MAKE4(kn_ivec4, iv4, int32_t)
-KN__VECS(KN__VEC_BASICS, 0)
+#define KN__MAKE3(T, C, E)                                                                         \
+  KN_FN T kn_make_##C(E x, E y, E z) {                                                             \
+    T r;                                                                                           \
+    r.x = x;                                                                                       \
+    r.y = y;                                                                                       \
+    r.z = z;                                                                                       \
+    return r;                                                                                      \
+  }
+#define KN__MAKE4(T, C, E)                                                                         \
+  KN_FN T kn_make_##C(E x, E y, E z, E w) {                                                        \
+    T r;                                                                                           \
+    r.x = x;                                                                                       \
+    r.y = y;                                                                                       \
+    r.z = z;                                                                                       \
+    r.w = w;                                                                                       \
+    return r;                                                                                      \
+  }
+KN__MAKE2(kn_vec2, v2, float)
+KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, dv2, double)
+    KN__MAKE3(kn_dvec3, dv3, double) KN__MAKE4(kn_dvec4, dv4, double)
+        KN__MAKE2(kn_ivec2, iv2, int32_t) KN__MAKE3(kn_ivec3, iv3, int32_t)
+            KN__MAKE4(kn_ivec4, iv4, int32_t) KN__VECS(KN__VEC_BASICS, 0)
 
 /* conversions between vector families: kn_cvt_<from>_<to> */
 #define KN__FCVT(x) ((float)(x))
 #define KN__DCVT(x) ((double)(x))
-#define KN__VCVT(N, FT, FC, TT, TC, f)                                          \
-  KN_FN TT kn_cvt_##FC##_##TC(FT a) { TT r; KN__EACH##N(KN__S_V, f) return r; }
-#define KN__VCVT_N(N)                                                           \
-  KN__VCVT(N, kn_vec##N, v##N, kn_dvec##N, dv##N, KN__DCVT)                     \
-  KN__VCVT(N, kn_dvec##N, dv##N, kn_vec##N, v##N, KN__FCVT)                     \
-  KN__VCVT(N, kn_ivec##N, iv##N, kn_vec##N, v##N, KN__FCVT)                     \
-  KN__VCVT(N, kn_ivec##N, iv##N, kn_dvec##N, dv##N, KN__DCVT)                   \
-  KN__VCVT(N, kn_vec##N, v##N, kn_ivec##N, iv##N, kn_cvt_f32_i32)               \
+#define KN__VCVT(N, FT, FC, TT, TC, f)                                                             \
+  KN_FN TT kn_cvt_##FC##_##TC(FT a) {                                                              \
+    TT r;                                                                                          \
+    KN__EACH##N(KN__S_V, f) return r;                                                              \
+  }
+#define KN__VCVT_N(N)                                                                              \
+  KN__VCVT(N, kn_vec##N, v##N, kn_dvec##N, dv##N, KN__DCVT)                                        \
+  KN__VCVT(N, kn_dvec##N, dv##N, kn_vec##N, v##N, KN__FCVT)                                        \
+  KN__VCVT(N, kn_ivec##N, iv##N, kn_vec##N, v##N, KN__FCVT)                                        \
+  KN__VCVT(N, kn_ivec##N, iv##N, kn_dvec##N, dv##N, KN__DCVT)                                      \
+  KN__VCVT(N, kn_vec##N, v##N, kn_ivec##N, iv##N, kn_cvt_f32_i32)                                  \
   KN__VCVT(N, kn_dvec##N, dv##N, kn_ivec##N, iv##N, kn_cvt_f64_i32)
-KN__VCVT_N(2)
-KN__VCVT_N(3)
-KN__VCVT_N(4)
+                KN__VCVT_N(2) KN__VCVT_N(3) KN__VCVT_N(4)
 
-/* componentwise math on float vectors */
-KN__FVECS(KN__MATH1, sqrt) KN__FVECS(KN__MATH1, rsqrt) KN__FVECS(KN__MATH1, cbrt)
-KN__FVECS(KN__MATH1, exp) KN__FVECS(KN__MATH1, exp2) KN__FVECS(KN__MATH1, log)
-KN__FVECS(KN__MATH1, log2) KN__FVECS(KN__MATH1, log10) KN__FVECS(KN__MATH1, sin)
-KN__FVECS(KN__MATH1, cos) KN__FVECS(KN__MATH1, tan) KN__FVECS(KN__MATH1, asin)
-KN__FVECS(KN__MATH1, acos) KN__FVECS(KN__MATH1, atan) KN__FVECS(KN__MATH1, sinh)
-KN__FVECS(KN__MATH1, cosh) KN__FVECS(KN__MATH1, tanh) KN__FVECS(KN__MATH1, floor)
-KN__FVECS(KN__MATH1, ceil) KN__FVECS(KN__MATH1, round) KN__FVECS(KN__MATH1, trunc)
-KN__FVECS(KN__MATH2, pow) KN__FVECS(KN__MATH2, atan2) KN__FVECS(KN__MATH2, fmod)
-KN__FVECS(KN__MATH2, step)
-KN__FVECS(KN__MATH3, lerp) KN__FVECS(KN__MATH3, smoothstep)
-KN__VECS(KN__MATH1, abs) KN__VECS(KN__MATH1, sign)
-KN__VECS(KN__MATH2, min) KN__VECS(KN__MATH2, max) KN__VECS(KN__MATH3, clamp)
+    /* componentwise math on float vectors */
+    KN__FVECS(KN__MATH1, sqrt) KN__FVECS(KN__MATH1, rsqrt) KN__FVECS(KN__MATH1, cbrt)
+        KN__FVECS(KN__MATH1, exp) KN__FVECS(KN__MATH1, exp2) KN__FVECS(KN__MATH1, log)
+            KN__FVECS(KN__MATH1, log2) KN__FVECS(KN__MATH1, log10) KN__FVECS(KN__MATH1, sin)
+                KN__FVECS(KN__MATH1, cos) KN__FVECS(KN__MATH1, tan) KN__FVECS(KN__MATH1, asin)
+                    KN__FVECS(KN__MATH1, acos) KN__FVECS(KN__MATH1, atan) KN__FVECS(KN__MATH1, sinh)
+                        KN__FVECS(KN__MATH1, cosh) KN__FVECS(KN__MATH1, tanh) KN__FVECS(
+                            KN__MATH1, floor) KN__FVECS(KN__MATH1, ceil) KN__FVECS(KN__MATH1, round)
+                            KN__FVECS(KN__MATH1, trunc) KN__FVECS(KN__MATH2, pow)
+                                KN__FVECS(KN__MATH2, atan2) KN__FVECS(KN__MATH2, fmod)
+                                    KN__FVECS(KN__MATH2, step) KN__FVECS(KN__MATH3, lerp)
+                                        KN__FVECS(KN__MATH3, smoothstep) KN__VECS(KN__MATH1, abs)
+                                            KN__VECS(KN__MATH1, sign) KN__VECS(KN__MATH2, min)
+                                                KN__VECS(KN__MATH2, max) KN__VECS(KN__MATH3, clamp)
 
 /* mixed vector/scalar forms of clamp, lerp, step, smoothstep */
-#define KN__MIXED(T, N, C, E, EC, unused)                                       \
+#define KN__MIXED(T, N, C, E, EC, unused)                                                          \
   KN__DEF_VSS(T, N, C, E, EC, clamp, kn_clamp_##EC##_##EC##_##EC)
-#define KN__MIXED_F(T, N, C, E, EC, unused)                                     \
-  KN__DEF_VVS(T, N, C, E, EC, lerp, kn_lerp_##EC##_##EC##_##EC)                 \
-  KN__DEF_SV(T, N, C, E, EC, step, kn_step_##EC##_##EC)                         \
+#define KN__MIXED_F(T, N, C, E, EC, unused)                                                        \
+  KN__DEF_VVS(T, N, C, E, EC, lerp, kn_lerp_##EC##_##EC##_##EC)                                    \
+  KN__DEF_SV(T, N, C, E, EC, step, kn_step_##EC##_##EC)                                            \
   KN__DEF_SSV(T, N, C, E, EC, smoothstep, kn_smoothstep_##EC##_##EC##_##EC)
-KN__VECS(KN__MIXED, 0)
-KN__FVECS(KN__MIXED_F, 0)
+                                                    KN__VECS(KN__MIXED, 0) KN__FVECS(KN__MIXED_F, 0)
 
 /* operators: + - * / componentwise, vector (op) scalar, scalar * vector, neg */
-#define KN__VEC_OPS(T, N, C, E, EC, unused)                                     \
-  KN__DEF_VV(T, N, C, E, EC, add, kn__add_##EC)                                 \
-  KN__DEF_VV(T, N, C, E, EC, sub, kn__sub_##EC)                                 \
-  KN__DEF_VV(T, N, C, E, EC, mul, kn__mul_##EC)                                 \
-  KN__DEF_VV(T, N, C, E, EC, div, kn__div_##EC)                                 \
-  KN__DEF_VS(T, N, C, E, EC, mul, kn__mul_##EC)                                 \
-  KN__DEF_SV(T, N, C, E, EC, mul, kn__mul_##EC)                                 \
-  KN__DEF_VS(T, N, C, E, EC, div, kn__div_##EC)                                 \
+#define KN__VEC_OPS(T, N, C, E, EC, unused)                                                        \
+  KN__DEF_VV(T, N, C, E, EC, add, kn__add_##EC)                                                    \
+  KN__DEF_VV(T, N, C, E, EC, sub, kn__sub_##EC)                                                    \
+  KN__DEF_VV(T, N, C, E, EC, mul, kn__mul_##EC)                                                    \
+  KN__DEF_VV(T, N, C, E, EC, div, kn__div_##EC)                                                    \
+  KN__DEF_VS(T, N, C, E, EC, mul, kn__mul_##EC)                                                    \
+  KN__DEF_SV(T, N, C, E, EC, mul, kn__mul_##EC)                                                    \
+  KN__DEF_VS(T, N, C, E, EC, div, kn__div_##EC)                                                    \
   KN__DEF_V(T, N, C, E, EC, neg, kn__neg_##EC)
-KN__VECS(KN__VEC_OPS, 0)
+                                                        KN__VECS(KN__VEC_OPS, 0)
 
 /* equality, dot */
 #define KN__S_EQ(c, f) r = r && (a.c == b.c);
-#define KN__VEC_REDUCE(T, N, C, E, EC, unused)                                  \
-  KN_FN bool kn_eq_##C##_##C(T a, T b) { bool r = true; KN__EACH##N(KN__S_EQ, 0) return r; } \
+#define KN__VEC_REDUCE(T, N, C, E, EC, unused)                                                     \
+  KN_FN bool kn_eq_##C##_##C(T a, T b) {                                                           \
+    bool r = true;                                                                                 \
+    KN__EACH##N(KN__S_EQ, 0) return r;                                                             \
+  }                                                                                                \
   KN_FN bool kn_ne_##C##_##C(T a, T b) { return !kn_eq_##C##_##C(a, b); }
-KN__VECS(KN__VEC_REDUCE, 0)
+                                                            KN__VECS(KN__VEC_REDUCE, 0)
 
-KN_FN float kn_dot_v2_v2(kn_vec2 a, kn_vec2 b) { return a.x * b.x + a.y * b.y; }
+                                                                KN_FN
+    float kn_dot_v2_v2(kn_vec2 a, kn_vec2 b) {
+  return a.x * b.x + a.y * b.y;
+}
 KN_FN float kn_dot_v3_v3(kn_vec3 a, kn_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 KN_FN float kn_dot_v4_v4(kn_vec4 a, kn_vec4 b) {
   return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
 }
 KN_FN double kn_dot_dv2_dv2(kn_dvec2 a, kn_dvec2 b) { return a.x * b.x + a.y * b.y; }
-KN_FN double kn_dot_dv3_dv3(kn_dvec3 a, kn_dvec3 b) {
-  return a.x * b.x + a.y * b.y + a.z * b.z;
-}
+KN_FN double kn_dot_dv3_dv3(kn_dvec3 a, kn_dvec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 KN_FN double kn_dot_dv4_dv4(kn_dvec4 a, kn_dvec4 b) {
   return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;
 }
@@ -542,23 +632,23 @@ KN_FN int32_t kn_dot_iv4_iv4(kn_ivec4 a, kn_ivec4 b) {
 }
 
 /* length, normalize, distance (float vectors) */
-#define KN__GEOM(T, N, C, E, EC, unused)                                        \
-  KN_FN E kn_length_sq_##C(T a) { return kn_dot_##C##_##C(a, a); }              \
-  KN_FN E kn_length_##C(T a) { return kn_sqrt_##EC(kn_dot_##C##_##C(a, a)); }   \
-  KN_FN E kn_distance_##C##_##C(T a, T b) { return kn_length_##C(kn_sub_##C##_##C(a, b)); } \
-  KN_FN T kn_normalize_##C(T a) {                                               \
-    E len = kn_length_##C(a);                                                   \
-    return len > (E)0 ? kn_div_##C##_##EC(a, len) : kn_zero_##C();              \
+#define KN__GEOM(T, N, C, E, EC, unused)                                                           \
+  KN_FN E kn_length_sq_##C(T a) { return kn_dot_##C##_##C(a, a); }                                 \
+  KN_FN E kn_length_##C(T a) { return kn_sqrt_##EC(kn_dot_##C##_##C(a, a)); }                      \
+  KN_FN E kn_distance_##C##_##C(T a, T b) { return kn_length_##C(kn_sub_##C##_##C(a, b)); }        \
+  KN_FN T kn_normalize_##C(T a) {                                                                  \
+    E len = kn_length_##C(a);                                                                      \
+    return len > (E)0 ? kn_div_##C##_##EC(a, len) : kn_zero_##C();                                 \
   }
 KN__FVECS(KN__GEOM, 0)
 
-#define KN__CROSS(T, C, f)                                                      \
-  KN_FN T kn_cross_##C##_##C(T a, T b) {                                        \
-    T r;                                                                        \
-    r.x = kn__sub_##f(kn__mul_##f(a.y, b.z), kn__mul_##f(a.z, b.y));            \
-    r.y = kn__sub_##f(kn__mul_##f(a.z, b.x), kn__mul_##f(a.x, b.z));            \
-    r.z = kn__sub_##f(kn__mul_##f(a.x, b.y), kn__mul_##f(a.y, b.x));            \
-    return r;                                                                   \
+#define KN__CROSS(T, C, f)                                                                         \
+  KN_FN T kn_cross_##C##_##C(T a, T b) {                                                           \
+    T r;                                                                                           \
+    r.x = kn__sub_##f(kn__mul_##f(a.y, b.z), kn__mul_##f(a.z, b.y));                               \
+    r.y = kn__sub_##f(kn__mul_##f(a.z, b.x), kn__mul_##f(a.x, b.z));                               \
+    r.z = kn__sub_##f(kn__mul_##f(a.x, b.y), kn__mul_##f(a.y, b.x));                               \
+    return r;                                                                                      \
   }
 KN__CROSS(kn_vec3, v3, f32)
 KN__CROSS(kn_dvec3, dv3, f64)
@@ -567,114 +657,126 @@ KN__CROSS(kn_ivec3, iv3, i32)
 /* ===== matrices =========================================================== */
 
 /* Rows as vectors; vectors as float[4] for loops (unused slots are 0). */
-KN_FN void kn__arr_v2(kn_vec2 v, float o[4]) { o[0] = v.x; o[1] = v.y; o[2] = o[3] = 0; }
-KN_FN void kn__arr_v3(kn_vec3 v, float o[4]) { o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = 0; }
-KN_FN void kn__arr_v4(kn_vec4 v, float o[4]) { o[0] = v.x; o[1] = v.y; o[2] = v.z; o[3] = v.w; }
+KN_FN void kn__arr_v2(kn_vec2 v, float o[4]) {
+  o[0] = v.x;
+  o[1] = v.y;
+  o[2] = o[3] = 0;
+}
+KN_FN void kn__arr_v3(kn_vec3 v, float o[4]) {
+  o[0] = v.x;
+  o[1] = v.y;
+  o[2] = v.z;
+  o[3] = 0;
+}
+KN_FN void kn__arr_v4(kn_vec4 v, float o[4]) {
+  o[0] = v.x;
+  o[1] = v.y;
+  o[2] = v.z;
+  o[3] = v.w;
+}
 KN_FN kn_vec2 kn__v2_arr(const float o[4]) { return kn_make_v2(o[0], o[1]); }
 KN_FN kn_vec3 kn__v3_arr(const float o[4]) { return kn_make_v3(o[0], o[1], o[2]); }
 KN_FN kn_vec4 kn__v4_arr(const float o[4]) { return kn_make_v4(o[0], o[1], o[2], o[3]); }
 
-#define KN__MAT(N, M, V)                                                        \
-  KN_FN kn_mat##M kn_zero_m##M(void) {                                          \
-    kn_mat##M r;                                                                \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) r.m[i][j] = 0.0f;                             \
-    return r;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_diag_m##M(float s) {                                       \
-    kn_mat##M r = kn_zero_m##M();                                               \
-    for (int i = 0; i < N; i++) r.m[i][i] = s;                                  \
-    return r;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_identity_m##M(void) { return kn_diag_m##M(1.0f); }         \
-  KN_FN int64_t kn__clampi_##M(int64_t i) { return i < 0 ? 0 : i > N - 1 ? N - 1 : i; } \
-  KN_FN float *kn_getp_m##M(kn_mat##M *a, int64_t i, int64_t j) {               \
-    return &a->m[kn__clampi_##M(i)][kn__clampi_##M(j)];                         \
-  }                                                                             \
-  KN_FN float kn_get_m##M(kn_mat##M a, int64_t i, int64_t j) {                  \
-    return *kn_getp_m##M(&a, i, j);                                             \
-  }                                                                             \
-  KN_FN V kn_get_m##M##_row(kn_mat##M a, int64_t i) {                           \
-    float o[4] = {0, 0, 0, 0};                                                  \
-    for (int j = 0; j < N; j++) o[j] = a.m[kn__clampi_##M(i)][j];               \
-    return kn__v##N##_arr(o);                                                   \
-  }                                                                             \
-  KN_FN void kn_set_m##M##_row(kn_mat##M *a, int64_t i, V r) {                  \
-    float o[4];                                                                 \
-    kn__arr_v##N(r, o);                                                         \
-    for (int j = 0; j < N; j++) a->m[kn__clampi_##M(i)][j] = o[j];              \
-  }                                                                             \
-  KN_FN kn_mat##M kn_add_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] += b.m[i][j];                       \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_sub_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] -= b.m[i][j];                       \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_mul_m##M##_f32(kn_mat##M a, float s) {                     \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] *= s;                               \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_mul_f32_m##M(float s, kn_mat##M a) {                       \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] = s * a.m[i][j];                    \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_div_m##M##_f32(kn_mat##M a, float s) {                     \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] /= s;                               \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_neg_m##M(kn_mat##M a) {                                    \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) a.m[i][j] = -a.m[i][j];                       \
-    return a;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_mul_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                \
-    kn_mat##M r;                                                                \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) {                                             \
-        float s = a.m[i][0] * b.m[0][j];                                        \
-        for (int k = 1; k < N; k++) s += a.m[i][k] * b.m[k][j];                 \
-        r.m[i][j] = s;                                                          \
-      }                                                                         \
-    return r;                                                                   \
-  }                                                                             \
-  KN_FN V kn_mul_m##M##_v##N(kn_mat##M a, V v) {                                \
-    float x[4], o[4] = {0, 0, 0, 0};                                            \
-    kn__arr_v##N(v, x);                                                         \
-    for (int i = 0; i < N; i++) {                                               \
-      float s = a.m[i][0] * x[0];                                               \
-      for (int k = 1; k < N; k++) s += a.m[i][k] * x[k];                        \
-      o[i] = s;                                                                 \
-    }                                                                           \
-    return kn__v##N##_arr(o);                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_transpose_m##M(kn_mat##M a) {                              \
-    kn_mat##M r;                                                                \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) r.m[i][j] = a.m[j][i];                        \
-    return r;                                                                   \
-  }                                                                             \
-  KN_FN kn_mat##M kn_outer_v##N##_v##N(V a, V b) {                              \
-    float x[4], y[4];                                                           \
-    kn_mat##M r;                                                                \
-    kn__arr_v##N(a, x);                                                         \
-    kn__arr_v##N(b, y);                                                         \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) r.m[i][j] = x[i] * y[j];                      \
-    return r;                                                                   \
-  }                                                                             \
-  KN_FN bool kn_eq_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                      \
-    bool r = true;                                                              \
-    for (int i = 0; i < N; i++)                                                 \
-      for (int j = 0; j < N; j++) r = r && a.m[i][j] == b.m[i][j];              \
-    return r;                                                                   \
-  }                                                                             \
+#define KN__MAT(N, M, V)                                                                           \
+  KN_FN kn_mat##M kn_zero_m##M(void) {                                                             \
+    kn_mat##M r;                                                                                   \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) r.m[i][j] = 0.0f;                                                \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_diag_m##M(float s) {                                                          \
+    kn_mat##M r = kn_zero_m##M();                                                                  \
+    for (int i = 0; i < N; i++) r.m[i][i] = s;                                                     \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_identity_m##M(void) { return kn_diag_m##M(1.0f); }                            \
+  KN_FN int64_t kn__clampi_##M(int64_t i) { return i < 0 ? 0 : i > N - 1 ? N - 1 : i; }            \
+  KN_FN float *kn_getp_m##M(kn_mat##M *a, int64_t i, int64_t j) {                                  \
+    return &a->m[kn__clampi_##M(i)][kn__clampi_##M(j)];                                            \
+  }                                                                                                \
+  KN_FN float kn_get_m##M(kn_mat##M a, int64_t i, int64_t j) { return *kn_getp_m##M(&a, i, j); }   \
+  KN_FN V kn_get_m##M##_row(kn_mat##M a, int64_t i) {                                              \
+    float o[4] = {0, 0, 0, 0};                                                                     \
+    for (int j = 0; j < N; j++) o[j] = a.m[kn__clampi_##M(i)][j];                                  \
+    return kn__v##N##_arr(o);                                                                      \
+  }                                                                                                \
+  KN_FN void kn_set_m##M##_row(kn_mat##M *a, int64_t i, V r) {                                     \
+    float o[4];                                                                                    \
+    kn__arr_v##N(r, o);                                                                            \
+    for (int j = 0; j < N; j++) a->m[kn__clampi_##M(i)][j] = o[j];                                 \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_add_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                                   \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] += b.m[i][j];                                          \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_sub_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                                   \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] -= b.m[i][j];                                          \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_mul_m##M##_f32(kn_mat##M a, float s) {                                        \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] *= s;                                                  \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_mul_f32_m##M(float s, kn_mat##M a) {                                          \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] = s * a.m[i][j];                                       \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_div_m##M##_f32(kn_mat##M a, float s) {                                        \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] /= s;                                                  \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_neg_m##M(kn_mat##M a) {                                                       \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) a.m[i][j] = -a.m[i][j];                                          \
+    return a;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_mul_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                                   \
+    kn_mat##M r;                                                                                   \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) {                                                                \
+        float s = a.m[i][0] * b.m[0][j];                                                           \
+        for (int k = 1; k < N; k++) s += a.m[i][k] * b.m[k][j];                                    \
+        r.m[i][j] = s;                                                                             \
+      }                                                                                            \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN V kn_mul_m##M##_v##N(kn_mat##M a, V v) {                                                   \
+    float x[4], o[4] = {0, 0, 0, 0};                                                               \
+    kn__arr_v##N(v, x);                                                                            \
+    for (int i = 0; i < N; i++) {                                                                  \
+      float s = a.m[i][0] * x[0];                                                                  \
+      for (int k = 1; k < N; k++) s += a.m[i][k] * x[k];                                           \
+      o[i] = s;                                                                                    \
+    }                                                                                              \
+    return kn__v##N##_arr(o);                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_transpose_m##M(kn_mat##M a) {                                                 \
+    kn_mat##M r;                                                                                   \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) r.m[i][j] = a.m[j][i];                                           \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN kn_mat##M kn_outer_v##N##_v##N(V a, V b) {                                                 \
+    float x[4], y[4];                                                                              \
+    kn_mat##M r;                                                                                   \
+    kn__arr_v##N(a, x);                                                                            \
+    kn__arr_v##N(b, y);                                                                            \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) r.m[i][j] = x[i] * y[j];                                         \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN bool kn_eq_m##M##_m##M(kn_mat##M a, kn_mat##M b) {                                         \
+    bool r = true;                                                                                 \
+    for (int i = 0; i < N; i++)                                                                    \
+      for (int j = 0; j < N; j++) r = r && a.m[i][j] == b.m[i][j];                                 \
+    return r;                                                                                      \
+  }                                                                                                \
   KN_FN bool kn_ne_m##M##_m##M(kn_mat##M a, kn_mat##M b) { return !kn_eq_m##M##_m##M(a, b); }
 KN__MAT(2, 22, kn_vec2)
 KN__MAT(3, 33, kn_vec3)
@@ -682,26 +784,45 @@ KN__MAT(4, 44, kn_vec4)
 
 KN_FN kn_mat22 kn_make_m22(float a, float b, float c, float d) {
   kn_mat22 r;
-  r.m[0][0] = a; r.m[0][1] = b;
-  r.m[1][0] = c; r.m[1][1] = d;
+  r.m[0][0] = a;
+  r.m[0][1] = b;
+  r.m[1][0] = c;
+  r.m[1][1] = d;
   return r;
 }
-KN_FN kn_mat33 kn_make_m33(float a, float b, float c, float d, float e, float f, float g,
-                           float h, float i) {
+KN_FN kn_mat33 kn_make_m33(float a, float b, float c, float d, float e, float f, float g, float h,
+                           float i) {
   kn_mat33 r;
-  r.m[0][0] = a; r.m[0][1] = b; r.m[0][2] = c;
-  r.m[1][0] = d; r.m[1][1] = e; r.m[1][2] = f;
-  r.m[2][0] = g; r.m[2][1] = h; r.m[2][2] = i;
+  r.m[0][0] = a;
+  r.m[0][1] = b;
+  r.m[0][2] = c;
+  r.m[1][0] = d;
+  r.m[1][1] = e;
+  r.m[1][2] = f;
+  r.m[2][0] = g;
+  r.m[2][1] = h;
+  r.m[2][2] = i;
   return r;
 }
-KN_FN kn_mat44 kn_make_m44(float a, float b, float c, float d, float e, float f, float g,
-                           float h, float i, float j, float k, float l, float m, float n,
-                           float o, float p) {
+KN_FN kn_mat44 kn_make_m44(float a, float b, float c, float d, float e, float f, float g, float h,
+                           float i, float j, float k, float l, float m, float n, float o, float p) {
   kn_mat44 r;
-  r.m[0][0] = a; r.m[0][1] = b; r.m[0][2] = c; r.m[0][3] = d;
-  r.m[1][0] = e; r.m[1][1] = f; r.m[1][2] = g; r.m[1][3] = h;
-  r.m[2][0] = i; r.m[2][1] = j; r.m[2][2] = k; r.m[2][3] = l;
-  r.m[3][0] = m; r.m[3][1] = n; r.m[3][2] = o; r.m[3][3] = p;
+  r.m[0][0] = a;
+  r.m[0][1] = b;
+  r.m[0][2] = c;
+  r.m[0][3] = d;
+  r.m[1][0] = e;
+  r.m[1][1] = f;
+  r.m[1][2] = g;
+  r.m[1][3] = h;
+  r.m[2][0] = i;
+  r.m[2][1] = j;
+  r.m[2][2] = k;
+  r.m[2][3] = l;
+  r.m[3][0] = m;
+  r.m[3][1] = n;
+  r.m[3][2] = o;
+  r.m[3][3] = p;
   return r;
 }
 KN_FN kn_mat22 kn_make_m22_rows(kn_vec2 a, kn_vec2 b) { return kn_make_m22(a.x, a.y, b.x, b.y); }
@@ -709,13 +830,11 @@ KN_FN kn_mat33 kn_make_m33_rows(kn_vec3 a, kn_vec3 b, kn_vec3 c) {
   return kn_make_m33(a.x, a.y, a.z, b.x, b.y, b.z, c.x, c.y, c.z);
 }
 KN_FN kn_mat44 kn_make_m44_rows(kn_vec4 a, kn_vec4 b, kn_vec4 c, kn_vec4 d) {
-  return kn_make_m44(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w, d.x, d.y,
-                     d.z, d.w);
+  return kn_make_m44(a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w, d.x, d.y, d.z,
+                     d.w);
 }
 
-KN_FN float kn_determinant_m22(kn_mat22 a) {
-  return a.m[0][0] * a.m[1][1] - a.m[0][1] * a.m[1][0];
-}
+KN_FN float kn_determinant_m22(kn_mat22 a) { return a.m[0][0] * a.m[1][1] - a.m[0][1] * a.m[1][0]; }
 /* Cofactor C[i][j] of a 3x3 matrix (rows/cols taken cyclically, so the sign is built in). */
 KN_FN float kn__cof33(const kn_mat33 *a, int i, int j) {
   int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
@@ -726,7 +845,9 @@ KN_FN float kn_determinant_m33(kn_mat33 a) {
          a.m[0][2] * kn__cof33(&a, 0, 2);
 }
 /* 2x2 minors of rows (0,1) and (2,3) of a 4x4 matrix, for Laplace expansion. */
-typedef struct kn__minors44 { float s[6], c[6]; } kn__minors44;
+typedef struct kn__minors44 {
+  float s[6], c[6];
+} kn__minors44;
 KN_FN kn__minors44 kn__minors(const kn_mat44 *a) {
   const float(*m)[4] = a->m;
   kn__minors44 r;
@@ -746,8 +867,8 @@ KN_FN kn__minors44 kn__minors(const kn_mat44 *a) {
 }
 KN_FN float kn_determinant_m44(kn_mat44 a) {
   kn__minors44 k = kn__minors(&a);
-  return k.s[0] * k.c[5] - k.s[1] * k.c[4] + k.s[2] * k.c[3] + k.s[3] * k.c[2] -
-         k.s[4] * k.c[1] + k.s[5] * k.c[0];
+  return k.s[0] * k.c[5] - k.s[1] * k.c[4] + k.s[2] * k.c[3] + k.s[3] * k.c[2] - k.s[4] * k.c[1] +
+         k.s[5] * k.c[0];
 }
 
 KN_FN kn_mat22 kn_inverse_m22(kn_mat22 a) {
@@ -769,29 +890,33 @@ KN_FN kn_mat44 kn_inverse_m44(kn_mat44 a) {
   const float *s = k.s, *c = k.c;
   float d = s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0];
   if (d == 0.0f) return kn_zero_m44();
-  return kn_make_m44(
-      (m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3]) / d,
-      (-m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3]) / d,
-      (m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3]) / d,
-      (-m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]) / d,
-      (-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1]) / d,
-      (m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1]) / d,
-      (-m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1]) / d,
-      (m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]) / d,
-      (m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0]) / d,
-      (-m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0]) / d,
-      (m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0]) / d,
-      (-m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]) / d,
-      (-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0]) / d,
-      (m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0]) / d,
-      (-m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0]) / d,
-      (m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]) / d);
+  return kn_make_m44((m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3]) / d,
+                     (-m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3]) / d,
+                     (m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3]) / d,
+                     (-m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]) / d,
+                     (-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1]) / d,
+                     (m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1]) / d,
+                     (-m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1]) / d,
+                     (m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]) / d,
+                     (m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0]) / d,
+                     (-m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0]) / d,
+                     (m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0]) / d,
+                     (-m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]) / d,
+                     (-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0]) / d,
+                     (m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0]) / d,
+                     (-m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0]) / d,
+                     (m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]) / d);
 }
 
 /* ===== quaternions ======================================================== */
 
 KN_FN kn_quat kn_make_q(float x, float y, float z, float w) {
-  kn_quat r; r.x = x; r.y = y; r.z = z; r.w = w; return r;
+  kn_quat r;
+  r.x = x;
+  r.y = y;
+  r.z = z;
+  r.w = w;
+  return r;
 }
 KN_FN kn_quat kn_zero_q(void) { return kn_make_q(0.0f, 0.0f, 0.0f, 0.0f); }
 KN_FN kn_quat kn_splat_q(float s) { return kn_make_q(s, s, s, s); } /* quat(s) */
@@ -813,10 +938,9 @@ KN_FN bool kn_eq_q_q(kn_quat a, kn_quat b) { return kn_eq_v4_v4(kn__q_v4(a), kn_
 KN_FN bool kn_ne_q_q(kn_quat a, kn_quat b) { return !kn_eq_q_q(a, b); }
 
 KN_FN kn_quat kn_quat_mul_q_q(kn_quat a, kn_quat b) {
-  return kn_make_q(a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-                   a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-                   a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-                   a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
+  return kn_make_q(
+      a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y, a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
+      a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
 }
 KN_FN kn_quat kn_quat_from_axis_angle_v3_f32(kn_vec3 axis, float angle) {
   kn_vec3 n = kn_normalize_v3(axis);
@@ -835,68 +959,66 @@ KN_FN kn_vec3 kn_quat_rotate_q_v3(kn_quat q, kn_vec3 v) {
 #ifdef __CUDACC_RTC__
 
 typedef unsigned long long kn__ull;
-#define KN__CU_INT(T, C, CT)                                                    \
-  KN_FN T kn_atomic_add_##C(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)v); }  \
-  KN_FN T kn_atomic_sub_##C(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)0 - (CT)v); } \
-  KN_FN T kn_atomic_exch_##C(T *p, T v) { return (T)atomicExch((CT *)p, (CT)v); } \
-  KN_FN T kn_atomic_and_##C(T *p, T v) { return (T)atomicAnd((CT *)p, (CT)v); }  \
-  KN_FN T kn_atomic_or_##C(T *p, T v) { return (T)atomicOr((CT *)p, (CT)v); }    \
-  KN_FN T kn_atomic_xor_##C(T *p, T v) { return (T)atomicXor((CT *)p, (CT)v); }  \
-  KN_FN T kn_atomic_min_##C(T *p, T v) { return atomicMin(p, v); }              \
-  KN_FN T kn_atomic_max_##C(T *p, T v) { return atomicMax(p, v); }              \
-  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                   \
-    return (T)atomicCAS((CT *)p, (CT)e, (CT)d);                                 \
-  }
+#define KN__CU_INT(T, C, CT)                                                                       \
+  KN_FN T kn_atomic_add_##C(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)v); }                    \
+  KN_FN T kn_atomic_sub_##C(T *p, T v) { return (T)atomicAdd((CT *)p, (CT)0 - (CT)v); }            \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) { return (T)atomicExch((CT *)p, (CT)v); }                  \
+  KN_FN T kn_atomic_and_##C(T *p, T v) { return (T)atomicAnd((CT *)p, (CT)v); }                    \
+  KN_FN T kn_atomic_or_##C(T *p, T v) { return (T)atomicOr((CT *)p, (CT)v); }                      \
+  KN_FN T kn_atomic_xor_##C(T *p, T v) { return (T)atomicXor((CT *)p, (CT)v); }                    \
+  KN_FN T kn_atomic_min_##C(T *p, T v) { return atomicMin(p, v); }                                 \
+  KN_FN T kn_atomic_max_##C(T *p, T v) { return atomicMax(p, v); }                                 \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) { return (T)atomicCAS((CT *)p, (CT)e, (CT)d); }
 KN__CU_INT(int32_t, i32, unsigned int)
 KN__CU_INT(uint32_t, u32, unsigned int)
 KN__CU_INT(int64_t, i64, kn__ull)
 KN__CU_INT(uint64_t, u64, kn__ull)
 
 /* Float CAS loop on the bit pattern: new = op(old, v). */
-#define KN__CU_FLOOP(T, C, BT, TOB, FROMB, stem, op)                            \
-  KN_FN T kn_atomic_##stem##_##C(T *p, T v) {                                   \
-    BT *a = (BT *)p, old = *a, seen;                                            \
-    do {                                                                        \
-      seen = old;                                                               \
-      old = atomicCAS(a, seen, TOB(op(FROMB(seen), v)));                        \
-    } while (old != seen);                                                      \
-    return FROMB(old);                                                          \
+#define KN__CU_FLOOP(T, C, BT, TOB, FROMB, stem, op)                                               \
+  KN_FN T kn_atomic_##stem##_##C(T *p, T v) {                                                      \
+    BT *a = (BT *)p, old = *a, seen;                                                               \
+    do {                                                                                           \
+      seen = old;                                                                                  \
+      old = atomicCAS(a, seen, TOB(op(FROMB(seen), v)));                                           \
+    } while (old != seen);                                                                         \
+    return FROMB(old);                                                                             \
   }
-#define KN__CU_FLOAT(T, C, BT, TOB, FROMB)                                      \
-  KN_FN T kn_atomic_add_##C(T *p, T v) { return atomicAdd(p, v); }              \
-  KN_FN T kn_atomic_sub_##C(T *p, T v) { return atomicAdd(p, -v); }             \
-  KN__CU_FLOOP(T, C, BT, TOB, FROMB, min, kn_min_##C##_##C)                     \
-  KN__CU_FLOOP(T, C, BT, TOB, FROMB, max, kn_max_##C##_##C)                     \
-  KN_FN T kn_atomic_exch_##C(T *p, T v) { return FROMB(atomicExch((BT *)p, TOB(v))); } \
-  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                   \
-    return FROMB(atomicCAS((BT *)p, TOB(e), TOB(d)));                           \
-  }
+#define KN__CU_FLOAT(T, C, BT, TOB, FROMB)                                                         \
+  KN_FN T kn_atomic_add_##C(T *p, T v) { return atomicAdd(p, v); }                                 \
+  KN_FN T kn_atomic_sub_##C(T *p, T v) { return atomicAdd(p, -v); }                                \
+  KN__CU_FLOOP(T, C, BT, TOB, FROMB, min, kn_min_##C##_##C)                                        \
+  KN__CU_FLOOP(T, C, BT, TOB, FROMB, max, kn_max_##C##_##C)                                        \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) { return FROMB(atomicExch((BT *)p, TOB(v))); }             \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) { return FROMB(atomicCAS((BT *)p, TOB(e), TOB(d))); }
 KN__CU_FLOAT(float, f32, unsigned int, __float_as_uint, __uint_as_float)
 KN__CU_FLOAT(double, f64, kn__ull, kn__f64_bits, kn__bits_f64)
 
 #else /* host C: GCC/clang __atomic builtins */
 
 #define KN__MO __ATOMIC_RELAXED
-#define KN__C_INT(T, C)                                                         \
-  KN_FN T kn_atomic_add_##C(T *p, T v) { return __atomic_fetch_add(p, v, KN__MO); } \
-  KN_FN T kn_atomic_sub_##C(T *p, T v) { return __atomic_fetch_sub(p, v, KN__MO); } \
-  KN_FN T kn_atomic_exch_##C(T *p, T v) { return __atomic_exchange_n(p, v, KN__MO); } \
-  KN_FN T kn_atomic_and_##C(T *p, T v) { return __atomic_fetch_and(p, v, KN__MO); } \
-  KN_FN T kn_atomic_or_##C(T *p, T v) { return __atomic_fetch_or(p, v, KN__MO); }  \
-  KN_FN T kn_atomic_xor_##C(T *p, T v) { return __atomic_fetch_xor(p, v, KN__MO); } \
-  KN_FN T kn_atomic_min_##C(T *p, T v) {                                        \
-    T old = __atomic_load_n(p, KN__MO);                                         \
-    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, KN__MO, KN__MO)) {} \
-    return old;                                                                 \
-  }                                                                             \
-  KN_FN T kn_atomic_max_##C(T *p, T v) {                                        \
-    T old = __atomic_load_n(p, KN__MO);                                         \
-    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, KN__MO, KN__MO)) {} \
-    return old;                                                                 \
-  }                                                                             \
-  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                   \
-    __atomic_compare_exchange_n(p, &e, d, false, KN__MO, KN__MO);               \
-    return e;                                                                   \
+#define KN__C_INT(T, C)                                                                            \
+  KN_FN T kn_atomic_add_##C(T *p, T v) { return __atomic_fetch_add(p, v, KN__MO); }                \
+  KN_FN T kn_atomic_sub_##C(T *p, T v) { return __atomic_fetch_sub(p, v, KN__MO); }                \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) { return __atomic_exchange_n(p, v, KN__MO); }              \
+  KN_FN T kn_atomic_and_##C(T *p, T v) { return __atomic_fetch_and(p, v, KN__MO); }                \
+  KN_FN T kn_atomic_or_##C(T *p, T v) { return __atomic_fetch_or(p, v, KN__MO); }                  \
+  KN_FN T kn_atomic_xor_##C(T *p, T v) { return __atomic_fetch_xor(p, v, KN__MO); }                \
+  KN_FN T kn_atomic_min_##C(T *p, T v) {                                                           \
+    T old = __atomic_load_n(p, KN__MO);                                                            \
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, KN__MO, KN__MO)) {            \
+    }                                                                                              \
+    return old;                                                                                    \
+  }                                                                                                \
+  KN_FN T kn_atomic_max_##C(T *p, T v) {                                                           \
+    T old = __atomic_load_n(p, KN__MO);                                                            \
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, KN__MO, KN__MO)) {            \
+    }                                                                                              \
+    return old;                                                                                    \
+  }                                                                                                \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                                      \
+    __atomic_compare_exchange_n(p, &e, d, false, KN__MO, KN__MO);                                  \
+    return e;                                                                                      \
   }
 KN__C_INT(int32_t, i32)
 KN__C_INT(uint32_t, u32)
@@ -904,26 +1026,28 @@ KN__C_INT(int64_t, i64)
 KN__C_INT(uint64_t, u64)
 
 /* The generic __atomic_compare_exchange compares the bytes of the float. */
-#define KN__C_FLOOP(T, C, stem, op)                                             \
-  KN_FN T kn_atomic_##stem##_##C(T *p, T v) {                                   \
-    T old, nw;                                                                  \
-    __atomic_load(p, &old, KN__MO);                                             \
-    do { nw = op(old, v); } while (!__atomic_compare_exchange(p, &old, &nw, true, KN__MO, KN__MO)); \
-    return old;                                                                 \
+#define KN__C_FLOOP(T, C, stem, op)                                                                \
+  KN_FN T kn_atomic_##stem##_##C(T *p, T v) {                                                      \
+    T old, nw;                                                                                     \
+    __atomic_load(p, &old, KN__MO);                                                                \
+    do {                                                                                           \
+      nw = op(old, v);                                                                             \
+    } while (!__atomic_compare_exchange(p, &old, &nw, true, KN__MO, KN__MO));                      \
+    return old;                                                                                    \
   }
-#define KN__C_FLOAT(T, C)                                                       \
-  KN__C_FLOOP(T, C, add, kn__add_##C)                                           \
-  KN__C_FLOOP(T, C, sub, kn__sub_##C)                                           \
-  KN__C_FLOOP(T, C, min, kn_min_##C##_##C)                                      \
-  KN__C_FLOOP(T, C, max, kn_max_##C##_##C)                                      \
-  KN_FN T kn_atomic_exch_##C(T *p, T v) {                                       \
-    T old;                                                                      \
-    __atomic_exchange(p, &v, &old, KN__MO);                                     \
-    return old;                                                                 \
-  }                                                                             \
-  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                   \
-    __atomic_compare_exchange(p, &e, &d, false, KN__MO, KN__MO);                \
-    return e;                                                                   \
+#define KN__C_FLOAT(T, C)                                                                          \
+  KN__C_FLOOP(T, C, add, kn__add_##C)                                                              \
+  KN__C_FLOOP(T, C, sub, kn__sub_##C)                                                              \
+  KN__C_FLOOP(T, C, min, kn_min_##C##_##C)                                                         \
+  KN__C_FLOOP(T, C, max, kn_max_##C##_##C)                                                         \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) {                                                          \
+    T old;                                                                                         \
+    __atomic_exchange(p, &v, &old, KN__MO);                                                        \
+    return old;                                                                                    \
+  }                                                                                                \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                                      \
+    __atomic_compare_exchange(p, &e, &d, false, KN__MO, KN__MO);                                   \
+    return e;                                                                                      \
   }
 KN__C_FLOAT(float, f32)
 KN__C_FLOAT(double, f64)
@@ -932,11 +1056,23 @@ KN__C_FLOAT(double, f64)
 
 /* Vector atomics: one atomic per component; returns the old components. */
 #define KN__S_AT(c, f) r.c = f(&p->c, v.c);
-#define KN__VATOMIC(T, N, C, E, EC, unused)                                     \
-  KN_FN T kn_atomic_add_##C(T *p, T v) { T r; KN__EACH##N(KN__S_AT, kn_atomic_add_##EC) return r; } \
-  KN_FN T kn_atomic_sub_##C(T *p, T v) { T r; KN__EACH##N(KN__S_AT, kn_atomic_sub_##EC) return r; } \
-  KN_FN T kn_atomic_min_##C(T *p, T v) { T r; KN__EACH##N(KN__S_AT, kn_atomic_min_##EC) return r; } \
-  KN_FN T kn_atomic_max_##C(T *p, T v) { T r; KN__EACH##N(KN__S_AT, kn_atomic_max_##EC) return r; }
+#define KN__VATOMIC(T, N, C, E, EC, unused)                                                        \
+  KN_FN T kn_atomic_add_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_add_##EC) return r;                                            \
+  }                                                                                                \
+  KN_FN T kn_atomic_sub_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_sub_##EC) return r;                                            \
+  }                                                                                                \
+  KN_FN T kn_atomic_min_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_min_##EC) return r;                                            \
+  }                                                                                                \
+  KN_FN T kn_atomic_max_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_max_##EC) return r;                                            \
+  }
 KN__VECS(KN__VATOMIC, 0)
 
 /* ===== random numbers ===================================================== */
@@ -957,12 +1093,10 @@ KN_FN uint32_t kn_randi(uint32_t *s) {
   return kn__pcg_out(*s);
 }
 KN_FN float kn_randf(uint32_t *s) { return (float)(kn_randi(s) >> 8) * (1.0f / 16777216.0f); }
-KN_FN float kn_randf_range(uint32_t *s, float lo, float hi) {
-  return lo + (hi - lo) * kn_randf(s);
-}
+KN_FN float kn_randf_range(uint32_t *s, float lo, float hi) { return lo + (hi - lo) * kn_randf(s); }
 KN_FN float kn_randn(uint32_t *s) {
   float u1 = kn_randf(s), u2 = kn_randf(s);
-  float r = sqrtf(-2.0f * logf(1.0f - u1));   /* 1 - u1 is in (0, 1] */
+  float r = sqrtf(-2.0f * logf(1.0f - u1)); /* 1 - u1 is in (0, 1] */
   return r * cosf(6.28318530717958647692f * u2);
 }
 
@@ -999,8 +1133,9 @@ KN_FN kn_error *kn__err_claim(const kn_ctx *c) {
   return atomicCAS(&e->flag, 0, 1) == 0 ? e : 0;
 #else
   int32_t zero = 0;
-  return __atomic_compare_exchange_n(&e->flag, &zero, 1, false, __ATOMIC_ACQ_REL,
-                                     __ATOMIC_RELAXED) ? e : 0;
+  return __atomic_compare_exchange_n(&e->flag, &zero, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)
+             ? e
+             : 0;
 #endif
 }
 
@@ -1021,9 +1156,8 @@ KN_COLD void kn__bounds_fail(const kn_ctx *c, int32_t file, int32_t line, int32_
   }
 }
 
-KN_FN bool kn_bounds_ok(const kn_ctx *c, int32_t file, int32_t line, int32_t param,
-                        int32_t ndim, const int64_t idx[4], const int64_t shape[4],
-                        int64_t tid) {
+KN_FN bool kn_bounds_ok(const kn_ctx *c, int32_t file, int32_t line, int32_t param, int32_t ndim,
+                        const int64_t idx[4], const int64_t shape[4], int64_t tid) {
   bool ok = true;
   for (int k = 0; k < ndim && k < 4; k++) ok = ok && idx[k] >= 0 && idx[k] < shape[k];
   if (!ok) kn__bounds_fail(c, file, line, param, ndim, idx, shape, tid);

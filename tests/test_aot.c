@@ -51,8 +51,10 @@ static int sh(char **out, const char *fmt, ...) {
   va_end(ap);
   char *o = NULL;
   int rc = th_run(cmd, &o);
-  if (out) *out = o;
-  else free(o);
+  if (out)
+    *out = o;
+  else
+    free(o);
   return rc;
 }
 
@@ -111,11 +113,12 @@ static const char *compiler(bool cxx) {
 
 static void compile_host(const char *dir, bool cxx, const char *exe) {
   char *out;
-  int rc = sh(&out,
-              "%s %s -Wall -Wextra -Werror %s -I%s/include -I%s %s %s/host.c %s %s/aot_main.o %s/aot_other.o %s "
-              "-lpthread -ldl -lm -o %s/%s",
-              compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS, KERN_SOURCE_DIR, dir,
-              cxx ? "-x c++" : "", AOT_DIR, cxx ? "-x none" : "", dir, dir, libkern(), dir, exe);
+  int rc = sh(
+      &out,
+      "%s %s -Wall -Wextra -Werror %s -I%s/include -I%s %s %s/host.c %s %s/aot_main.o %s/aot_other.o %s "
+      "-lpthread -ldl -lm -o %s/%s",
+      compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS, KERN_SOURCE_DIR, dir,
+      cxx ? "-x c++" : "", AOT_DIR, cxx ? "-x none" : "", dir, dir, libkern(), dir, exe);
   cr_assert_eq(rc, 0, "%s failed on host.c with the generated headers:\n%s", compiler(cxx), out);
   free(out);
 }
@@ -125,7 +128,8 @@ static void run_host(const char *dir, const char *exe, const char *device) {
   char cache[4200], *out;
   snprintf(cache, sizeof cache, "%s/cache-%s", dir, exe);
   cr_assert_eq(mkdir(cache, 0500), 0);
-  int rc = sh(&out, "KERN_CC=false KERN_NVRTC= KERN_CACHE_DIR=%s %s/%s %s", cache, dir, exe, device);
+  int rc =
+      sh(&out, "KERN_CC=false KERN_NVRTC= KERN_CACHE_DIR=%s %s/%s %s", cache, dir, exe, device);
   char want[64];
   snprintf(want, sizeof want, "aot ok on %s", device);
   cr_expect_eq(rc, 0, "%s on %s: %s", exe, device, out);
@@ -161,17 +165,21 @@ Test(aot, header_declares_typed_launchers_and_checked_structs) {
   char *h = th_read_file(path, NULL);
   cr_assert(h);
   cr_expect(strstr(h, "kern_status aot_main_saxpy_launch(kern_device *device, kern_dims dims,\n"
-                      "    kern_array *x, kern_array *y, float a)"), "%s", h);
+                      "    kern_array *x, kern_array *y, float a)"),
+            "%s", h);
   cr_expect(strstr(h, "aot_main_move_launch(kern_device *device, kern_dims dims,\n"
-                      "    kern_array *ps, kern_vec3 delta, aot_main_Wrapped w)"), "%s", h);
+                      "    kern_array *ps, kern_vec3 delta, aot_main_Wrapped w)"),
+            "%s", h);
   cr_expect(strstr(h, "int64_t base, uint8_t step,\n    bool neg)"), "%s", h);
   cr_expect(strstr(h, "kern_mat33 m, kern_float16 h)"), "%s", h);
   cr_expect(strstr(h, "aot_main_nothing_launch(kern_device *device, kern_dims dims)"), "%s", h);
   cr_expect(strstr(h, "kern_module *aot_main_module(void);"), "%s", h);
-  cr_expect(strstr(h, "sizeof(aot_main_Wrapped) == 32 && KERN_AOT_ALIGNOF_(aot_main_Wrapped) == 8"), "%s", h);
+  cr_expect(strstr(h, "sizeof(aot_main_Wrapped) == 32 && KERN_AOT_ALIGNOF_(aot_main_Wrapped) == 8"),
+            "%s", h);
   cr_expect(strstr(h, "offsetof(aot_main_Wrapped, w) == 24"), "%s", h);
   /* Particle (from the import) is defined before Wrapped, which contains it. */
-  cr_expect(strstr(h, "typedef struct aot_main_Particle") < strstr(h, "typedef struct aot_main_Wrapped"));
+  cr_expect(strstr(h, "typedef struct aot_main_Particle") <
+            strstr(h, "typedef struct aot_main_Wrapped"));
   free(h);
   rm_rf(dir);
   free(dir);
@@ -209,9 +217,12 @@ Test(aot, names_that_are_keywords_get_an_underscore_in_c_and_cxx) {
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   for (int cxx = 0; cxx < 2; cxx++) {
-    rc = sh(&out, "%s %s -Wall -Wextra -Werror %s -I%s/include %s %s/main.c %s %s/kw.o %s -lpthread -ldl -lm "
-            "-o %s/kw && KERN_CC=false %s/kw", compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS,
-            KERN_SOURCE_DIR, cxx ? "-x c++" : "", dir, cxx ? "-x none" : "", dir, libkern(), dir, dir);
+    rc = sh(
+        &out,
+        "%s %s -Wall -Wextra -Werror %s -I%s/include %s %s/main.c %s %s/kw.o %s -lpthread -ldl -lm "
+        "-o %s/kw && KERN_CC=false %s/kw",
+        compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS, KERN_SOURCE_DIR,
+        cxx ? "-x c++" : "", dir, cxx ? "-x none" : "", dir, libkern(), dir, dir);
     cr_expect_eq(rc, 0, "%s: %s", cxx ? "C++" : "C", out);
     free(out);
   }
@@ -234,7 +245,8 @@ static const char inspect_c[] =
 Test(aot, object_embeds_cubins_for_each_arch_and_ptx_for_the_newest, .timeout = 120) {
   if (!rt_nvrtc_load(NULL)) cr_skip_test("NVRTC is not available");
   char *dir = tmp_dir(), path[4200], *out;
-  int rc = sh(&out, "%s build %s/aot_other.kern -o %s/aot_other --arch=sm_90,sm_80", KERNC_PATH, AOT_DIR, dir);
+  int rc = sh(&out, "%s build %s/aot_other.kern -o %s/aot_other --arch=sm_90,sm_80", KERNC_PATH,
+              AOT_DIR, dir);
   cr_assert_eq(rc, 0, "%s", out);
   cr_expect_str_empty(out, "no note when NVRTC is there: %s", out);
   free(out);
@@ -242,8 +254,10 @@ Test(aot, object_embeds_cubins_for_each_arch_and_ptx_for_the_newest, .timeout = 
   FILE *f = fopen(path, "w");
   fputs(inspect_c, f);
   fclose(f);
-  rc = sh(&out, "%s -std=c11 %s -I%s/stdlib %s/inspect.c %s/aot_other.o %s -lpthread -ldl -lm -o %s/inspect && %s/inspect",
-          compiler(false), SANITIZE_FLAGS, KERN_SOURCE_DIR, dir, dir, libkern(), dir, dir);
+  rc = sh(
+      &out,
+      "%s -std=c11 %s -I%s/stdlib %s/inspect.c %s/aot_other.o %s -lpthread -ldl -lm -o %s/inspect && %s/inspect",
+      compiler(false), SANITIZE_FLAGS, KERN_SOURCE_DIR, dir, dir, libkern(), dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   /* CUBINs are ELF ("\x7f" "ELF", printed from byte 1); PTX starts with its header comment. */
   char head[64];
@@ -259,7 +273,8 @@ Test(aot, object_embeds_cubins_for_each_arch_and_ptx_for_the_newest, .timeout = 
 
 Test(aot, without_nvrtc_the_object_has_cpu_code_and_a_note) {
   char *dir = tmp_dir(), *out;
-  int rc = sh(&out, "KERN_NVRTC= %s build %s/aot_other.kern -o %s/aot_other", KERNC_PATH, AOT_DIR, dir);
+  int rc =
+      sh(&out, "KERN_NVRTC= %s build %s/aot_other.kern -o %s/aot_other", KERNC_PATH, AOT_DIR, dir);
   cr_expect_eq(rc, 0, "%s", out);
   cr_expect(strstr(out, "note:") && strstr(out, "CPU code only"), "%s", out);
   free(out);
@@ -280,8 +295,10 @@ static void count_range(const void *args, const kn_ctx *ctx, int64_t begin, int6
 }
 
 static const char crafted_src[] = "kernel void k(float[] x) {\n    x[tid()] = 1.0;\n}\n";
-static const kn_embed_file crafted_files[] = {{"crafted.kern", crafted_src, sizeof crafted_src - 1}};
-static const kn_embed_kernel crafted_kernels[] = {{"k", count_range, count_range, sizeof(kn_array)}};
+static const kn_embed_file crafted_files[] = {
+    {"crafted.kern", crafted_src, sizeof crafted_src - 1}};
+static const kn_embed_kernel crafted_kernels[] = {
+    {"k", count_range, count_range, sizeof(kn_array)}};
 static const unsigned char cubin80[] = "cubin-80", cubin86[] = "cubin-86", cubin90[] = "cubin-90",
                            ptx90[] = "ptx-compute-90";
 static const kn_embed_image crafted_images[] = {{80, 0, cubin80, sizeof cubin80 - 1},
@@ -289,9 +306,11 @@ static const kn_embed_image crafted_images[] = {{80, 0, cubin80, sizeof cubin80 
                                                 {90, 0, cubin90, sizeof cubin90 - 1},
                                                 {90, 1, ptx90, sizeof ptx90 - 1}};
 
-#define CRAFTED(abi, nimages)                                                                           \
-  {KN_EMBED_MAGIC, (abi), KN_EMBED_LAYOUT, 0, "9.9.9", "crafted.kern", 1, 0, 1, (nimages), crafted_files, \
-   NULL, crafted_kernels, crafted_images}
+#define CRAFTED(abi, nimages)                                                                      \
+  {                                                                                                \
+    KN_EMBED_MAGIC, (abi), KN_EMBED_LAYOUT, 0, "9.9.9", "crafted.kern", 1, 0, 1, (nimages),        \
+        crafted_files, NULL, crafted_kernels, crafted_images                                       \
+  }
 
 static const kern_embedded crafted_ok = CRAFTED(KN_ABI_VERSION, 4);
 static const kern_embedded crafted_new_abi = CRAFTED(KN_ABI_VERSION + 1, 4);
@@ -304,10 +323,12 @@ Test(aot, runtime_refuses_a_table_built_for_another_abi_version) {
   char want[128];
   snprintf(want, sizeof want, "for kern ABI version %d, but this libkern", KN_ABI_VERSION + 1);
   cr_expect(strstr(msg, want) && strstr(msg, "kernc 9.9.9") && strstr(msg, "crafted.kern") &&
-            strstr(msg, "rebuild"), "%s", msg);
+                strstr(msg, "rebuild"),
+            "%s", msg);
   /* The generated launchers report it too, and the right table still works. */
-  cr_expect_eq(kern_launch_embedded(&crafted_new_abi, 0, kern_device_get("cpu"), KERN_DIM1(1), 0, NULL),
-               KERN_ERR_UNSUPPORTED);
+  cr_expect_eq(
+      kern_launch_embedded(&crafted_new_abi, 0, kern_device_get("cpu"), KERN_DIM1(1), 0, NULL),
+      KERN_ERR_UNSUPPORTED);
   cr_expect_not_null(kern_module_embedded(&crafted_ok), "%s", kern_last_error());
 }
 
@@ -316,7 +337,8 @@ Test(aot, runtime_refuses_a_table_with_a_bad_magic) {
   bad.magic = 0x12345678;
   cr_expect_null(kern_module_embedded(&bad));
   cr_expect_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
-  cr_expect(strstr(kern_last_error(), "not a module table written by kernc build"), "%s", kern_last_error());
+  cr_expect(strstr(kern_last_error(), "not a module table written by kernc build"), "%s",
+            kern_last_error());
 }
 
 Test(aot, cpu_launch_calls_the_embedded_entry_point) {
@@ -327,8 +349,8 @@ Test(aot, cpu_launch_calls_the_embedded_entry_point) {
   kern_array *x = kern_array_new(kern_device_get("cpu"), KERN_FLOAT32, 1, &n);
   atomic_store(&ran, 0);
   const void *args[] = {&x};
-  cr_expect_eq(kern_launch_embedded(&crafted_ok, 0, kern_device_get("cpu"), KERN_DIM1(n), 1, args), KERN_OK, "%s",
-               kern_last_error());
+  cr_expect_eq(kern_launch_embedded(&crafted_ok, 0, kern_device_get("cpu"), KERN_DIM1(n), 1, args),
+               KERN_OK, "%s", kern_last_error());
   cr_expect_eq(atomic_load(&ran), n);
   /* Misuse is reported, not crashed on. */
   cr_expect_eq(kern_launch_embedded(&crafted_ok, 1, kern_device_get("cpu"), KERN_DIM1(n), 1, args),
@@ -336,8 +358,9 @@ Test(aot, cpu_launch_calls_the_embedded_entry_point) {
   cr_expect_eq(kern_launch_embedded(&crafted_ok, 0, kern_device_get("cpu"), KERN_DIM1(n), 2, args),
                KERN_ERR_INVALID_ARGUMENT);
   const void *null_arg[] = {NULL};
-  cr_expect_eq(kern_launch_embedded(&crafted_ok, 0, kern_device_get("cpu"), KERN_DIM1(n), 1, null_arg),
-               KERN_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(
+      kern_launch_embedded(&crafted_ok, 0, kern_device_get("cpu"), KERN_DIM1(n), 1, null_arg),
+      KERN_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(kern_last_error(), "parameter 'x'"), "%s", kern_last_error());
   kern_array_free(x);
 }
@@ -353,18 +376,22 @@ static char *image_for(const kern_embedded *e, int arch) {
 
 Test(aot, gpu_image_is_the_matching_cubin_else_the_ptx) {
   cr_assert_not_null(kern_module_embedded(&crafted_ok), "%s", kern_last_error());
-  struct { int arch; const char *want; } cases[] = {
-      {80, "cubin-80"}, {86, "cubin-86"}, {89, "cubin-86"}, {87, "cubin-86"},
-      {90, "cubin-90"}, {100, "ptx-compute-90"}, {120, "ptx-compute-90"}};
+  struct {
+    int arch;
+    const char *want;
+  } cases[] = {{80, "cubin-80"}, {86, "cubin-86"},        {89, "cubin-86"},       {87, "cubin-86"},
+               {90, "cubin-90"}, {100, "ptx-compute-90"}, {120, "ptx-compute-90"}};
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     char *img = image_for(&crafted_ok, cases[i].arch);
-    cr_expect(img && !strcmp(img, cases[i].want), "sm_%d got %s", cases[i].arch, img ? img : kern_last_error());
+    cr_expect(img && !strcmp(img, cases[i].want), "sm_%d got %s", cases[i].arch,
+              img ? img : kern_last_error());
     free(img);
   }
   cr_expect_null(image_for(&crafted_ok, 75));
   cr_expect_eq(kern_last_status(), KERN_ERR_UNSUPPORTED);
   cr_expect(strstr(kern_last_error(), "no GPU code that runs on sm_75") &&
-            strstr(kern_last_error(), "sm_80, sm_86, sm_90, PTX compute_90") && strstr(kern_last_error(), "--arch=sm_75"),
+                strstr(kern_last_error(), "sm_80, sm_86, sm_90, PTX compute_90") &&
+                strstr(kern_last_error(), "--arch=sm_75"),
             "%s", kern_last_error());
   cr_expect_null(image_for(&crafted_cpu_only, 90));
   cr_expect(strstr(kern_last_error(), "has no GPU code"), "%s", kern_last_error());
@@ -410,7 +437,8 @@ Test(aot, unwritable_output_exits_1_and_writes_nothing) {
   cr_expect_eq(rc, 1, "%s", out);
   cr_expect(strstr(out, "cannot write") && strstr(out, "file/x.h"), "%s", out);
   free(out);
-  rc = sh(&out, "%s build %s/aot_other.kern -o %s/no/such/dir/x --no-cuda", KERNC_PATH, AOT_DIR, dir);
+  rc = sh(&out, "%s build %s/aot_other.kern -o %s/no/such/dir/x --no-cuda", KERNC_PATH, AOT_DIR,
+          dir);
   cr_expect_eq(rc, 1, "%s", out);
   free(out);
   expect_listing(dir, "file ");
@@ -420,8 +448,8 @@ Test(aot, unwritable_output_exits_1_and_writes_nothing) {
 
 Test(aot, bad_usage_exits_2_and_writes_nothing) {
   char *dir = tmp_dir(), *out;
-  const char *bad[] = {"-o %s/x --bogus", "-o %s/x --arch=sm_9x", "-o %s/x --arch=", "-o %s/x --name=1x",
-                       "-o %s/x --name=a-b", "--no-cuda -o"};
+  const char *bad[] = {"-o %s/x --bogus",   "-o %s/x --arch=sm_9x", "-o %s/x --arch=",
+                       "-o %s/x --name=1x", "-o %s/x --name=a-b",   "--no-cuda -o"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[4200];
     snprintf(args, sizeof args, bad[i], dir);
@@ -443,15 +471,17 @@ Test(aot, a_failing_compiler_keeps_the_old_outputs_and_leaves_no_temporaries) {
   char *dir = tmp_dir(), *out;
   write_text(dir, "m.h", "old header\n");
   write_text(dir, "m.o", "old object\n");
-  int rc = sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cc=false", KERNC_PATH, AOT_DIR, dir);
+  int rc =
+      sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cc=false", KERNC_PATH, AOT_DIR, dir);
   cr_expect_eq(rc, 1, "%s", out);
   cr_expect(strstr(out, "the C compiler 'false' failed"), "%s", out);
   free(out);
-  rc = sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cpu-flags=-fno-such-flag-at-all", KERNC_PATH, AOT_DIR,
-          dir);
+  rc = sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cpu-flags=-fno-such-flag-at-all",
+          KERNC_PATH, AOT_DIR, dir);
   cr_expect_eq(rc, 1, "%s", out);
   free(out);
-  rc = sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cc=/no/such/cc", KERNC_PATH, AOT_DIR, dir);
+  rc = sh(&out, "%s build %s/aot_other.kern -o %s/m --no-cuda --cc=/no/such/cc", KERNC_PATH,
+          AOT_DIR, dir);
   cr_expect_eq(rc, 1, "%s", out);
   cr_expect(strstr(out, "cannot run the C compiler"), "%s", out);
   free(out);
@@ -472,8 +502,8 @@ Test(aot, cpu_flags_name_and_depfile) {
 #else
   const char *flags = "--cpu-flags=-O2";
 #endif
-  int rc = sh(&out, "%s build %s/aot_main.kern -o %s/3d-kernels --no-cuda %s --depfile=%s/deps.d", KERNC_PATH,
-              AOT_DIR, dir, flags, dir);
+  int rc = sh(&out, "%s build %s/aot_main.kern -o %s/3d-kernels --no-cuda %s --depfile=%s/deps.d",
+              KERNC_PATH, AOT_DIR, dir, flags, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   expect_listing(dir, "3d-kernels.h 3d-kernels.o deps.d ");
@@ -483,13 +513,16 @@ Test(aot, cpu_flags_name_and_depfile) {
   free(h);
   snprintf(p, sizeof p, "%s/deps.d", dir);
   char *d = th_read_file(p, NULL);
-  cr_expect(d && strstr(d, "3d-kernels.o ") && strstr(d, "3d-kernels.h:") && strstr(d, "/aot/aot_main.kern") &&
-            strstr(d, "/aot/aot_lib.kern"), "%s", d ? d : "(none)");
+  cr_expect(d && strstr(d, "3d-kernels.o ") && strstr(d, "3d-kernels.h:") &&
+                strstr(d, "/aot/aot_main.kern") && strstr(d, "/aot/aot_lib.kern"),
+            "%s", d ? d : "(none)");
   free(d);
-  rc = sh(&out, "%s build %s/aot_other.kern -o %s/other.o --name=renamed --no-cuda && nm %s/other.o", KERNC_PATH,
-          AOT_DIR, dir, dir);
+  rc =
+      sh(&out, "%s build %s/aot_other.kern -o %s/other.o --name=renamed --no-cuda && nm %s/other.o",
+         KERNC_PATH, AOT_DIR, dir, dir);
   cr_expect_eq(rc, 0, "%s", out);
-  cr_expect(strstr(out, " renamed_module") && strstr(out, " renamed_embedded") && strstr(out, "renamed_kk_scale_range"),
+  cr_expect(strstr(out, " renamed_module") && strstr(out, " renamed_embedded") &&
+                strstr(out, "renamed_kk_scale_range"),
             "%s", out);
   free(out);
   rm_rf(dir);

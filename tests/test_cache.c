@@ -70,8 +70,8 @@ static int stray_files(const char *dir, const char *key) {
   snprintf(so, sizeof so, "%s.so", key);
   snprintf(meta, sizeof meta, "%s.meta", key);
   while ((e = readdir(d)))
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, so) && strcmp(e->d_name, meta) &&
-        !strstr(e->d_name, ".latest")) {
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && strcmp(e->d_name, so) &&
+        strcmp(e->d_name, meta) && !strstr(e->d_name, ".latest")) {
       fprintf(stderr, "stray: %s\n", e->d_name);
       n++;
     }
@@ -82,7 +82,8 @@ static int stray_files(const char *dir, const char *key) {
 Test(cache, cold_build_then_warm_hit) {
   const char *dir = fresh_cache();
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   cr_assert_not(lib.from_cache);
   cr_assert(lib.cached);
   cr_assert_eq(strlen(lib.key), 32);
@@ -180,12 +181,14 @@ Test(cache, warm_hit_runs_no_compiler) {
   unsetenv("KERN_TEST_CC_FAIL");
   rt_config_reload();
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   cr_assert_eq(count_lines(log, "kernel.c"), 1, "one real compile");
   rt_cpu_lib_close(&lib);
   /* Now any compile fails: a warm hit must not need one. */
   setenv("KERN_TEST_CC_FAIL", "1", 1);
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   cr_assert(lib.from_cache);
   cr_assert_eq(call_answer(&lib), 42);
   cr_assert_eq(count_lines(log, "kernel.c"), 1, "the compiler did not run again");
@@ -206,16 +209,25 @@ static void corrupt_and_rebuild(const char *how) {
   char so[800], meta[800], cmd[1800];
   snprintf(so, sizeof so, "%s/%s.so", dir, lib.key);
   snprintf(meta, sizeof meta, "%s/%s.meta", dir, lib.key);
-  if (!strcmp(how, "garbage")) snprintf(cmd, sizeof cmd, "printf 'not an elf file' > '%s'", so);
-  else if (!strcmp(how, "truncated")) snprintf(cmd, sizeof cmd, "truncate -s 1000 '%s'", so);
-  else if (!strcmp(how, "empty")) snprintf(cmd, sizeof cmd, ": > '%s'", so);
-  else if (!strcmp(how, "flipped")) snprintf(cmd, sizeof cmd, "printf 'X' | dd of='%s' bs=1 seek=2000 conv=notrunc 2>/dev/null", so);
-  else if (!strcmp(how, "no-meta")) snprintf(cmd, sizeof cmd, "rm '%s'", meta);
-  else if (!strcmp(how, "bad-meta")) snprintf(cmd, sizeof cmd, "printf 'kern-cache 1\\nsha256 1234\\n' > '%s'", meta);
-  else snprintf(cmd, sizeof cmd, "rm '%s'", so);
+  if (!strcmp(how, "garbage"))
+    snprintf(cmd, sizeof cmd, "printf 'not an elf file' > '%s'", so);
+  else if (!strcmp(how, "truncated"))
+    snprintf(cmd, sizeof cmd, "truncate -s 1000 '%s'", so);
+  else if (!strcmp(how, "empty"))
+    snprintf(cmd, sizeof cmd, ": > '%s'", so);
+  else if (!strcmp(how, "flipped"))
+    snprintf(cmd, sizeof cmd, "printf 'X' | dd of='%s' bs=1 seek=2000 conv=notrunc 2>/dev/null",
+             so);
+  else if (!strcmp(how, "no-meta"))
+    snprintf(cmd, sizeof cmd, "rm '%s'", meta);
+  else if (!strcmp(how, "bad-meta"))
+    snprintf(cmd, sizeof cmd, "printf 'kern-cache 1\\nsha256 1234\\n' > '%s'", meta);
+  else
+    snprintf(cmd, sizeof cmd, "rm '%s'", so);
   cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
   rt_cpu_lib again;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &again), KERN_OK, "%s: %s", how, kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &again), KERN_OK, "%s: %s",
+               how, kern_last_error());
   cr_assert_not(again.from_cache, "%s: a damaged entry is a miss", how);
   cr_assert(again.cached, "%s: and gets replaced", how);
   cr_assert_eq(call_answer(&again), 42);
@@ -247,7 +259,7 @@ Test(cache, racing_processes_all_succeed) {
     if (pids[i] == 0) {
       char c;
       close(gate[1]);
-      if (read(gate[0], &c, 1) != 0) _exit(3);  /* wait until the parent opens the gate */
+      if (read(gate[0], &c, 1) != 0) _exit(3); /* wait until the parent opens the gate */
       rt_cpu_lib lib;
       if (rt_cpu_compile(answer_src, strlen(answer_src), false, &lib) != KERN_OK) _exit(1);
       void *p = rt_cpu_lib_sym(&lib, "kk_answer");
@@ -257,7 +269,7 @@ Test(cache, racing_processes_all_succeed) {
     }
   }
   close(gate[0]);
-  close(gate[1]);  /* everyone starts at once */
+  close(gate[1]); /* everyone starts at once */
   for (int i = 0; i < N; i++) {
     int st;
     waitpid(pids[i], &st, 0);
@@ -303,7 +315,8 @@ Test(cache, racing_threads_all_succeed) {
 static void check_uncached_build(const char *private_tmp) {
   rt_cpu_lib lib;
   for (int rep = 0; rep < 2; rep++) {
-    cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+                 kern_last_error());
     cr_assert_not(lib.cached);
     cr_assert_not(lib.from_cache);
     cr_assert_eq(call_answer(&lib), 42);
@@ -322,7 +335,7 @@ Test(cache, impossible_cache_dir_still_compiles) {
   char file[700], dir[800], priv[700];
   snprintf(file, sizeof file, "%s/a-file", tmp_root);
   fclose(fopen(file, "w"));
-  snprintf(dir, sizeof dir, "%s/cache", file);  /* under a regular file: never creatable */
+  snprintf(dir, sizeof dir, "%s/cache", file); /* under a regular file: never creatable */
   snprintf(priv, sizeof priv, "%s/private", tmp_root);
   mkdir(priv, 0700);
   setenv("KERN_CACHE_DIR", dir, 1);
@@ -427,7 +440,8 @@ static const char *kernel_src =
 Test(cache, compiled_kernel_runs_on_the_pool) {
   fresh_cache();
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(kernel_src, strlen(kernel_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(kernel_src, strlen(kernel_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   const uint32_t *size = rt_cpu_lib_sym(&lib, "kk_k_args_size");
   cr_assert_eq(*size, sizeof(kn_array) + 8);
   void *p = rt_cpu_lib_sym(&lib, "kk_k_range");
@@ -435,7 +449,10 @@ Test(cache, compiled_kernel_runs_on_the_pool) {
   memcpy(&fn, &p, sizeof fn);
   int64_t n = 1000001;
   int64_t *out = malloc((size_t)n * 8);
-  struct { kn_array out; int64_t scale; } args = {{(char *)out, {n, 1, 1, 1}, {8, 0, 0, 0}}, 5};
+  struct {
+    kn_array out;
+    int64_t scale;
+  } args = {{(char *)out, {n, 1, 1, 1}, {8, 0, 0, 0}}, 5};
   kn_ctx ctx = {.dim = {n, 1, 1, 1}, .n = n, .ndim = 1};
   rt_pool_run(fn, &args, &ctx, n, NULL);
   for (int64_t i = 0; i < n; i++)
@@ -455,8 +472,8 @@ Test(cache, warm_hit_with_kern_cc_false) {
   cr_assert_not_null(m, "%s", kern_last_error());
   int64_t n = 4;
   kern_array *a = kern_array_new(kern_device_get("cpu"), KERN_INT32, 1, &n);
-  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a), KERN_OK,
-               "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a),
+               KERN_OK, "%s", kern_last_error());
   kern_module_free(m);
   const char *ccs[] = {"false", "/nonexistent/cc"};
   for (int i = 0; i < 2; i++) {
@@ -465,14 +482,15 @@ Test(cache, warm_hit_with_kern_cc_false) {
     m = kern_module_from_source("warm.kern", src);
     cr_assert_not_null(m);
     int32_t v[4] = {0};
-    cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a), KERN_OK,
-                 "KERN_CC=%s: %s", ccs[i], kern_last_error());
+    cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "put"), kern_device_get("cpu"), KERN_DIM1(n), a),
+                 KERN_OK, "KERN_CC=%s: %s", ccs[i], kern_last_error());
     cr_assert_eq(kern_array_read(a, v, sizeof v), KERN_OK);
     cr_expect_eq(v[3], 43);
     kern_module_free(m);
     m = kern_module_from_source("cold.kern", "kernel void other(int[] a) { a[tid()] = 1; }\n");
-    cr_expect_eq(KERN_LAUNCH(kern_module_kernel(m, "other"), kern_device_get("cpu"), KERN_DIM1(n), a),
-                 KERN_ERR_COMPILE, "KERN_CC=%s and no cached build must fail", ccs[i]);
+    cr_expect_eq(
+        KERN_LAUNCH(kern_module_kernel(m, "other"), kern_device_get("cpu"), KERN_DIM1(n), a),
+        KERN_ERR_COMPILE, "KERN_CC=%s and no cached build must fail", ccs[i]);
     kern_module_free(m);
   }
   kern_array_free(a);
@@ -491,7 +509,7 @@ static mode_t mode_of(const char *path) {
 
 Test(cache, created_directories_and_entries_are_private) {
   const char *dir = fresh_cache();
-  mode_t old = umask(0);  /* even a permissive umask gives 0700 */
+  mode_t old = umask(0); /* even a permissive umask gives 0700 */
   const char *used = kern_cache_dir();
   umask(old);
   cr_assert_not_null(used, "%s", kern_last_error());
@@ -501,7 +519,8 @@ Test(cache, created_directories_and_entries_are_private) {
   cr_expect_eq(mode_of(dir), 0700, "mode %o", mode_of(dir));
   cr_expect_eq(mode_of(parent), 0700, "a created parent: mode %o", mode_of(parent));
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   char so[800], meta[800];
   snprintf(so, sizeof so, "%s/%s.so", dir, lib.key);
   snprintf(meta, sizeof meta, "%s/%s.meta", dir, lib.key);
@@ -518,9 +537,10 @@ static void plant_valid_entry(const char *dir, const char *key) {
   rt_cpu_lib lib;
   cr_assert_eq(rt_cpu_compile(other, strlen(other), false, &lib), KERN_OK, "%s", kern_last_error());
   char cmd[2400];
-  snprintf(cmd, sizeof cmd,
-           "cd '%s' && cp %s.so %s.so && sed 's/^key .*/key %s/' %s.meta > %s.meta.new && mv %s.meta.new %s.meta",
-           dir, lib.key, key, key, lib.key, key, key, key);
+  snprintf(
+      cmd, sizeof cmd,
+      "cd '%s' && cp %s.so %s.so && sed 's/^key .*/key %s/' %s.meta > %s.meta.new && mv %s.meta.new %s.meta",
+      dir, lib.key, key, key, lib.key, key, key, key);
   cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
   rt_cpu_lib_close(&lib);
 }
@@ -528,8 +548,8 @@ static void plant_valid_entry(const char *dir, const char *key) {
 static void expect_untrusted(const char *dir, const char *how) {
   cr_expect_null(kern_cache_dir(), "%s", how);
   cr_expect_eq(kern_last_status(), KERN_ERR_IO, "%s", how);
-  cr_expect(strstr(kern_last_error(), "is not trusted") && strstr(kern_last_error(), dir), "%s: %s", how,
-            kern_last_error());
+  cr_expect(strstr(kern_last_error(), "is not trusted") && strstr(kern_last_error(), dir), "%s: %s",
+            how, kern_last_error());
 }
 
 /* An entry is built while the directory is private; then the directory is
@@ -538,7 +558,8 @@ static void expect_untrusted(const char *dir, const char *how) {
 static void check_not_trusted(mode_t mode, uid_t owner, const char *how) {
   const char *dir = fresh_cache();
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   rt_cpu_lib_close(&lib);
   plant_valid_entry(dir, lib.key);
   cr_assert_eq(chmod(dir, mode), 0);
@@ -546,7 +567,8 @@ static void check_not_trusted(mode_t mode, uid_t owner, const char *how) {
   expect_untrusted(dir, how);
   int before = cache_entries(dir);
   for (int rep = 0; rep < 2; rep++) {
-    cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+                 kern_last_error());
     cr_expect_not(lib.from_cache, "%s: nothing is loaded from it", how);
     cr_expect_not(lib.cached, "%s: nothing is stored in it", how);
     cr_expect_eq(call_answer(&lib), 42, "%s: the planted code did not run", how);
@@ -557,8 +579,8 @@ static void check_not_trusted(mode_t mode, uid_t owner, const char *how) {
   setenv("KERN_CC", "/nonexistent/kern-cc", 1);
   rt_config_reload();
   cr_expect_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_ERR_COMPILE);
-  cr_expect(strstr(kern_last_error(), "KERN_CC") && strstr(kern_last_error(), "is not trusted"), "%s: %s", how,
-            kern_last_error());
+  cr_expect(strstr(kern_last_error(), "KERN_CC") && strstr(kern_last_error(), "is not trusted"),
+            "%s: %s", how, kern_last_error());
   unsetenv("KERN_CC");
   rt_config_reload();
   if (owner != (uid_t)-1) cr_assert_eq(chown(dir, geteuid(), (gid_t)-1), 0);
@@ -573,9 +595,15 @@ static void check_not_trusted(mode_t mode, uid_t owner, const char *how) {
   cleanup();
 }
 
-Test(cache, world_writable_directory_is_not_trusted) { check_not_trusted(0777, (uid_t)-1, "mode 0777"); }
-Test(cache, sticky_world_writable_directory_is_not_trusted) { check_not_trusted(01777, (uid_t)-1, "mode 1777"); }
-Test(cache, group_writable_directory_is_not_trusted) { check_not_trusted(0770, (uid_t)-1, "mode 0770"); }
+Test(cache, world_writable_directory_is_not_trusted) {
+  check_not_trusted(0777, (uid_t)-1, "mode 0777");
+}
+Test(cache, sticky_world_writable_directory_is_not_trusted) {
+  check_not_trusted(01777, (uid_t)-1, "mode 1777");
+}
+Test(cache, group_writable_directory_is_not_trusted) {
+  check_not_trusted(0770, (uid_t)-1, "mode 0770");
+}
 
 Test(cache, directory_of_another_user_is_not_trusted) {
   if (geteuid() != 0) {
@@ -606,7 +634,8 @@ Test(cache, no_cache_directory_is_explained) {
   rt_config_reload();
   cr_expect_null(kern_cache_dir());
   cr_expect_eq(kern_last_status(), KERN_ERR_IO);
-  cr_expect(strstr(kern_last_error(), "cannot create the cache directory"), "%s", kern_last_error());
+  cr_expect(strstr(kern_last_error(), "cannot create the cache directory"), "%s",
+            kern_last_error());
   cleanup();
 }
 
@@ -615,25 +644,28 @@ Test(cache, no_cache_directory_is_explained) {
 static void check_planted(const char *how) {
   const char *dir = fresh_cache();
   rt_cpu_lib lib;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   rt_cpu_lib_close(&lib);
   const char *other = "int kk_answer(void) { return 43; }\n";
   rt_cpu_lib o;
   cr_assert_eq(rt_cpu_compile(other, strlen(other), false, &o), KERN_OK);
   rt_cpu_lib_close(&o);
   char cmd[2400];
-  if (!strcmp(how, "object"))  /* the other object under the name, the meta left alone */
+  if (!strcmp(how, "object")) /* the other object under the name, the meta left alone */
     snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so %s.so", dir, o.key, lib.key);
-  else if (!strcmp(how, "object+meta"))  /* both files copied: the meta names the other key */
-    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so %s.so && cp %s.meta %s.meta", dir, o.key, lib.key, o.key, lib.key);
-  else if (!strcmp(how, "symlink"))  /* a symlink to a matching object */
-    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so keep.so && rm %s.so && ln -s keep.so %s.so", dir, lib.key,
-             lib.key, lib.key);
-  else  /* the right bytes, but others may write the file */
+  else if (!strcmp(how, "object+meta")) /* both files copied: the meta names the other key */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so %s.so && cp %s.meta %s.meta", dir, o.key,
+             lib.key, o.key, lib.key);
+  else if (!strcmp(how, "symlink")) /* a symlink to a matching object */
+    snprintf(cmd, sizeof cmd, "cd '%s' && cp %s.so keep.so && rm %s.so && ln -s keep.so %s.so", dir,
+             lib.key, lib.key, lib.key);
+  else /* the right bytes, but others may write the file */
     snprintf(cmd, sizeof cmd, "chmod 0666 '%s/%s.so'", dir, lib.key);
   cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
   rt_cpu_lib again, third;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &again), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &again), KERN_OK, "%s",
+               kern_last_error());
   cr_expect_eq(call_answer(&again), 42, "%s: the planted code ran", how);
   cr_expect_not(again.from_cache, "%s: a miss", how);
   cr_expect(again.cached, "%s: rebuilt", how);
@@ -642,7 +674,8 @@ static void check_planted(const char *how) {
   cr_expect_eq(call_answer(&third), 42);
   char so[800];
   snprintf(so, sizeof so, "%s/%s.so", dir, lib.key);
-  cr_expect_eq(mode_of(so), 0600, "%s: the rebuilt entry is a private regular file: %o", how, mode_of(so));
+  cr_expect_eq(mode_of(so), 0600, "%s: the rebuilt entry is a private regular file: %o", how,
+               mode_of(so));
   rt_cpu_lib_close(&again);
   rt_cpu_lib_close(&third);
   cleanup();
@@ -671,7 +704,8 @@ static void read_alias(const char *dir, char key[33]) {
 Test(cache, alias_to_other_code_is_not_followed) {
   const char *dir = fresh_cache();
   rt_cpu_lib lib, o;
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   rt_cpu_lib_close(&lib);
   char alias[33];
   read_alias(dir, alias);
@@ -681,16 +715,19 @@ Test(cache, alias_to_other_code_is_not_followed) {
   rt_cpu_lib_close(&o);
   setenv("KERN_CC", "false", 1);
   rt_config_reload();
-  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(rt_cpu_compile(answer_src, strlen(answer_src), false, &lib), KERN_OK, "%s",
+               kern_last_error());
   cr_expect(lib.from_cache, "the honest alias works");
   cr_expect_eq(call_answer(&lib), 42);
   rt_cpu_lib_close(&lib);
   char cmd[1600];
-  snprintf(cmd, sizeof cmd, "cd '%s' && for f in *.latest; do if grep -q %s $f; then printf %s > $f; fi; done", dir,
+  snprintf(cmd, sizeof cmd,
+           "cd '%s' && for f in *.latest; do if grep -q %s $f; then printf %s > $f; fi; done", dir,
            lib.key, o.key);
   cr_assert_eq(th_run(cmd, NULL), 0, "%s", cmd);
   kern_status st = rt_cpu_compile(answer_src, strlen(answer_src), false, &lib);
-  cr_expect_eq(st, KERN_ERR_COMPILE, "no compiler and no build of this source: the other code must not load");
+  cr_expect_eq(st, KERN_ERR_COMPILE,
+               "no compiler and no build of this source: the other code must not load");
   if (st == KERN_OK) rt_cpu_lib_close(&lib);
   unsetenv("KERN_CC");
   rt_config_reload();

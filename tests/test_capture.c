@@ -17,29 +17,28 @@
 #include "kern.h"
 #include "rt.h"
 
-static const char *src =
-    "kernel void add(int[] x, int v) {\n"
-    "    int i = tid();\n"
-    "    x[i] = x[i] + v;\n"
-    "}\n"
-    "kernel void scale(float[] x, float s) {\n"
-    "    int i = tid();\n"
-    "    x[i] = x[i] * s;\n"
-    "}\n"
-    "kernel void count(int[] c) {\n"
-    "    atomic_add(&c[0], 1);\n"
-    "}\n"
-    "kernel void countdown(int[] flag, int[] iters) {\n"
-    "    flag[0] = flag[0] - 1;\n"
-    "    iters[0] = iters[0] + 1;\n"
-    "}\n"
-    "kernel void shift(vec3[] p, vec3 d) {\n"
-    "    int i = tid();\n"
-    "    p[i] = p[i] + d;\n"
-    "}\n"
-    "kernel void poke(int[] x, int at) {\n"
-    "    x[at] = 1;\n"
-    "}\n";
+static const char *src = "kernel void add(int[] x, int v) {\n"
+                         "    int i = tid();\n"
+                         "    x[i] = x[i] + v;\n"
+                         "}\n"
+                         "kernel void scale(float[] x, float s) {\n"
+                         "    int i = tid();\n"
+                         "    x[i] = x[i] * s;\n"
+                         "}\n"
+                         "kernel void count(int[] c) {\n"
+                         "    atomic_add(&c[0], 1);\n"
+                         "}\n"
+                         "kernel void countdown(int[] flag, int[] iters) {\n"
+                         "    flag[0] = flag[0] - 1;\n"
+                         "    iters[0] = iters[0] + 1;\n"
+                         "}\n"
+                         "kernel void shift(vec3[] p, vec3 d) {\n"
+                         "    int i = tid();\n"
+                         "    p[i] = p[i] + d;\n"
+                         "}\n"
+                         "kernel void poke(int[] x, int at) {\n"
+                         "    x[at] = 1;\n"
+                         "}\n";
 
 static kern_device *cpu;
 static kern_module *mod;
@@ -51,9 +50,7 @@ static void setup(void) {
   cr_assert_not_null(mod, "%s", kern_last_error());
 }
 
-static void teardown(void) {
-  kern_module_free(mod);
-}
+static void teardown(void) { kern_module_free(mod); }
 
 TestSuite(capture, .init = setup, .fini = teardown);
 
@@ -78,7 +75,8 @@ Test(capture, launches_run_only_when_replayed) {
   kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK, "%s", kern_last_error());
   cr_expect(kern_capture_is_active(cpu));
-  for (int i = 0; i < 3; i++) cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK, "%s", kern_last_error());
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
   cr_expect(!kern_capture_is_active(cpu));
@@ -101,8 +99,9 @@ Test(capture, argument_values_are_frozen_at_record_time) {
   kern_arg args[2] = {kern_arg_array(p), kern_arg_bytes(KERN_VEC3, d)};
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, v), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(kern_launch(K("shift"), cpu, KERN_DIM1(n), 2, args), KERN_OK, "%s", kern_last_error());
-  v = 1000;                       /* changing the C values afterwards changes nothing */
+  cr_assert_eq(kern_launch(K("shift"), cpu, KERN_DIM1(n), 2, args), KERN_OK, "%s",
+               kern_last_error());
+  v = 1000; /* changing the C values afterwards changes nothing */
   d[0] = 99.0f;
   args[1] = kern_arg_bytes(KERN_VEC3, d);
   kern_graph *g;
@@ -124,7 +123,8 @@ Test(capture, array_contents_are_read_at_replay) {
   int64_t n = 256;
   kern_array *x = kern_array_new(cpu, KERN_FLOAT32, 1, &n);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  cr_assert_eq(KERN_LAUNCH(K("scale"), cpu, KERN_DIM1(n), x, 2.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(K("scale"), cpu, KERN_DIM1(n), x, 2.0f), KERN_OK, "%s",
+               kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   float h[256], back[256];
@@ -133,7 +133,8 @@ Test(capture, array_contents_are_read_at_replay) {
     cr_assert_eq(kern_array_write(x, h, sizeof h), KERN_OK);
     cr_assert_eq(kern_graph_launch(g), KERN_OK);
     cr_assert_eq(kern_array_read(x, back, sizeof back), KERN_OK);
-    for (int i = 0; i < n; i++) cr_expect_float_eq(back[i], 2.0f * h[i], 1e-6, "round %d element %d", round, i);
+    for (int i = 0; i < n; i++)
+      cr_expect_float_eq(back[i], 2.0f * h[i], 1e-6, "round %d element %d", round, i);
   }
   kern_graph_free(g);
   kern_array_free(x);
@@ -161,7 +162,7 @@ Test(capture, copies_and_fills_are_recorded_in_order) {
   th_expect_all(big, 0, "big before replay");
   for (int r = 0; r < 2; r++) {
     int32_t junk = -3;
-    cr_assert_eq(kern_array_fill(a, &junk), KERN_OK);  /* the recorded fill overwrites it */
+    cr_assert_eq(kern_array_fill(a, &junk), KERN_OK); /* the recorded fill overwrites it */
     cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
     th_expect_all(a, 6, "a = fill 5, +1");
     th_expect_all(b, 16, "b = copy of a, +10");
@@ -174,7 +175,8 @@ Test(capture, copies_and_fills_are_recorded_in_order) {
       cr_expect_eq(h[i * 20 + j], want, "big[%d,%d]: a strided copy into a view", i, j);
     }
   kern_graph_free(g);
-  kern_array_free(view), kern_array_free(small), kern_array_free(big), kern_array_free(a), kern_array_free(b);
+  kern_array_free(view), kern_array_free(small), kern_array_free(big), kern_array_free(a),
+      kern_array_free(b);
 }
 
 /* kern_array_new inside a capture is re-zeroed by every replay, as CUDA's
@@ -187,7 +189,7 @@ Test(capture, arrays_made_inside_a_capture_are_zeroed_by_each_replay) {
   cr_assert_not_null(tmp, "%s", kern_last_error());
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), tmp, 4), KERN_OK);
   cr_assert_eq(kern_array_copy(out, tmp), KERN_OK);
-  kern_array_free(tmp);  /* inside the capture: the graph keeps its memory */
+  kern_array_free(tmp); /* inside the capture: the graph keeps its memory */
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   for (int r = 0; r < 3; r++) {
@@ -238,10 +240,13 @@ Test(capture, refused_operations_change_nothing) {
   th_expect_error(kern_array_write(x, h, sizeof h), KERN_ERR_CAPTURE, "kern_array_write");
   th_expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open");
   /* A bad launch (wrong dtype) fails validation and records nothing. */
-  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1.0f), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
-  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(-1), x, 1), KERN_ERR_INVALID_ARGUMENT, "negative");
+  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1.0f), KERN_ERR_INVALID_ARGUMENT,
+                  "parameter 'v'");
+  th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(-1), x, 1), KERN_ERR_INVALID_ARGUMENT,
+                  "negative");
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 10), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(0), x, 100), KERN_OK, "a dim of 0 records nothing");
+  cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(0), x, 100), KERN_OK,
+               "a dim of 0 records nothing");
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
@@ -277,14 +282,17 @@ Test(capture, misuse_of_begin_and_end) {
   th_expect_error(kern_capture_abort(cpu), KERN_ERR_CAPTURE, "no capture is open");
   th_expect_error(kern_capture_end_if(cpu), KERN_ERR_CAPTURE, "no capture is open");
   th_expect_error(kern_capture_begin(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
-  th_expect_error(kern_capture_begin_mode(cpu, (kern_capture_mode)9), KERN_ERR_INVALID_ARGUMENT, "mode");
+  th_expect_error(kern_capture_begin_mode(cpu, (kern_capture_mode)9), KERN_ERR_INVALID_ARGUMENT,
+                  "mode");
   th_expect_error(kern_graph_launch(NULL), KERN_ERR_INVALID_ARGUMENT, "NULL");
   kern_graph_free(NULL);
-  cr_assert_eq(kern_capture_begin_mode(cpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_capture_begin_mode(cpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s",
+               kern_last_error());
   th_expect_error(kern_capture_begin(cpu), KERN_ERR_CAPTURE, "already open on cpu");
   th_expect_error(kern_capture_end(cpu, NULL), KERN_ERR_INVALID_ARGUMENT, "out");
   cr_expect(kern_capture_is_active(cpu), "failed calls leave the capture open");
-  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "an empty capture is a valid graph: %s", kern_last_error());
+  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "an empty capture is a valid graph: %s",
+               kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   kern_graph_free(g);
 }
@@ -302,7 +310,8 @@ Test(capture, begin_on_one_device_end_on_another) {
   /* A graph of cpu cannot take a capture of cpu2. */
   cr_assert_eq(kern_capture_begin(d2), KERN_OK);
   bool up = true;
-  th_expect_error(kern_capture_end_update(d2, g, &up), KERN_ERR_CAPTURE, "captured on cpu, not cpu2");
+  th_expect_error(kern_capture_end_update(d2, g, &up), KERN_ERR_CAPTURE,
+                  "captured on cpu, not cpu2");
   cr_expect(!up);
   cr_expect(kern_capture_is_active(d2), "the capture on cpu2 is still open");
   cr_assert_eq(kern_capture_abort(d2), KERN_OK);
@@ -312,7 +321,11 @@ Test(capture, begin_on_one_device_end_on_another) {
   kern_array_free(x);
 }
 
-typedef struct end_args { kern_device *d; kern_status st; char msg[512]; } end_args;
+typedef struct end_args {
+  kern_device *d;
+  kern_status st;
+  char msg[512];
+} end_args;
 
 static void *end_elsewhere(void *p) {
   end_args *a = p;
@@ -335,14 +348,19 @@ Test(capture, end_on_another_thread_is_refused) {
   cr_expect_eq(a.st, KERN_ERR_CAPTURE, "%s", a.msg);
   cr_expect(strstr(a.msg, "another thread"), "%s", a.msg);
   kern_graph *g;
-  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "the owner still ends it: %s", kern_last_error());
+  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "the owner still ends it: %s",
+               kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
   th_expect_all(x, 3, "the capture survived the foreign end");
   kern_graph_free(g);
   kern_array_free(x);
 }
 
-typedef struct launch_args { kern_kernel *k; kern_array *x; kern_status st; } launch_args;
+typedef struct launch_args {
+  kern_kernel *k;
+  kern_array *x;
+  kern_status st;
+} launch_args;
 
 static void *launch_elsewhere(void *p) {
   launch_args *a = p;
@@ -375,10 +393,12 @@ Test(capture, other_devices_run_at_once_but_cannot_touch_the_capturing_one) {
   kern_array *x = th_ints(cpu, n, 0), *y = th_ints(d2, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), y, 4), KERN_OK, "%s", kern_last_error());
-  th_expect_error(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), x, 4), KERN_ERR_CAPTURE, "parameter 'x' (#1) is an array of cpu");
+  th_expect_error(KERN_LAUNCH(K("add"), d2, KERN_DIM1(n), x, 4), KERN_ERR_CAPTURE,
+                  "parameter 'x' (#1) is an array of cpu");
   th_expect_error(kern_array_copy(y, x), KERN_ERR_CAPTURE, "kern_array_copy");
   int32_t back[12];
-  cr_assert_eq(kern_array_read(y, back, sizeof back), KERN_OK, "cpu2 is not capturing: %s", kern_last_error());
+  cr_assert_eq(kern_array_read(y, back, sizeof back), KERN_OK, "cpu2 is not capturing: %s",
+               kern_last_error());
   cr_expect_eq(back[3], 4, "the launch on cpu2 ran at once");
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
@@ -418,7 +438,7 @@ Test(capture, end_update_replaces_the_contents) {
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   int total = 0;
-  for (int step = 2; step <= 4; step++) {  /* same shape: new values and arrays */
+  for (int step = 2; step <= 4; step++) { /* same shape: new values and arrays */
     cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
     cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), step % 2 ? x : y, step), KERN_OK);
     bool up = false;
@@ -429,7 +449,7 @@ Test(capture, end_update_replaces_the_contents) {
   }
   th_expect_all(x, 3, "x gets step 3 only");
   th_expect_all(y, total, "y gets steps 2 and 4");
-  cr_assert_eq(kern_capture_begin(cpu), KERN_OK);  /* a new shape: rebuilt */
+  cr_assert_eq(kern_capture_begin(cpu), KERN_OK); /* a new shape: rebuilt */
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 10), KERN_OK);
   kern_array *f = kern_array_new(cpu, KERN_FLOAT32, 1, &n);
   cr_assert_eq(KERN_LAUNCH(K("scale"), cpu, KERN_DIM1(1), f, 2.0f), KERN_OK);
@@ -471,7 +491,8 @@ Test(capture, while_loops_until_the_flag_is_zero) {
 
 Test(capture, if_blocks_and_nesting) {
   int64_t one = 1, n = 8;
-  kern_array *cond = th_ints(cpu, one, 0), *flag = th_ints(cpu, one, 0), *iters = th_ints(cpu, one, 0);
+  kern_array *cond = th_ints(cpu, one, 0), *flag = th_ints(cpu, one, 0),
+             *iters = th_ints(cpu, one, 0);
   kern_array *x = th_ints(cpu, n, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
@@ -499,7 +520,8 @@ Test(capture, if_blocks_and_nesting) {
 Test(capture, conditional_misuse) {
   kern_device *d2 = second_device();
   int64_t one = 1, two = 2;
-  kern_array *flag = th_ints(cpu, one, 0), *wide = th_ints(cpu, two, 0), *other = th_ints(d2, one, 0);
+  kern_array *flag = th_ints(cpu, one, 0), *wide = th_ints(cpu, two, 0),
+             *other = th_ints(d2, one, 0);
   kern_array *f32 = kern_array_new(cpu, KERN_FLOAT32, 1, &one);
   th_expect_error(kern_capture_while(cpu, flag), KERN_ERR_CAPTURE, "no capture is open");
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
@@ -551,7 +573,11 @@ Test(capture, a_bounds_error_stops_the_replay) {
   kern_set_debug(false);
 }
 
-typedef struct replay_args { kern_graph *g; int reps; kern_status st; } replay_args;
+typedef struct replay_args {
+  kern_graph *g;
+  int reps;
+  kern_status st;
+} replay_args;
 
 static void *replay_many(void *p) {
   replay_args *a = p;
@@ -563,7 +589,8 @@ Test(capture, concurrent_replays_of_one_graph) {
   int64_t one = 1, n = 1000;
   kern_array *c = th_ints(cpu, one, 0);
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  cr_assert_eq(kern_launch(K("count"), cpu, KERN_DIM1(n), 1, (kern_arg[]){kern_arg_array(c)}), KERN_OK);
+  cr_assert_eq(kern_launch(K("count"), cpu, KERN_DIM1(n), 1, (kern_arg[]){kern_arg_array(c)}),
+               KERN_OK);
   kern_graph *g;
   cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
   enum { T = 4, R = 25 };

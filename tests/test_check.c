@@ -53,8 +53,7 @@ static const char *base_name(const char *path) {
 }
 
 static bool parse_int(const char **p, int *out) {
-  if (**p < '0' || **p > '9')
-    return false;
+  if (**p < '0' || **p > '9') return false;
   *out = (int)strtol(*p, (char **)p, 10);
   return true;
 }
@@ -69,29 +68,24 @@ static bool parse_expect(const char *p, const char *eol, int line, Expect *e) {
       {"expect-error", DIAG_ERROR}, {"expect-warning", DIAG_WARNING}, {"expect-note", DIAG_NOTE}};
   size_t k = 0;
   while (strncmp(p, kinds[k].word, strlen(kinds[k].word)) != 0)
-    if (++k == 3)
-      return false;
+    if (++k == 3) return false;
   e->level = kinds[k].level;
   p += strlen(kinds[k].word);
   if (*p == ':') { /* no @SPEC: this very line */
     e->line = line;
     goto text;
   }
-  if (*p++ != '@')
-    return false;
+  if (*p++ != '@') return false;
   if (*p != '+' && *p != '-' && (*p < '0' || *p > '9')) {
     const char *colon = memchr(p, ':', (size_t)(eol - p));
-    if (!colon || colon - p >= (long)sizeof e->file)
-      return false;
+    if (!colon || colon - p >= (long)sizeof e->file) return false;
     memcpy(e->file, p, (size_t)(colon - p));
     p = colon + 1;
   }
   int sign = *p == '+' ? 1 : *p == '-' ? -1 : 0;
   p += sign != 0;
-  if (!parse_int(&p, &e->line) || *p++ != ':')
-    return false;
-  if (sign)
-    e->line = line + sign * e->line;
+  if (!parse_int(&p, &e->line) || *p++ != ':') return false;
+  if (sign) e->line = line + sign * e->line;
   const char *q = p;
   if (parse_int(&q, &e->col) && *q == ':')
     p = q + 1;
@@ -99,15 +93,11 @@ static bool parse_expect(const char *p, const char *eol, int line, Expect *e) {
     e->col = 0;
   p--;
 text:
-  if (*p++ != ':')
-    return false;
-  while (p < eol && *p == ' ')
-    p++;
+  if (*p++ != ':') return false;
+  while (p < eol && *p == ' ') p++;
   const char *end = eol;
-  while (end > p && (end[-1] == ' ' || end[-1] == '\r'))
-    end--;
-  if (end - p >= (long)sizeof e->text || end == p)
-    return false;
+  while (end > p && (end[-1] == ' ' || end[-1] == '\r')) end--;
+  if (end - p >= (long)sizeof e->text || end == p) return false;
   memcpy(e->text, p, (size_t)(end - p));
   return true;
 }
@@ -118,11 +108,9 @@ static Expects read_expects(const char *name, const char *src) {
   int line = 1;
   for (const char *p = src; *p; line++) {
     const char *eol = strchr(p, '\n');
-    if (!eol)
-      eol = p + strlen(p);
+    if (!eol) eol = p + strlen(p);
     for (const char *q = p; q < eol; q++) {
-      if (strncmp(q, "expect-", 7) != 0)
-        continue;
+      if (strncmp(q, "expect-", 7) != 0) continue;
       if (ex.n == ex.cap)
         ex.v = realloc(ex.v, (size_t)(ex.cap = ex.cap ? 2 * ex.cap : 16) * sizeof *ex.v);
       if (parse_expect(q, eol, line, &ex.v[ex.n]))
@@ -137,10 +125,8 @@ static Expects read_expects(const char *name, const char *src) {
 }
 
 static bool file_matches(const Expect *e, const char *diag_file, const char *fixture) {
-  if (!diag_file)
-    return e->line == 0;
-  if (!e->file[0])
-    return strcmp(diag_file, fixture) == 0;
+  if (!diag_file) return e->line == 0;
+  if (!e->file[0]) return strcmp(diag_file, fixture) == 0;
   size_t lf = strlen(diag_file), le = strlen(e->file);
   return lf >= le && strcmp(diag_file + lf - le, e->file) == 0 &&
          (lf == le || diag_file[lf - le - 1] == '/');
@@ -149,12 +135,9 @@ static bool file_matches(const Expect *e, const char *diag_file, const char *fix
 static Expect *match(Expects *ex, const Diag *d, const char *fixture) {
   for (int i = 0; i < ex->n; i++) {
     Expect *e = &ex->v[i];
-    if (e->seen || e->level != d->level || !file_matches(e, d->loc.file, fixture))
-      continue;
-    if (d->loc.file && (e->line != d->loc.line || (e->col && e->col != d->loc.col)))
-      continue;
-    if (d->msg && strstr(d->msg, e->text))
-      return e;
+    if (e->seen || e->level != d->level || !file_matches(e, d->loc.file, fixture)) continue;
+    if (d->loc.file && (e->line != d->loc.line || (e->col && e->col != d->loc.col))) continue;
+    if (d->msg && strstr(d->msg, e->text)) return e;
   }
   return NULL;
 }
@@ -192,41 +175,38 @@ static void walk_args_match(Walk *w, const Node *n, Type *const *params, int np)
   for (const Node *a = n->args; a; a = a->next, i++)
     if (i >= np || !type_equal(a->ty, params[i]))
       problem(w, a, "call argument does not have its parameter's exact type");
-  if (i != np)
-    problem(w, n, "call has the wrong number of arguments");
+  if (i != np) problem(w, n, "call has the wrong number of arguments");
 }
 
 static void walk_call(Walk *w, const Node *n) {
   switch (n->call_kind) {
-  case CALL_FUNC: {
-    if (!n->fn || !type_equal(n->ty, n->fn->ret)) {
-      problem(w, n, "CALL_FUNC without its function or with another type");
+    case CALL_FUNC: {
+      if (!n->fn || !type_equal(n->ty, n->fn->ret)) {
+        problem(w, n, "CALL_FUNC without its function or with another type");
+        break;
+      }
+      Type *ps[64];
+      for (int i = 0; i < n->fn->nparams && i < 64; i++) ps[i] = n->fn->params[i]->ty;
+      walk_args_match(w, n, ps, n->fn->nparams);
       break;
     }
-    Type *ps[64];
-    for (int i = 0; i < n->fn->nparams && i < 64; i++)
-      ps[i] = n->fn->params[i]->ty;
-    walk_args_match(w, n, ps, n->fn->nparams);
-    break;
-  }
-  case CALL_BUILTIN: {
-    const Builtin *b =
-        n->builtin >= 0 && n->builtin < builtin_count() ? builtin_get(n->builtin) : NULL;
-    if (!b || strcmp(b->name, n->name) != 0 || !type_equal(b->ret, n->ty))
-      problem(w, n, "CALL_BUILTIN names another builtin");
-    else
-      walk_args_match(w, n, b->params, b->nparams);
-    break;
-  }
-  case CALL_SPECIAL:
-    if (n->special == SP_NONE)
-      problem(w, n, "CALL_SPECIAL without a special kind");
-    break;
-  case CALL_CTOR:
-    if (!vmq(n->ty) && n->ty->kind != TY_STRUCT)
-      problem(w, n, "CALL_CTOR of a type that has no constructor");
-    break;
-  default: problem(w, n, "unresolved call");
+    case CALL_BUILTIN: {
+      const Builtin *b =
+          n->builtin >= 0 && n->builtin < builtin_count() ? builtin_get(n->builtin) : NULL;
+      if (!b || strcmp(b->name, n->name) != 0 || !type_equal(b->ret, n->ty))
+        problem(w, n, "CALL_BUILTIN names another builtin");
+      else
+        walk_args_match(w, n, b->params, b->nparams);
+      break;
+    }
+    case CALL_SPECIAL:
+      if (n->special == SP_NONE) problem(w, n, "CALL_SPECIAL without a special kind");
+      break;
+    case CALL_CTOR:
+      if (!vmq(n->ty) && n->ty->kind != TY_STRUCT)
+        problem(w, n, "CALL_CTOR of a type that has no constructor");
+      break;
+    default: problem(w, n, "unresolved call");
   }
 }
 
@@ -241,11 +221,9 @@ static void walk_operator(Walk *w, const Node *n) {
       problem(w, n, "vector operator without a matching builtin");
     return;
   }
-  if (n->call_kind != CALL_UNRESOLVED)
-    problem(w, n, "scalar operator marked as a call");
+  if (n->call_kind != CALL_UNRESOLVED) problem(w, n, "scalar operator marked as a call");
   bool shift = n->op == TK_SHL || n->op == TK_SHR;
-  if (r && !shift && !type_equal(l->ty, r->ty))
-    problem(w, n, "binary operands of different types");
+  if (r && !shift && !type_equal(l->ty, r->ty)) problem(w, n, "binary operands of different types");
   bool cmp = n->op == TK_LT || n->op == TK_GT || n->op == TK_LE || n->op == TK_GE ||
              n->op == TK_EQEQ || n->op == TK_NE || n->op == TK_ANDAND || n->op == TK_OROR ||
              n->op == TK_BANG;
@@ -254,57 +232,51 @@ static void walk_operator(Walk *w, const Node *n) {
 }
 
 static void walk_expr(Walk *w, const Node *n) {
-  if (!n)
-    return;
+  if (!n) return;
   if (!concrete(n->ty)) {
     problem(w, n, "expression without a concrete type");
     return;
   }
   switch (n->kind) {
-  case ND_INT:
-  case ND_FLOAT:
-  case ND_BOOL:
-    if (n->kind == ND_FLOAT ? !type_is_float(n->ty)
-        : n->kind == ND_INT ? !type_is_int(n->ty)
-                            : n->ty->kind != TY_BOOL)
-      problem(w, n, "literal of the wrong kind for its type");
-    break;
-  case ND_IDENT:
-    if (!n->var && !n->cdecl)
-      problem(w, n, "identifier without its declaration");
-    if (n->var && !type_equal(n->var->ty, n->ty))
-      problem(w, n, "identifier typed differently from its variable");
-    break;
-  case ND_UNARY:
-  case ND_BINARY: walk_operator(w, n); break;
-  case ND_CALL: walk_call(w, n); break;
-  case ND_CONV:
-    if (!n->lhs || type_equal(n->lhs->ty, n->ty))
-      problem(w, n, "ND_CONV that converts nothing");
-    break;
-  case ND_COND:
-    if (!type_equal(n->then->ty, n->ty) || !type_equal(n->els->ty, n->ty) ||
-        n->cond->ty->kind != TY_BOOL)
-      problem(w, n, "?: with mismatched types");
-    break;
-  case ND_ADDR:
-    if (n->ty->kind != TY_PTR)
-      problem(w, n, "& without a pointer type");
-    break;
-  case ND_INDEX:
-    for (const Node *a = n->args; a; a = a->next)
-      if (!type_is_int(a->ty))
-        problem(w, a, "index is not an integer");
-    break;
-  default: break;
+    case ND_INT:
+    case ND_FLOAT:
+    case ND_BOOL:
+      if (n->kind == ND_FLOAT ? !type_is_float(n->ty)
+          : n->kind == ND_INT ? !type_is_int(n->ty)
+                              : n->ty->kind != TY_BOOL)
+        problem(w, n, "literal of the wrong kind for its type");
+      break;
+    case ND_IDENT:
+      if (!n->var && !n->cdecl) problem(w, n, "identifier without its declaration");
+      if (n->var && !type_equal(n->var->ty, n->ty))
+        problem(w, n, "identifier typed differently from its variable");
+      break;
+    case ND_UNARY:
+    case ND_BINARY: walk_operator(w, n); break;
+    case ND_CALL: walk_call(w, n); break;
+    case ND_CONV:
+      if (!n->lhs || type_equal(n->lhs->ty, n->ty)) problem(w, n, "ND_CONV that converts nothing");
+      break;
+    case ND_COND:
+      if (!type_equal(n->then->ty, n->ty) || !type_equal(n->els->ty, n->ty) ||
+          n->cond->ty->kind != TY_BOOL)
+        problem(w, n, "?: with mismatched types");
+      break;
+    case ND_ADDR:
+      if (n->ty->kind != TY_PTR) problem(w, n, "& without a pointer type");
+      break;
+    case ND_INDEX:
+      for (const Node *a = n->args; a; a = a->next)
+        if (!type_is_int(a->ty)) problem(w, a, "index is not an integer");
+      break;
+    default: break;
   }
   walk_expr(w, n->lhs);
   walk_expr(w, n->rhs);
   walk_expr(w, n->cond);
   walk_expr(w, n->then);
   walk_expr(w, n->els);
-  for (const Node *a = n->args; a; a = a->next)
-    walk_expr(w, a);
+  for (const Node *a = n->args; a; a = a->next) walk_expr(w, a);
 }
 
 static void walk_var(Walk *w, const Var *v, const Node *at) {
@@ -317,61 +289,59 @@ static void walk_var(Walk *w, const Var *v, const Node *at) {
 static void walk_stmt(Walk *w, const Node *n) {
   for (; n; n = n->next) {
     switch (n->kind) {
-    case ND_VARDECL:
-      walk_var(w, n->var, n);
-      walk_expr(w, n->var->init);
-      if (!type_equal(n->var->init->ty, n->var->ty))
-        problem(w, n, "initializer not converted to the variable's type");
-      break;
-    case ND_ASSIGN:
-      walk_expr(w, n->lhs);
-      walk_expr(w, n->rhs);
-      if (n->op == TK_ASSIGN && !type_equal(n->lhs->ty, n->rhs->ty))
-        problem(w, n, "assigned value not converted to the target's type");
-      break;
-    case ND_INCDEC:
-    case ND_EXPR_STMT: walk_expr(w, n->lhs); break;
-    case ND_RETURN:
-      walk_expr(w, n->lhs);
-      if (n->lhs && !type_equal(n->lhs->ty, w->fn->ret))
-        problem(w, n, "return value not converted to the return type");
-      break;
-    case ND_BLOCK: walk_stmt(w, n->body); break;
-    case ND_IF:
-    case ND_WHILE:
-    case ND_DO:
-    case ND_FOR:
-      walk_expr(w, n->cond);
-      if (n->cond && n->cond->ty->kind != TY_BOOL)
-        problem(w, n, "condition is not bool");
-      if (n->kind == ND_FOR) {
-        Node *init = n->init, *inc = n->inc;
-        if (init) {
-          Node *save = init->next;
-          init->next = NULL;
-          walk_stmt(w, init);
-          init->next = save;
+      case ND_VARDECL:
+        walk_var(w, n->var, n);
+        walk_expr(w, n->var->init);
+        if (!type_equal(n->var->init->ty, n->var->ty))
+          problem(w, n, "initializer not converted to the variable's type");
+        break;
+      case ND_ASSIGN:
+        walk_expr(w, n->lhs);
+        walk_expr(w, n->rhs);
+        if (n->op == TK_ASSIGN && !type_equal(n->lhs->ty, n->rhs->ty))
+          problem(w, n, "assigned value not converted to the target's type");
+        break;
+      case ND_INCDEC:
+      case ND_EXPR_STMT: walk_expr(w, n->lhs); break;
+      case ND_RETURN:
+        walk_expr(w, n->lhs);
+        if (n->lhs && !type_equal(n->lhs->ty, w->fn->ret))
+          problem(w, n, "return value not converted to the return type");
+        break;
+      case ND_BLOCK: walk_stmt(w, n->body); break;
+      case ND_IF:
+      case ND_WHILE:
+      case ND_DO:
+      case ND_FOR:
+        walk_expr(w, n->cond);
+        if (n->cond && n->cond->ty->kind != TY_BOOL) problem(w, n, "condition is not bool");
+        if (n->kind == ND_FOR) {
+          Node *init = n->init, *inc = n->inc;
+          if (init) {
+            Node *save = init->next;
+            init->next = NULL;
+            walk_stmt(w, init);
+            init->next = save;
+          }
+          if (inc) {
+            Node *save = inc->next;
+            inc->next = NULL;
+            walk_stmt(w, inc);
+            inc->next = save;
+          }
         }
-        if (inc) {
-          Node *save = inc->next;
-          inc->next = NULL;
-          walk_stmt(w, inc);
-          inc->next = save;
+        {
+          Node *parts[3] = {n->then, n->els, n->body};
+          for (int i = 0; i < 3; i++) {
+            if (!parts[i]) continue;
+            Node *save = parts[i]->next;
+            parts[i]->next = NULL;
+            walk_stmt(w, parts[i]);
+            parts[i]->next = save;
+          }
         }
-      }
-      {
-        Node *parts[3] = {n->then, n->els, n->body};
-        for (int i = 0; i < 3; i++) {
-          if (!parts[i])
-            continue;
-          Node *save = parts[i]->next;
-          parts[i]->next = NULL;
-          walk_stmt(w, parts[i]);
-          parts[i]->next = save;
-        }
-      }
-      break;
-    default: break;
+        break;
+      default: break;
     }
   }
 }
@@ -384,8 +354,7 @@ static void walk_program(const char *fixture, const Program *p) {
     for (int i = 0; i < n; i++) {
       w.fn = ds[i];
       w.ids = calloc((size_t)ds[i]->nvars + 1, 1);
-      for (int j = 0; j < ds[i]->nparams; j++)
-        walk_var(&w, ds[i]->params[j], ds[i]->body);
+      for (int j = 0; j < ds[i]->nparams; j++) walk_var(&w, ds[i]->params[j], ds[i]->body);
       walk_stmt(&w, ds[i]->body);
       free(w.ids);
       if (k == 1 && !ds[i]->used)
@@ -406,8 +375,7 @@ static void walk_program(const char *fixture, const Program *p) {
       const Type *ft = s->fields[f].ty;
       if (ft->kind == TY_STRUCT) {
         bool before = false;
-        for (int j = 0; j < i; j++)
-          before |= p->structs[j] == ft->sdecl;
+        for (int j = 0; j < i; j++) before |= p->structs[j] == ft->sdecl;
         if (!before)
           cr_expect(0, "%s: struct '%s' listed before '%s', which it contains", fixture, s->name,
                     ft->sdecl->name);
@@ -438,19 +406,15 @@ static void run_fixture(const char *path, bool ok) {
   const char *loaded[64];
   int nloaded = 0;
   for (const Diag *g = d->head; g; g = g->next) {
-    if (!g->loc.file || strcmp(g->loc.file, path) == 0)
-      continue;
+    if (!g->loc.file || strcmp(g->loc.file, path) == 0) continue;
     bool seen = false;
-    for (int i = 0; i < nloaded; i++)
-      seen |= strcmp(loaded[i], g->loc.file) == 0;
-    if (seen || nloaded == 64)
-      continue;
+    for (int i = 0; i < nloaded; i++) seen |= strcmp(loaded[i], g->loc.file) == 0;
+    if (seen || nloaded == 64) continue;
     loaded[nloaded++] = g->loc.file;
     char *other = th_read_file(g->loc.file, NULL);
     Expects more = other ? read_expects(g->loc.file, other) : (Expects){0};
     for (int i = 0; i < more.n; i++) {
-      if (more.v[i].file[0])
-        continue;
+      if (more.v[i].file[0]) continue;
       snprintf(more.v[i].file, sizeof more.v[i].file, "%s", g->loc.file);
       if (ex.n == ex.cap)
         ex.v = realloc(ex.v, (size_t)(ex.cap = ex.cap ? 2 * ex.cap : 16) * sizeof *ex.v);
@@ -459,8 +423,7 @@ static void run_fixture(const char *path, bool ok) {
     free(more.v);
     free(other);
   }
-  if (!ok)
-    cr_expect(ex.n > 0, "%s: a bad fixture without expectations", name);
+  if (!ok) cr_expect(ex.n > 0, "%s: a bad fixture without expectations", name);
   for (const Diag *g = d->head; g; g = g->next) {
     Expect *e = match(&ex, g, path);
     if (e)
@@ -474,8 +437,7 @@ static void run_fixture(const char *path, bool ok) {
       cr_expect(0, "%s: expected %s at %s%sline %d%s was not reported: %s", name,
                 level_name(ex.v[i].level), ex.v[i].file, ex.v[i].file[0] ? " " : "", ex.v[i].line,
                 ex.v[i].col ? " (with its column)" : "", ex.v[i].text);
-  if (ok && r.ok)
-    walk_program(name, r.prog);
+  if (ok && r.ok) walk_program(name, r.prog);
   free(ex.v);
   free(src);
   front_free(r.prog);
@@ -485,9 +447,7 @@ typedef struct FixturePath {
   char path[1024];
 } FixturePath;
 
-static void free_fixtures(struct criterion_test_params *crp) {
-  cr_free(crp->params);
-}
+static void free_fixtures(struct criterion_test_params *crp) { cr_free(crp->params); }
 
 static struct criterion_test_params fixtures(const char *sub) {
   char dir[1024];
@@ -504,34 +464,24 @@ static struct criterion_test_params fixtures(const char *sub) {
   return cr_make_param_array(FixturePath, fx, (size_t)n, free_fixtures);
 }
 
-ParameterizedTestParameters(fixture, ok) {
-  return fixtures("ok");
-}
+ParameterizedTestParameters(fixture, ok) { return fixtures("ok"); }
 
-ParameterizedTest(FixturePath *f, fixture, ok) {
-  run_fixture(f->path, true);
-}
+ParameterizedTest(FixturePath *f, fixture, ok) { run_fixture(f->path, true); }
 
-ParameterizedTestParameters(fixture, bad) {
-  return fixtures("bad");
-}
+ParameterizedTestParameters(fixture, bad) { return fixtures("bad"); }
 
-ParameterizedTest(FixturePath *f, fixture, bad) {
-  run_fixture(f->path, false);
-}
+ParameterizedTest(FixturePath *f, fixture, bad) { run_fixture(f->path, false); }
 
 /* The suites above must not pass by finding nothing. */
 Test(fixture, counts) {
   char dir[1024], **names;
   snprintf(dir, sizeof dir, "%s/kern/ok", KERN_TESTS_DIR);
   int nok = th_list(dir, ".kern", &names);
-  for (int i = 0; i < nok; i++)
-    free(names[i]);
+  for (int i = 0; i < nok; i++) free(names[i]);
   free(names);
   snprintf(dir, sizeof dir, "%s/kern/bad", KERN_TESTS_DIR);
   int nbad = th_list(dir, ".kern", &names);
-  for (int i = 0; i < nbad; i++)
-    free(names[i]);
+  for (int i = 0; i < nbad; i++) free(names[i]);
   free(names);
   cr_expect_geq(nok, 20, "only %d ok fixtures", nok);
   cr_expect_geq(nbad, 45, "only %d bad fixtures", nbad);
@@ -560,8 +510,7 @@ static Program *compile_ok(const char *src) {
 static Decl *decl_named(Program *p, const char *name) {
   for (Module *m = p->modules; m; m = m->next)
     for (Decl *d = m->decls; d; d = d->next)
-      if (d->name && strcmp(d->name, name) == 0)
-        return d;
+      if (d->name && strcmp(d->name, name) == 0) return d;
   cr_assert(0, "no declaration '%s'", name);
   return NULL;
 }
@@ -579,16 +528,13 @@ static void find_in(Find *f, Node *n) {
       f->found = n;
       return;
     }
-    if (n->kind == ND_VARDECL)
-      find_in(f, n->var->init);
+    if (n->kind == ND_VARDECL) find_in(f, n->var->init);
     Node *kids[] = {n->lhs, n->rhs, n->cond, n->then, n->els, n->init, n->inc, n->body, n->args};
     for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++) {
-      if (!kids[i])
-        continue;
+      if (!kids[i]) continue;
       /* Lists hang off body and args only; other children are single nodes. */
       Node *save = kids[i]->next;
-      if (kids[i] != n->body && kids[i] != n->args)
-        kids[i]->next = NULL;
+      if (kids[i] != n->body && kids[i] != n->args) kids[i]->next = NULL;
       find_in(f, kids[i]);
       kids[i]->next = save;
     }
@@ -646,10 +592,8 @@ Test(check, struct_layout_follows_c, .fini = drop) {
   cr_assert_eq(p->nstructs, 5);
   int ia = -1, ib = -1;
   for (int i = 0; i < p->nstructs; i++) {
-    if (p->structs[i] == a)
-      ia = i;
-    if (p->structs[i] == b)
-      ib = i;
+    if (p->structs[i] == a) ia = i;
+    if (p->structs[i] == b) ib = i;
   }
   cr_expect(ia >= 0 && ia < ib);
   cr_expect(type_equal(b->fields[0].ty, a->sty));
@@ -678,7 +622,7 @@ Test(check, constants_fold_exactly, .fini = drop) {
                           "const float ONE = 1;\n"
                           "const int16 S16 = (int16)40000;\n"
                           "const int AUTO = SH;\n"
-      "const int64 ZS = 0 << 127;\n"
+                          "const int64 ZS = 0 << 127;\n"
                           "kernel void k(int[] a) { a[0] = A + B + C + K + TR + SH + AUTO; }\n");
   cr_expect_eq(const_int(p, "A", &ty_i32), 3);
   cr_expect_eq(const_int(p, "B", &ty_i32), -3);
@@ -877,8 +821,7 @@ Test(check, errors_have_precise_locations, .fini = drop) {
   cr_expect_eq(d->head->loc.col, 13);
   cr_expect_eq(d->head->loc.len, 3);
   Diag *e = d->head->next;
-  while (e && e->level != DIAG_ERROR)
-    e = e->next;
+  while (e && e->level != DIAG_ERROR) e = e->next;
   cr_assert(e);
   cr_expect_str_eq(e->msg, "constant 1.5 truncated to uint8");
   cr_expect_eq(e->loc.line, 3);
@@ -891,8 +834,7 @@ Test(check, long_operator_chain_is_bounded, .fini = drop) {
   size_t n = 200000;
   char *src = malloc(n * 4 + 100);
   char *q = src + sprintf(src, "kernel void k(int[] a) { a[0] = 1");
-  for (size_t i = 0; i < n; i++)
-    q += sprintf(q, "+1");
+  for (size_t i = 0; i < n; i++) q += sprintf(q, "+1");
   strcpy(q, "; }\n");
   compiled = front_compile("unit.kern", src, strlen(src));
   free(src);
@@ -924,9 +866,11 @@ static void expect_module_error(const char *name, const char *src, const char *t
 
 Test(check, import_path_with_a_nul_byte_is_rejected, .fini = drop) {
   static const char escaped[] = "import \"lib\\0.kern\";\nkernel void k(int[] a) { a[0] = 1; }\n";
-  cr_expect_str_eq(first_error("unit.kern", escaped, sizeof escaped - 1), "import path contains a NUL byte");
+  cr_expect_str_eq(first_error("unit.kern", escaped, sizeof escaped - 1),
+                   "import path contains a NUL byte");
   cr_expect_eq(compiled.prog->diags->head->loc.line, 1);
-  expect_module_error("unit.kern", escaped, "unit.kern:1:1: error: import path contains a NUL byte");
+  expect_module_error("unit.kern", escaped,
+                      "unit.kern:1:1: error: import path contains a NUL byte");
   /* A raw NUL in the file: the lexer reports it, and nothing is imported
    * (the truncated path "lib" is never opened). */
   static const char raw[] = "import \"lib\0.kern\";\nkernel void k(int[] a) { a[0] = 1; }\n";
@@ -958,7 +902,8 @@ Test(check, import_paths_resolve_like_include, .fini = drop, .timeout = 60) {
   snprintf(src, sizeof src, "import \"../lib.kern\";\n%s", use);
   cr_expect_str_eq(first_error(main_name, src, strlen(src)), "", "'..' is followed");
   snprintf(src, sizeof src, "import \"%s\";\n%s", path, use);
-  cr_expect_str_eq(first_error("elsewhere/main.kern", src, strlen(src)), "", "an absolute path is used as is");
+  cr_expect_str_eq(first_error("elsewhere/main.kern", src, strlen(src)), "",
+                   "an absolute path is used as is");
   snprintf(path, sizeof path, "%s/fifo.kern", root);
   cr_assert_eq(mkfifo(path, 0600), 0);
   const char *not_regular[] = {"/dev/null", "/dev/zero", root, path};

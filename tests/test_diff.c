@@ -38,11 +38,14 @@ static int nbatches(void) { return (diff_count() + DIFF_BATCH - 1) / DIFF_BATCH;
 
 static Batch batch(int b) {
   Batch r = {.n = 0};
-  for (int k = b * DIFF_BATCH; k < diff_count() && r.n < DIFF_BATCH; k++) r.seeds[r.n++] = diff_seed(k);
+  for (int k = b * DIFF_BATCH; k < diff_count() && r.n < DIFF_BATCH; k++)
+    r.seeds[r.n++] = diff_seed(k);
   return r;
 }
 
-typedef struct Tally { int count, failed, reports; } Tally;
+typedef struct Tally {
+  int count, failed, reports;
+} Tally;
 
 static void report(Tally *t, uint64_t seed, const char *what, const char *detail) {
   t->failed++;
@@ -51,8 +54,8 @@ static void report(Tally *t, uint64_t seed, const char *what, const char *detail
     return;
   }
   char *src = diff_program(seed);
-  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s", (unsigned long long)seed, what,
-               detail, (unsigned long long)seed, src ? src : "");
+  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s",
+               (unsigned long long)seed, what, detail, (unsigned long long)seed, src ? src : "");
   free(src);
 }
 
@@ -63,7 +66,8 @@ static bool run_at(const char *level, const Batch *b, DiffResult *r, char *err, 
 
 /* A batch failed with batch_err: which of its programs fail alone? (If
  * none does, the batch's first seed takes the blame.) */
-static void blame(Tally *t, const Batch *b, const char *level, const char *what, const char *batch_err) {
+static void blame(Tally *t, const Batch *b, const char *level, const char *what,
+                  const char *batch_err) {
   char err[8192];
   int before = t->failed;
   for (int j = 0; j < b->n; j++) {
@@ -72,11 +76,13 @@ static void blame(Tally *t, const Batch *b, const char *level, const char *what,
     if (!run_at(level, &one, &r, err, sizeof err)) report(t, one.seeds[0], what, err);
     diff_free(&r);
   }
-  if (t->failed == before) report(t, b->seeds[0], "its batch of programs fails together", batch_err);
+  if (t->failed == before)
+    report(t, b->seeds[0], "its batch of programs fails together", batch_err);
 }
 
 /* Reports each program of b whose arrays differ between x and y. */
-static void compare(Tally *t, const Batch *b, const DiffResult *x, const DiffResult *y, const char *what) {
+static void compare(Tally *t, const Batch *b, const DiffResult *x, const DiffResult *y,
+                    const char *what) {
   char why[4096];
   for (int j = 0; j < b->n; j++)
     if (!diff_same(x, y, j, why, sizeof why)) report(t, b->seeds[j], what, why);
@@ -88,8 +94,10 @@ static void opt_levels(Tally *t, const Batch *b, DiffResult *o0) {
   DiffResult o3 = {0};
   bool ok = run_at("0", b, o0, err, sizeof err);
   if (!ok) blame(t, b, "0", "does not run at -O0", err);
-  if (ok && !run_at("3", b, &o3, err, sizeof err)) blame(t, b, "3", "does not run at -O3", err);
-  else if (ok) compare(t, b, o0, &o3, "-O0 and -O3 differ");
+  if (ok && !run_at("3", b, &o3, err, sizeof err))
+    blame(t, b, "3", "does not run at -O3", err);
+  else if (ok)
+    compare(t, b, o0, &o3, "-O0 and -O3 differ");
   if (!ok) diff_free(o0);
   diff_free(&o3);
   t->count += b->n;
@@ -102,8 +110,10 @@ static void opt_levels(Tally *t, const Batch *b, DiffResult *o0) {
 static void with_gcc(Tally *t, const Batch *b, const DiffResult *o0) {
   char err[8192];
   DiffResult g = {0};
-  if (!run_at("0", b, &g, err, sizeof err)) blame(t, b, "0", "does not run when gcc builds it", err);
-  else compare(t, b, o0, &g, "gcc and the default compiler differ at -O0");
+  if (!run_at("0", b, &g, err, sizeof err))
+    blame(t, b, "0", "does not run when gcc builds it", err);
+  else
+    compare(t, b, o0, &g, "gcc and the default compiler differ at -O0");
   diff_free(&g);
 }
 
@@ -142,8 +152,8 @@ static void cpu_part(int part) {
   free(o0);
   unsetenv("KERN_CPU_OPT");
   if (!gcc) cr_log_info("no gcc on PATH: the comparison with gcc is skipped");
-  cr_log_info("part %d: %d programs at -O0 and -O3%s, %d failed", part, t.count, gcc ? ", and by gcc" : "",
-              t.failed);
+  cr_log_info("part %d: %d programs at -O0 and -O3%s, %d failed", part, t.count,
+              gcc ? ", and by gcc" : "", t.failed);
   cr_expect_eq(t.failed, 0, "%d of %d programs failed", t.failed, t.count);
 }
 
@@ -174,7 +184,8 @@ Test(diff, opt_levels_are_cached_apart) {
   for (int k = 0; k < 4; k++) {
     cr_assert(run_at(levels[k], &one, &r, err, sizeof err), "%s", err);
     diff_free(&r);
-    cr_expect_eq(count_objects(dir), objects[k], "after -O%s: %d cached objects", levels[k], count_objects(dir));
+    cr_expect_eq(count_objects(dir), objects[k], "after -O%s: %d cached objects", levels[k],
+                 count_objects(dir));
   }
   unsetenv("KERN_CPU_OPT");
 }
@@ -187,7 +198,8 @@ static bool nvrtc_compiles(const Batch *b, char *err, size_t n) {
   EmitOptions o = {.debug = false, .line_directives = true};
   char *cuda = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
   size_t len;
-  bool is_ptx, ok = cuda && rt_nvrtc_compile(cuda, "progen.kern", 90, false, false, &out, &len, &is_ptx) == KERN_OK;
+  bool is_ptx, ok = cuda && rt_nvrtc_compile(cuda, "progen.kern", 90, false, false, &out, &len,
+                                             &is_ptx) == KERN_OK;
   snprintf(err, n, "%s", !r.ok ? "does not check" : !cuda ? "emit failed" : kern_last_error());
   ok = ok && is_ptx && strstr(out, ".entry");
   free(out);
@@ -213,11 +225,13 @@ static void nvrtc_part(int part) {
     char one_err[8192];
     for (int j = 0; j < bt.n; j++) { /* which program? */
       Batch one = {.seeds = {bt.seeds[j]}, .n = 1};
-      if (!nvrtc_compiles(&one, one_err, sizeof one_err)) report(&t, one.seeds[0], "NVRTC fails", one_err);
+      if (!nvrtc_compiles(&one, one_err, sizeof one_err))
+        report(&t, one.seeds[0], "NVRTC fails", one_err);
     }
     if (t.failed == before) report(&t, bt.seeds[0], "NVRTC fails on its batch of programs", err);
   }
-  cr_log_info("NVRTC %d, part %d: %d programs, %d failed", rt_nvrtc_version(), part, t.count, t.failed);
+  cr_log_info("NVRTC %d, part %d: %d programs, %d failed", rt_nvrtc_version(), part, t.count,
+              t.failed);
   cr_expect_eq(t.failed, 0, "%d of %d programs failed to compile for CUDA", t.failed, t.count);
 }
 

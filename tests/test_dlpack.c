@@ -35,7 +35,7 @@ static kern_device *cpu(void) { return kern_device_get("cpu"); }
 typedef struct producer {
   DLManagedTensor m;
   int64_t shape[8], strides[8];
-  void *owned;             /* freed by the deleter */
+  void *owned; /* freed by the deleter */
 } producer;
 
 static int deletes;
@@ -48,8 +48,8 @@ static void producer_deleter(DLManagedTensor *m) {
 }
 
 /* A tensor over data (not owned unless `owned`), with its deleter. */
-static DLManagedTensor *tensor(void *data, DLDevice dev, DLDataType dt, int ndim, const int64_t *shape,
-                               const int64_t *strides, uint64_t offset) {
+static DLManagedTensor *tensor(void *data, DLDevice dev, DLDataType dt, int ndim,
+                               const int64_t *shape, const int64_t *strides, uint64_t offset) {
   producer *p = calloc(1, sizeof *p);
   for (int d = 0; d < ndim && d < 8; d++) {
     p->shape[d] = shape[d];
@@ -75,7 +75,8 @@ static const DLDataType F32 = {kDLFloat, 32, 1}, I32 = {kDLInt, 32, 1};
 
 /* A stand-in CUDA device whose memory is host memory. */
 static kern_device *fake_gpu(void) {
-  return th_fake_gpu_new((kern_device_info){.is_uva = true, .is_managed_memory_supported = true,
+  return th_fake_gpu_new((kern_device_info){.is_uva = true,
+                                            .is_managed_memory_supported = true,
                                             .is_concurrent_managed_access_supported = true});
 }
 
@@ -143,17 +144,24 @@ Test(from_dlpack, byte_offset_and_element_strides) {
   int32_t got[4][3];
   cr_assert_eq(kern_array_read(a, got, sizeof got), KERN_OK);
   for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 3; j++) cr_assert_eq(got[i][j], 100 * (1 + j) + (2 + i), "[%d][%d] = %d", i, j, got[i][j]);
+    for (int j = 0; j < 3; j++)
+      cr_assert_eq(got[i][j], 100 * (1 + j) + (2 + i), "[%d][%d] = %d", i, j, got[i][j]);
   kern_array_free(a);
   cr_assert_eq(deletes, 1);
 }
 
 Test(from_dlpack, every_supported_dtype) {
-  static const struct { uint8_t code, bits; kern_dtype dt; size_t size; } map[] = {
-      {DL_BOOL, 8, KERN_BOOL, 1},     {kDLInt, 8, KERN_INT8, 1},      {kDLInt, 16, KERN_INT16, 2},
-      {kDLInt, 32, KERN_INT32, 4},    {kDLInt, 64, KERN_INT64, 8},    {kDLUInt, 8, KERN_UINT8, 1},
-      {kDLUInt, 16, KERN_UINT16, 2},  {kDLUInt, 32, KERN_UINT32, 4},  {kDLUInt, 64, KERN_UINT64, 8},
-      {kDLFloat, 16, KERN_FLOAT16, 2}, {kDLFloat, 32, KERN_FLOAT32, 4}, {kDLFloat, 64, KERN_FLOAT64, 8},
+  static const struct {
+    uint8_t code, bits;
+    kern_dtype dt;
+    size_t size;
+  } map[] = {
+      {DL_BOOL, 8, KERN_BOOL, 1},      {kDLInt, 8, KERN_INT8, 1},
+      {kDLInt, 16, KERN_INT16, 2},     {kDLInt, 32, KERN_INT32, 4},
+      {kDLInt, 64, KERN_INT64, 8},     {kDLUInt, 8, KERN_UINT8, 1},
+      {kDLUInt, 16, KERN_UINT16, 2},   {kDLUInt, 32, KERN_UINT32, 4},
+      {kDLUInt, 64, KERN_UINT64, 8},   {kDLFloat, 16, KERN_FLOAT16, 2},
+      {kDLFloat, 32, KERN_FLOAT32, 4}, {kDLFloat, 64, KERN_FLOAT64, 8},
   };
   static uint64_t buf[16];
   int64_t n = 5, strides = 2;
@@ -187,7 +195,8 @@ Test(from_dlpack, strides_of_dims_that_cannot_step_do_not_matter) {
 Test(from_dlpack, pinned_and_cuda_device_types) {
   int32_t buf[8] = {0};
   int64_t n = 8;
-  kern_array *p = kern_array_from_dlpack(tensor(buf, (DLDevice){kDLCUDAHost, 0}, I32, 1, &n, NULL, 0));
+  kern_array *p =
+      kern_array_from_dlpack(tensor(buf, (DLDevice){kDLCUDAHost, 0}, I32, 1, &n, NULL, 0));
   cr_assert_not_null(p, "%s", kern_last_error());
   cr_assert_eq(kern_array_device(p), cpu(), "pinned host memory belongs to the CPU device");
   cr_assert_eq(kern_array_memory_kind(p), KERN_MEM_PINNED_HOST);
@@ -196,8 +205,8 @@ Test(from_dlpack, pinned_and_cuda_device_types) {
   /* kDLCUDA device N -> cuda:N; kDLCUDAManaged -> managed memory of a GPU. */
   kern_device *g = fake_gpu();
   kern_array *own = kern_array_new(g, KERN_INT32, 1, &n);
-  kern_array *d = kern_array_from_dlpack(tensor(kern_array_data(own), (DLDevice){kDLCUDA, g->ordinal}, I32, 1, &n,
-                                                NULL, 0));
+  kern_array *d = kern_array_from_dlpack(
+      tensor(kern_array_data(own), (DLDevice){kDLCUDA, g->ordinal}, I32, 1, &n, NULL, 0));
   cr_assert_not_null(d, "%s", kern_last_error());
   cr_assert_eq(kern_array_device(d), g);
   cr_assert_eq(kern_array_memory_kind(d), KERN_MEM_CUDA_DEVICE);
@@ -205,14 +214,15 @@ Test(from_dlpack, pinned_and_cuda_device_types) {
   kern_array_free(d);
   /* Memory neither kern nor a driver knows: the DLPack device type decides. */
   static int32_t foreign[8];
-  kern_array *m = kern_array_from_dlpack(tensor(foreign, (DLDevice){kDLCUDAManaged, g->ordinal}, I32, 1, &n,
-                                                NULL, 0));
+  kern_array *m = kern_array_from_dlpack(
+      tensor(foreign, (DLDevice){kDLCUDAManaged, g->ordinal}, I32, 1, &n, NULL, 0));
   cr_assert_not_null(m, "%s", kern_last_error());
   cr_assert_eq(kern_array_device(m), g);
   cr_assert_eq(kern_array_memory_kind(m), KERN_MEM_CUDA_MANAGED);
   cr_assert(kern_can_access(cpu(), m), "managed memory of a device with concurrent access");
   kern_array_free(m);
-  kern_array *dd = kern_array_from_dlpack(tensor(foreign, (DLDevice){kDLCUDA, g->ordinal}, I32, 1, &n, NULL, 0));
+  kern_array *dd =
+      kern_array_from_dlpack(tensor(foreign, (DLDevice){kDLCUDA, g->ordinal}, I32, 1, &n, NULL, 0));
   cr_assert_eq(kern_array_memory_kind(dd), KERN_MEM_CUDA_DEVICE);
   kern_array_free(dd);
   kern_array_free(own);
@@ -225,7 +235,8 @@ static void expect_rejected(DLManagedTensor *t, kern_status st, const char *need
   int before = deletes;
   kern_clear_error();
   cr_assert_null(kern_array_from_dlpack(t), "accepted a tensor that should fail with '%s'", needle);
-  cr_assert_eq(kern_last_status(), st, "%s: %s", kern_status_name(kern_last_status()), kern_last_error());
+  cr_assert_eq(kern_last_status(), st, "%s: %s", kern_status_name(kern_last_status()),
+               kern_last_error());
   cr_assert(strstr(kern_last_error(), needle), "'%s' lacks '%s'", kern_last_error(), needle);
   cr_assert_eq(deletes, before, "a refused tensor's deleter must not run");
   t->deleter(t);
@@ -234,23 +245,29 @@ static void expect_rejected(DLManagedTensor *t, kern_status st, const char *need
 
 Test(from_dlpack, rejections_leave_the_tensor_to_its_producer) {
   static int32_t buf[64];
-  int64_t shape5[5] = {1, 2, 2, 2, 2}, n = 4, negshape = -1, negstride[2] = {-1, 1}, sh2[2] = {4, 2};
+  int64_t shape5[5] = {1, 2, 2, 2, 2}, n = 4, negshape = -1, negstride[2] = {-1, 1},
+          sh2[2] = {4, 2};
   const kern_status U = KERN_ERR_UNSUPPORTED, I = KERN_ERR_INVALID_ARGUMENT;
   expect_rejected(tensor(buf, CPU, I32, 0, &n, NULL, 0), U, "0 dimensions");
   expect_rejected(tensor(buf, CPU, I32, 5, shape5, NULL, 0), U, "5 dimensions");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLFloat, 32, 4}, 1, &n, NULL, 0), U, "4 lanes");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLBfloat, 16, 1}, 1, &n, NULL, 0), U, "bfloat");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLComplex, 64, 1}, 1, &n, NULL, 0), U, "complex");
-  expect_rejected(tensor(buf, CPU, (DLDataType){kDLFloat, 8, 1}, 1, &n, NULL, 0), U, "float, 8 bits");
+  expect_rejected(tensor(buf, CPU, (DLDataType){kDLFloat, 8, 1}, 1, &n, NULL, 0), U,
+                  "float, 8 bits");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLInt, 24, 1}, 1, &n, NULL, 0), U, "int, 24 bits");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLUInt, 1, 1}, 1, &n, NULL, 0), U, "uint, 1 bits");
-  expect_rejected(tensor(buf, CPU, (DLDataType){DL_BOOL, 32, 1}, 1, &n, NULL, 0), U, "bool, 32 bits");
-  expect_rejected(tensor(buf, CPU, (DLDataType){kDLOpaqueHandle, 64, 1}, 1, &n, NULL, 0), U, "opaque");
+  expect_rejected(tensor(buf, CPU, (DLDataType){DL_BOOL, 32, 1}, 1, &n, NULL, 0), U,
+                  "bool, 32 bits");
+  expect_rejected(tensor(buf, CPU, (DLDataType){kDLOpaqueHandle, 64, 1}, 1, &n, NULL, 0), U,
+                  "opaque");
   expect_rejected(tensor(buf, (DLDevice){kDLOpenCL, 0}, I32, 1, &n, NULL, 0), U, "kDLOpenCL");
   expect_rejected(tensor(buf, (DLDevice){kDLVulkan, 0}, I32, 1, &n, NULL, 0), U, "kDLVulkan");
   expect_rejected(tensor(buf, (DLDevice){kDLROCM, 0}, I32, 1, &n, NULL, 0), U, "kDLROCM");
-  expect_rejected(tensor(buf, (DLDevice){(DLDeviceType)99, 0}, I32, 1, &n, NULL, 0), U, "device type 99");
-  expect_rejected(tensor(buf, (DLDevice){kDLCUDA, 29}, I32, 1, &n, NULL, 0), U, "no device cuda:29");
+  expect_rejected(tensor(buf, (DLDevice){(DLDeviceType)99, 0}, I32, 1, &n, NULL, 0), U,
+                  "device type 99");
+  expect_rejected(tensor(buf, (DLDevice){kDLCUDA, 29}, I32, 1, &n, NULL, 0), U,
+                  "no device cuda:29");
   expect_rejected(tensor(buf, (DLDevice){kDLCUDAManaged, 29}, I32, 1, &n, NULL, 0), U, "cuda:29");
   expect_rejected(tensor(buf, CPU, I32, 2, sh2, negstride, 0), U, "negative");
   expect_rejected(tensor(buf, CPU, I32, 1, &negshape, NULL, 0), I, "shape[0] is negative");
@@ -354,7 +371,8 @@ Test(to_dlpack, a_strided_view) {
   cr_assert_eq(d->strides[0], 8);
   cr_assert_eq(d->strides[1], 1);
   for (int i = 0; i < 4; i++)
-    for (int j = 0; j < 3; j++) cr_assert_eq(*(float *)elem2(d, i, j), (float)((1 + i) * 8 + 2 + j));
+    for (int j = 0; j < 3; j++)
+      cr_assert_eq(*(float *)elem2(d, i, j), (float)((1 + i) * 8 + 2 + j));
   t->deleter(t);
 }
 
@@ -382,23 +400,28 @@ Test(to_dlpack, vectors_and_matrices_become_trailing_dims) {
   cr_assert_eq(d->strides[1], 3);
   cr_assert_eq(d->strides[2], 1);
   t->deleter(t);
-  kern_array *iv = kern_array_new(cpu(), KERN_IVEC2, 1, &n), *dv = kern_array_new(cpu(), KERN_DVEC4, 1, &n);
+  kern_array *iv = kern_array_new(cpu(), KERN_IVEC2, 1, &n),
+             *dv = kern_array_new(cpu(), KERN_DVEC4, 1, &n);
   t = kern_array_to_dlpack(iv);
-  cr_assert(t->dl_tensor.dtype.code == kDLInt && t->dl_tensor.dtype.bits == 32 && t->dl_tensor.shape[1] == 2);
+  cr_assert(t->dl_tensor.dtype.code == kDLInt && t->dl_tensor.dtype.bits == 32 &&
+            t->dl_tensor.shape[1] == 2);
   t->deleter(t);
   t = kern_array_to_dlpack(dv);
-  cr_assert(t->dl_tensor.dtype.code == kDLFloat && t->dl_tensor.dtype.bits == 64 && t->dl_tensor.shape[1] == 4);
+  cr_assert(t->dl_tensor.dtype.code == kDLFloat && t->dl_tensor.dtype.bits == 64 &&
+            t->dl_tensor.shape[1] == 4);
   t->deleter(t);
   kern_array *b = kern_array_new(cpu(), KERN_BOOL, 1, &n);
   t = kern_array_to_dlpack(b);
   cr_assert_eq(t->dl_tensor.dtype.code, DL_BOOL);
   cr_assert_eq(t->dl_tensor.dtype.bits, 8);
   t->deleter(t);
-  kern_array_free(v), kern_array_free(m), kern_array_free(iv), kern_array_free(dv), kern_array_free(b);
+  kern_array_free(v), kern_array_free(m), kern_array_free(iv), kern_array_free(dv),
+      kern_array_free(b);
 }
 
 Test(to_dlpack, what_dlpack_cannot_describe_is_refused) {
-  kern_module *mod = kern_module_from_source("s.kern", "struct P { vec3 x; float m; };\nkernel void k(P[] p) {}\n");
+  kern_module *mod = kern_module_from_source(
+      "s.kern", "struct P { vec3 x; float m; };\nkernel void k(P[] p) {}\n");
   cr_assert_not_null(mod, "%s", kern_last_error());
   kern_dtype pdt = kern_module_dtype(mod, "P");
   int64_t n = 4;
@@ -437,8 +460,13 @@ Test(to_dlpack, memory_kinds_become_device_types) {
   kern_array *man = kern_array_new(g, KERN_INT32, 1, &n);
   static int32_t raw[4];
   kern_array *unk = kern_array_wrap(raw, cpu(), KERN_INT32, 1, &n, NULL);
-  struct { kern_array *a; int type, id; } cases[] = {
-      {pin, kDLCUDAHost, 0}, {dev, kDLCUDA, g->ordinal}, {man, kDLCUDAManaged, 0}, {unk, kDLCPU, 0}};
+  struct {
+    kern_array *a;
+    int type, id;
+  } cases[] = {{pin, kDLCUDAHost, 0},
+               {dev, kDLCUDA, g->ordinal},
+               {man, kDLCUDAManaged, 0},
+               {unk, kDLCPU, 0}};
   for (int i = 0; i < 4; i++) {
     DLManagedTensor *t = kern_array_to_dlpack(cases[i].a);
     cr_assert_not_null(t, "%s", kern_last_error());
@@ -510,12 +538,11 @@ Test(round_trip, producer_to_kern_to_consumer) {
 }
 
 Test(round_trip, a_cpu_launch_on_an_imported_tensor) {
-  kern_module *m = kern_module_from_source("dl.kern",
-                                           "kernel void twice(float[,] x) {\n"
-                                           "    int i = tid(0);\n"
-                                           "    int j = tid(1);\n"
-                                           "    x[i, j] = 2.0 * x[i, j] + float(j);\n"
-                                           "}\n");
+  kern_module *m = kern_module_from_source("dl.kern", "kernel void twice(float[,] x) {\n"
+                                                      "    int i = tid(0);\n"
+                                                      "    int j = tid(1);\n"
+                                                      "    x[i, j] = 2.0 * x[i, j] + float(j);\n"
+                                                      "}\n");
   cr_assert_not_null(m, "%s", kern_last_error());
   kern_kernel *k = kern_module_kernel(m, "twice");
   /* The transposed view of a 3x2 buffer, from the producer. */

@@ -76,13 +76,10 @@ static const char *line_end(const char *p) {
 /* Backticks opening a fence on this line (0: not a fence); up to 3 spaces may precede. */
 static int fence_ticks(const char *p, const char **after) {
   int sp = 0;
-  while (*p == ' ' && sp < 4)
-    p++, sp++;
+  while (*p == ' ' && sp < 4) p++, sp++;
   int n = 0;
-  while (p[n] == '`')
-    n++;
-  if (sp > 3 || n < 3)
-    return 0;
+  while (p[n] == '`') n++;
+  if (sp > 3 || n < 3) return 0;
   *after = p + n;
   return n;
 }
@@ -91,11 +88,9 @@ static int fence_ticks(const char *p, const char **after) {
 static void info_file(const char *info, const char *end, char *out, size_t cap) {
   out[0] = 0;
   for (const char *p = info; p + 5 <= end; p++) {
-    if (strncmp(p, "file=", 5) != 0 || (p > info && !isspace((unsigned char)p[-1])))
-      continue;
+    if (strncmp(p, "file=", 5) != 0 || (p > info && !isspace((unsigned char)p[-1]))) continue;
     size_t n = strcspn(p + 5, " \t\n");
-    if (n >= cap)
-      n = cap - 1;
+    if (n >= cap) n = cap - 1;
     memcpy(out, p + 5, n);
     out[n] = 0;
     return;
@@ -103,13 +98,10 @@ static void info_file(const char *info, const char *end, char *out, size_t cap) 
 }
 
 static void parse_info(Block *b, const char *info, const char *end) {
-  while (info < end && isspace((unsigned char)*info))
-    info++;
+  while (info < end && isspace((unsigned char)*info)) info++;
   size_t n = strcspn(info, " \t\n");
-  if (n > (size_t)(end - info))
-    n = (size_t)(end - info);
-  if (n >= sizeof b->lang)
-    n = sizeof b->lang - 1;
+  if (n > (size_t)(end - info)) n = (size_t)(end - info);
+  if (n >= sizeof b->lang) n = sizeof b->lang - 1;
   memcpy(b->lang, info, n);
   b->lang[n] = 0;
   info_file(info, end, b->file, sizeof b->file);
@@ -119,11 +111,9 @@ static void parse_info(Block *b, const char *info, const char *end) {
 static bool closes(const char *p, int ticks) {
   const char *after;
   int n = fence_ticks(p, &after);
-  if (n < ticks)
-    return false;
+  if (n < ticks) return false;
   for (const char *e = line_end(p); after < e; after++)
-    if (!isspace((unsigned char)*after))
-      return false;
+    if (!isspace((unsigned char)*after)) return false;
   return true;
 }
 
@@ -136,8 +126,7 @@ static void add_block(Blocks *bs, const Block *b) {
 }
 
 static void set_heading(char *heading, const char *p, const char *e) {
-  while (p < e && (*p == '#' || *p == ' '))
-    p++;
+  while (p < e && (*p == '#' || *p == ' ')) p++;
   size_t n = (size_t)(e - p) < 255 ? (size_t)(e - p) : 255;
   memcpy(heading, p, n);
   heading[n] = 0;
@@ -178,8 +167,7 @@ static Blocks extract(const char *md) {
       read_block(&bs, &p, &line, ticks, info, heading);
       continue;
     }
-    if (*p == '#')
-      set_heading(heading, p, line_end(p));
+    if (*p == '#') set_heading(heading, p, line_end(p));
     p = *line_end(p) ? line_end(p) + 1 : line_end(p);
     line++;
   }
@@ -187,16 +175,14 @@ static Blocks extract(const char *md) {
 }
 
 static void blocks_free(Blocks *bs) {
-  for (int i = 0; i < bs->n; i++)
-    free(bs->v[i].text);
+  for (int i = 0; i < bs->n; i++) free(bs->v[i].text);
   free(bs->v);
   memset(bs, 0, sizeof *bs);
 }
 
 static int count_lang(const Blocks *bs, const char *lang) {
   int n = 0;
-  for (int i = 0; i < bs->n; i++)
-    n += strcmp(bs->v[i].lang, lang) == 0;
+  for (int i = 0; i < bs->n; i++) n += strcmp(bs->v[i].lang, lang) == 0;
   return n;
 }
 
@@ -218,8 +204,7 @@ static void remove_dir(const char *d) {
 
 static bool write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
-  if (!f)
-    return false;
+  if (!f) return false;
   bool ok = fputs(text, f) >= 0;
   return fclose(f) == 0 && ok;
 }
@@ -244,16 +229,16 @@ static int expectations(const char *text, Expect *out, int cap) {
   int n = 0, line = 1;
   for (const char *p = text; *p && n < cap; line++) {
     const char *e = line_end(p);
-    static const struct { const char *tag; DiagLevel level; } tags[] = {
-        {"// error: ", DIAG_ERROR}, {"// warning: ", DIAG_WARNING}};
+    static const struct {
+      const char *tag;
+      DiagLevel level;
+    } tags[] = {{"// error: ", DIAG_ERROR}, {"// warning: ", DIAG_WARNING}};
     for (int t = 0; t < 2; t++) {
       const char *m = strstr(p, tags[t].tag);
-      if (!m || m >= e)
-        continue;
+      if (!m || m >= e) continue;
       m += strlen(tags[t].tag);
       size_t len = (size_t)(e - m) < 255 ? (size_t)(e - m) : 255;
-      while (len && isspace((unsigned char)m[len - 1]))
-        len--;
+      while (len && isspace((unsigned char)m[len - 1])) len--;
       out[n] = (Expect){.level = tags[t].level, .line = line};
       memcpy(out[n].text, m, len);
       out[n].text[len] = 0;
@@ -285,13 +270,12 @@ static char *fmt(const char *f, ...) {
   return n < 0 ? strdup("(out of memory)") : s;
 }
 
-static const char *level_name(DiagLevel l) {
-  return l == DIAG_ERROR ? "error" : "warning";
-}
+static const char *level_name(DiagLevel l) { return l == DIAG_ERROR ? "error" : "warning"; }
 
 /* The first mismatch between a compilation's diagnostics and a block's
  * expectations, or NULL. */
-static char *mismatch(const FrontResult *r, const char *path, Expect *ex, int nex, bool want_error) {
+static char *mismatch(const FrontResult *r, const char *path, Expect *ex, int nex,
+                      bool want_error) {
   int nerr = 0;
   for (const Diag *d = r->prog->diags->head; d; d = d->next) {
     bool mine = d->loc.file && strcmp(d->loc.file, path) == 0;
@@ -304,10 +288,8 @@ static char *mismatch(const FrontResult *r, const char *path, Expect *ex, int ne
       return fmt("no %s '%s' on its line %d", level_name(ex[i].level), ex[i].text, ex[i].line);
   if (want_error && (nerr == 0 || r->ok))
     return strdup("it compiles, but a kern-error block must fail");
-  if (want_error && nex == 0)
-    return strdup("a kern-error block needs a '// error: TEXT' comment");
-  if (!want_error && !r->ok)
-    return strdup("it does not compile");
+  if (want_error && nex == 0) return strdup("a kern-error block needs a '// error: TEXT' comment");
+  if (!want_error && !r->ok) return strdup("it does not compile");
   return NULL;
 }
 
@@ -318,8 +300,7 @@ static char *check_example(const char *dir, const Block *b, bool want_error) {
   Expect ex[64];
   int nex = expectations(b->text, ex, 64);
   FrontResult r = front_compile(path, b->text, strlen(b->text));
-  if (!r.prog)
-    return strdup("out of memory");
+  if (!r.prog) return strdup("out of memory");
   char *why = mismatch(&r, path, ex, nex, want_error);
   if (why) {
     char *diags = diag_render(r.prog->diags, false);
@@ -342,14 +323,12 @@ static int check_examples(const char *doc, int *nchecked) {
   for (int i = 0; i < bs.n; i++) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, bs.v[i].file);
-    if (bs.v[i].file[0])
-      cr_assert(write_text(path, bs.v[i].text), "cannot write %s", path);
+    if (bs.v[i].file[0]) cr_assert(write_text(path, bs.v[i].text), "cannot write %s", path);
   }
   for (int i = 0; i < bs.n; i++) {
     const Block *b = &bs.v[i];
     bool is_err = strcmp(b->lang, "kern-error") == 0;
-    if (!is_err && strcmp(b->lang, "kern") != 0)
-      continue;
+    if (!is_err && strcmp(b->lang, "kern") != 0) continue;
     (*nchecked)++;
     char *why = b->closed ? check_example(dir, b, is_err) : strdup("the block is never closed");
     if (why) {
@@ -367,9 +346,7 @@ static int check_examples(const char *doc, int *nchecked) {
 
 /* ---- word search ---------------------------------------------------------------- */
 
-static bool is_ident(int c) {
-  return isalnum(c) || c == '_';
-}
+static bool is_ident(int c) { return isalnum(c) || c == '_'; }
 
 /* Does text contain word with no identifier character on either side? */
 static bool has_word(const char *text, const char *word) {
@@ -447,8 +424,7 @@ static void complete_program(const Blocks *bs, const Block **prog, const Block *
   *prog = *kern = NULL;
   for (int i = 0; i < bs->n && !*kern; i++) {
     const Block *b = &bs->v[i];
-    if (!strstr(b->heading, "A complete program"))
-      continue;
+    if (!strstr(b->heading, "A complete program")) continue;
     if (!*prog && strcmp(b->lang, "c") == 0)
       *prog = b;
     else if (*prog && strcmp(b->lang, "kern") == 0)
@@ -487,17 +463,20 @@ Test(docs, complete_program_builds_runs_and_exits_0, .timeout = 300) {
   snprintf(src, sizeof src, "%s/program.c", dir);
   snprintf(exe, sizeof exe, "%s/program", dir);
   cr_assert(write_text(src, prog->text));
-  snprintf(cmd, sizeof cmd,
-           "%s -std=c11 -Wall -Wextra -Werror %s -I'%s/include' '%s' '%s' -lpthread -ldl -lm -o '%s'",
-           KERN_TEST_CC, SANITIZE_FLAGS, KERN_SOURCE_DIR, src, lib, exe);
+  snprintf(
+      cmd, sizeof cmd,
+      "%s -std=c11 -Wall -Wextra -Werror %s -I'%s/include' '%s' '%s' -lpthread -ldl -lm -o '%s'",
+      KERN_TEST_CC, SANITIZE_FLAGS, KERN_SOURCE_DIR, src, lib, exe);
   char *out;
   int rc = th_run(cmd, &out);
-  cr_expect_eq(rc, 0, "runtime.md:%d: the complete program does not build:\n%s", prog->line, tail(out));
+  cr_expect_eq(rc, 0, "runtime.md:%d: the complete program does not build:\n%s", prog->line,
+               tail(out));
   free(out);
   if (rc == 0) {
     snprintf(cmd, sizeof cmd, "'%s'", exe);
     rc = th_run(cmd, &out);
-    cr_expect_eq(rc, 0, "runtime.md:%d: the complete program exits %d:\n%s", prog->line, rc, tail(out));
+    cr_expect_eq(rc, 0, "runtime.md:%d: the complete program exits %d:\n%s", prog->line, rc,
+                 tail(out));
     free(out);
   }
   remove_dir(dir);
@@ -514,11 +493,9 @@ static char *embedded_source(const char *c) {
   char *out = malloc(cap);
   for (const char *p = c; *p;) {
     const char *e = line_end(p), *q = p;
-    while (q < e && isspace((unsigned char)*q))
-      q++;
+    while (q < e && isspace((unsigned char)*q)) q++;
     const char *close = e;
-    while (close > q && (isspace((unsigned char)close[-1]) || close[-1] == ';'))
-      close--;
+    while (close > q && (isspace((unsigned char)close[-1]) || close[-1] == ';')) close--;
     if (*q == '"' && close - q >= 4 && strncmp(close - 3, "\\n\"", 3) == 0) {
       memcpy(out + n, q + 1, (size_t)(close - 3 - (q + 1)));
       n += (size_t)(close - 3 - (q + 1));
@@ -535,7 +512,8 @@ Test(docs, complete_program_shows_the_kernel_it_embeds) {
   Blocks bs = extract(md);
   const Block *prog, *kern;
   complete_program(&bs, &prog, &kern);
-  cr_assert(prog && kern, "runtime.md: 'A complete program' needs a ```c block, then a ```kern block");
+  cr_assert(prog && kern,
+            "runtime.md: 'A complete program' needs a ```c block, then a ```kern block");
   char *embedded = embedded_source(prog->text);
   cr_expect_str_eq(embedded, kern->text,
                    "runtime.md:%d: the kernel shown differs from the one in the program",
@@ -567,15 +545,12 @@ static int public_functions(const char *h, char names[][64], int cap) {
   int n = 0;
   for (const char *p = h; *p;) {
     const char *e = line_end(p), *q = p;
-    while (q < e && *q == ' ')
-      q++;
+    while (q < e && *q == ' ') q++;
     bool skip = *q == '/' || *q == '*' || *q == '#' || strncmp(q, "static inline", 13) == 0;
     for (const char *s = q; !skip && s < e && n < cap; s++) {
-      if (strncmp(s, "kern_", 5) != 0 || (s > p && is_ident((unsigned char)s[-1])))
-        continue;
+      if (strncmp(s, "kern_", 5) != 0 || (s > p && is_ident((unsigned char)s[-1]))) continue;
       size_t len = 0;
-      while (is_ident((unsigned char)s[len]))
-        len++;
+      while (is_ident((unsigned char)s[len])) len++;
       if (s[len] == '(' && s[len - 1] != '_' && len < 64) {
         memcpy(names[n], s, len);
         names[n++][len] = 0;
@@ -597,8 +572,9 @@ Test(docs, runtime_names_every_public_function_status_and_macro) {
   for (int st = KERN_OK; st <= KERN_ERR_IO; st++)
     cr_expect(has_word(md, kern_status_name((kern_status)st)), "runtime.md does not mention %s",
               kern_status_name((kern_status)st));
-  static const char *const macros[] = {"KERN_LAUNCH", "KERN_DIM1", "KERN_DIM2", "KERN_DIM3",
-                                       "KERN_DIM4", "KERN_ARG_INLINE_BYTES", "KERN_VERSION_NUM"};
+  static const char *const macros[] = {"KERN_LAUNCH",     "KERN_DIM1", "KERN_DIM2",
+                                       "KERN_DIM3",       "KERN_DIM4", "KERN_ARG_INLINE_BYTES",
+                                       "KERN_VERSION_NUM"};
   for (size_t i = 0; i < sizeof macros / sizeof *macros; i++)
     cr_expect(has_word(md, macros[i]), "runtime.md does not mention %s", macros[i]);
   free(h);
@@ -611,10 +587,8 @@ static int env_names(const char *src, char names[][64], int n, int cap) {
     const char *s = p + 8;
     size_t len = strcspn(s, "\"");
     bool dup = false;
-    for (int i = 0; i < n; i++)
-      dup |= strlen(names[i]) == len && strncmp(names[i], s, len) == 0;
-    if (dup || len >= 64)
-      continue;
+    for (int i = 0; i < n; i++) dup |= strlen(names[i]) == len && strncmp(names[i], s, len) == 0;
+    if (dup || len >= 64) continue;
     memcpy(names[n], s, len);
     names[n++][len] = 0;
   }
@@ -648,7 +622,8 @@ Test(docs, runtime_names_every_environment_variable_the_runtime_reads) {
 
 /* Counts the kern_xxx / KERN_XXX words of a document that kern.h does not
  * declare and that are not environment variables the runtime reads. */
-static int unknown_api_words(const char *doc, const char *md, const char *h, char env[][64], int nenv) {
+static int unknown_api_words(const char *doc, const char *md, const char *h, char env[][64],
+                             int nenv) {
   int bad = 0;
   for (const char *p = md; *p; p++) {
     bool lower = strncmp(p, "kern_", 5) == 0, upper = strncmp(p, "KERN_", 5) == 0;
@@ -656,12 +631,10 @@ static int unknown_api_words(const char *doc, const char *md, const char *h, cha
       continue;
     char word[64];
     size_t len = 0;
-    while (is_ident((unsigned char)p[len]) && len < sizeof word - 1)
-      word[len] = p[len], len++;
+    while (is_ident((unsigned char)p[len]) && len < sizeof word - 1) word[len] = p[len], len++;
     word[len] = 0;
     bool known = has_word(h, word);
-    for (int i = 0; i < nenv && !known; i++)
-      known = strcmp(env[i], word) == 0;
+    for (int i = 0; i < nenv && !known; i++) known = strcmp(env[i], word) == 0;
     if (!known) {
       cr_log_error("%s mentions %s, which kern.h does not declare", doc, word);
       bad++;
@@ -688,8 +661,7 @@ Test(docs, every_api_name_the_docs_mention_exists) {
 /* GitHub's anchor of a heading: lower case, blanks to '-', other punctuation dropped. */
 static void slug(const char *p, const char *e, char *out, size_t cap) {
   size_t n = 0;
-  while (p < e && (*p == '#' || *p == ' '))
-    p++;
+  while (p < e && (*p == '#' || *p == ' ')) p++;
   for (; p < e && n + 1 < cap; p++) {
     unsigned char c = (unsigned char)*p;
     if (isalnum(c) || c == '-' || c == '_')
@@ -709,8 +681,7 @@ static bool has_anchor(const char *md, const char *anchor) {
     char s[256];
     if (*p == '#' && !fenced) {
       slug(p, e, s, sizeof s);
-      if (strcmp(s, anchor) == 0)
-        return true;
+      if (strcmp(s, anchor) == 0) return true;
     }
     p = *e ? e + 1 : e;
   }
@@ -726,18 +697,17 @@ static int broken_links(const char *name) {
   for (const char *p = strstr(md, "]("); p; p = strstr(p + 1, "](")) {
     char target[256], file[256], *hash;
     size_t len = strcspn(p + 2, ")\n");
-    if (len >= sizeof target || strncmp(p + 2, "http", 4) == 0)
-      continue;
+    if (len >= sizeof target || strncmp(p + 2, "http", 4) == 0) continue;
     memcpy(target, p + 2, len);
     target[len] = 0;
     hash = strchr(target, '#');
-    if (hash)
-      *hash++ = 0;
+    if (hash) *hash++ = 0;
     snprintf(file, sizeof file, "%s/docs/%s", KERN_SOURCE_DIR, target[0] ? target : name);
     char *other = th_read_file(file, NULL);
     bool ok = other && (!hash || has_anchor(other, hash));
     if (!ok)
-      cr_log_error("%s: the link (%s%s%s) leads nowhere", name, target, hash ? "#" : "", hash ? hash : "");
+      cr_log_error("%s: the link (%s%s%s) leads nowhere", name, target, hash ? "#" : "",
+                   hash ? hash : "");
     bad += !ok;
     free(other);
   }
@@ -753,17 +723,13 @@ Test(docs, links_and_anchors_resolve) {
 /* The cells of a Markdown table row, backticks and blanks trimmed; returns the count. */
 static int row_cells(const char *p, const char *e, char cells[][64], int cap) {
   int n = 0;
-  if (*p != '|')
-    return 0;
+  if (*p != '|') return 0;
   for (p++; p < e && n < cap;) {
     const char *bar = memchr(p, '|', (size_t)(e - p));
-    if (!bar)
-      break;
+    if (!bar) break;
     const char *a = p, *b = bar;
-    while (a < b && (isspace((unsigned char)*a) || *a == '`'))
-      a++;
-    while (b > a && (isspace((unsigned char)b[-1]) || b[-1] == '`'))
-      b--;
+    while (a < b && (isspace((unsigned char)*a) || *a == '`')) a++;
+    while (b > a && (isspace((unsigned char)b[-1]) || b[-1] == '`')) b--;
     size_t len = (size_t)(b - a) < 63 ? (size_t)(b - a) : 63;
     memcpy(cells[n], a, len);
     cells[n++][len] = 0;
@@ -783,9 +749,10 @@ static bool check_layout_row(const char *md, const char *doc, kern_dtype dt, int
     int n = row_cells(p, e, cells, 8);
     if (n > size_col && n > align_col && n > col && strcmp(cells[col], name) == 0 &&
         isdigit((unsigned char)cells[size_col][0])) {
-      cr_expect_eq(strtoul(cells[size_col], NULL, 10), kern_dtype_size(dt), "%s: size of %s", doc, name);
-      cr_expect_eq(strtoul(cells[align_col], NULL, 10), kern_dtype_align(dt), "%s: alignment of %s", doc,
+      cr_expect_eq(strtoul(cells[size_col], NULL, 10), kern_dtype_size(dt), "%s: size of %s", doc,
                    name);
+      cr_expect_eq(strtoul(cells[align_col], NULL, 10), kern_dtype_align(dt), "%s: alignment of %s",
+                   doc, name);
       return true;
     }
     p = *e ? e + 1 : e;
@@ -798,8 +765,8 @@ Test(docs, layout_tables_match_the_library) {
   for (kern_dtype dt = KERN_BOOL; dt < KERN_DTYPE_BUILTIN_END; dt++) {
     /* language.md: | type | aliases | size | align | ...
      * runtime.md:  | KERN_X | type | C type | size | align | */
-    cr_expect(check_layout_row(lang, "language.md", dt, 0, 2, 3), "language.md's layout table lacks %s",
-              kern_dtype_name(dt));
+    cr_expect(check_layout_row(lang, "language.md", dt, 0, 2, 3),
+              "language.md's layout table lacks %s", kern_dtype_name(dt));
     cr_expect(check_layout_row(rt, "runtime.md", dt, 1, 3, 4), "runtime.md's dtype table lacks %s",
               kern_dtype_name(dt));
   }

@@ -44,14 +44,11 @@ static uint64_t rng_next(Rng *r) {
   return r->s;
 }
 
-static size_t rng_below(Rng *r, size_t n) {
-  return n ? (size_t)(rng_next(r) % n) : 0;
-}
+static size_t rng_below(Rng *r, size_t n) { return n ? (size_t)(rng_next(r) % n) : 0; }
 
 static uint64_t fnv1a(const char *s, size_t n) {
   uint64_t h = 1469598103934665603u;
-  for (size_t i = 0; i < n; i++)
-    h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 1099511628211u;
   return h;
 }
 
@@ -100,8 +97,7 @@ static const Text *volatile crash_text;
 static struct sigaction old_actions[NSIG];
 
 static void say(const char *s) {
-  if (write(2, s, strlen(s)) < 0)
-    return;
+  if (write(2, s, strlen(s)) < 0) return;
 }
 
 static void on_crash(int sig, siginfo_t *info, void *uctx) {
@@ -112,8 +108,7 @@ static void on_crash(int sig, siginfo_t *info, void *uctx) {
     say(crash_kind ? crash_kind : "?");
     say("), raw bytes follow:\n");
     size_t n = crash_text->len > PRINT_MAX ? PRINT_MAX : crash_text->len;
-    if (write(2, crash_text->s, n) < 0)
-      return;
+    if (write(2, crash_text->s, n) < 0) return;
     say("\n*** end of mutant\n");
   }
   struct sigaction *old = &old_actions[sig];
@@ -144,12 +139,12 @@ typedef struct Span {
 } Span;
 
 typedef struct Fixture {
-  char *path;          /* real path: imports resolve next to it */
+  char *path; /* real path: imports resolve next to it */
   char *src;
   size_t len;
-  Span *toks;          /* the original's tokens */
+  Span *toks; /* the original's tokens */
   int ntoks;
-  Span *lines;         /* with their newline */
+  Span *lines; /* with their newline */
   int nlines;
 } Fixture;
 
@@ -173,8 +168,7 @@ static void find_lines(Fixture *f) {
   for (size_t start = 0, i = 0; i <= f->len; i++)
     if (i == f->len || f->src[i] == '\n') {
       size_t end = i < f->len ? i + 1 : i;
-      if (end > start)
-        f->lines[f->nlines++] = (Span){start, end - start};
+      if (end > start) f->lines[f->nlines++] = (Span){start, end - start};
       start = end;
     }
 }
@@ -183,8 +177,7 @@ static bool fixture_load(Fixture *f, const char *path) {
   memset(f, 0, sizeof *f);
   f->path = strdup(path);
   f->src = th_read_file(path, &f->len);
-  if (!f->src)
-    return false;
+  if (!f->src) return false;
   find_tokens(f);
   find_lines(f);
   return true;
@@ -199,14 +192,25 @@ static void fixture_free(Fixture *f) {
 
 /* ---- mutations ------------------------------------------------------------------- */
 
-typedef enum { M_FLIP, M_BYTE, M_DELETE, M_DUP_LINE, M_DEL_LINE, M_SPLICE, M_SWAP, M__COUNT } MutKind;
+typedef enum {
+  M_FLIP,
+  M_BYTE,
+  M_DELETE,
+  M_DUP_LINE,
+  M_DEL_LINE,
+  M_SPLICE,
+  M_SWAP,
+  M__COUNT
+} MutKind;
 
-static const char *const mut_names[] = {"bit flip", "byte set", "range deleted", "line duplicated",
-                                        "line deleted", "token spliced", "token replaced"};
+static const char *const mut_names[] = {"bit flip",        "byte set",     "range deleted",
+                                        "line duplicated", "line deleted", "token spliced",
+                                        "token replaced"};
 
 /* Bytes that start or end constructs, or are not text at all. */
-static const char troublemakers[] = {0,   '\xff', '\x80', '\xc3', '{', '}', '(', ')', '[', ']', '"',
-                                     '/', '*',    ';',    '\n',   ',', '.', '9', 'e', '\\', '_', 'x'};
+static const char troublemakers[] = {0,   '\xff', '\x80', '\xc3', '{', '}', '(',  ')',
+                                     '[', ']',    '"',    '/',    '*', ';', '\n', ',',
+                                     '.', '9',    'e',    '\\',   '_', 'x'};
 
 static void put_range(Text *t, const Fixture *f, size_t from, size_t to) {
   text_put(t, f->src + from, to - from);
@@ -247,11 +251,9 @@ static void mutate_tokens(const Fixture *f, Rng *r, MutKind k, Text *t) {
   Span at = f->toks[rng_below(r, (size_t)f->ntoks)];
   bool pad = rng_below(r, 2);
   put_range(t, f, 0, at.off);
-  if (pad)
-    text_put(t, " ", 1);
+  if (pad) text_put(t, " ", 1);
   put_range(t, f, from.off, from.off + from.len);
-  if (pad)
-    text_put(t, " ", 1);
+  if (pad) text_put(t, " ", 1);
   put_range(t, f, k == M_SWAP ? at.off + at.len : at.off, f->len);
 }
 
@@ -269,10 +271,10 @@ static void mutate(const Fixture *f, Rng *r, MutKind k, Text *t) {
 /* ---- checking one mutant ------------------------------------------------------------- */
 
 typedef struct Run {
-  int budget;          /* C compiles left for this group */
-  int per_fixture;     /* at most this many per fixture */
+  int budget;      /* C compiles left for this group */
+  int per_fixture; /* at most this many per fixture */
   int fixture_compiles;
-  uint64_t seen[512];  /* hashes of C already compiled */
+  uint64_t seen[512]; /* hashes of C already compiled */
   int nseen;
   int mutants, checked_ok, compiles, failures;
 } Run;
@@ -280,8 +282,8 @@ typedef struct Run {
 static void report(Run *run, const Fixture *f, const char *kind, const Text *t, const char *why,
                    const char *detail) {
   char *esc = c_escape(t->s, t->len);
-  cr_log_error("mutant of %s (%s): %s\n%s%s--- mutant (C-escaped) ---\n\"%s\"\n--- end ---", f->path,
-               kind, why, detail ? detail : "", detail ? "\n" : "", esc);
+  cr_log_error("mutant of %s (%s): %s\n%s%s--- mutant (C-escaped) ---\n\"%s\"\n--- end ---",
+               f->path, kind, why, detail ? detail : "", detail ? "\n" : "", esc);
   free(esc);
   run->failures++;
 }
@@ -302,8 +304,7 @@ static bool imports_safe(const Text *t) {
   Module *m = parse_module(a, &d, "m.kern", t->s, t->len);
   bool ok = m != NULL;
   for (Decl *dc = m ? m->decls : NULL; dc; dc = dc->next)
-    if (dc->kind == DECL_IMPORT)
-      ok &= path_safe(dc);
+    if (dc->kind == DECL_IMPORT) ok &= path_safe(dc);
   diags_free(&d);
   arena_free(a);
   return ok;
@@ -312,36 +313,29 @@ static bool imports_safe(const Text *t) {
 /* NULL if the diagnostic points where it says it does, else what is wrong. */
 static const char *loc_problem(const Program *p, SrcLoc loc) {
   const Module *m = p->modules;
-  while (m && m->src != loc.src)
-    m = m->next;
-  if (!loc.src || !m)
-    return NULL;
+  while (m && m->src != loc.src) m = m->next;
+  if (!loc.src || !m) return NULL;
   if (loc.offset > m->src_len || loc.offset + (size_t)loc.len > m->src_len + 1)
     return "a diagnostic points past the end of its file";
   int line = 1;
   size_t bol = 0;
   for (size_t i = 0; i < loc.offset; i++)
-    if (m->src[i] == '\n')
-      line++, bol = i + 1;
+    if (m->src[i] == '\n') line++, bol = i + 1;
   if (loc.line != line || loc.col != (int)(loc.offset - bol) + 1)
     return "a diagnostic's line:col does not match its offset";
   return NULL;
 }
 
 static const char *front_problem(FrontResult r) {
-  if (!r.prog || !r.prog->root)
-    return "front_compile lost the program (not out of memory here)";
-  if (r.ok != (diag_errors(r.prog->diags) == 0))
-    return "ok disagrees with the error count";
+  if (!r.prog || !r.prog->root) return "front_compile lost the program (not out of memory here)";
+  if (r.ok != (diag_errors(r.prog->diags) == 0)) return "ok disagrees with the error count";
   char *text = diag_render(r.prog->diags, false);
   bool said = text && (r.ok || strstr(text, "error: "));
   free(text);
-  if (!said)
-    return "a failed compilation rendered no error";
+  if (!said) return "a failed compilation rendered no error";
   for (const Diag *g = r.prog->diags->head; g; g = g->next) {
     const char *why = loc_problem(r.prog, g->loc);
-    if (why)
-      return why;
+    if (why) return why;
   }
   return NULL;
 }
@@ -365,14 +359,13 @@ static bool c_compiles(const char *c, char **log) {
 
 static bool seen_before(Run *run, uint64_t h) {
   for (int i = 0; i < run->nseen; i++)
-    if (run->seen[i] == h)
-      return true;
-  if (run->nseen < (int)(sizeof run->seen / sizeof run->seen[0]))
-    run->seen[run->nseen++] = h;
+    if (run->seen[i] == h) return true;
+  if (run->nseen < (int)(sizeof run->seen / sizeof run->seen[0])) run->seen[run->nseen++] = h;
   return false;
 }
 
-static void maybe_compile(Run *run, const Fixture *f, const char *kind, const Text *t, const char *c) {
+static void maybe_compile(Run *run, const Fixture *f, const char *kind, const Text *t,
+                          const char *c) {
   if (run->budget <= 0 || run->fixture_compiles >= run->per_fixture ||
       seen_before(run, fnv1a(c, strlen(c))))
     return;
@@ -402,8 +395,7 @@ static void emit_and_compile(Run *run, const Fixture *f, const char *kind, const
 }
 
 static void try_mutant(Run *run, const Fixture *f, const char *kind, const Text *t) {
-  if (!imports_safe(t))
-    return;
+  if (!imports_safe(t)) return;
   crash_fixture = f->path;
   crash_kind = kind;
   crash_text = t;
@@ -426,8 +418,7 @@ static void note_original(Run *run, const Fixture *f) {
   for (int debug = 0; r.ok && debug < 2; debug++) {
     EmitOptions o = {.debug = debug, .line_directives = true};
     char *c = emit_program(r.prog, EMIT_C, &o);
-    if (c)
-      seen_before(run, fnv1a(c, strlen(c)));
+    if (c) seen_before(run, fnv1a(c, strlen(c)));
     free(c);
   }
   front_free(r.prog);
@@ -458,8 +449,7 @@ static int list_dir(const char *dir, char ***all, int n) {
   char **names;
   int k = th_list(dir, ".kern", &names);
   *all = realloc(*all, sizeof **all * (size_t)(n + k + 1));
-  for (int i = 0; i < k; i++)
-    (*all)[n + i] = names[i];
+  for (int i = 0; i < k; i++) (*all)[n + i] = names[i];
   free(names);
   return n + k;
 }
@@ -469,8 +459,7 @@ static void run_group(const char *const *dirs, int ndirs, int budget) {
   install_crash_report();
   char **paths = NULL;
   int n = 0;
-  for (int i = 0; i < ndirs; i++)
-    n = list_dir(dirs[i], &paths, n);
+  for (int i = 0; i < ndirs; i++) n = list_dir(dirs[i], &paths, n);
   cr_assert_gt(n, 0, "no fixtures found in %s", dirs[0]);
   Run *run = calloc(1, sizeof *run);
   run->budget = budget;
@@ -535,9 +524,7 @@ static void compile_n(const char *src, size_t len) {
   cr_assert(R.prog, "out of memory");
 }
 
-static void compile(const char *src) {
-  compile_n(src, strlen(src));
-}
+static void compile(const char *src) { compile_n(src, strlen(src)); }
 
 typedef struct Want {
   DiagLevel level;
@@ -545,8 +532,10 @@ typedef struct Want {
   const char *msg;
 } Want;
 
-#define E(l, c, m) {DIAG_ERROR, l, c, m}
-#define N(l, c, m) {DIAG_NOTE, l, c, m}
+#define E(l, c, m)                                                                                 \
+  { DIAG_ERROR, l, c, m }
+#define N(l, c, m)                                                                                 \
+  { DIAG_NOTE, l, c, m }
 
 /* Every diagnostic, notes included, exactly as listed, in order. */
 static void expect_diags(const Want *w, int n) {
@@ -566,10 +555,10 @@ static void expect_diags(const Want *w, int n) {
   cr_expect_not(R.ok);
 }
 
-#define EXPECT(...)                                   \
-  do {                                                \
-    static const Want w_[] = {__VA_ARGS__};           \
-    expect_diags(w_, (int)(sizeof w_ / sizeof w_[0])); \
+#define EXPECT(...)                                                                                \
+  do {                                                                                             \
+    static const Want w_[] = {__VA_ARGS__};                                                        \
+    expect_diags(w_, (int)(sizeof w_ / sizeof w_[0]));                                             \
   } while (0)
 
 /* The library's view of the same source: NULL, KERN_ERR_COMPILE and a message
@@ -689,8 +678,7 @@ Test(robust, every_prefix_of_a_program) {
     char saved = src[n];
     src[n] = 0;
     compile_n(src, n);
-    if (diag_errors(R.prog->diags) > worst)
-      worst = diag_errors(R.prog->diags), worst_at = n;
+    if (diag_errors(R.prog->diags) > worst) worst = diag_errors(R.prog->diags), worst_at = n;
     src[n] = saved;
   }
   cr_expect_leq(worst, 2, "%d errors for the first %zu bytes", worst, worst_at);
@@ -706,7 +694,8 @@ Test(robust, literal_overflow_and_malformed_float) {
   compile("kernel void k(float[] a) {\n  a[0] = 1.2.3;\n  a[1] = 1e+;\n  a[2] = 1e999;\n}\n");
   EXPECT(E(2, 10, "malformed number literal"), E(3, 10, "malformed number literal"),
          E(4, 10, "floating-point literal is out of range"));
-  compile("kernel void k(uint64[] a, double[] d) { a[0] = 18446744073709551615ul; d[0] = 1.5e308; }");
+  compile(
+      "kernel void k(uint64[] a, double[] d) { a[0] = 18446744073709551615ul; d[0] = 1.5e308; }");
   cr_expect(R.ok, "the largest literals are fine");
   static const char src[] = "kernel void k(float[] a) {\n  a[0] = 1.2.3;\n}\n";
   expect_module_error(src, sizeof src - 1, ":2:10: error: malformed number literal");
@@ -717,11 +706,9 @@ static char *repeat(const char *head, const char *unit, size_t n, const char *mi
   size_t lu = strlen(unit), lu2 = strlen(unit2);
   char *s = malloc(strlen(head) + n * (lu + lu2) + strlen(mid) + strlen(tail) + 1), *p = s;
   p += sprintf(p, "%s", head);
-  for (size_t i = 0; i < n; i++, p += lu)
-    memcpy(p, unit, lu);
+  for (size_t i = 0; i < n; i++, p += lu) memcpy(p, unit, lu);
   p += sprintf(p, "%s", mid);
-  for (size_t i = 0; i < n; i++, p += lu2)
-    memcpy(p, unit2, lu2);
+  for (size_t i = 0; i < n; i++, p += lu2) memcpy(p, unit2, lu2);
   sprintf(p, "%s", tail);
   return s;
 }
@@ -759,8 +746,9 @@ Test(robust, one_megabyte_identifier) {
 Test(robust, unbalanced_braces) {
   compile("kernel void k(int[] a) {\n  if (a[0] > 0) {\n    a[0] = 1;\n  }\n  }\n  a[1] = 2;\n}\n"
           "\nkernel void j(int[] a) {\n  a[0] = 3;\n");
-  EXPECT(E(6, 3, "expected a declaration (import, const, struct, function or kernel), found a "
-                 "statement; does an extra '}' above end the function early?"),
+  EXPECT(E(6, 3,
+           "expected a declaration (import, const, struct, function or kernel), found a "
+           "statement; does an extra '}' above end the function early?"),
          E(11, 1, "expected '}' to close the block, found end of file"),
          N(9, 24, "the block opened here"));
   compile("kernel void k(int[] a) {\n  a[0] = 1;\n\nkernel void j(int[] a) {\n  a[0] = 3;\n}\n");
@@ -783,8 +771,8 @@ Test(robust, unbalanced_braces_cascade_is_bounded) {
                diag_errors(R.prog->diags));
   free(src);
   /* Ten functions with an extra '}' each are ten mistakes: one error each. */
-  src = repeat("", "kernel void k(int[] a) {\n  if (a[0] > 0) { a[0] = 1; } }\n  a[1] = 2;\n}\n", 10,
-               "", "", "");
+  src = repeat("", "kernel void k(int[] a) {\n  if (a[0] > 0) { a[0] = 1; } }\n  a[1] = 2;\n}\n",
+               10, "", "", "");
   compile(src);
   cr_expect_eq(diag_errors(R.prog->diags), 10);
   free(src);

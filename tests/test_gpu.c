@@ -30,7 +30,10 @@ Test(gpu, fixtures_match_expectations_and_cpu, .timeout = 900) {
       failed++;
       cr_log_error("%s%s%s", report ? report : "", same ? "" : "cuda:0 differs from cpu:\n", diff);
     }
-    for (int j = 0; j < FX_MAX_ARGS; j++) { free(g[j]); free(c[j]); }
+    for (int j = 0; j < FX_MAX_ARGS; j++) {
+      free(g[j]);
+      free(c[j]);
+    }
     free(report);
     free(creport);
     free(files[i]);

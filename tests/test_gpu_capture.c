@@ -16,25 +16,24 @@
 #include "kern.h"
 #include "rt.h"
 
-static const char *src =
-    "kernel void add(int[] x, int v) {\n"
-    "    int i = tid();\n"
-    "    x[i] = x[i] + v;\n"
-    "}\n"
-    "kernel void scale(float[] x, float s) {\n"
-    "    int i = tid();\n"
-    "    x[i] = x[i] * s;\n"
-    "}\n"
-    "kernel void count(int[] c) {\n"
-    "    atomic_add(&c[0], 1);\n"
-    "}\n"
-    "kernel void countdown(int[] flag, int[] iters) {\n"
-    "    flag[0] = flag[0] - 1;\n"
-    "    iters[0] = iters[0] + 1;\n"
-    "}\n"
-    "kernel void poke(int[] x, int at) {\n"
-    "    x[at] = 1;\n"
-    "}\n";
+static const char *src = "kernel void add(int[] x, int v) {\n"
+                         "    int i = tid();\n"
+                         "    x[i] = x[i] + v;\n"
+                         "}\n"
+                         "kernel void scale(float[] x, float s) {\n"
+                         "    int i = tid();\n"
+                         "    x[i] = x[i] * s;\n"
+                         "}\n"
+                         "kernel void count(int[] c) {\n"
+                         "    atomic_add(&c[0], 1);\n"
+                         "}\n"
+                         "kernel void countdown(int[] flag, int[] iters) {\n"
+                         "    flag[0] = flag[0] - 1;\n"
+                         "    iters[0] = iters[0] + 1;\n"
+                         "}\n"
+                         "kernel void poke(int[] x, int at) {\n"
+                         "    x[at] = 1;\n"
+                         "}\n";
 
 static kern_device *gpu, *cpu;
 static kern_module *mod;
@@ -78,7 +77,8 @@ Test(gpu_capture, replays_run_the_recorded_launches) {
   kern_array *x = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK, "%s", kern_last_error());
   for (int i = 0; i < 3; i++)
-    cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, i + 1), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, i + 1), KERN_OK, "%s",
+                 kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   th_expect_all(x, 0, "nothing ran during the capture");
@@ -93,9 +93,11 @@ Test(gpu_capture, thousand_tiny_launches_in_one_graph) {
   gpu_or_skip();
   int64_t one = 1;
   kern_array *c = th_ints(gpu, one, 0);
-  cr_assert_eq(kern_capture_begin_mode(gpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_capture_begin_mode(gpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK, "%s",
+               kern_last_error());
   for (int i = 0; i < 1000; i++)
-    cr_assert_eq(kern_launch(K("count"), gpu, KERN_DIM1(3), 1, (kern_arg[]){kern_arg_array(c)}), KERN_OK);
+    cr_assert_eq(kern_launch(K("count"), gpu, KERN_DIM1(3), 1, (kern_arg[]){kern_arg_array(c)}),
+                 KERN_OK);
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_graph_launch(g), KERN_OK);
@@ -112,7 +114,7 @@ Test(gpu_capture, arrays_changed_between_replays_are_seen) {
   float s = 3.0f;
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("scale"), gpu, KERN_DIM1(n), x, s), KERN_OK);
-  s = 1000.0f;  /* argument values were taken at the call */
+  s = 1000.0f; /* argument values were taken at the call */
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK);
   float *h = malloc((size_t)n * sizeof *h), *back = malloc((size_t)n * sizeof *back);
@@ -142,9 +144,9 @@ Test(gpu_capture, copies_and_fills_become_nodes) {
   kern_array *u = kern_array_new(gpu, KERN_UINT8, 1, &n);
   cr_assert(d && v && s && u, "%s", kern_last_error());
   int32_t five = 5;
-  double dv = 1.5;                      /* 8 bytes, halves differ: two 2D memsets */
-  float vv[3] = {1.0f, -2.5f, 3.25f};   /* 12 bytes: three 2D memsets */
-  int16_t sv = 0x1234;                  /* 2 bytes, bytes differ: one 16-bit memset */
+  double dv = 1.5;                    /* 8 bytes, halves differ: two 2D memsets */
+  float vv[3] = {1.0f, -2.5f, 3.25f}; /* 12 bytes: three 2D memsets */
+  int16_t sv = 0x1234;                /* 2 bytes, bytes differ: one 16-bit memset */
   uint8_t uv = 0xab;
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(kern_array_fill(a, &five), KERN_OK, "%s", kern_last_error());
@@ -178,8 +180,8 @@ Test(gpu_capture, copies_and_fills_become_nodes) {
   cr_expect_eq(bad, 0, "float64, vec3, int16 and uint8 fills");
   free(hd), free(hv), free(hs), free(hu);
   kern_graph_free(g);
-  kern_array_free(a), kern_array_free(b), kern_array_free(d), kern_array_free(v), kern_array_free(s),
-      kern_array_free(u);
+  kern_array_free(a), kern_array_free(b), kern_array_free(d), kern_array_free(v),
+      kern_array_free(s), kern_array_free(u);
 }
 
 /* ---- memory-pool allocations inside a capture ------------------------------------------------- */
@@ -196,8 +198,8 @@ Test(gpu_capture, pool_allocations_and_frees_become_nodes) {
   cr_expect_eq(kern_array_memory_kind(tmp), KERN_MEM_CUDA_MEMPOOL);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), tmp, 4), KERN_OK);
   cr_assert_eq(kern_array_copy(out, tmp), KERN_OK, "%s", kern_last_error());
-  kern_array_free(tmp);  /* a free node */
-  kern_array *kept = kern_array_new(gpu, KERN_INT32, 1, &n);  /* outlives the capture */
+  kern_array_free(tmp);                                      /* a free node */
+  kern_array *kept = kern_array_new(gpu, KERN_INT32, 1, &n); /* outlives the capture */
   cr_assert_not_null(kept, "%s", kern_last_error());
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), kept, 2), KERN_OK);
   kern_graph *g;
@@ -235,7 +237,7 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
   size_t before = rt_registry_count();
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
-  kern_array_free(unused);  /* cuMemFree cannot happen now: it waits for the end */
+  kern_array_free(unused); /* cuMemFree cannot happen now: it waits for the end */
   cr_expect_eq(rt_registry_count(), before, "the free waits for the capture to end");
   th_expect_error(kern_device_synchronize(gpu), KERN_ERR_CAPTURE, "kern_device_synchronize");
   cr_expect_null(kern_array_new(gpu, KERN_INT32, 1, &n), "cuMemAlloc during capture");
@@ -246,7 +248,8 @@ Test(gpu_capture, refused_operations_leave_the_capture_usable) {
     cr_expect_null(kern_array_new(gpu, KERN_INT32, 1, &n), "managed allocation during capture");
     cr_expect_eq(kern_last_status(), KERN_ERR_CAPTURE, "%s", kern_last_error());
     kern_device_set_allocator(gpu, KERN_ALLOC_DEFAULT);
-    th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), managed, 1), KERN_ERR_CAPTURE, "capturing a graph");
+    th_expect_error(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), managed, 1), KERN_ERR_CAPTURE,
+                    "capturing a graph");
   }
   kern_device_set_allocator(cpu, KERN_ALLOC_PINNED);
   cr_expect_null(kern_array_new(cpu, KERN_INT32, 1, &n), "pinned allocation during a CUDA capture");
@@ -280,7 +283,8 @@ Test(gpu_capture, an_access_check_failure_leaves_the_stream_usable) {
   kern_access_mode old = kern_set_launch_access_mode(KERN_ACCESS_STRICT);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   th_expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), h, 1), KERN_ERR_ACCESS, "STRICT");
-  th_expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1.0), KERN_ERR_INVALID_ARGUMENT, "parameter 'v'");
+  th_expect_error(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1.0), KERN_ERR_INVALID_ARGUMENT,
+                  "parameter 'v'");
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 2), KERN_OK, "%s", kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
@@ -294,7 +298,11 @@ Test(gpu_capture, an_access_check_failure_leaves_the_stream_usable) {
 
 /* ---- misuse ---------------------------------------------------------------------------------- */
 
-typedef struct end_args { kern_device *d; kern_status st; char msg[512]; } end_args;
+typedef struct end_args {
+  kern_device *d;
+  kern_status st;
+  char msg[512];
+} end_args;
 
 static void *end_elsewhere(void *p) {
   end_args *a = p;
@@ -326,7 +334,8 @@ Test(gpu_capture, misuse_is_refused_and_abort_cleans_up) {
   th_expect_error(kern_graph_launch(g), KERN_ERR_CAPTURE, "capturing");
   cr_assert_eq(kern_capture_abort(gpu), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  th_expect_error(kern_capture_end_update(cpu, g, NULL), KERN_ERR_CAPTURE, "captured on cuda:0, not cpu");
+  th_expect_error(kern_capture_end_update(cpu, g, NULL), KERN_ERR_CAPTURE,
+                  "captured on cuda:0, not cpu");
   cr_assert_eq(kern_capture_end(cpu, &g2), KERN_OK);
   cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
   th_expect_all(x, 1, "the aborted capture ran nothing; the graph ran once");
@@ -402,7 +411,8 @@ static void skip_if_unsupported(kern_status st) {
 Test(gpu_capture, while_and_if_nodes) {
   gpu_or_skip();
   int64_t one = 1, n = 256;
-  kern_array *flag = th_ints(gpu, one, 0), *iters = th_ints(gpu, one, 0), *cond = th_ints(gpu, one, 0);
+  kern_array *flag = th_ints(gpu, one, 0), *iters = th_ints(gpu, one, 0),
+             *cond = th_ints(gpu, one, 0);
   kern_array *x = th_ints(gpu, n, 0);
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(K("add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
@@ -471,7 +481,8 @@ Test(gpu_capture, debug_replays_report_bounds_errors) {
   cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "add"), gpu, KERN_DIM1(n), x, 1), KERN_OK,
                "the module's first launch compiles inside the capture: %s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "poke"), gpu, KERN_DIM1(1), x, 6), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "poke"), gpu, KERN_DIM1(1), x, 6), KERN_OK, "%s",
+               kern_last_error());
   kern_graph *g;
   cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
   th_expect_error(kern_graph_launch(g), KERN_ERR_BOUNDS, "kernel 'poke'");
@@ -481,7 +492,8 @@ Test(gpu_capture, debug_replays_report_bounds_errors) {
   cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "add"), gpu, KERN_DIM1(n), x, 1), KERN_OK);
   bool up = false;
   cr_assert_eq(kern_capture_end_update(gpu, g, &up), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(kern_graph_launch(g), KERN_OK, "the updated graph has no failing launch: %s", kern_last_error());
+  cr_assert_eq(kern_graph_launch(g), KERN_OK, "the updated graph has no failing launch: %s",
+               kern_last_error());
   th_expect_all(x, 2, "the debug replay of the updated graph");
   kern_graph_free(g);
   kern_array_free(x);

@@ -22,8 +22,8 @@ static void report(int *failed, uint64_t seed, const char *what, const char *det
     return;
   }
   char *src = diff_program(seed);
-  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s", (unsigned long long)seed, what,
-               detail, (unsigned long long)seed, src ? src : "");
+  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s",
+               (unsigned long long)seed, what, detail, (unsigned long long)seed, src ? src : "");
   free(src);
 }
 
@@ -32,12 +32,16 @@ static int check(const uint64_t *seeds, int n, kern_device *gpu, kern_device *cp
   char err[8192] = "", why[4096];
   DiffResult g = {0}, c = {0};
   int failed = 0;
-  if (!diff_run(seeds, n, gpu, &g, err, sizeof err) || !diff_run(seeds, n, cpu, &c, err, sizeof err)) {
-    for (int j = 0; n > 1 && j < n; j++) failed += check(&seeds[j], 1, gpu, cpu); /* which program? */
-    if (!failed) report(&failed, seeds[0], n > 1 ? "its batch of programs does not run" : "does not run", err);
+  if (!diff_run(seeds, n, gpu, &g, err, sizeof err) ||
+      !diff_run(seeds, n, cpu, &c, err, sizeof err)) {
+    for (int j = 0; n > 1 && j < n; j++)
+      failed += check(&seeds[j], 1, gpu, cpu); /* which program? */
+    if (!failed)
+      report(&failed, seeds[0], n > 1 ? "its batch of programs does not run" : "does not run", err);
   }
   for (int j = 0; !err[0] && j < n; j++)
-    if (!diff_same(&g, &c, j, why, sizeof why)) report(&failed, seeds[j], "cuda:0 and cpu differ", why);
+    if (!diff_same(&g, &c, j, why, sizeof why))
+      report(&failed, seeds[j], "cuda:0 and cpu differ", why);
   diff_free(&g);
   diff_free(&c);
   return failed;

@@ -70,10 +70,12 @@ static void device_works(kern_device *dev) {
   int64_t n = 1000;
   kern_array *a = kern_array_new(dev, KERN_INT32, 1, &n);
   cr_assert_not_null(a, "%s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(k, dev, KERN_DIM1(n), a, 3), KERN_OK, "%s: %s", kern_device_name(dev), kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(k, dev, KERN_DIM1(n), a, 3), KERN_OK, "%s: %s", kern_device_name(dev),
+               kern_last_error());
   int32_t v[1000];
   cr_assert_eq(kern_array_read(a, v, sizeof v), KERN_OK, "%s", kern_last_error());
-  for (int i = 0; i < 1000; i++) cr_assert_eq(v[i], 3 + i, "%s: a[%d] = %d", kern_device_name(dev), i, v[i]);
+  for (int i = 0; i < 1000; i++)
+    cr_assert_eq(v[i], 3 + i, "%s: a[%d] = %d", kern_device_name(dev), i, v[i]);
   kern_array_free(a);
 }
 
@@ -88,8 +90,8 @@ static void expect_poisoned(kern_device *gpu, kern_kernel *compiled, const char 
   cr_expect_null(g, "no allocation on a poisoned device");
   th_expect_error(kern_last_status(), KERN_ERR_CUDA, first);
   th_expect_error(kern_device_synchronize(gpu), KERN_ERR_CUDA, first);
-  th_expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(1), (kern_array *)NULL, 1), KERN_ERR_INVALID_ARGUMENT,
-               "NULL array");
+  th_expect_error(KERN_LAUNCH(compiled, gpu, KERN_DIM1(1), (kern_array *)NULL, 1),
+                  KERN_ERR_INVALID_ARGUMENT, "NULL array");
   th_expect_error(kern_stream_new(gpu) ? KERN_OK : kern_last_status(), KERN_ERR_CUDA, first);
   th_expect_error(kern_capture_begin(gpu), KERN_ERR_CUDA, first);
   kern_device_info info;
@@ -121,18 +123,21 @@ Test(gpu_faults, a_fault_poisons_every_later_call_but_not_the_cpu) {
   kern_device *gpu = gpu_or_skip("a_fault_poisons_every_later_call_but_not_the_cpu");
   kern_kernel *fill = kernel_of(fill_src, "fill");
   kern_kernel *later = kernel_of("kernel void later(int[] a) { a[tid()] = 5; }\n", "later");
-  kern_kernel *wild = kernel_of("kernel void wild(int[] a) { a[tid() * 1000000000] = 1; }\n", "wild");
+  kern_kernel *wild =
+      kernel_of("kernel void wild(int[] a) { a[tid() * 1000000000] = 1; }\n", "wild");
   int64_t n = 4;
   kern_array *g = kern_array_new(gpu, KERN_INT32, 1, &n);
   cr_assert_eq(KERN_LAUNCH(fill, gpu, KERN_DIM1(n), g, 1), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(wild, gpu, KERN_DIM1(1), g), KERN_OK, "compiled before the fault: %s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(wild, gpu, KERN_DIM1(1), g), KERN_OK, "compiled before the fault: %s",
+               kern_last_error());
   kern_status s = KERN_LAUNCH(wild, gpu, KERN_DIM1(1 << 20), g);
   if (s == KERN_OK) s = kern_device_synchronize(gpu);
   cr_assert_eq(s, KERN_ERR_CUDA, "%s: %s", kern_status_name(s), kern_last_error());
   char first[1024];
   snprintf(first, sizeof first, "%s", kern_last_error());
   cr_expect(strstr(first, "cuda:0 is unusable after a fault in ") && strstr(first, "CUDA_ERROR_") &&
-                strstr(first, "(the CPU device still works)"), "%s", first);
+                strstr(first, "(the CPU device still works)"),
+            "%s", first);
   expect_poisoned_arrays(gpu, fill, later, g, first);
   expect_poisoned(gpu, fill, first);
   kern_array_free(g);
@@ -145,16 +150,19 @@ Test(gpu_faults, debug_bounds_error_names_kernel_line_index_and_shape) {
   kern_device *gpu = gpu_or_skip("debug_bounds_error_names_kernel_line_index_and_shape");
   kern_set_debug(true);
   kern_kernel *k = kernel_of("kernel void cube(float[,,] a) {\n"
-                             "    a[tid(0), tid(1), tid(2) + 1] = 1.0;\n}\n", "cube");
+                             "    a[tid(0), tid(1), tid(2) + 1] = 1.0;\n}\n",
+                             "cube");
   kern_set_debug(false);
   int64_t shape[3] = {2, 3, 4};
   kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 3, shape);
   kern_status s = KERN_LAUNCH(k, gpu, KERN_DIM3(2, 3, 4), a);
   if (s == KERN_OK) s = kern_device_synchronize(gpu);
-  th_expect_error(s, KERN_ERR_BOUNDS, "out-of-bounds access in kernel 'cube' at gpu_faults.kern:2: index [");
-  cr_expect(strstr(kern_last_error(), ", 4] is outside shape [2, 3, 4] (parameter 'a', thread "), "%s",
-            kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM3(2, 3, 3), a), KERN_OK, "the device stays usable: %s", kern_last_error());
+  th_expect_error(s, KERN_ERR_BOUNDS,
+                  "out-of-bounds access in kernel 'cube' at gpu_faults.kern:2: index [");
+  cr_expect(strstr(kern_last_error(), ", 4] is outside shape [2, 3, 4] (parameter 'a', thread "),
+            "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM3(2, 3, 3), a), KERN_OK, "the device stays usable: %s",
+               kern_last_error());
   float h[24];
   cr_assert_eq(kern_array_read(a, h, sizeof h), KERN_OK, "%s", kern_last_error());
   cr_expect_eq(h[0], 0.0f);
@@ -170,11 +178,14 @@ static void absurd_dims(kern_device *gpu) {
   int64_t n = 8;
   kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
   th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1), KERN_ERR_INVALID_ARGUMENT,
-               "launch size 1099511627776 exceeds 2^31-1");
-  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(-1), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 0 is negative (-1)");
-  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM2(2, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 1 is negative");
+                  "launch size 1099511627776 exceeds 2^31-1");
+  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(-1), a, 1), KERN_ERR_INVALID_ARGUMENT,
+                  "dim 0 is negative (-1)");
+  th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM2(2, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT,
+                  "dim 1 is negative");
   kern_dims none = {0, {8, 1, 1, 1}};
-  th_expect_error(KERN_LAUNCH(k, gpu, none, a, 1), KERN_ERR_INVALID_ARGUMENT, "1 to 4 dimensions, got 0");
+  th_expect_error(KERN_LAUNCH(k, gpu, none, a, 1), KERN_ERR_INVALID_ARGUMENT,
+                  "1 to 4 dimensions, got 0");
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(0), a, 1), KERN_OK, "dim 0 launches nothing");
   kern_array_free(a);
 }
@@ -186,7 +197,8 @@ typedef struct Job {
   const char *failure;
 } Job;
 
-static const char *tri_src = "kernel void tri(int64[] a, int64 k) { int64 i = tid(); a[i] = k * i + 1; }\n";
+static const char *tri_src =
+    "kernel void tri(int64[] a, int64 k) { int64 i = tid(); a[i] = k * i + 1; }\n";
 
 static const char *run_job(Job *j) {
   kern_module *m = j->shared ? NULL : kern_module_from_source("threads.kern", tri_src);
@@ -195,7 +207,8 @@ static const char *run_job(Job *j) {
   int64_t n = 100000 + 4099 * j->id;
   kern_array *a = kern_array_new(j->gpu, KERN_INT64, 1, &n);
   int64_t *h = malloc((size_t)n * sizeof *h);
-  kern_status st = a && h ? KERN_LAUNCH(k, j->gpu, KERN_DIM1(n), a, (int64_t)j->id) : KERN_ERR_OUT_OF_MEMORY;
+  kern_status st =
+      a && h ? KERN_LAUNCH(k, j->gpu, KERN_DIM1(n), a, (int64_t)j->id) : KERN_ERR_OUT_OF_MEMORY;
   if (!st) st = kern_array_read(a, h, (size_t)n * sizeof *h);
   const char *bad = st ? "launch or read failed" : NULL;
   for (int64_t i = 0; !bad && i < n; i++)
@@ -264,7 +277,7 @@ Test(gpu_faults, missing_nvrtc) {
   cr_assert_not_null(a, "%s", kern_last_error());
   for (int rep = 0; rep < 2; rep++)
     th_expect_error(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a, 1), KERN_ERR_UNSUPPORTED,
-                 "NVRTC KERN_NVRTC='/nonexistent/libnvrtc.so' could not be loaded: ");
+                    "NVRTC KERN_NVRTC='/nonexistent/libnvrtc.so' could not be loaded: ");
   cr_expect_eq(gpu_cache_entries(cache), 0, "nothing cached for the GPU");
   cr_assert_eq(kern_array_write(a, h, sizeof h), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_array_read(a, back, sizeof back), KERN_OK, "%s", kern_last_error());

@@ -50,8 +50,8 @@ static kern_kernel *kernel(const char *name) {
 
 static kern_array *alloc_with(kern_device *d, kern_allocator al, int64_t n) {
   kern_allocator before = kern_device_set_allocator(d, al);
-  cr_assert_eq(kern_device_get_allocator(d), al, "%s cannot use allocator %d: %s", kern_device_name(d), (int)al,
-               kern_last_error());
+  cr_assert_eq(kern_device_get_allocator(d), al, "%s cannot use allocator %d: %s",
+               kern_device_name(d), (int)al, kern_last_error());
   kern_array *a = kern_array_new(d, KERN_INT32, 1, &n);
   kern_device_set_allocator(d, before);
   cr_assert_not_null(a, "allocation of %lld int32 on %s with allocator %d failed: %s", (long long)n,
@@ -63,15 +63,18 @@ static void expect_ok(kern_status st, const char *what) {
   cr_assert_eq(st, KERN_OK, "%s: %s: %s", what, kern_status_name(st), kern_last_error());
 }
 
-static void sync_ok(kern_device *g) { expect_ok(kern_device_synchronize(g), "kern_device_synchronize"); }
+static void sync_ok(kern_device *g) {
+  expect_ok(kern_device_synchronize(g), "kern_device_synchronize");
+}
 
 static const char *kind_str(kern_memory_kind k) {
-  static const char *const n[] = {"HOST", "PINNED_HOST", "CUDA_DEVICE", "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
+  static const char *const n[] = {"HOST",         "PINNED_HOST",  "CUDA_DEVICE",
+                                  "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
   return (unsigned)k <= KERN_MEM_UNKNOWN ? n[k] : "?";
 }
 
-#define expect_kind(a, k, what)                                                                       \
-  cr_assert_eq(kern_array_memory_kind(a), (k), "%s: memory kind %s, expected %s", what,                \
+#define expect_kind(a, k, what)                                                                    \
+  cr_assert_eq(kern_array_memory_kind(a), (k), "%s: memory kind %s, expected %s", what,            \
                kind_str(kern_array_memory_kind(a)), kind_str(k))
 
 /* ---- kinds and allocators --------------------------------------------------------------- */
@@ -79,10 +82,12 @@ static const char *kind_str(kern_memory_kind k) {
 Test(gpu_memory, capabilities_are_reported) {
   kern_device *g = gpu_or_skip();
   kern_device_info i = info_of(g);
-  cr_log_info("cuda:0: uva %d managed %d concurrent managed %d pageable %d direct managed from host %d "
-              "host native atomics %d pools %d", i.is_uva, i.is_managed_memory_supported,
-              i.is_concurrent_managed_access_supported, i.is_cpu_memory_access_from_gpu_supported,
-              i.is_gpu_memory_access_from_cpu_supported, i.is_cpu_gpu_atomic_supported, i.is_mempool_supported);
+  cr_log_info(
+      "cuda:0: uva %d managed %d concurrent managed %d pageable %d direct managed from host %d "
+      "host native atomics %d pools %d",
+      i.is_uva, i.is_managed_memory_supported, i.is_concurrent_managed_access_supported,
+      i.is_cpu_memory_access_from_gpu_supported, i.is_gpu_memory_access_from_cpu_supported,
+      i.is_cpu_gpu_atomic_supported, i.is_mempool_supported);
   cr_assert(i.is_uva, "64-bit Linux CUDA devices have unified addressing");
 }
 
@@ -93,7 +98,8 @@ Test(gpu_memory, default_allocator_is_cuda_device_and_others_give_their_kinds) {
   int64_t n = 1000;
   kern_array *d = kern_array_new(g, KERN_INT32, 1, &n);
   cr_assert_not_null(d, "%s", kern_last_error());
-  expect_kind(d, KERN_MEM_CUDA_DEVICE, "KERN_ALLOC_DEFAULT on a CUDA device (documented: cuMemAlloc)");
+  expect_kind(d, KERN_MEM_CUDA_DEVICE,
+              "KERN_ALLOC_DEFAULT on a CUDA device (documented: cuMemAlloc)");
   kern_array *e = alloc_with(g, KERN_ALLOC_CUDA_DEVICE, n);
   expect_kind(e, KERN_MEM_CUDA_DEVICE, "KERN_ALLOC_CUDA_DEVICE");
   if (info.is_mempool_supported) {
@@ -132,7 +138,8 @@ Test(gpu_memory, wrapped_pointers_are_classified_by_the_driver) {
   kern_array_free(w);
   cr_assert_null(kern_array_wrap((int32_t *)kern_array_data(d) + 8, cpu(), KERN_INT32, 1, &m, NULL),
                  "device memory declared on the CPU must be refused");
-  cr_assert(strstr(kern_last_error(), "CUDA device memory of cuda:0, not of cpu"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "CUDA device memory of cuda:0, not of cpu"), "%s",
+            kern_last_error());
   /* Base pointers: the registry answers. */
   w = kern_array_wrap(kern_array_data(d), g, KERN_INT32, 1, &n, NULL);
   expect_kind(w, KERN_MEM_CUDA_DEVICE, "kern's own device allocation");
@@ -155,7 +162,8 @@ Test(gpu_memory, wrapped_pointers_are_classified_by_the_driver) {
   if (info.is_mempool_supported) {
     kern_array *pool = alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, n);
     w = kern_array_wrap((int32_t *)kern_array_data(pool) + 8, g, KERN_INT32, 1, &m, NULL);
-    expect_kind(w, KERN_MEM_CUDA_MEMPOOL, "an interior pointer of a pool allocation (MEMPOOL_HANDLE)");
+    expect_kind(w, KERN_MEM_CUDA_MEMPOOL,
+                "an interior pointer of a pool allocation (MEMPOOL_HANDLE)");
     kern_array_free(w), kern_array_free(pool);
   }
   /* Pageable memory the driver does not know. */
@@ -179,7 +187,8 @@ Test(gpu_memory, access_table_rows) {
                "HOST on the GPU follows pageable access (H100: not accessible)");
   kern_array *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, n);
   cr_assert(kern_can_access(cpu(), pin), "PINNED_HOST on the CPU");
-  cr_assert_eq(kern_can_access(g, pin), i.is_uva, "PINNED_HOST on the GPU follows UVA (H100: accessible)");
+  cr_assert_eq(kern_can_access(g, pin), i.is_uva,
+               "PINNED_HOST on the GPU follows UVA (H100: accessible)");
   kern_array *dev = kern_array_new(g, KERN_INT32, 1, &n);
   cr_assert_not(kern_can_access(cpu(), dev), "CUDA_DEVICE on the CPU: never");
   cr_assert(kern_can_access(g, dev), "CUDA_DEVICE on its own device");
@@ -192,7 +201,8 @@ Test(gpu_memory, access_table_rows) {
   if (i.is_managed_memory_supported) {
     kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, n);
     cr_assert_eq(kern_can_access(cpu(), man),
-                 i.is_concurrent_managed_access_supported || i.is_gpu_memory_access_from_cpu_supported,
+                 i.is_concurrent_managed_access_supported ||
+                     i.is_gpu_memory_access_from_cpu_supported,
                  "CUDA_MANAGED on the CPU (H100: accessible, concurrent managed access)");
     cr_assert(kern_can_access(g, man), "CUDA_MANAGED on its own device");
     kern_array_free(man);
@@ -212,7 +222,8 @@ Test(gpu_memory, peer_and_pool_access_between_two_gpus) {
   kern_device *g0 = gpu_or_skip(), *g1 = kern_device_get("cuda:1");
   if (!g1) cr_skip_test("one GPU only: peer and pool access rows need cuda:1");
   int64_t n = 256;
-  kern_array *d0 = kern_array_new(g0, KERN_INT32, 1, &n), *d1 = kern_array_new(g1, KERN_INT32, 1, &n);
+  kern_array *d0 = kern_array_new(g0, KERN_INT32, 1, &n),
+             *d1 = kern_array_new(g1, KERN_INT32, 1, &n);
   cr_assert_not(kern_can_access(g1, d0), "peer access starts off");
   kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
   cr_assert_eq(KERN_LAUNCH(kernel("copy"), g1, KERN_DIM1(n), d1, d0), KERN_ERR_ACCESS);
@@ -221,7 +232,8 @@ Test(gpu_memory, peer_and_pool_access_between_two_gpus) {
   cr_assert(kern_can_access(g1, d0));
   expect_ok(KERN_LAUNCH(kernel("iota"), g0, KERN_DIM1(n), d0), "iota on cuda:0");
   sync_ok(g0);
-  expect_ok(KERN_LAUNCH(kernel("copy"), g1, KERN_DIM1(n), d1, d0), "cuda:1 reading cuda:0 with peer access");
+  expect_ok(KERN_LAUNCH(kernel("copy"), g1, KERN_DIM1(n), d1, d0),
+            "cuda:1 reading cuda:0 with peer access");
   sync_ok(g1);
   int32_t got[256];
   expect_ok(kern_array_read(d1, got, sizeof got), "read");
@@ -233,7 +245,8 @@ Test(gpu_memory, peer_and_pool_access_between_two_gpus) {
     cr_assert_not(kern_can_access(g1, p0));
     expect_ok(kern_device_enable_mempool_access(g0, g1, true), "pool access");
     cr_assert(kern_can_access(g1, p0));
-    expect_ok(KERN_LAUNCH(kernel("copy"), g1, KERN_DIM1(n), d1, p0), "cuda:1 reading cuda:0's pool");
+    expect_ok(KERN_LAUNCH(kernel("copy"), g1, KERN_DIM1(n), d1, p0),
+              "cuda:1 reading cuda:0's pool");
     sync_ok(g1);
     kern_array_free(p0);
   }
@@ -252,7 +265,8 @@ Test(gpu_memory, managed_arrays_in_cpu_and_gpu_launches) {
   kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
   if (!(i.is_concurrent_managed_access_supported || i.is_gpu_memory_access_from_cpu_supported)) {
     cr_assert_eq(KERN_LAUNCH(kernel("iota"), cpu(), KERN_DIM1(n), m), KERN_ERR_ACCESS);
-    cr_skip_test("cuda:0 cannot share managed memory with CPU launches; CHECKED refused it as it should");
+    cr_skip_test(
+        "cuda:0 cannot share managed memory with CPU launches; CHECKED refused it as it should");
   }
   expect_ok(KERN_LAUNCH(kernel("iota"), cpu(), KERN_DIM1(n), m), "CPU iota on managed memory");
   expect_ok(KERN_LAUNCH(kernel("add1"), g, KERN_DIM1(n), m), "GPU add1 on managed memory");
@@ -260,8 +274,9 @@ Test(gpu_memory, managed_arrays_in_cpu_and_gpu_launches) {
   expect_ok(KERN_LAUNCH(kernel("dbl"), cpu(), KERN_DIM1(n), m), "CPU dbl on managed memory");
   const int32_t *p = kern_array_data(m);
   for (int64_t k = 0; k < n; k++)
-    cr_assert_eq(p[k], (int32_t)(2 * (k + 1)), "managed a[%lld] after CPU iota, GPU add1, CPU dbl: %d, expected %d",
-                 (long long)k, p[k], (int)(2 * (k + 1)));
+    cr_assert_eq(p[k], (int32_t)(2 * (k + 1)),
+                 "managed a[%lld] after CPU iota, GPU add1, CPU dbl: %d, expected %d", (long long)k,
+                 p[k], (int)(2 * (k + 1)));
   expect_ok(KERN_LAUNCH(kernel("add1"), g, KERN_DIM1(n), m), "GPU add1 again");
   sync_ok(g);
   int32_t last;
@@ -284,8 +299,8 @@ Test(gpu_memory, pinned_arrays_written_by_the_gpu_and_read_on_the_cpu) {
   sync_ok(g);
   const int32_t *h = kern_array_data(p);
   for (int64_t k = 0; k < n; k++)
-    cr_assert_eq(h[k], (int32_t)(k + 1), "pinned a[%lld] read by the CPU: %d, expected %lld", (long long)k, h[k],
-                 (long long)(k + 1));
+    cr_assert_eq(h[k], (int32_t)(k + 1), "pinned a[%lld] read by the CPU: %d, expected %lld",
+                 (long long)k, h[k], (long long)(k + 1));
   expect_ok(KERN_LAUNCH(kernel("dbl"), cpu(), KERN_DIM1(n), p), "CPU dbl on the same pinned array");
   cr_assert_eq(h[100], 202);
   kern_set_launch_access_mode(KERN_ACCESS_RELAXED);
@@ -297,16 +312,21 @@ Test(gpu_memory, pinned_arrays_written_by_the_gpu_and_read_on_the_cpu) {
 Test(gpu_memory, checked_refuses_unpinned_host_arrays_before_launching) {
   kern_device *g = gpu_or_skip();
   if (info_of(g).is_cpu_memory_access_from_gpu_supported)
-    cr_skip_test("cuda:0 reports pageable memory access (HMM/ATS): host arrays are accessible there");
+    cr_skip_test(
+        "cuda:0 reports pageable memory access (HMM/ATS): host arrays are accessible there");
   int64_t n = 1024;
-  kern_array *h = kern_array_new(cpu(), KERN_INT32, 1, &n), *d = kern_array_new(g, KERN_INT32, 1, &n);
+  kern_array *h = kern_array_new(cpu(), KERN_INT32, 1, &n),
+             *d = kern_array_new(g, KERN_INT32, 1, &n);
   kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
   kern_status st = KERN_LAUNCH(kernel("copy"), g, KERN_DIM1(n), d, h);
-  cr_assert_eq(st, KERN_ERR_ACCESS, "a HOST array on a GPU launch: %s: %s", kern_status_name(st), kern_last_error());
+  cr_assert_eq(st, KERN_ERR_ACCESS, "a HOST array on a GPU launch: %s: %s", kern_status_name(st),
+               kern_last_error());
   const char *msg = kern_last_error();
-  cr_assert(strstr(msg, "kernel 'copy' parameter 'src' (#2) gets an array on cpu (HOST memory) that is not "
-                        "accessible from a launch on cuda:0"),
-            "message: %s", msg);
+  cr_assert(
+      strstr(msg,
+             "kernel 'copy' parameter 'src' (#2) gets an array on cpu (HOST memory) that is not "
+             "accessible from a launch on cuda:0"),
+      "message: %s", msg);
   cr_assert(strstr(msg, "KERN_ALLOC_PINNED"), "the message suggests pinned memory: %s", msg);
   /* Nothing ran: the device is healthy and the next launch works. */
   expect_ok(KERN_LAUNCH(kernel("iota"), g, KERN_DIM1(n), d), "the next launch");
@@ -324,13 +344,16 @@ Test(gpu_memory, checked_refuses_unpinned_host_arrays_before_launching) {
 Test(gpu_memory, strict_refuses_what_checked_allows) {
   kern_device *g = gpu_or_skip();
   int64_t n = 256;
-  kern_array *p = alloc_with(cpu(), KERN_ALLOC_PINNED, n), *d = kern_array_new(g, KERN_INT32, 1, &n);
+  kern_array *p = alloc_with(cpu(), KERN_ALLOC_PINNED, n),
+             *d = kern_array_new(g, KERN_INT32, 1, &n);
   kern_set_launch_access_mode(KERN_ACCESS_STRICT);
   cr_assert_eq(KERN_LAUNCH(kernel("copy"), g, KERN_DIM1(n), d, p), KERN_ERR_ACCESS);
-  cr_assert(strstr(kern_last_error(), "(PINNED_HOST memory) that does not live on the device of a launch on cuda:0"),
+  cr_assert(strstr(kern_last_error(),
+                   "(PINNED_HOST memory) that does not live on the device of a launch on cuda:0"),
             "%s", kern_last_error());
   kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
-  expect_ok(KERN_LAUNCH(kernel("copy"), g, KERN_DIM1(n), d, p), "CHECKED: pinned memory on the GPU");
+  expect_ok(KERN_LAUNCH(kernel("copy"), g, KERN_DIM1(n), d, p),
+            "CHECKED: pinned memory on the GPU");
   sync_ok(g);
   for (int mode = KERN_ACCESS_RELAXED; mode <= KERN_ACCESS_CHECKED; mode++) {
     kern_set_launch_access_mode((kern_access_mode)mode);
@@ -363,15 +386,18 @@ Test(gpu_memory, cpu_and_gpu_atomics_on_one_allocation) {
   const int64_t ngpu = 1 << 20, ncpu = 100000;
   expect_ok(KERN_LAUNCH(kernel("count"), g, KERN_DIM1(ngpu), c), "GPU atomics");
   if (!i.is_cpu_gpu_atomic_supported) {
-    cr_assert_eq(warnings, 1, "CHECKED explains GPU atomics on CPU-shared memory without host-native atomics");
+    cr_assert_eq(warnings, 1,
+                 "CHECKED explains GPU atomics on CPU-shared memory without host-native atomics");
     cr_assert(strstr(last_warning, "is_cpu_gpu_atomic_supported"), "%s", last_warning);
     sync_ok(g); /* take turns */
   }
   expect_ok(KERN_LAUNCH(kernel("count"), cpu(), KERN_DIM1(ncpu), c), "CPU atomics");
   sync_ok(g);
-  cr_assert_eq(warnings, i.is_cpu_gpu_atomic_supported ? 0 : 2, "one explanation per (kernel, parameter, devices)");
+  cr_assert_eq(warnings, i.is_cpu_gpu_atomic_supported ? 0 : 2,
+               "one explanation per (kernel, parameter, devices)");
   int32_t total = *(int32_t *)kern_array_data(c);
-  cr_assert_eq(total, (int32_t)(ngpu + ncpu), "no lost updates: %d, expected %lld", total, (long long)(ngpu + ncpu));
+  cr_assert_eq(total, (int32_t)(ngpu + ncpu), "no lost updates: %d, expected %lld", total,
+               (long long)(ngpu + ncpu));
   kern_set_launch_access_mode(KERN_ACCESS_RELAXED);
   kern_set_warning_handler(NULL, NULL);
   kern_array_free(c);
@@ -387,9 +413,11 @@ Test(gpu_memory, managed_allocation_during_capture_fails) {
   if (st == KERN_ERR_UNSUPPORTED) cr_skip_test("graph capture unavailable: %s", kern_last_error());
   expect_ok(st, "kern_capture_begin");
   int64_t n = 64;
-  cr_assert_null(kern_array_new(g, KERN_INT32, 1, &n), "managed allocation during capture must fail");
+  cr_assert_null(kern_array_new(g, KERN_INT32, 1, &n),
+                 "managed allocation during capture must fail");
   cr_assert_eq(kern_last_status(), KERN_ERR_CAPTURE, "%s", kern_last_error());
-  cr_assert(strstr(kern_last_error(), "allocate managed arrays before kern_capture_begin"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "allocate managed arrays before kern_capture_begin"), "%s",
+            kern_last_error());
   kern_graph *graph = NULL;
   expect_ok(kern_capture_end(g, &graph), "the capture is still usable after the refusal");
   kern_graph_free(graph);
@@ -412,18 +440,25 @@ Test(gpu_memory, ipc_handles) {
   cr_assert(memcmp(h, zero, 64) != 0, "the handle is not empty");
   cr_assert(memcmp(h, h_again, 64) == 0, "one allocation, one handle");
   cr_assert(memcmp(h, h2, 64) != 0, "two allocations, two handles");
-  typedef struct refusal { kern_array *a; const char *why; } refusal;
+  typedef struct refusal {
+    kern_array *a;
+    const char *why;
+  } refusal;
   refusal refused[5];
   int nr = 0;
   refused[nr++] = (refusal){kern_array_view(d, 1, &off, &len), "view"};
-  refused[nr++] = (refusal){kern_array_wrap(kern_array_data(d), g, KERN_INT32, 1, &n, NULL), "external"};
+  refused[nr++] =
+      (refusal){kern_array_wrap(kern_array_data(d), g, KERN_INT32, 1, &n, NULL), "external"};
   refused[nr++] = (refusal){alloc_with(cpu(), KERN_ALLOC_PINNED, n), "pinned"};
-  if (i.is_managed_memory_supported) refused[nr++] = (refusal){alloc_with(g, KERN_ALLOC_CUDA_MANAGED, n), "managed"};
-  if (i.is_mempool_supported) refused[nr++] = (refusal){alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, n), "memory pool"};
+  if (i.is_managed_memory_supported)
+    refused[nr++] = (refusal){alloc_with(g, KERN_ALLOC_CUDA_MANAGED, n), "managed"};
+  if (i.is_mempool_supported)
+    refused[nr++] = (refusal){alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, n), "memory pool"};
   for (int k = 0; k < nr; k++) {
-    cr_assert_eq(kern_array_ipc_handle(refused[k].a, h), KERN_ERR_UNSUPPORTED, "%s array: %s", refused[k].why,
-                 kern_last_error());
-    cr_assert(strstr(kern_last_error(), refused[k].why), "'%s' lacks '%s'", kern_last_error(), refused[k].why);
+    cr_assert_eq(kern_array_ipc_handle(refused[k].a, h), KERN_ERR_UNSUPPORTED, "%s array: %s",
+                 refused[k].why, kern_last_error());
+    cr_assert(strstr(kern_last_error(), refused[k].why), "'%s' lacks '%s'", kern_last_error(),
+              refused[k].why);
     kern_array_free(refused[k].a);
   }
   kern_array_free(d), kern_array_free(d2);

@@ -40,10 +40,12 @@ Test(gpu_runtime, device_names_and_info) {
   cr_expect_gt(info.total_memory, (size_t)1 << 30);
   cr_expect(info.is_uva, "every 64-bit Linux CUDA device has unified addressing");
   cr_log_info("cuda:0 sm_%d%d: uva %d managed %d concurrent managed %d pageable %d host-managed %d "
-              "host atomics %d pools %d", info.sm_major, info.sm_minor, info.is_uva,
-              info.is_managed_memory_supported, info.is_concurrent_managed_access_supported,
-              info.is_cpu_memory_access_from_gpu_supported, info.is_gpu_memory_access_from_cpu_supported,
-              info.is_cpu_gpu_atomic_supported, info.is_mempool_supported);
+              "host atomics %d pools %d",
+              info.sm_major, info.sm_minor, info.is_uva, info.is_managed_memory_supported,
+              info.is_concurrent_managed_access_supported,
+              info.is_cpu_memory_access_from_gpu_supported,
+              info.is_gpu_memory_access_from_cpu_supported, info.is_cpu_gpu_atomic_supported,
+              info.is_mempool_supported);
   kern_device_info cpu;
   cr_assert_eq(kern_device_info_get(kern_device_get("cpu"), &cpu), KERN_OK);
   cr_expect(!cpu.is_uva && !cpu.is_mempool_supported && !cpu.is_managed_memory_supported);
@@ -56,8 +58,10 @@ Test(gpu_runtime, copies_in_every_direction) {
   int64_t n = 1 << 20;
   int32_t *h = malloc(n * sizeof *h), *back = malloc(n * sizeof *back);
   for (int64_t i = 0; i < n; i++) h[i] = (int32_t)(i * 7 - 3);
-  kern_array *g1 = kern_array_empty(gpu, KERN_INT32, 1, &n), *g2 = kern_array_new(gpu, KERN_INT32, 1, &n);
-  kern_array *c1 = kern_array_new(cpu, KERN_INT32, 1, &n), *c2 = kern_array_new(cpu, KERN_INT32, 1, &n);
+  kern_array *g1 = kern_array_empty(gpu, KERN_INT32, 1, &n),
+             *g2 = kern_array_new(gpu, KERN_INT32, 1, &n);
+  kern_array *c1 = kern_array_new(cpu, KERN_INT32, 1, &n),
+             *c2 = kern_array_new(cpu, KERN_INT32, 1, &n);
   cr_assert(g1 && g2 && c1 && c2, "%s", kern_last_error());
   cr_expect_eq(kern_array_memory_kind(g1), KERN_MEM_CUDA_DEVICE);
   cr_assert_eq(kern_array_write(g1, h, n * sizeof *h), KERN_OK, "%s", kern_last_error());
@@ -77,7 +81,8 @@ Test(gpu_runtime, copies_in_every_direction) {
   for (int64_t i = 0; i < n; i++) bad += back[i] != 42;
   cr_expect_eq(bad, 0, "fill on the device");
   int64_t off = 10, len = 100;
-  kern_array *view = kern_array_view(g1, 1, &off, &len), *small = kern_array_new(cpu, KERN_INT32, 1, &len);
+  kern_array *view = kern_array_view(g1, 1, &off, &len),
+             *small = kern_array_new(cpu, KERN_INT32, 1, &len);
   cr_assert(view && small, "%s", kern_last_error());
   cr_expect_eq(kern_array_memory_kind(view), KERN_MEM_CUDA_DEVICE);
   cr_assert_eq(kern_array_copy(small, view), KERN_OK, "%s", kern_last_error());
@@ -110,13 +115,17 @@ Test(gpu_runtime, atomics_under_contention, .timeout = 120) {
   kern_device *gpu = gpu_or_skip();
   kern_kernel *k = kernel_of(atomics_src, "hammer");
   int64_t one = 1, four = 4, n = 1 << 24;
-  kern_array *i32 = kern_array_new(gpu, KERN_INT32, 1, &one), *u32 = kern_array_new(gpu, KERN_UINT32, 1, &one);
-  kern_array *i64 = kern_array_new(gpu, KERN_INT64, 1, &one), *f32 = kern_array_new(gpu, KERN_FLOAT32, 1, &four);
-  kern_array *f64 = kern_array_new(gpu, KERN_FLOAT64, 1, &one), *lo = kern_array_new(gpu, KERN_INT32, 1, &one);
+  kern_array *i32 = kern_array_new(gpu, KERN_INT32, 1, &one),
+             *u32 = kern_array_new(gpu, KERN_UINT32, 1, &one);
+  kern_array *i64 = kern_array_new(gpu, KERN_INT64, 1, &one),
+             *f32 = kern_array_new(gpu, KERN_FLOAT32, 1, &four);
+  kern_array *f64 = kern_array_new(gpu, KERN_FLOAT64, 1, &one),
+             *lo = kern_array_new(gpu, KERN_INT32, 1, &one);
   kern_array *hi = kern_array_new(gpu, KERN_INT32, 1, &one);
   int32_t big = 1 << 30;
   cr_assert_eq(kern_array_fill(lo, &big), KERN_OK);
-  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), i32, u32, i64, f32, f64, lo, hi), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), i32, u32, i64, f32, f64, lo, hi), KERN_OK, "%s",
+               kern_last_error());
   int32_t vi, vlo, vhi;
   uint32_t vu;
   int64_t vl;
@@ -146,7 +155,8 @@ Test(gpu_runtime, streams) {
   cr_assert_eq(kern_device_set_stream(gpu, s), KERN_OK);
   int64_t n = 1 << 16;
   kern_array *a = kern_array_new(gpu, KERN_INT32, 1, &n);
-  for (int r = 0; r < 10; r++) cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_OK, "%s", kern_last_error());
+  for (int r = 0; r < 10; r++)
+    cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_device_synchronize(gpu), KERN_OK);
   int32_t *h = malloc(n * sizeof *h);
   cr_assert_eq(kern_array_read(a, h, n * sizeof *h), KERN_OK);
@@ -173,14 +183,16 @@ Test(gpu_runtime, streams) {
 Test(gpu_runtime, debug_bounds_error_then_success) {
   kern_device *gpu = gpu_or_skip();
   kern_set_debug(true);
-  kern_kernel *k = kernel_of("kernel void k(float[,] a) {\n    a[tid(0), tid(1) + 1] = 1.0;\n}\n", "k");
+  kern_kernel *k =
+      kernel_of("kernel void k(float[,] a) {\n    a[tid(0), tid(1) + 1] = 1.0;\n}\n", "k");
   kern_set_debug(false);
   int64_t shape[2] = {4, 8};
   kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 2, shape);
   kern_status s = KERN_LAUNCH(k, gpu, KERN_DIM2(4, 8), a);
   if (s == KERN_OK) s = kern_device_synchronize(gpu);
   cr_expect_eq(s, KERN_ERR_BOUNDS, "%s", kern_status_name(s));
-  cr_expect(strstr(kern_last_error(), "gpu_runtime.kern:2") && strstr(kern_last_error(), "shape [4, 8]"),
+  cr_expect(strstr(kern_last_error(), "gpu_runtime.kern:2") &&
+                strstr(kern_last_error(), "shape [4, 8]"),
             "%s", kern_last_error());
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM2(4, 7), a), KERN_OK, "%s", kern_last_error());
   cr_expect_eq(kern_device_synchronize(gpu), KERN_OK);
@@ -190,11 +202,14 @@ Test(gpu_runtime, launch_validation_on_gpu) {
   kern_device *gpu = gpu_or_skip();
   kern_kernel *k = kernel_of("kernel void k(float[] a, float s) { a[tid()] = s; }\n", "k");
   int64_t n = 8;
-  kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 1, &n), *b = kern_array_new(gpu, KERN_INT32, 1, &n);
+  kern_array *a = kern_array_new(gpu, KERN_FLOAT32, 1, &n),
+             *b = kern_array_new(gpu, KERN_INT32, 1, &n);
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a), KERN_ERR_INVALID_ARGUMENT);
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), b, 1.0f), KERN_ERR_INVALID_ARGUMENT);
-  cr_expect(strstr(kern_last_error(), "'k'") && strstr(kern_last_error(), "'a'"), "%s", kern_last_error());
-  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1.0f), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(kern_last_error(), "'k'") && strstr(kern_last_error(), "'a'"), "%s",
+            kern_last_error());
+  cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1((int64_t)1 << 40), a, 1.0f),
+               KERN_ERR_INVALID_ARGUMENT);
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(0), a, 1.0f), KERN_OK, "dim 0 launches nothing");
   cr_expect_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(n), a, 2.5f), KERN_OK);
   float h[8];

@@ -75,7 +75,8 @@ Test(kernc, help_and_version) {
 Test(kernc, emit_c_has_entries_and_line_directives) {
   char *out;
   cr_expect_eq(kernc("emit --target=c " FIX("run/saxpy.kern"), &out), 0);
-  cr_expect(strstr(out, "void kk_saxpy_range(") && strstr(out, "void kk_saxpy_range_dense("), "entries");
+  cr_expect(strstr(out, "void kk_saxpy_range(") && strstr(out, "void kk_saxpy_range_dense("),
+            "entries");
   cr_expect(strstr(out, "#line 9 \"") != NULL, "no #line for the kernel body");
   free(out);
 }

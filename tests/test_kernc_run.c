@@ -41,8 +41,10 @@ static int kernc(char **out, const char *fmt, ...) {
   va_end(ap);
   char *o;
   int rc = th_run(cmd, &o);
-  if (out) *out = o;
-  else free(o);
+  if (out)
+    *out = o;
+  else
+    free(o);
   return rc;
 }
 
@@ -62,7 +64,8 @@ static Npy load_npy(const char *dir, const char *name) {
   snprintf(path, sizeof path, "%s/%s", dir, name);
   n.bytes = th_read_file(path, &n.len);
   cr_assert(n.bytes, "no %s", path);
-  cr_assert(n.len >= 10 && memcmp(n.bytes, "\x93NUMPY\x01\x00", 8) == 0, "%s: bad magic or version", name);
+  cr_assert(n.len >= 10 && memcmp(n.bytes, "\x93NUMPY\x01\x00", 8) == 0, "%s: bad magic or version",
+            name);
   size_t hl = (unsigned char)n.bytes[8] | (size_t)(unsigned char)n.bytes[9] << 8;
   cr_assert(10 + hl <= n.len && hl < sizeof n.header);
   cr_expect_eq((10 + hl) % 64, 0, "data is 64-byte aligned");
@@ -76,11 +79,13 @@ static Npy load_npy(const char *dir, const char *name) {
 static void expect_header(const Npy *n, const char *descr, const char *shape) {
   char want[512];
   snprintf(want, sizeof want, "{'descr': %s, 'fortran_order': False, 'shape': %s, }", descr, shape);
-  cr_expect(strncmp(n->header, want, strlen(want)) == 0, "header '%s', expected '%s'", n->header, want);
+  cr_expect(strncmp(n->header, want, strlen(want)) == 0, "header '%s', expected '%s'", n->header,
+            want);
 }
 
 /* Writes a .npy file: version 1.0 (or 2.0) with the header padded to 64 bytes. */
-static void save_npy(const char *dir, const char *name, const char *header, const void *data, size_t nbytes, int major) {
+static void save_npy(const char *dir, const char *name, const char *header, const void *data,
+                     size_t nbytes, int major) {
   char path[4200], h[512];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   size_t pre = major == 1 ? 10 : 12, hl = strlen(header) + 1;
@@ -90,8 +95,18 @@ static void save_npy(const char *dir, const char *name, const char *header, cons
   h[padded - 1] = '\n';
   FILE *f = fopen(path, "wb");
   cr_assert(f);
-  unsigned char magic[12] = {0x93, 'N', 'U', 'M', 'P', 'Y', (unsigned char)major, 0,
-                             (unsigned char)(padded & 255), (unsigned char)(padded >> 8), 0, 0};
+  unsigned char magic[12] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             (unsigned char)major,
+                             0,
+                             (unsigned char)(padded & 255),
+                             (unsigned char)(padded >> 8),
+                             0,
+                             0};
   fwrite(magic, 1, pre, f);
   fwrite(h, 1, padded, f);
   fwrite(data, 1, nbytes, f);
@@ -102,18 +117,26 @@ static void save_npy(const char *dir, const char *name, const char *header, cons
 
 Test(kernc_run, saxpy_prints_a_summary_of_each_array) {
   char *out;
-  int rc = kernc(&out, "run %s saxpy --arg x=range:1000 --arg y=ones:1000 --arg a=2.5", EX("saxpy.kern"));
+  int rc = kernc(&out, "run %s saxpy --arg x=range:1000 --arg y=ones:1000 --arg a=2.5",
+                 EX("saxpy.kern"));
   cr_assert_eq(rc, 0, "%s", out);
   /* y = 2.5 * i + 1: min 1, max 2498.5, mean 2.5 * 499.5 + 1 */
-  cr_expect(strstr(out, "x: float32[1000]\n  min 0  max 999  mean 499.5\n  [0, 1, 2, 3, 4, 5, 6, 7, ...]\n"), "%s", out);
-  cr_expect(strstr(out, "y: float32[1000]\n  min 1  max 2498.5  mean 1249.75\n  [1, 3.5, 6, 8.5, 11, 13.5, 16, 18.5, ...]\n"),
-            "%s", out);
+  cr_expect(
+      strstr(out,
+             "x: float32[1000]\n  min 0  max 999  mean 499.5\n  [0, 1, 2, 3, 4, 5, 6, 7, ...]\n"),
+      "%s", out);
+  cr_expect(
+      strstr(
+          out,
+          "y: float32[1000]\n  min 1  max 2498.5  mean 1249.75\n  [1, 3.5, 6, 8.5, 11, 13.5, 16, 18.5, ...]\n"),
+      "%s", out);
   free(out);
 }
 
 Test(kernc_run, saxpy_writes_every_array_with_out) {
   char *dir = tmp_dir(), *out;
-  int rc = kernc(&out, "run %s saxpy --arg x=range:1000 --arg y=ones:1000 --arg a=2.5 --out %s", EX("saxpy.kern"), dir);
+  int rc = kernc(&out, "run %s saxpy --arg x=range:1000 --arg y=ones:1000 --arg a=2.5 --out %s",
+                 EX("saxpy.kern"), dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   Npy y = load_npy(dir, "y.npy"), x = load_npy(dir, "x.npy");
@@ -131,13 +154,15 @@ Test(kernc_run, saxpy_writes_every_array_with_out) {
 
 Test(kernc_run, histogram_counts_every_value) {
   char *dir = tmp_dir(), *out;
-  int rc = kernc(&out, "run %s histogram --arg values=range:1000 --arg bins=zeros:7 --out %s", EX("histogram.kern"), dir);
+  int rc = kernc(&out, "run %s histogram --arg values=range:1000 --arg bins=zeros:7 --out %s",
+                 EX("histogram.kern"), dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   Npy b = load_npy(dir, "bins.npy");
   expect_header(&b, "'<i4'", "(7,)");
   cr_assert_eq(b.nbytes, 28);
-  for (int k = 0; k < 7; k++) cr_expect_eq(((const int32_t *)b.data)[k], k < 6 ? 143 : 142, "bin %d", k);
+  for (int k = 0; k < 7; k++)
+    cr_expect_eq(((const int32_t *)b.data)[k], k < 6 ? 143 : 142, "bin %d", k);
   free(b.bytes);
   rm_rf(dir);
   free(dir);
@@ -146,7 +171,8 @@ Test(kernc_run, histogram_counts_every_value) {
 Test(kernc_run, stencil_keeps_a_linear_field) {
   char *dir = tmp_dir(), *out;
   /* On a linear field the average of the four neighbours is the centre value. */
-  int rc = kernc(&out, "run %s jacobi --arg src=range:9,11 --arg dst=zeros:9,11 --out %s", EX("stencil.kern"), dir);
+  int rc = kernc(&out, "run %s jacobi --arg src=range:9,11 --arg dst=zeros:9,11 --out %s",
+                 EX("stencil.kern"), dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   Npy d = load_npy(dir, "dst.npy");
@@ -159,7 +185,9 @@ Test(kernc_run, stencil_keeps_a_linear_field) {
 }
 
 /* nbody.kern's Body: vec3 pos, vec3 vel, float mass (28 bytes). */
-typedef struct Body { float pos[3], vel[3], mass; } Body;
+typedef struct Body {
+  float pos[3], vel[3], mass;
+} Body;
 
 static void nbody_reference(const Body *in, Body *out, int n, float dt) {
   for (int i = 0; i < n; i++) {
@@ -181,10 +209,14 @@ Test(kernc_run, nbody_reads_and_writes_struct_arrays) {
   char *dir = tmp_dir(), *out;
   Body in[N], want[N];
   for (int i = 0; i < N; i++)
-    in[i] = (Body){{(float)i, (float)(i * i % 3), -(float)i}, {0.1f * (float)i, 0, 0}, 1.0f + (float)i};
-  save_npy(dir, "bodies.npy", "{'descr': '|V28', 'fortran_order': False, 'shape': (5,), }", in, sizeof in, 1);
-  int rc = kernc(&out, "run %s integrate --arg bodies=file:%s/bodies.npy --arg out=zeros:5 --arg dt=0.01 --out %s",
-                 EX("nbody.kern"), dir, dir);
+    in[i] =
+        (Body){{(float)i, (float)(i * i % 3), -(float)i}, {0.1f * (float)i, 0, 0}, 1.0f + (float)i};
+  save_npy(dir, "bodies.npy", "{'descr': '|V28', 'fortran_order': False, 'shape': (5,), }", in,
+           sizeof in, 1);
+  int rc = kernc(
+      &out,
+      "run %s integrate --arg bodies=file:%s/bodies.npy --arg out=zeros:5 --arg dt=0.01 --out %s",
+      EX("nbody.kern"), dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   nbody_reference(in, want, N, 0.01f);
@@ -193,7 +225,8 @@ Test(kernc_run, nbody_reads_and_writes_struct_arrays) {
   cr_assert_eq(o.nbytes, sizeof want);
   const float *got = (const float *)o.data, *ref = (const float *)want;
   for (int i = 0; i < N * 7; i++)
-    cr_expect(fabsf(got[i] - ref[i]) <= 1e-5f * fmaxf(1.0f, fabsf(ref[i])), "component %d: %g vs %g", i, got[i], ref[i]);
+    cr_expect(fabsf(got[i] - ref[i]) <= 1e-5f * fmaxf(1.0f, fabsf(ref[i])),
+              "component %d: %g vs %g", i, got[i], ref[i]);
   /* The input comes back unchanged, byte for byte. */
   cr_expect(b.nbytes == sizeof in && memcmp(b.data, in, sizeof in) == 0);
   free(o.bytes);
@@ -206,11 +239,14 @@ Test(kernc_run, examples_run_on_cuda_too) {
   kern_device *d = kern_device_get("cuda:0");
   if (!d) cr_skip_test("no CUDA device: %s", kern_last_error());
   char *out;
-  int rc = kernc(&out, "run %s saxpy --device=cuda:0 --arg x=range:100000 --arg y=ones:100000 --arg a=2", EX("saxpy.kern"));
+  int rc =
+      kernc(&out, "run %s saxpy --device=cuda:0 --arg x=range:100000 --arg y=ones:100000 --arg a=2",
+            EX("saxpy.kern"));
   cr_expect_eq(rc, 0, "%s", out);
   cr_expect(strstr(out, "y: float32[100000]\n  min 1  max 199999  mean 100000\n"), "%s", out);
   free(out);
-  rc = kernc(&out, "run %s histogram --device=cuda:0 --arg values=range:1000 --arg bins=zeros:10", EX("histogram.kern"));
+  rc = kernc(&out, "run %s histogram --device=cuda:0 --arg values=range:1000 --arg bins=zeros:10",
+             EX("histogram.kern"));
   cr_expect_eq(rc, 0, "%s", out);
   cr_expect(strstr(out, "bins: int32[10]\n  min 100  max 100  mean 100\n"), "%s", out);
   free(out);
@@ -240,11 +276,13 @@ Test(kernc_run, npy_round_trip_of_a_2d_int16_array_v1_and_v2) {
   write_kern(dir);
   int16_t a[3][4];
   for (int i = 0; i < 12; i++) a[i / 4][i % 4] = (int16_t)(i * 1000 - 5000);
-  save_npy(dir, "a.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }", a, sizeof a, 1);
-  save_npy(dir, "a2.npy", "{\"descr\": \"<i2\", \"shape\": (3,4), \"fortran_order\": False}", a, sizeof a, 2);
+  save_npy(dir, "a.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (3, 4), }", a, sizeof a,
+           1);
+  save_npy(dir, "a2.npy", "{\"descr\": \"<i2\", \"shape\": (3,4), \"fortran_order\": False}", a,
+           sizeof a, 2);
   for (int v = 0; v < 2; v++) {
-    int rc = kernc(&out, "run %s/t.kern twice --arg a=file:%s/%s --arg b=zeros:3,4 --out %s/out%d", dir, dir,
-                   v ? "a2.npy" : "a.npy", dir, v);
+    int rc = kernc(&out, "run %s/t.kern twice --arg a=file:%s/%s --arg b=zeros:3,4 --out %s/out%d",
+                   dir, dir, v ? "a2.npy" : "a.npy", dir, v);
     cr_assert_eq(rc, 0, "%s", out);
     free(out);
     char sub[4200];
@@ -267,17 +305,22 @@ Test(kernc_run, vector_arrays_are_npy_arrays_with_a_last_dim) {
   write_kern(dir);
   float v[4][3];
   for (int i = 0; i < 12; i++) v[i / 3][i % 3] = (float)i;
-  save_npy(dir, "v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", v, sizeof v, 1);
-  int rc = kernc(&out, "run %s/t.kern shift --arg v=file:%s/v.npy --arg d=10,20,30 --out %s", dir, dir, dir);
+  save_npy(dir, "v.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 3), }", v, sizeof v,
+           1);
+  int rc = kernc(&out, "run %s/t.kern shift --arg v=file:%s/v.npy --arg d=10,20,30 --out %s", dir,
+                 dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   Npy r = load_npy(dir, "v.npy");
   expect_header(&r, "'<f4'", "(4, 3)");
-  for (int i = 0; i < 12; i++) cr_expect_eq(((const float *)r.data)[i], (float)i + 10.0f * (float)(i % 3 + 1), "v %d", i);
+  for (int i = 0; i < 12; i++)
+    cr_expect_eq(((const float *)r.data)[i], (float)i + 10.0f * (float)(i % 3 + 1), "v %d", i);
   free(r.bytes);
   /* A vec3 array without the last dim of 3 does not fit. */
-  save_npy(dir, "w.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (12,), }", v, sizeof v, 1);
-  cr_expect_eq(kernc(&out, "run %s/t.kern shift --arg v=file:%s/w.npy --arg d=1,2,3", dir, dir), 1, "%s", out);
+  save_npy(dir, "w.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (12,), }", v, sizeof v,
+           1);
+  cr_expect_eq(kernc(&out, "run %s/t.kern shift --arg v=file:%s/w.npy --arg d=1,2,3", dir, dir), 1,
+               "%s", out);
   cr_expect(strstr(out, "does not fit parameter 'v'"), "%s", out);
   free(out);
   rm_rf(dir);
@@ -287,8 +330,11 @@ Test(kernc_run, vector_arrays_are_npy_arrays_with_a_last_dim) {
 Test(kernc_run, scalar_literals_take_the_parameter_type) {
   char *dir = tmp_dir(), *out;
   write_kern(dir);
-  int rc = kernc(&out, "run %s/t.kern values --arg o=zeros:5 --arg a=-9000000000 --arg b=0xff --arg c=true "
-                 "--arg d=2.25 --arg e=-128 --dim=1 --out %s", dir, dir);
+  int rc =
+      kernc(&out,
+            "run %s/t.kern values --arg o=zeros:5 --arg a=-9000000000 --arg b=0xff --arg c=true "
+            "--arg d=2.25 --arg e=-128 --dim=1 --out %s",
+            dir, dir);
   cr_assert_eq(rc, 0, "%s", out);
   free(out);
   Npy o = load_npy(dir, "o.npy");
@@ -301,7 +347,8 @@ Test(kernc_run, scalar_literals_take_the_parameter_type) {
     char args[512] = "";
     const char *names[] = {"a=1", "b=1", "c=true", "d=1", "e=1"};
     for (int k = 0; k < 5; k++)
-      if (names[k][0] != bad[i][0]) snprintf(args + strlen(args), sizeof args - strlen(args), " --arg %s", names[k]);
+      if (names[k][0] != bad[i][0])
+        snprintf(args + strlen(args), sizeof args - strlen(args), " --arg %s", names[k]);
     rc = kernc(&out, "run %s/t.kern values --arg o=zeros:5 --arg %s%s --dim=1", dir, bad[i], args);
     cr_expect_eq(rc, 2, "%s: %s", bad[i], out);
     cr_expect(strstr(out, "bad value"), "%s: %s", bad[i], out);
@@ -317,17 +364,25 @@ Test(kernc_run, bad_files_are_user_errors) {
   char *dir = tmp_dir(), *out;
   write_kern(dir);
   int32_t a[6] = {0}; /* big enough for every case */
-  struct { const char *name, *header, *want; size_t nbytes; } cases[] = {
-      {"f.npy", "{'descr': '<i2', 'fortran_order': True, 'shape': (2, 3), }", "Fortran-ordered", 12},
+  struct {
+    const char *name, *header, *want;
+    size_t nbytes;
+  } cases[] = {
+      {"f.npy", "{'descr': '<i2', 'fortran_order': True, 'shape': (2, 3), }", "Fortran-ordered",
+       12},
       {"be.npy", "{'descr': '>i2', 'fortran_order': False, 'shape': (2, 3), }", "big-endian", 12},
-      {"short.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }", "has 10 data bytes", 10},
-      {"type.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", "does not fit", 24},
+      {"short.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3), }",
+       "has 10 data bytes", 10},
+      {"type.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", "does not fit",
+       24},
       {"dims.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (6,), }", "does not fit", 12},
-      {"junk.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3", "malformed header", 12},
+      {"junk.npy", "{'descr': '<i2', 'fortran_order': False, 'shape': (2, 3", "malformed header",
+       12},
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
     save_npy(dir, cases[i].name, cases[i].header, a, cases[i].nbytes, 1);
-    int rc = kernc(&out, "run %s/t.kern twice --arg a=file:%s/%s --arg b=zeros:2,3", dir, dir, cases[i].name);
+    int rc = kernc(&out, "run %s/t.kern twice --arg a=file:%s/%s --arg b=zeros:2,3", dir, dir,
+                   cases[i].name);
     cr_expect_eq(rc, 1, "%s: %s", cases[i].name, out);
     cr_expect(strstr(out, cases[i].want), "%s: %s", cases[i].name, out);
     free(out);
@@ -337,10 +392,13 @@ Test(kernc_run, bad_files_are_user_errors) {
   FILE *f = fopen(p, "w");
   fputs("hello", f);
   fclose(f);
-  cr_expect_eq(kernc(&out, "run %s/t.kern twice --arg a=file:%s --arg b=zeros:2,3", dir, p), 1, "%s", out);
+  cr_expect_eq(kernc(&out, "run %s/t.kern twice --arg a=file:%s --arg b=zeros:2,3", dir, p), 1,
+               "%s", out);
   cr_expect(strstr(out, "bad magic"), "%s", out);
   free(out);
-  cr_expect_eq(kernc(&out, "run %s/t.kern twice --arg a=file:%s/none.npy --arg b=zeros:2,3", dir, dir), 1, "%s", out);
+  cr_expect_eq(
+      kernc(&out, "run %s/t.kern twice --arg a=file:%s/none.npy --arg b=zeros:2,3", dir, dir), 1,
+      "%s", out);
   free(out);
   rm_rf(dir);
   free(dir);
@@ -368,15 +426,17 @@ Test(kernc_run, bad_arguments_are_usage_errors) {
   cr_expect_eq(kernc(&out, "run %s nosuch --arg x=1", EX("saxpy.kern")), 1, "%s", out);
   cr_expect(strstr(out, "no kernel 'nosuch'") && strstr(out, "'saxpy'"), "%s", out);
   free(out);
-  cr_expect_eq(kernc(&out, "run %s saxpy --device=cuda:7 --arg x=range:1 --arg y=ones:1 --arg a=1", EX("saxpy.kern")), 1,
-               "%s", out);
+  cr_expect_eq(kernc(&out, "run %s saxpy --device=cuda:7 --arg x=range:1 --arg y=ones:1 --arg a=1",
+                     EX("saxpy.kern")),
+               1, "%s", out);
   free(out);
 }
 
 Test(kernc_run, launch_and_output_failures_exit_1_without_partial_files) {
   char *dir = tmp_dir(), *out;
   /* y shorter than the launch: debug mode reports the bad index. */
-  int rc = kernc(&out, "run %s saxpy --debug --arg x=range:10 --arg y=ones:5 --arg a=1 --out %s/o", EX("saxpy.kern"), dir);
+  int rc = kernc(&out, "run %s saxpy --debug --arg x=range:10 --arg y=ones:5 --arg a=1 --out %s/o",
+                 EX("saxpy.kern"), dir);
   cr_expect_eq(rc, 1, "%s", out);
   cr_expect(strstr(out, "out-of-bounds"), "%s", out);
   free(out);
@@ -384,7 +444,8 @@ Test(kernc_run, launch_and_output_failures_exit_1_without_partial_files) {
   snprintf(p, sizeof p, "%s/file", dir);
   FILE *f = fopen(p, "w");
   fclose(f);
-  rc = kernc(&out, "run %s saxpy --arg x=range:10 --arg y=ones:10 --arg a=1 --out %s/file/o", EX("saxpy.kern"), dir);
+  rc = kernc(&out, "run %s saxpy --arg x=range:10 --arg y=ones:10 --arg a=1 --out %s/file/o",
+             EX("saxpy.kern"), dir);
   cr_expect_eq(rc, 1, "%s", out);
   free(out);
   char *ls;

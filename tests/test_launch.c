@@ -16,53 +16,51 @@
 #include "rt.h"
 #include "fake_gpu.h"
 
-static const char *saxpy_src =
-    "kernel void saxpy(float[] x, float[] y, float a) {\n"
-    "    int i = tid();\n"
-    "    y[i] = a * x[i] + y[i];\n"
-    "}\n"
-    "kernel void fill(int64[] out) {\n"
-    "    int i = tid();\n"
-    "    out[i] = out[i] + int64(i) * 3 + 1;\n"
-    "}\n"
-    "kernel void grid(int[,] out) {\n"
-    "    int i = tid(0);\n"
-    "    int j = tid(1);\n"
-    "    out[i, j] = i * 1000 + j;\n"
-    "}\n"
-    "kernel void total(int64[] sum) {\n"
-    "    int64 v = tid();\n"
-    "    atomic_add(&sum[0], v);\n"
-    "}\n"
-    "kernel void scale64(double[] x, int64 k, bool neg) {\n"
-    "    int i = tid();\n"
-    "    double f = double(k);\n"
-    "    x[i] = neg ? -f * x[i] : f * x[i];\n"
-    "}\n"
-    "kernel void nothing() {\n"
-    "}\n";
+static const char *saxpy_src = "kernel void saxpy(float[] x, float[] y, float a) {\n"
+                               "    int i = tid();\n"
+                               "    y[i] = a * x[i] + y[i];\n"
+                               "}\n"
+                               "kernel void fill(int64[] out) {\n"
+                               "    int i = tid();\n"
+                               "    out[i] = out[i] + int64(i) * 3 + 1;\n"
+                               "}\n"
+                               "kernel void grid(int[,] out) {\n"
+                               "    int i = tid(0);\n"
+                               "    int j = tid(1);\n"
+                               "    out[i, j] = i * 1000 + j;\n"
+                               "}\n"
+                               "kernel void total(int64[] sum) {\n"
+                               "    int64 v = tid();\n"
+                               "    atomic_add(&sum[0], v);\n"
+                               "}\n"
+                               "kernel void scale64(double[] x, int64 k, bool neg) {\n"
+                               "    int i = tid();\n"
+                               "    double f = double(k);\n"
+                               "    x[i] = neg ? -f * x[i] : f * x[i];\n"
+                               "}\n"
+                               "kernel void nothing() {\n"
+                               "}\n";
 
-static const char *struct_src =
-    "struct Particle { vec3 pos; vec3 vel; float mass; };\n"
-    "struct Params { vec3 offset; float scale; int count; };\n"
-    "struct Big { mat44 m; float extra; };\n"
-    "kernel void move(Particle[] ps, float dt) {\n"
-    "    int i = tid();\n"
-    "    ps[i].pos = ps[i].pos + ps[i].vel * dt;\n"
-    "}\n"
-    "kernel void apply(vec3[] pts, Params p) {\n"
-    "    int i = tid();\n"
-    "    pts[i] = p.scale * pts[i] + p.offset;\n"
-    "}\n"
-    "kernel void shift(vec3[] pts, vec3 d) {\n"
-    "    int i = tid();\n"
-    "    pts[i] = pts[i] + d;\n"
-    "}\n"
-    "kernel void big(float[] out, Big b) {\n"
-    "    int i = tid();\n"
-    "    vec4 r = b.m * vec4(1.0, 0.0, 0.0, 0.0);\n"
-    "    out[i] = r.x + r.y + b.extra;\n"
-    "}\n";
+static const char *struct_src = "struct Particle { vec3 pos; vec3 vel; float mass; };\n"
+                                "struct Params { vec3 offset; float scale; int count; };\n"
+                                "struct Big { mat44 m; float extra; };\n"
+                                "kernel void move(Particle[] ps, float dt) {\n"
+                                "    int i = tid();\n"
+                                "    ps[i].pos = ps[i].pos + ps[i].vel * dt;\n"
+                                "}\n"
+                                "kernel void apply(vec3[] pts, Params p) {\n"
+                                "    int i = tid();\n"
+                                "    pts[i] = p.scale * pts[i] + p.offset;\n"
+                                "}\n"
+                                "kernel void shift(vec3[] pts, vec3 d) {\n"
+                                "    int i = tid();\n"
+                                "    pts[i] = pts[i] + d;\n"
+                                "}\n"
+                                "kernel void big(float[] out, Big b) {\n"
+                                "    int i = tid();\n"
+                                "    vec4 r = b.m * vec4(1.0, 0.0, 0.0, 0.0);\n"
+                                "    out[i] = r.x + r.y + b.extra;\n"
+                                "}\n";
 
 /* Each test process compiles into the shared test cache (CTest sets
  * KERN_CACHE_DIR) or a temp one. */
@@ -100,7 +98,8 @@ static kern_array *arr1(kern_dtype dt, int64_t n) {
 
 Test(module, syntax_errors_become_the_message) {
   kern_clear_error();
-  kern_module *m = kern_module_from_source("broken.kern", "kernel void k(float[] a) {\n  a[0] = ;\n}\n");
+  kern_module *m =
+      kern_module_from_source("broken.kern", "kernel void k(float[] a) {\n  a[0] = ;\n}\n");
   cr_assert_null(m);
   const char *msg = kern_last_error();
   cr_assert(strstr(msg, "broken.kern:2:"), "%s", msg);
@@ -109,13 +108,15 @@ Test(module, syntax_errors_become_the_message) {
 }
 
 Test(module, type_errors_become_the_message) {
-  cr_assert_null(kern_module_from_source("types.kern", "kernel void k(int[] a) {\n  a[0] = undefined_thing;\n}\n"));
+  cr_assert_null(kern_module_from_source(
+      "types.kern", "kernel void k(int[] a) {\n  a[0] = undefined_thing;\n}\n"));
   cr_assert(strstr(kern_last_error(), "types.kern:2:"), "%s", kern_last_error());
   cr_assert(strstr(kern_last_error(), "undefined_thing"), "%s", kern_last_error());
 }
 
 Test(module, warnings_of_a_good_module) {
-  kern_module *m = load("warn.kern", "kernel void k(int[] a) {\n  int i = tid();\n  a[i] + 1;\n}\n");
+  kern_module *m =
+      load("warn.kern", "kernel void k(int[] a) {\n  int i = tid();\n  a[i] + 1;\n}\n");
   const char *d = kern_module_diagnostics(m);
   cr_assert(strstr(d, "warn.kern:3:"), "%s", d);
   cr_assert(strstr(d, "warning"), "%s", d);
@@ -192,7 +193,8 @@ Test(module, struct_dtypes) {
 /* The runtime checks the compiled code against its own view of the ABI: fed
  * hand-written code in place of the generated C, a launch must refuse it. */
 static kern_status launch_with_c(const char *c_src) {
-  kern_module *m = load("abi.kern", "kernel void k(float[] a, float b) {\n  int i = tid();\n  a[i] = b;\n}\n");
+  kern_module *m =
+      load("abi.kern", "kernel void k(float[] a, float b) {\n  int i = tid();\n  a[i] = b;\n}\n");
   cr_assert_null(m->c_source, "generated lazily");
   m->c_source = rt_strdup(c_src);
   kern_array *a = arr1(KERN_FLOAT32, 4);
@@ -203,16 +205,19 @@ static kern_status launch_with_c(const char *c_src) {
 }
 
 Test(module, abi_size_mismatch_is_a_compile_error) {
-  kern_status st = launch_with_c("#include <stdint.h>\nvoid kk_k_range(void) {}\nvoid kk_k_range_dense(void) {}\n"
-                                 "const uint32_t kk_k_args_size = 12;\n");
+  kern_status st = launch_with_c(
+      "#include <stdint.h>\nvoid kk_k_range(void) {}\nvoid kk_k_range_dense(void) {}\n"
+      "const uint32_t kk_k_args_size = 12;\n");
   cr_assert_eq(st, KERN_ERR_COMPILE, "%s", kern_status_name(st));
   cr_assert(strstr(kern_last_error(), "ABI mismatch in kernel 'k'"), "%s", kern_last_error());
   cr_assert(strstr(kern_last_error(), "12 bytes"), "%s", kern_last_error());
-  cr_assert(strstr(kern_last_error(), "80"), "72-byte kn_array + float, padded: %s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "80"), "72-byte kn_array + float, padded: %s",
+            kern_last_error());
 }
 
 Test(module, missing_entry_point_is_a_compile_error) {
-  kern_status st = launch_with_c("#include <stdint.h>\nvoid kk_k_range(void) {}\nconst uint32_t kk_k_args_size = 80;\n");
+  kern_status st = launch_with_c(
+      "#include <stdint.h>\nvoid kk_k_range(void) {}\nconst uint32_t kk_k_args_size = 80;\n");
   cr_assert_eq(st, KERN_ERR_COMPILE);
   cr_assert(strstr(kern_last_error(), "ABI mismatch"), "%s", kern_last_error());
   cr_assert(strstr(kern_last_error(), "'k'"), "%s", kern_last_error());
@@ -236,13 +241,17 @@ static void vsetup(void) {
 }
 
 static void expect_invalid(kern_status st, const char *needle) {
-  cr_assert_eq(st, KERN_ERR_INVALID_ARGUMENT, "got %s: %s", kern_status_name(st), kern_last_error());
-  cr_assert(strstr(kern_last_error(), needle), "message '%s' lacks '%s'", kern_last_error(), needle);
+  cr_assert_eq(st, KERN_ERR_INVALID_ARGUMENT, "got %s: %s", kern_status_name(st),
+               kern_last_error());
+  cr_assert(strstr(kern_last_error(), needle), "message '%s' lacks '%s'", kern_last_error(),
+            needle);
 }
 
 Test(validate, argument_count, .init = vsetup) {
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy), "kernel 'saxpy' expects 3 arguments, got 2");
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1.0f, 2.0f), "expects 3 arguments, got 4");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy),
+                 "kernel 'saxpy' expects 3 arguments, got 2");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1.0f, 2.0f),
+                 "expects 3 arguments, got 4");
   expect_invalid(kern_launch(vk, cpu(), KERN_DIM1(16), 0, NULL), "got 0");
   expect_invalid(kern_launch(vk, cpu(), KERN_DIM1(16), 3, NULL), "NULL");
 }
@@ -253,24 +262,31 @@ Test(validate, wrong_array_dtype, .init = vsetup) {
 }
 
 Test(validate, wrong_ndim, .init = vsetup) {
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, v2, 1.0f), "parameter 'y' (#2) expects float32[]");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, v2, 1.0f),
+                 "parameter 'y' (#2) expects float32[]");
   cr_assert(strstr(kern_last_error(), "2 dims"), "%s", kern_last_error());
 }
 
 Test(validate, scalar_and_array_swapped, .init = vsetup) {
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, vx), "parameter 'a' (#3) expects a value of type float32 but got an array");
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), 1.0f, vy, 1.0f), "parameter 'x' (#1) expects float32[] (an array) but got a value");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, vx),
+                 "parameter 'a' (#3) expects a value of type float32 but got an array");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), 1.0f, vy, 1.0f),
+                 "parameter 'x' (#1) expects float32[] (an array) but got a value");
 }
 
 Test(validate, scalar_dtype_is_strict, .init = vsetup) {
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1.0), "parameter 'a' (#3) expects float32 but got a value of type float64");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1.0),
+                 "parameter 'a' (#3) expects float32 but got a value of type float64");
   cr_assert(strstr(kern_last_error(), "kern_arg_f32"), "hint: %s", kern_last_error());
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1), "expects float32 but got a value of type int32");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 1),
+                 "expects float32 but got a value of type int32");
   kern_kernel *s = kernel(vm, "scale64");
   kern_array *d = arr1(KERN_FLOAT64, 4);
-  expect_invalid(KERN_LAUNCH(s, cpu(), KERN_DIM1(4), d, 3, (bool)true), "parameter 'k' (#2) expects int64 but got a value of type int32");
+  expect_invalid(KERN_LAUNCH(s, cpu(), KERN_DIM1(4), d, 3, (bool)true),
+                 "parameter 'k' (#2) expects int64 but got a value of type int32");
   cr_assert(strstr(kern_last_error(), "kern_arg_i64"));
-  expect_invalid(KERN_LAUNCH(s, cpu(), KERN_DIM1(4), d, (int64_t)3, 1), "parameter 'neg' (#3) expects bool");
+  expect_invalid(KERN_LAUNCH(s, cpu(), KERN_DIM1(4), d, (int64_t)3, 1),
+                 "parameter 'neg' (#3) expects bool");
   kern_array_free(d);
 }
 
@@ -288,8 +304,10 @@ Test(validate, uninitialized_argument, .init = vsetup) {
 }
 
 Test(validate, null_kernel_or_device, .init = vsetup) {
-  expect_invalid(KERN_LAUNCH((kern_kernel *)NULL, cpu(), KERN_DIM1(16), vx, vy, 1.0f), "kernel is NULL");
-  expect_invalid(KERN_LAUNCH(vk, (kern_device *)NULL, KERN_DIM1(16), vx, vy, 1.0f), "device is NULL");
+  expect_invalid(KERN_LAUNCH((kern_kernel *)NULL, cpu(), KERN_DIM1(16), vx, vy, 1.0f),
+                 "kernel is NULL");
+  expect_invalid(KERN_LAUNCH(vk, (kern_device *)NULL, KERN_DIM1(16), vx, vy, 1.0f),
+                 "device is NULL");
 }
 
 Test(validate, bad_dims, .init = vsetup) {
@@ -299,15 +317,20 @@ Test(validate, bad_dims, .init = vsetup) {
   expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM2(4, -4), vx, vy, 1.0f), "negative");
   expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM2(65536, 32768), vx, vy, 1.0f), "exceeds 2^31-1");
   cr_assert(strstr(kern_last_error(), "2147483648"), "%s", kern_last_error());
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1((int64_t)1 << 31), vx, vy, 1.0f), "exceeds 2^31-1");
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM3(INT64_MAX, 4, 4), vx, vy, 1.0f), "exceeds 2^31-1");
-  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM4(1 << 16, 1 << 16, 1 << 16, 1 << 16), vx, vy, 1.0f), "exceeds 2^31-1");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1((int64_t)1 << 31), vx, vy, 1.0f),
+                 "exceeds 2^31-1");
+  expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM3(INT64_MAX, 4, 4), vx, vy, 1.0f),
+                 "exceeds 2^31-1");
+  expect_invalid(
+      KERN_LAUNCH(vk, cpu(), KERN_DIM4(1 << 16, 1 << 16, 1 << 16, 1 << 16), vx, vy, 1.0f),
+      "exceeds 2^31-1");
 }
 
 Test(validate, zero_dim_launches_nothing, .init = vsetup) {
   float two = 2;
   kern_array_fill(vy, &two);
-  cr_assert_eq(KERN_LAUNCH(vk, cpu(), KERN_DIM1(0), vx, vy, 1.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(vk, cpu(), KERN_DIM1(0), vx, vy, 1.0f), KERN_OK, "%s",
+               kern_last_error());
   cr_assert_eq(KERN_LAUNCH(vk, cpu(), KERN_DIM2(16, 0), vx, vy, 1.0f), KERN_OK);
   float out[16];
   kern_array_read(vy, out, sizeof out);
@@ -320,7 +343,8 @@ Test(validate, rejected_launch_leaves_the_kernel_usable, .init = vsetup) {
   expect_invalid(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vi, vy, 1.0f), "int32");
   float one = 1;
   kern_array_fill(vx, &one);
-  cr_assert_eq(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 5.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(vk, cpu(), KERN_DIM1(16), vx, vy, 5.0f), KERN_OK, "%s",
+               kern_last_error());
   float out[16];
   kern_array_read(vy, out, sizeof out);
   cr_assert_eq(out[15], 5);
@@ -336,7 +360,8 @@ Test(launch, saxpy_exact) {
   for (int64_t i = 0; i < n; i++) hx[i] = (float)i * 0.5f, hy[i] = (float)(i % 7);
   kern_array_write(x, hx, n * sizeof *hx);
   kern_array_write(y, hy, n * sizeof *hy);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "saxpy"), cpu(), KERN_DIM1(n), x, y, 2.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "saxpy"), cpu(), KERN_DIM1(n), x, y, 2.0f), KERN_OK, "%s",
+               kern_last_error());
   kern_array_read(y, out, n * sizeof *out);
   for (int64_t i = 0; i < n; i++) {
     float want = 2.0f * hx[i] + hy[i];
@@ -349,17 +374,20 @@ Test(launch, saxpy_exact) {
 
 static void fill_and_check(kern_kernel *k, int64_t n) {
   kern_array *a = arr1(KERN_INT64, n);
-  cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(n), a), KERN_OK, "n=%lld: %s", (long long)n, kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(n), a), KERN_OK, "n=%lld: %s", (long long)n,
+               kern_last_error());
   const int64_t *p = kern_array_data(a);
   for (int64_t i = 0; i < n; i++)
-    if (p[i] != 3 * i + 1) cr_assert_fail("n=%lld: out[%lld] = %lld", (long long)n, (long long)i, (long long)p[i]);
+    if (p[i] != 3 * i + 1)
+      cr_assert_fail("n=%lld: out[%lld] = %lld", (long long)n, (long long)i, (long long)p[i]);
   kern_array_free(a);
 }
 
 Test(launch, every_index_exactly_once_over_many_sizes) {
   kern_module *m = load("saxpy.kern", saxpy_src);
   kern_kernel *k = kernel(m, "fill");
-  int64_t sizes[] = {1, 2, 31, 4095, 4096, 4097, 32767, 32768, 32769, 65537, 1000003, (1 << 22) + 7};
+  int64_t sizes[] = {1,     2,     31,    4095,  4096,    4097,
+                     32767, 32768, 32769, 65537, 1000003, (1 << 22) + 7};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) fill_and_check(k, sizes[i]);
   kern_module_free(m);
 }
@@ -370,7 +398,8 @@ Test(launch, atomic_sum_is_exact) {
   for (size_t s = 0; s < 4; s++) {
     kern_array *sum = arr1(KERN_INT64, 1);
     int64_t n = sizes[s];
-    cr_assert_eq(KERN_LAUNCH(kernel(m, "total"), cpu(), KERN_DIM1(n), sum), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(KERN_LAUNCH(kernel(m, "total"), cpu(), KERN_DIM1(n), sum), KERN_OK, "%s",
+                 kern_last_error());
     int64_t got;
     kern_array_read(sum, &got, sizeof got);
     cr_assert_eq(got, n * (n - 1) / 2, "n=%lld", (long long)n);
@@ -384,12 +413,13 @@ Test(launch, two_dimensional) {
   int64_t shapes[][2] = {{3, 5}, {1000, 77}, {300, 301}, {1, 100000}};
   for (int s = 0; s < 4; s++) {
     kern_array *a = kern_array_new(cpu(), KERN_INT32, 2, shapes[s]);
-    cr_assert_eq(KERN_LAUNCH(kernel(m, "grid"), cpu(), KERN_DIM2(shapes[s][0], shapes[s][1]), a), KERN_OK, "%s",
-                 kern_last_error());
+    cr_assert_eq(KERN_LAUNCH(kernel(m, "grid"), cpu(), KERN_DIM2(shapes[s][0], shapes[s][1]), a),
+                 KERN_OK, "%s", kern_last_error());
     const int32_t *p = kern_array_data(a);
     for (int64_t i = 0; i < shapes[s][0]; i++)
       for (int64_t j = 0; j < shapes[s][1]; j++)
-        if (p[i * shapes[s][1] + j] != i * 1000 + j) cr_assert_fail("[%lld,%lld]", (long long)i, (long long)j);
+        if (p[i * shapes[s][1] + j] != i * 1000 + j)
+          cr_assert_fail("[%lld,%lld]", (long long)i, (long long)j);
     kern_array_free(a);
   }
   kern_module_free(m);
@@ -402,7 +432,8 @@ Test(launch, strided_view_arguments) {
   int32_t minus = -1;
   kern_array_fill(a, &minus);
   kern_array *v = kern_array_view(a, 2, off, win);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "grid"), cpu(), KERN_DIM2(30, 20), v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "grid"), cpu(), KERN_DIM2(30, 20), v), KERN_OK, "%s",
+               kern_last_error());
   const int32_t *p = kern_array_data(a);
   for (int i = 0; i < 50; i++)
     for (int j = 0; j < 40; j++) {
@@ -418,7 +449,8 @@ Test(launch, strided_view_arguments) {
   kern_array *x = arr1(KERN_FLOAT32, 8);
   float one = 1;
   kern_array_fill(x, &one);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "saxpy"), cpu(), KERN_DIM1(8), x, col, 10.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "saxpy"), cpu(), KERN_DIM1(8), x, col, 10.0f), KERN_OK, "%s",
+               kern_last_error());
   for (int i = 0; i < 8; i++) {
     cr_assert_eq(mat[i][1], 10.0f + i);
     cr_assert_eq(mat[i][0], 0);
@@ -433,15 +465,16 @@ Test(launch, scalar_kinds) {
   kern_array *d = arr1(KERN_FLOAT64, 5);
   double v[5] = {1, 2, 3, 4, 5}, out[5];
   kern_array_write(d, v, sizeof v);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "scale64"), cpu(), KERN_DIM1(5), d, (int64_t)3, (bool)true), KERN_OK, "%s",
-               kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "scale64"), cpu(), KERN_DIM1(5), d, (int64_t)3, (bool)true),
+               KERN_OK, "%s", kern_last_error());
   kern_array_read(d, out, sizeof out);
   for (int i = 0; i < 5; i++) cr_assert_eq(out[i], -3.0 * v[i]);
   kern_arg args[3] = {kern_arg_array(d), kern_arg_i64(2), kern_arg_bool(false)};
   cr_assert_eq(kern_launch(kernel(m, "scale64"), cpu(), KERN_DIM1(5), 3, args), KERN_OK);
   kern_array_read(d, out, sizeof out);
   for (int i = 0; i < 5; i++) cr_assert_eq(out[i], -6.0 * v[i]);
-  cr_assert_eq(kern_launch(kernel(m, "nothing"), cpu(), KERN_DIM1(100000), 0, NULL), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_launch(kernel(m, "nothing"), cpu(), KERN_DIM1(100000), 0, NULL), KERN_OK, "%s",
+               kern_last_error());
   kern_array_free(d);
   kern_module_free(m);
 }
@@ -449,26 +482,35 @@ Test(launch, scalar_kinds) {
 Test(launch, structs_vectors_and_big_values) {
   kern_module *m = load("structs.kern", struct_src);
   kern_dtype pt = kern_module_dtype(m, "Particle");
-  struct { float pos[3], vel[3], mass; } ps[100];
+  struct {
+    float pos[3], vel[3], mass;
+  } ps[100];
   cr_assert_eq(sizeof ps[0], kern_dtype_size(pt));
   for (int i = 0; i < 100; i++)
-    for (int c = 0; c < 3; c++) ps[i].pos[c] = (float)(i + c), ps[i].vel[c] = (float)c, ps[i].mass = 1;
+    for (int c = 0; c < 3; c++)
+      ps[i].pos[c] = (float)(i + c), ps[i].vel[c] = (float)c, ps[i].mass = 1;
   kern_array *a = arr1(pt, 100);
   kern_array_write(a, ps, sizeof ps);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "move"), cpu(), KERN_DIM1(100), a, 0.5f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "move"), cpu(), KERN_DIM1(100), a, 0.5f), KERN_OK, "%s",
+               kern_last_error());
   kern_array_read(a, ps, sizeof ps);
   for (int i = 0; i < 100; i++)
     for (int c = 0; c < 3; c++) cr_assert_eq(ps[i].pos[c], (float)(i + c) + 0.5f * c);
 
-  struct { float offset[3], scale; int32_t count; } prm = {{1, 2, 3}, 2, 7};
+  struct {
+    float offset[3], scale;
+    int32_t count;
+  } prm = {{1, 2, 3}, 2, 7};
   kern_dtype pd = kern_module_dtype(m, "Params");
   cr_assert_eq(kern_dtype_size(pd), sizeof prm);
   kern_array *pts = arr1(KERN_VEC3, 10);
   float one[3] = {1, 1, 1}, got[30];
   kern_array_fill(pts, one);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "apply"), cpu(), KERN_DIM1(10), pts, kern_arg_bytes(pd, &prm)), KERN_OK, "%s",
-               kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "shift"), cpu(), KERN_DIM1(10), pts, kern_arg_vec3(10, 20, 30)), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "apply"), cpu(), KERN_DIM1(10), pts, kern_arg_bytes(pd, &prm)),
+               KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(
+      KERN_LAUNCH(kernel(m, "shift"), cpu(), KERN_DIM1(10), pts, kern_arg_vec3(10, 20, 30)),
+      KERN_OK);
   kern_array_read(pts, got, sizeof got);
   for (int i = 0; i < 10; i++) {
     cr_assert_eq(got[3 * i], 13);
@@ -477,20 +519,25 @@ Test(launch, structs_vectors_and_big_values) {
   }
 
   /* 68 bytes: passed by pointer, copied at launch. */
-  struct { float m[16]; float extra; } b;
+  struct {
+    float m[16];
+    float extra;
+  } b;
   memset(&b, 0, sizeof b);
-  b.m[0] = 2;   /* row 0, col 0 */
-  b.m[4] = 3;   /* row 1, col 0 */
+  b.m[0] = 2; /* row 0, col 0 */
+  b.m[4] = 3; /* row 1, col 0 */
   b.extra = 0.25f;
   kern_dtype bd = kern_module_dtype(m, "Big");
   cr_assert_eq(kern_dtype_size(bd), sizeof b);
   kern_array *out = arr1(KERN_FLOAT32, 4);
   kern_arg barg = kern_arg_bytes(bd, &b);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "big"), cpu(), KERN_DIM1(4), out, barg), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "big"), cpu(), KERN_DIM1(4), out, barg), KERN_OK, "%s",
+               kern_last_error());
   float o[4];
   kern_array_read(out, o, sizeof o);
   for (int i = 0; i < 4; i++) cr_assert_eq(o[i], 5.25f);
-  expect_invalid(KERN_LAUNCH(kernel(m, "big"), cpu(), KERN_DIM1(4), out, kern_arg_bytes(bd, NULL)), "NULL");
+  expect_invalid(KERN_LAUNCH(kernel(m, "big"), cpu(), KERN_DIM1(4), out, kern_arg_bytes(bd, NULL)),
+                 "NULL");
   expect_invalid(KERN_LAUNCH(kernel(m, "apply"), cpu(), KERN_DIM1(4), pts, kern_arg_bytes(bd, &b)),
                  "parameter 'p' (#2) expects Params but got a value of type Big");
   kern_array_free(a), kern_array_free(pts), kern_array_free(out);
@@ -499,14 +546,18 @@ Test(launch, structs_vectors_and_big_values) {
 
 /* ---- concurrency ------------------------------------------------------------------------------------ */
 
-typedef struct { kern_kernel *k; int id; } job;
+typedef struct {
+  kern_kernel *k;
+  int id;
+} job;
 
 static void *launch_many(void *arg) {
   job *j = arg;
   int64_t n = 20000 + j->id * 9973;
   for (int rep = 0; rep < 10; rep++) {
     kern_array *a = kern_array_new(kern_device_get("cpu"), KERN_INT64, 1, &n);
-    if (KERN_LAUNCH(j->k, kern_device_get("cpu"), KERN_DIM1(n), a) != KERN_OK) return "launch failed";
+    if (KERN_LAUNCH(j->k, kern_device_get("cpu"), KERN_DIM1(n), a) != KERN_OK)
+      return "launch failed";
     const int64_t *p = kern_array_data(a);
     for (int64_t i = 0; i < n; i++)
       if (p[i] != 3 * i + 1) return "wrong value";
@@ -549,7 +600,8 @@ Test(launch, first_compile_from_many_threads_compiles_once) {
   snprintf(script, sizeof script, "%s/cc", dir);
   snprintf(log, sizeof log, "%s/log", dir);
   FILE *f = fopen(script, "w");
-  fprintf(f, "#!/bin/sh\n[ \"$1\" = --version ] || echo run >> '%s'\nexec '%s' \"$@\"\n", log, real);
+  fprintf(f, "#!/bin/sh\n[ \"$1\" = --version ] || echo run >> '%s'\nexec '%s' \"$@\"\n", log,
+          real);
   fclose(f);
   chmod(script, 0755);
   char cache[300];
@@ -611,7 +663,8 @@ Test(launch, access_modes_on_the_cpu) {
   cr_assert_eq(kern_set_launch_access_mode(KERN_ACCESS_STRICT), KERN_ACCESS_RELAXED);
   cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, y, 1.0f), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_set_launch_access_mode(KERN_ACCESS_CHECKED), KERN_ACCESS_STRICT);
-  for (int i = 0; i < 3; i++) cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, y, 1.0f), KERN_OK);
+  for (int i = 0; i < 3; i++)
+    cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(8), x, y, 1.0f), KERN_OK);
   cr_assert_eq(warnings, 1, "once per (kernel, parameter, devices)");
   cr_assert(strstr(last_warning, "saxpy") && strstr(last_warning, "'x'"), "%s", last_warning);
   kern_array *y2 = kern_array_wrap(hy, cpu(), KERN_FLOAT32, 1, &n, NULL);
@@ -633,8 +686,10 @@ static void expect_access(kern_status st, const char *needle) {
  * free ordinal), to check the access rules of CPU launches without a GPU. */
 Test(launch, access_rules_for_device_memory) {
   int before = kern_device_count(), ord = before - 1;
-  kern_device *gpu = th_fake_gpu_new((kern_device_info){.is_uva = true, .is_managed_memory_supported = true,
-                                                        .is_concurrent_managed_access_supported = true});
+  kern_device *gpu =
+      th_fake_gpu_new((kern_device_info){.is_uva = true,
+                                         .is_managed_memory_supported = true,
+                                         .is_concurrent_managed_access_supported = true});
   cr_assert_not_null(gpu);
   cr_assert_eq(kern_device_count(), before + 1);
   char name[32], gname[32];
@@ -644,7 +699,8 @@ Test(launch, access_rules_for_device_memory) {
   cr_assert_null(kern_device_get(gname));
   cr_assert(strstr(kern_last_error(), "no such device"), "%s", kern_last_error());
   char expect[160];
-  snprintf(expect, sizeof expect, "kernel 'saxpy' parameter 'y' (#2) gets an array on %s (CUDA_DEVICE memory)", name);
+  snprintf(expect, sizeof expect,
+           "kernel 'saxpy' parameter 'y' (#2) gets an array on %s (CUDA_DEVICE memory)", name);
   kern_module *m = load("saxpy.kern", saxpy_src);
   kern_kernel *k = kernel(m, "saxpy");
   kern_array *x = arr1(KERN_FLOAT32, 8);
@@ -690,20 +746,19 @@ Test(launch, access_rules_for_device_memory) {
 
 /* ---- debug mode ----------------------------------------------------------------------------------------- */
 
-static const char *oob_src =
-    "kernel void shift(float[] a) {\n"
-    "    int i = tid();\n"
-    "    a[i + 1] = 1.0;\n"
-    "}\n"
-    "kernel void check(int[] a) {\n"
-    "    int i = tid();\n"
-    "    assert(a[i] < 5);\n"
-    "}\n"
-    "kernel void two(float[,] m) {\n"
-    "    int i = tid(0);\n"
-    "    int j = tid(1);\n"
-    "    m[i, j + 2] = 0.0;\n"
-    "}\n";
+static const char *oob_src = "kernel void shift(float[] a) {\n"
+                             "    int i = tid();\n"
+                             "    a[i + 1] = 1.0;\n"
+                             "}\n"
+                             "kernel void check(int[] a) {\n"
+                             "    int i = tid();\n"
+                             "    assert(a[i] < 5);\n"
+                             "}\n"
+                             "kernel void two(float[,] m) {\n"
+                             "    int i = tid(0);\n"
+                             "    int j = tid(1);\n"
+                             "    m[i, j + 2] = 0.0;\n"
+                             "}\n";
 
 Test(debug, out_of_bounds_then_a_good_launch) {
   kern_set_debug(true);
@@ -712,9 +767,10 @@ Test(debug, out_of_bounds_then_a_good_launch) {
   kern_kernel *k = kernel(m, "shift");
   kern_status st = KERN_LAUNCH(k, cpu(), KERN_DIM1(10), a);
   cr_assert_eq(st, KERN_ERR_BOUNDS, "%s: %s", kern_status_name(st), kern_last_error());
-  cr_assert_str_eq(kern_last_error(),
-                   "out-of-bounds access in kernel 'shift' at oob.kern:3: index [10] is outside shape [10] "
-                   "(parameter 'a', thread 9)");
+  cr_assert_str_eq(
+      kern_last_error(),
+      "out-of-bounds access in kernel 'shift' at oob.kern:3: index [10] is outside shape [10] "
+      "(parameter 'a', thread 9)");
   cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(9), a), KERN_OK, "%s", kern_last_error());
   float out[10];
   kern_array_read(a, out, sizeof out);
@@ -730,8 +786,10 @@ Test(debug, two_dimensional_index_and_shape) {
   int64_t s[2] = {3, 4};
   kern_array *a = kern_array_new(cpu(), KERN_FLOAT32, 2, s);
   cr_assert_eq(KERN_LAUNCH(kernel(m, "two"), cpu(), KERN_DIM2(3, 4), a), KERN_ERR_BOUNDS);
-  cr_assert(strstr(kern_last_error(), "oob.kern:12: index [0, 4] is outside shape [3, 4]"), "%s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "two"), cpu(), KERN_DIM2(3, 2), a), KERN_OK, "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "oob.kern:12: index [0, 4] is outside shape [3, 4]"), "%s",
+            kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "two"), cpu(), KERN_DIM2(3, 2), a), KERN_OK, "%s",
+               kern_last_error());
   kern_array_free(a);
   kern_module_free(m);
 }
@@ -743,8 +801,10 @@ Test(debug, assertion) {
   int32_t v[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   kern_array_write(a, v, sizeof v);
   cr_assert_eq(KERN_LAUNCH(kernel(m, "check"), cpu(), KERN_DIM1(10), a), KERN_ERR_BOUNDS);
-  cr_assert_str_eq(kern_last_error(), "assertion failed in kernel 'check' at oob.kern:7 (thread 5)");
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "check"), cpu(), KERN_DIM1(5), a), KERN_OK, "%s", kern_last_error());
+  cr_assert_str_eq(kern_last_error(),
+                   "assertion failed in kernel 'check' at oob.kern:7 (thread 5)");
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "check"), cpu(), KERN_DIM1(5), a), KERN_OK, "%s",
+               kern_last_error());
   kern_array_free(a);
   kern_module_free(m);
 }
@@ -760,7 +820,8 @@ Test(debug, parallel_out_of_bounds_reports_one) {
   kern_array *v = kern_array_view(a, 1, &half, &half);
   cr_assert_eq(KERN_LAUNCH(kernel(m, "shift"), cpu(), KERN_DIM1(half), v), KERN_ERR_BOUNDS);
   char want[128];
-  snprintf(want, sizeof want, "index [%lld] is outside shape [%lld]", (long long)half, (long long)half);
+  snprintf(want, sizeof want, "index [%lld] is outside shape [%lld]", (long long)half,
+           (long long)half);
   cr_assert(strstr(kern_last_error(), want), "%s", kern_last_error());
   kern_array_free(v), kern_array_free(a);
   kern_module_free(m);
@@ -773,7 +834,8 @@ Test(debug, release_modules_have_no_checks) {
   kern_array *a = arr1(KERN_FLOAT32, big);
   kern_array *v = kern_array_view(a, 1, (int64_t[]){0}, &n);
   /* Writes a[10], which exists in the parent: no check, no crash. */
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "shift"), cpu(), KERN_DIM1(10), v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "shift"), cpu(), KERN_DIM1(10), v), KERN_OK, "%s",
+               kern_last_error());
   kern_array_free(v), kern_array_free(a);
   kern_module_free(m);
 }

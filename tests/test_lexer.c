@@ -29,22 +29,18 @@ static TokenList lexn(const char *src, size_t len) {
   return tl;
 }
 
-static TokenList lex(const char *src) {
-  return lexn(src, strlen(src));
-}
+static TokenList lex(const char *src) { return lexn(src, strlen(src)); }
 
 /* The n-th diagnostic (0-based). */
 static Diag *diag_n(int n) {
   Diag *d = diags.head;
-  while (d && n-- > 0)
-    d = d->next;
+  while (d && n-- > 0) d = d->next;
   return d;
 }
 
 static int ndiags(void) {
   int n = 0;
-  for (Diag *d = diags.head; d; d = d->next)
-    n++;
+  for (Diag *d = diags.head; d; d = d->next) n++;
   return n;
 }
 
@@ -88,16 +84,15 @@ Test(lexer, blanks_and_comments_only) {
 
 Test(lexer, keywords) {
   lex("kernel struct const import auto void if else for while do break continue return true false");
-  static const TokKind k[] = {TK_KERNEL, TK_STRUCT, TK_CONST, TK_IMPORT, TK_AUTO, TK_VOID,
-                              TK_IF, TK_ELSE, TK_FOR, TK_WHILE, TK_DO, TK_BREAK, TK_CONTINUE,
-                              TK_RETURN, TK_TRUE, TK_FALSE};
+  static const TokKind k[] = {TK_KERNEL,   TK_STRUCT, TK_CONST, TK_IMPORT, TK_AUTO, TK_VOID,
+                              TK_IF,       TK_ELSE,   TK_FOR,   TK_WHILE,  TK_DO,   TK_BREAK,
+                              TK_CONTINUE, TK_RETURN, TK_TRUE,  TK_FALSE};
   expect_kinds(k, 16);
 }
 
 Test(lexer, identifiers_that_look_like_keywords) {
   lex("iff kernels _while while_ For x1 _ __a9 float32x vec5 mat23 int128");
-  for (int i = 0; i < 12; i++)
-    cr_expect_eq(tl.toks[i].kind, TK_IDENT, "token %d", i);
+  for (int i = 0; i < 12; i++) cr_expect_eq(tl.toks[i].kind, TK_IDENT, "token %d", i);
   cr_expect_eq(tl.toks[12].kind, TK_EOF);
   cr_expect_eq(diag_errors(&diags), 0);
 }
@@ -106,20 +101,21 @@ Test(lexer, punctuation) {
   lex("( ) { } [ ] ; , . ? : + - * / % & | ^ ~ ! << >> < > <= >= == != && || = += -= *= /= %= "
       "&= |= ^= <<= >>= ++ --");
   static const TokKind k[] = {
-      TK_LPAREN, TK_RPAREN, TK_LBRACE, TK_RBRACE, TK_LBRACKET, TK_RBRACKET, TK_SEMI,
-      TK_COMMA, TK_DOT, TK_QUESTION, TK_COLON, TK_PLUS, TK_MINUS, TK_STAR, TK_SLASH,
-      TK_PERCENT, TK_AMP, TK_PIPE, TK_CARET, TK_TILDE, TK_BANG, TK_SHL, TK_SHR, TK_LT,
-      TK_GT, TK_LE, TK_GE, TK_EQEQ, TK_NE, TK_ANDAND, TK_OROR, TK_ASSIGN, TK_PLUSEQ,
-      TK_MINUSEQ, TK_STAREQ, TK_SLASHEQ, TK_PERCENTEQ, TK_AMPEQ, TK_PIPEEQ, TK_CARETEQ,
-      TK_SHLEQ, TK_SHREQ, TK_INC, TK_DEC};
+      TK_LPAREN,  TK_RPAREN,    TK_LBRACE,   TK_RBRACE, TK_LBRACKET, TK_RBRACKET, TK_SEMI,
+      TK_COMMA,   TK_DOT,       TK_QUESTION, TK_COLON,  TK_PLUS,     TK_MINUS,    TK_STAR,
+      TK_SLASH,   TK_PERCENT,   TK_AMP,      TK_PIPE,   TK_CARET,    TK_TILDE,    TK_BANG,
+      TK_SHL,     TK_SHR,       TK_LT,       TK_GT,     TK_LE,       TK_GE,       TK_EQEQ,
+      TK_NE,      TK_ANDAND,    TK_OROR,     TK_ASSIGN, TK_PLUSEQ,   TK_MINUSEQ,  TK_STAREQ,
+      TK_SLASHEQ, TK_PERCENTEQ, TK_AMPEQ,    TK_PIPEEQ, TK_CARETEQ,  TK_SHLEQ,    TK_SHREQ,
+      TK_INC,     TK_DEC};
   expect_kinds(k, (int)(sizeof k / sizeof k[0]));
 }
 
 Test(lexer, maximal_munch_without_spaces) {
   lex("a<<=b>>c<=d&&e||f+++g---h");
-  static const TokKind k[] = {TK_IDENT, TK_SHLEQ, TK_IDENT, TK_SHR, TK_IDENT, TK_LE,
-                              TK_IDENT, TK_ANDAND, TK_IDENT, TK_OROR, TK_IDENT, TK_INC,
-                              TK_PLUS, TK_IDENT, TK_DEC, TK_MINUS, TK_IDENT};
+  static const TokKind k[] = {TK_IDENT, TK_SHLEQ,  TK_IDENT, TK_SHR,   TK_IDENT, TK_LE,
+                              TK_IDENT, TK_ANDAND, TK_IDENT, TK_OROR,  TK_IDENT, TK_INC,
+                              TK_PLUS,  TK_IDENT,  TK_DEC,   TK_MINUS, TK_IDENT};
   expect_kinds(k, (int)(sizeof k / sizeof k[0]));
 }
 
@@ -193,11 +189,11 @@ Test(lexer, float_literals) {
     double value;
     LitSuffix suffix;
   } cases[] = {
-      {"1.0", 1.0, SUF_NONE},      {"1.", 1.0, SUF_NONE},        {".5", 0.5, SUF_NONE},
-      {"1e-3", 1e-3, SUF_NONE},    {"1.5E+2", 150.0, SUF_NONE},  {"2e10", 2e10, SUF_NONE},
-      {"1.5f", 1.5, SUF_F},        {"1.5F", 1.5, SUF_F},         {"2.0d", 2.0, SUF_D},
-      {"2.0D", 2.0, SUF_D},        {"1.f", 1.0, SUF_F},          {".25e1f", 2.5, SUF_F},
-      {"3e2d", 300.0, SUF_D},      {"1_000.5", 1000.5, SUF_NONE}, {"0.1", 0.1, SUF_NONE},
+      {"1.0", 1.0, SUF_NONE},   {"1.", 1.0, SUF_NONE},         {".5", 0.5, SUF_NONE},
+      {"1e-3", 1e-3, SUF_NONE}, {"1.5E+2", 150.0, SUF_NONE},   {"2e10", 2e10, SUF_NONE},
+      {"1.5f", 1.5, SUF_F},     {"1.5F", 1.5, SUF_F},          {"2.0d", 2.0, SUF_D},
+      {"2.0D", 2.0, SUF_D},     {"1.f", 1.0, SUF_F},           {".25e1f", 2.5, SUF_F},
+      {"3e2d", 300.0, SUF_D},   {"1_000.5", 1000.5, SUF_NONE}, {"0.1", 0.1, SUF_NONE},
       {"007.5", 7.5, SUF_NONE},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -212,8 +208,8 @@ Test(lexer, float_literals) {
 
 Test(lexer, literal_then_member_and_operators) {
   lex("a[1].x 1-2 1.5-.5");
-  static const TokKind k[] = {TK_IDENT, TK_LBRACKET, TK_INT, TK_RBRACKET, TK_DOT, TK_IDENT,
-                              TK_INT, TK_MINUS, TK_INT, TK_FLOAT, TK_MINUS, TK_FLOAT};
+  static const TokKind k[] = {TK_IDENT, TK_LBRACKET, TK_INT, TK_RBRACKET, TK_DOT,   TK_IDENT,
+                              TK_INT,   TK_MINUS,    TK_INT, TK_FLOAT,    TK_MINUS, TK_FLOAT};
   expect_kinds(k, (int)(sizeof k / sizeof k[0]));
 }
 
@@ -247,9 +243,9 @@ Test(lexer, positions_line_col_len) {
   static const struct {
     int line, col;
     unsigned len, offset;
-  } want[] = {{1, 1, 3, 0},   {1, 5, 1, 4},   {1, 7, 1, 6},   {1, 9, 2, 8},   {1, 11, 1, 10},
-              {2, 3, 5, 14},  {2, 9, 2, 20},  {2, 11, 1, 22}, {2, 12, 3, 23}, {2, 16, 1, 27},
-              {2, 17, 1, 28}};
+  } want[] = {{1, 1, 3, 0},   {1, 5, 1, 4},   {1, 7, 1, 6},  {1, 9, 2, 8},
+              {1, 11, 1, 10}, {2, 3, 5, 14},  {2, 9, 2, 20}, {2, 11, 1, 22},
+              {2, 12, 3, 23}, {2, 16, 1, 27}, {2, 17, 1, 28}};
   cr_assert_eq(tl.n, 11);
   for (int i = 0; i < 11; i++) {
     SrcLoc l = tl.toks[i].loc;
@@ -269,7 +265,7 @@ Test(lexer, positions_after_multiline_comment) {
   cr_expect_eq(tl.toks[1].loc.line, 3);
   cr_expect_eq(tl.toks[1].loc.col, 11);
   cr_expect_eq(tl.toks[2].loc.line, 5);
-  cr_expect_eq(tl.toks[2].loc.col, 2);  /* a tab is one byte */
+  cr_expect_eq(tl.toks[2].loc.col, 2); /* a tab is one byte */
   cr_expect_eq(tl.toks[3].loc.line, 5);
   cr_expect_eq(tl.toks[3].loc.col, 3);
 }
@@ -300,8 +296,7 @@ Test(lexer, malformed_numbers_are_one_error_each) {
   /* 1e+ is one bad literal, sign included: no stray `+` for the parser */
   cr_expect_eq(diag_n(8)->loc.len, 3);
   cr_assert_eq(tl.n, 10);
-  for (int i = 0; i < 9; i++)
-    cr_expect_eq(tl.toks[i].kind, TK_ERROR, "token %d", i);
+  for (int i = 0; i < 9; i++) cr_expect_eq(tl.toks[i].kind, TK_ERROR, "token %d", i);
 }
 
 Test(lexer, dangling_exponent_sign_only_on_decimals) {
@@ -490,8 +485,8 @@ Test(lexer, lexing_continues_after_errors) {
 }
 
 Test(lexer, truncated_mid_token) {
-  static const char *cases[] = {"x = 0x", "x = 1e", "x = \"ab", "x = /* a", "x = 1.5e+",
-                                "x = \"a\\"};
+  static const char *cases[] = {"x = 0x",   "x = 1e",    "x = \"ab",
+                                "x = /* a", "x = 1.5e+", "x = \"a\\"};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     teardown();
     setup();
@@ -513,12 +508,12 @@ Test(lexer, tok_kind_names) {
 }
 
 Test(lexer, ten_megabytes_linear, .timeout = 60) {
-  static const char line[] = "kernel void k(float[] x) { int i = tid(); x[i] = x[i] * 2.5f + 0x1F; }"
-                             " // note\n";
+  static const char line[] =
+      "kernel void k(float[] x) { int i = tid(); x[i] = x[i] * 2.5f + 0x1F; }"
+      " // note\n";
   size_t reps = (10u << 20) / (sizeof line - 1);
   char *src = malloc(reps * (sizeof line - 1) + 1);
-  for (size_t i = 0; i < reps; i++)
-    memcpy(src + i * (sizeof line - 1), line, sizeof line - 1);
+  for (size_t i = 0; i < reps; i++) memcpy(src + i * (sizeof line - 1), line, sizeof line - 1);
   src[reps * (sizeof line - 1)] = 0;
   clock_t t0 = clock();
   lexn(src, reps * (sizeof line - 1));
@@ -581,8 +576,7 @@ Test(diag, caret_at_end_of_file) {
 Test(diag, max_errors_bounds_the_cascade) {
   diags.max_errors = 3;
   const char *src = "x";
-  for (int i = 0; i < 10; i++)
-    diag_error(&diags, mkloc(src, 0, 1, 1, 1), "e%d", i);
+  for (int i = 0; i < 10; i++) diag_error(&diags, mkloc(src, 0, 1, 1, 1), "e%d", i);
   cr_expect_eq(ndiags(), 3);
   cr_expect(diags.truncated);
   cr_expect_eq(diag_errors(&diags), 10);
@@ -594,8 +588,7 @@ Test(diag, max_errors_bounds_the_cascade) {
 }
 
 Test(diag, default_limit_is_100) {
-  for (int i = 0; i < 150; i++)
-    diag_error(&diags, (SrcLoc){0}, "e");
+  for (int i = 0; i < 150; i++) diag_error(&diags, (SrcLoc){0}, "e");
   cr_expect_eq(ndiags(), 100);
   cr_expect(diags.truncated);
 }
@@ -629,14 +622,14 @@ Test(types, sizes_and_alignments) {
     int size, align;
     const char *name;
   } want[] = {
-      {&ty_bool, 1, 1, "bool"},       {&ty_i8, 1, 1, "int8"},         {&ty_i16, 2, 2, "int16"},
-      {&ty_i32, 4, 4, "int32"},       {&ty_i64, 8, 8, "int64"},       {&ty_u8, 1, 1, "uint8"},
-      {&ty_u16, 2, 2, "uint16"},      {&ty_u32, 4, 4, "uint32"},      {&ty_u64, 8, 8, "uint64"},
-      {&ty_f16, 2, 2, "float16"},     {&ty_f32, 4, 4, "float32"},     {&ty_f64, 8, 8, "float64"},
-      {&ty_vec2, 8, 4, "vec2"},       {&ty_vec3, 12, 4, "vec3"},      {&ty_vec4, 16, 4, "vec4"},
-      {&ty_dvec2, 16, 8, "dvec2"},    {&ty_dvec3, 24, 8, "dvec3"},    {&ty_dvec4, 32, 8, "dvec4"},
-      {&ty_ivec2, 8, 4, "ivec2"},     {&ty_ivec3, 12, 4, "ivec3"},    {&ty_ivec4, 16, 4, "ivec4"},
-      {&ty_mat22, 16, 4, "mat22"},    {&ty_mat33, 36, 4, "mat33"},    {&ty_mat44, 64, 4, "mat44"},
+      {&ty_bool, 1, 1, "bool"},    {&ty_i8, 1, 1, "int8"},      {&ty_i16, 2, 2, "int16"},
+      {&ty_i32, 4, 4, "int32"},    {&ty_i64, 8, 8, "int64"},    {&ty_u8, 1, 1, "uint8"},
+      {&ty_u16, 2, 2, "uint16"},   {&ty_u32, 4, 4, "uint32"},   {&ty_u64, 8, 8, "uint64"},
+      {&ty_f16, 2, 2, "float16"},  {&ty_f32, 4, 4, "float32"},  {&ty_f64, 8, 8, "float64"},
+      {&ty_vec2, 8, 4, "vec2"},    {&ty_vec3, 12, 4, "vec3"},   {&ty_vec4, 16, 4, "vec4"},
+      {&ty_dvec2, 16, 8, "dvec2"}, {&ty_dvec3, 24, 8, "dvec3"}, {&ty_dvec4, 32, 8, "dvec4"},
+      {&ty_ivec2, 8, 4, "ivec2"},  {&ty_ivec3, 12, 4, "ivec3"}, {&ty_ivec4, 16, 4, "ivec4"},
+      {&ty_mat22, 16, 4, "mat22"}, {&ty_mat33, 36, 4, "mat33"}, {&ty_mat44, 64, 4, "mat44"},
       {&ty_quat, 16, 4, "quat"},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -662,7 +655,7 @@ Test(types, builtin_by_name) {
   cr_expect_eq(type_builtin_by_name("double", 6), &ty_f64);
   cr_expect_eq(type_builtin_by_name("float16", 7), &ty_f16);
   cr_expect_eq(type_builtin_by_name("mat44", 5), &ty_mat44);
-  cr_expect_eq(type_builtin_by_name("int32xyz", 5), &ty_i32);  /* length decides */
+  cr_expect_eq(type_builtin_by_name("int32xyz", 5), &ty_i32); /* length decides */
   cr_expect_null(type_builtin_by_name("void", 4));
   cr_expect_null(type_builtin_by_name("vec5", 4));
   cr_expect_null(type_builtin_by_name("in", 2));
@@ -714,8 +707,7 @@ Test(arena, alignment_zeroing_and_big_blocks) {
     unsigned char *p = arena_alloc(a, (size_t)i % 300 + 1);
     cr_assert(p);
     cr_expect_eq((uintptr_t)p % 16, 0);
-    for (int j = 0; j < i % 300 + 1; j++)
-      cr_assert_eq(p[j], 0);
+    for (int j = 0; j < i % 300 + 1; j++) cr_assert_eq(p[j], 0);
     memset(p, 0xAB, (size_t)i % 300 + 1);
   }
   unsigned char *big = arena_alloc(a, 1 << 20);
@@ -727,5 +719,5 @@ Test(arena, alignment_zeroing_and_big_blocks) {
   cr_expect_null(arena_alloc(a, SIZE_MAX - 4));
   void *owned = malloc(100);
   cr_expect_eq(arena_adopt(a, owned), owned);
-  arena_free(a);  /* LeakSanitizer checks that `owned` went too */
+  arena_free(a); /* LeakSanitizer checks that `owned` went too */
 }

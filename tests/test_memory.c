@@ -21,7 +21,6 @@
 #include "rt.h"
 #include "fake_gpu.h"
 
-
 static void setup(void) {
   th_default_cache_dir("memory");
   cr_assert_eq(kern_init(), KERN_OK);
@@ -51,17 +50,19 @@ static kern_array *alloc_with(kern_device *d, kern_allocator al, int64_t n) {
 }
 
 static const char *kind_str(kern_memory_kind k) {
-  static const char *const n[] = {"HOST", "PINNED_HOST", "CUDA_DEVICE", "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
+  static const char *const n[] = {"HOST",         "PINNED_HOST",  "CUDA_DEVICE",
+                                  "CUDA_MEMPOOL", "CUDA_MANAGED", "UNKNOWN"};
   return (unsigned)k <= KERN_MEM_UNKNOWN ? n[k] : "?";
 }
 
-#define expect_kind(a, k) \
-  cr_assert_eq(kern_array_memory_kind(a), (k), "kind %s, expected %s", kind_str(kern_array_memory_kind(a)), kind_str(k))
+#define expect_kind(a, k)                                                                          \
+  cr_assert_eq(kern_array_memory_kind(a), (k), "kind %s, expected %s",                             \
+               kind_str(kern_array_memory_kind(a)), kind_str(k))
 
 /* ---- a driver stand-in for pointer classification and pinned memory ------------------- */
 
 static int hook_calls;
-static const void *hook_ptr;            /* the one pointer the stand-in driver knows */
+static const void *hook_ptr; /* the one pointer the stand-in driver knows */
 static kern_memory_kind hook_kind;
 static int hook_ordinal;
 
@@ -104,7 +105,8 @@ Test(kinds, cpu_arrays_are_host_and_views_report_the_owners_kind) {
 
 Test(kinds, gpu_allocators_give_their_kinds_and_views_keep_them) {
   kern_device *g = th_fake_gpu_new(TH_H100);
-  kern_allocator als[3] = {KERN_ALLOC_CUDA_DEVICE, KERN_ALLOC_CUDA_MEMPOOL, KERN_ALLOC_CUDA_MANAGED};
+  kern_allocator als[3] = {KERN_ALLOC_CUDA_DEVICE, KERN_ALLOC_CUDA_MEMPOOL,
+                           KERN_ALLOC_CUDA_MANAGED};
   kern_memory_kind kinds[3] = {KERN_MEM_CUDA_DEVICE, KERN_MEM_CUDA_MEMPOOL, KERN_MEM_CUDA_MANAGED};
   for (int i = 0; i < 3; i++) {
     kern_array *a = alloc_with(g, als[i], 16);
@@ -144,7 +146,8 @@ Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
   expect_kind(w, KERN_MEM_HOST);
   cr_assert_eq(hook_calls, 0, "a base pointer kern allocated must not reach the driver");
   /* An interior pointer is not in the registry: the driver is asked. */
-  kern_array *inner = kern_array_wrap((int32_t *)kern_array_data(a) + 10, cpu(), KERN_INT32, 1, &n2, NULL);
+  kern_array *inner =
+      kern_array_wrap((int32_t *)kern_array_data(a) + 10, cpu(), KERN_INT32, 1, &n2, NULL);
   cr_assert_eq(hook_calls, 1);
   expect_kind(inner, KERN_MEM_UNKNOWN);
   /* Wrapping kern's own managed allocation of a GPU keeps its kind. */
@@ -155,7 +158,8 @@ Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
   expect_kind(wm, KERN_MEM_CUDA_MANAGED);
   cr_assert_eq(hook_calls, 1);
   rt_pointer_kind_hook = NULL;
-  kern_array_free(wm), kern_array_free(m), kern_array_free(inner), kern_array_free(w), kern_array_free(a);
+  kern_array_free(wm), kern_array_free(m), kern_array_free(inner), kern_array_free(w),
+      kern_array_free(a);
 }
 
 Test(kinds, the_driver_classifies_foreign_pointers) {
@@ -163,7 +167,11 @@ Test(kinds, the_driver_classifies_foreign_pointers) {
   rt_pointer_kind_hook = fake_pointer_kind;
   static char buf[1024];
   int64_t n = 16;
-  struct { kern_memory_kind kind; int ord; kern_device *dev; } cases[] = {
+  struct {
+    kern_memory_kind kind;
+    int ord;
+    kern_device *dev;
+  } cases[] = {
       {KERN_MEM_PINNED_HOST, -1, cpu()},
       {KERN_MEM_PINNED_HOST, -1, g}, /* pinned host memory may be declared on a GPU */
       {KERN_MEM_CUDA_DEVICE, g->ordinal, g},
@@ -186,10 +194,12 @@ Test(kinds, gpu_memory_declared_on_another_device_is_refused) {
   static char buf[256];
   int64_t n = 16;
   hook_ptr = buf, hook_ordinal = g->ordinal;
-  kern_memory_kind gpu_kinds[3] = {KERN_MEM_CUDA_DEVICE, KERN_MEM_CUDA_MEMPOOL, KERN_MEM_CUDA_MANAGED};
+  kern_memory_kind gpu_kinds[3] = {KERN_MEM_CUDA_DEVICE, KERN_MEM_CUDA_MEMPOOL,
+                                   KERN_MEM_CUDA_MANAGED};
   for (int i = 0; i < 3; i++) {
     hook_kind = gpu_kinds[i];
-    cr_assert_null(kern_array_wrap(buf, cpu(), KERN_INT32, 1, &n, NULL), "%s on cpu", kind_str(hook_kind));
+    cr_assert_null(kern_array_wrap(buf, cpu(), KERN_INT32, 1, &n, NULL), "%s on cpu",
+                   kind_str(hook_kind));
     cr_assert_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
     cr_assert(strstr(kern_last_error(), g->name) && strstr(kern_last_error(), "not of cpu"), "%s",
               kern_last_error());
@@ -209,7 +219,8 @@ Test(kinds, every_capability_is_false_on_the_cpu) {
   memset(&i, 0xff, sizeof i);
   cr_assert_eq(kern_device_info_get(cpu(), &i), KERN_OK);
   cr_assert_not(i.is_uva || i.is_mempool_supported || i.is_managed_memory_supported ||
-                i.is_concurrent_managed_access_supported || i.is_cpu_memory_access_from_gpu_supported ||
+                i.is_concurrent_managed_access_supported ||
+                i.is_cpu_memory_access_from_gpu_supported ||
                 i.is_gpu_memory_access_from_cpu_supported || i.is_cpu_gpu_atomic_supported);
 }
 
@@ -225,8 +236,9 @@ Test(allocators, set_returns_the_previous_one_and_refusals_change_nothing) {
   kern_clear_error();
   cr_assert_eq(kern_device_set_allocator(g, KERN_ALLOC_PINNED), KERN_ALLOC_CUDA_DEVICE);
   cr_assert_eq(kern_last_status(), KERN_ERR_UNSUPPORTED);
-  cr_assert(strstr(kern_last_error(), "KERN_ALLOC_PINNED") && strstr(kern_last_error(), "CPU device"), "%s",
-            kern_last_error());
+  cr_assert(strstr(kern_last_error(), "KERN_ALLOC_PINNED") &&
+                strstr(kern_last_error(), "CPU device"),
+            "%s", kern_last_error());
   cr_assert_eq(kern_device_get_allocator(g), KERN_ALLOC_CUDA_DEVICE);
   cr_assert_eq(kern_device_set_allocator(g, (kern_allocator)42), KERN_ALLOC_CUDA_DEVICE);
   cr_assert_eq(kern_last_status(), KERN_ERR_UNSUPPORTED);
@@ -237,7 +249,8 @@ Test(allocators, set_returns_the_previous_one_and_refusals_change_nothing) {
     kern_clear_error();
     cr_assert_eq(kern_device_set_allocator(cpu(), (kern_allocator)a), KERN_ALLOC_DEFAULT);
     cr_assert_eq(kern_last_status(), KERN_ERR_UNSUPPORTED);
-    cr_assert(strstr(kern_last_error(), "CUDA allocators belong to CUDA devices"), "%s", kern_last_error());
+    cr_assert(strstr(kern_last_error(), "CUDA allocators belong to CUDA devices"), "%s",
+              kern_last_error());
   }
   cr_assert_eq(kern_device_get_allocator(cpu()), KERN_ALLOC_DEFAULT);
 }
@@ -255,7 +268,8 @@ Test(allocators, capabilities_decide_what_a_gpu_accepts) {
 Test(allocators, pinned_on_the_cpu_needs_the_driver) {
   if (rt_pinned_alloc_hook) {
     /* A driver with a GPU is present: PINNED works for real. */
-    cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s", kern_last_error());
+    cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s",
+                 kern_last_error());
     kern_array *p = new1(cpu(), KERN_INT32, 1000);
     expect_kind(p, KERN_MEM_PINNED_HOST);
     kern_array_free(p);
@@ -276,7 +290,8 @@ Test(allocators, pinned_on_the_cpu_needs_the_driver) {
 Test(allocators, pinned_arrays_go_through_the_drivers_allocator) {
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
-  cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s", kern_last_error());
+  cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s",
+               kern_last_error());
   int64_t n = 300;
   kern_array *p = kern_array_new(cpu(), KERN_INT32, 1, &n);
   cr_assert_not_null(p, "%s", kern_last_error());
@@ -310,7 +325,8 @@ Test(access, host_row) {
   kern_device *g = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(hmm);
   kern_array *a = new1(cpu(), KERN_INT32, 8);
   cr_assert(kern_can_access(cpu(), a));
-  cr_assert_not(kern_can_access(g, a), "pageable memory needs is_cpu_memory_access_from_gpu_supported");
+  cr_assert_not(kern_can_access(g, a),
+                "pageable memory needs is_cpu_memory_access_from_gpu_supported");
   cr_assert(kern_can_access(h, a));
   kern_array_free(a);
 }
@@ -366,11 +382,14 @@ Test(access, mempool_row_follows_pool_access) {
 }
 
 Test(access, managed_row) {
-  kern_device_info plain = {.is_uva = true, .is_managed_memory_supported = true}; /* no concurrent access */
+  kern_device_info plain = {.is_uva = true,
+                            .is_managed_memory_supported = true}; /* no concurrent access */
   kern_device_info direct = plain;
   direct.is_gpu_memory_access_from_cpu_supported = true;
   kern_device_info none = {.is_uva = true};
-  kern_device *h = th_fake_gpu_new(TH_H100), *h2 = th_fake_gpu_new(TH_H100), *p = th_fake_gpu_new(plain), *dr = th_fake_gpu_new(direct), *n = th_fake_gpu_new(none);
+  kern_device *h = th_fake_gpu_new(TH_H100), *h2 = th_fake_gpu_new(TH_H100),
+              *p = th_fake_gpu_new(plain), *dr = th_fake_gpu_new(direct),
+              *n = th_fake_gpu_new(none);
   kern_array *mh = alloc_with(h, KERN_ALLOC_CUDA_MANAGED, 8);
   kern_array *mp = alloc_with(p, KERN_ALLOC_CUDA_MANAGED, 8);
   kern_array *md = alloc_with(dr, KERN_ALLOC_CUDA_MANAGED, 8);
@@ -380,7 +399,8 @@ Test(access, managed_row) {
   cr_assert(kern_can_access(cpu(), md));
   /* GPU launches: managed support, and the owner itself or concurrent access. */
   cr_assert(kern_can_access(h, mh));
-  cr_assert(kern_can_access(h2, mh), "concurrent managed access reaches another device's managed memory");
+  cr_assert(kern_can_access(h2, mh),
+            "concurrent managed access reaches another device's managed memory");
   cr_assert(kern_can_access(p, mp), "its own managed memory");
   cr_assert_not(kern_can_access(p, mh), "another device's managed memory needs concurrent access");
   cr_assert_not(kern_can_access(n, mh), "no managed memory support");
@@ -420,13 +440,15 @@ Test(access, views_decide_like_their_owner) {
 Test(access, device_level_rule) {
   kern_device_info hmm = TH_H100;
   hmm.is_cpu_memory_access_from_gpu_supported = true;
-  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(hmm);
+  kern_device *o = th_fake_gpu_new(TH_H100), *d = th_fake_gpu_new(TH_H100),
+              *h = th_fake_gpu_new(hmm);
   cr_assert(kern_device_can_access(cpu(), cpu()));
   cr_assert_not(kern_device_can_access(o, cpu()), "CPU memory from a GPU: pageable access");
   cr_assert(kern_device_can_access(h, cpu()));
   cr_assert_not(kern_device_can_access(cpu(), o), "CPU on a GPU's memory: false");
   kern_device_set_allocator(o, KERN_ALLOC_CUDA_MANAGED);
-  cr_assert_not(kern_device_can_access(cpu(), o), "still false with the managed allocator (the coarse rule)");
+  cr_assert_not(kern_device_can_access(cpu(), o),
+                "still false with the managed allocator (the coarse rule)");
   kern_device_set_allocator(o, KERN_ALLOC_DEFAULT);
   cr_assert(kern_device_can_access(o, o));
   /* GPU on GPU follows the owner's current allocator. */
@@ -451,21 +473,20 @@ Test(access, switches_are_for_cuda_devices_only) {
 
 /* ---- launch access modes ------------------------------------------------------------------- */
 
-static const char *mode_src =
-    "kernel void add(int[] dst, int[] src) {\n"
-    "    int i = tid();\n"
-    "    dst[i] = dst[i] + src[i];\n"
-    "}\n"
-    "kernel void count(int[] c, int[] plain) {\n"
-    "    atomic_add(&c[0], 1);\n"
-    "    plain[tid()] = 7;\n"
-    "}\n"
-    "void bump(int[] a, int k) {\n"
-    "    atomic_add(&a[k], 1);\n"
-    "}\n"
-    "kernel void via_helper(int[] c) {\n"
-    "    bump(c, 0);\n"
-    "}\n";
+static const char *mode_src = "kernel void add(int[] dst, int[] src) {\n"
+                              "    int i = tid();\n"
+                              "    dst[i] = dst[i] + src[i];\n"
+                              "}\n"
+                              "kernel void count(int[] c, int[] plain) {\n"
+                              "    atomic_add(&c[0], 1);\n"
+                              "    plain[tid()] = 7;\n"
+                              "}\n"
+                              "void bump(int[] a, int k) {\n"
+                              "    atomic_add(&a[k], 1);\n"
+                              "}\n"
+                              "kernel void via_helper(int[] c) {\n"
+                              "    bump(c, 0);\n"
+                              "}\n";
 
 static kern_module *mode_module(void) {
   kern_module *m = kern_module_from_source("modes.kern", mode_src);
@@ -492,7 +513,9 @@ static void expect_access(kern_status st, const char *needle) {
   cr_assert(strstr(kern_last_error(), needle), "'%s' lacks '%s'", kern_last_error(), needle);
 }
 
-static void expect_ok(kern_status st) { cr_assert_eq(st, KERN_OK, "%s: %s", kern_status_name(st), kern_last_error()); }
+static void expect_ok(kern_status st) {
+  cr_assert_eq(st, KERN_OK, "%s: %s", kern_status_name(st), kern_last_error());
+}
 
 static void set_mode(kern_access_mode m) { kern_set_launch_access_mode(m); }
 
@@ -525,8 +548,9 @@ Test(modes, relaxed_checks_only_types_but_never_lets_the_cpu_touch_gpu_memory) {
   /* Device memory on a CPU launch would crash the process: refused even here. */
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, dev),
                 "parameter 'src' (#2) gets an array on");
-  cr_assert(strstr(kern_last_error(), "(CUDA_DEVICE memory) that is not accessible from a launch on cpu"), "%s",
-            kern_last_error());
+  cr_assert(
+      strstr(kern_last_error(), "(CUDA_DEVICE memory) that is not accessible from a launch on cpu"),
+      "%s", kern_last_error());
   cr_assert(strstr(kern_last_error(), "copy it to a CPU array first"), "%s", kern_last_error());
   /* Type checks still apply. */
   kern_array *f = new1(cpu(), KERN_FLOAT32, 4);
@@ -550,11 +574,14 @@ Test(modes, strict_wants_every_array_on_the_launch_device) {
   cr_assert_eq(th_fake_of(g)->launches, 1);
   /* Accessible by the table, but not on the launch device. */
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man), "STRICT");
-  cr_assert(strstr(kern_last_error(), "does not live on the device of a launch on cpu"), "%s", kern_last_error());
-  expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dev, pin), "parameter 'src' (#2) gets an array on cpu (PINNED_HOST memory)");
+  cr_assert(strstr(kern_last_error(), "does not live on the device of a launch on cpu"), "%s",
+            kern_last_error());
+  expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dev, pin),
+                "parameter 'src' (#2) gets an array on cpu (PINNED_HOST memory)");
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), h, dev), "parameter 'dst' (#1)");
   cr_assert_eq(th_fake_of(g)->launches, 1, "refused launches never reach the device");
-  kern_array_free(h), kern_array_free(pin), kern_array_free(dev), kern_array_free(dev2), kern_array_free(man);
+  kern_array_free(h), kern_array_free(pin), kern_array_free(dev), kern_array_free(dev2),
+      kern_array_free(man);
   kern_module_free(m);
 }
 
@@ -566,14 +593,17 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *h = new1(cpu(), KERN_INT32, 4), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 4);
   kern_array *dg = new1(g, KERN_INT32, 4), *dO = new1(o, KERN_INT32, 4);
-  kern_array *pool = alloc_with(o, KERN_ALLOC_CUDA_MEMPOOL, 4), *man = alloc_with(o, KERN_ALLOC_CUDA_MANAGED, 4);
+  kern_array *pool = alloc_with(o, KERN_ALLOC_CUDA_MEMPOOL, 4),
+             *man = alloc_with(o, KERN_ALLOC_CUDA_MANAGED, 4);
   kern_set_warning_handler(on_warning, NULL);
   set_mode(KERN_ACCESS_CHECKED);
   /* Unpinned host memory on the TH_H100: refused with every part of the message. */
   char want[256];
-  snprintf(want, sizeof want,
-           "kernel 'add' parameter 'src' (#2) gets an array on cpu (HOST memory) that is not accessible from a "
-           "launch on %s", g->name);
+  snprintf(
+      want, sizeof want,
+      "kernel 'add' parameter 'src' (#2) gets an array on cpu (HOST memory) that is not accessible from a "
+      "launch on %s",
+      g->name);
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, h), want);
   cr_assert(strstr(kern_last_error(), "KERN_ALLOC_PINNED"), "%s", kern_last_error());
   cr_assert_eq(th_fake_of(g)->launches, 0, "the GPU never saw the launch");
@@ -582,7 +612,8 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, man));
   cr_assert_eq(th_fake_of(g)->launches, 2);
   /* Another GPU's device memory: refused until peer access is on. */
-  snprintf(want, sizeof want, "gets an array on %s (CUDA_DEVICE memory) that is not accessible from a launch on %s",
+  snprintf(want, sizeof want,
+           "gets an array on %s (CUDA_DEVICE memory) that is not accessible from a launch on %s",
            o->name, g->name);
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, dO), want);
   cr_assert(strstr(kern_last_error(), "kern_device_enable_peer_access"), "%s", kern_last_error());
@@ -590,7 +621,8 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), dg, dO));
   /* Pool memory: refused until pool access is on (peer access does not count). */
   expect_access(KERN_LAUNCH(add, g, KERN_DIM1(4), pool, dg), "(CUDA_MEMPOOL memory)");
-  cr_assert(strstr(kern_last_error(), "kern_device_enable_mempool_access"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "kern_device_enable_mempool_access"), "%s",
+            kern_last_error());
   kern_device_enable_mempool_access(o, g, true);
   expect_ok(KERN_LAUNCH(add, g, KERN_DIM1(4), pool, dg));
   cr_assert_eq(th_fake_of(g)->launches, 4);
@@ -613,8 +645,9 @@ Test(modes, checked_managed_memory_without_concurrent_access) {
   kern_array *h = new1(cpu(), KERN_INT32, 4), *man = alloc_with(p, KERN_ALLOC_CUDA_MANAGED, 4);
   set_mode(KERN_ACCESS_CHECKED);
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), h, man), "(CUDA_MANAGED memory)");
-  cr_assert(strstr(kern_last_error(), "neither concurrent managed access nor direct managed access"), "%s",
-            kern_last_error());
+  cr_assert(
+      strstr(kern_last_error(), "neither concurrent managed access nor direct managed access"),
+      "%s", kern_last_error());
   set_mode(KERN_ACCESS_RELAXED);
   kern_array_free(h), kern_array_free(man);
   kern_module_free(m);
@@ -645,8 +678,9 @@ Test(modes, checked_warns_once_per_kernel_parameter_and_device_pair_for_unknown_
   /* The launches ran: b1 = b1 + 3 * b2 (RELAXED, STRICT) + 6 * b2 (CHECKED). */
   cr_assert_eq(b1[0], 1 + 8 * 10);
   cr_assert_eq(b1[3], 4 + 8 * 40);
-  cr_assert(strstr(last_warning, "kernel 'add' parameter 'src' (#2)") && strstr(last_warning, "unknown provenance") &&
-                strstr(last_warning, "on cpu") && strstr(last_warning, "launch on cpu"),
+  cr_assert(strstr(last_warning, "kernel 'add' parameter 'src' (#2)") &&
+                strstr(last_warning, "unknown provenance") && strstr(last_warning, "on cpu") &&
+                strstr(last_warning, "launch on cpu"),
             "%s", last_warning);
   /* Another kernel (same name, another module): warns again. */
   expect_ok(KERN_LAUNCH(add2, cpu(), KERN_DIM1(4), u1, u2));
@@ -674,11 +708,13 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
   kern_device_info atomic = TH_H100;
   atomic.is_cpu_gpu_atomic_supported = true;
   kern_module *m = mode_module();
-  kern_kernel *count = kernel(m, "count"), *helper = kernel(m, "via_helper"), *add = kernel(m, "add");
+  kern_kernel *count = kernel(m, "count"), *helper = kernel(m, "via_helper"),
+              *add = kernel(m, "add");
   kern_device *g = th_fake_gpu_new(TH_H100), *a = th_fake_gpu_new(atomic);
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
-  kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 64), *mana = alloc_with(a, KERN_ALLOC_CUDA_MANAGED, 64);
+  kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 64),
+             *mana = alloc_with(a, KERN_ALLOC_CUDA_MANAGED, 64);
   kern_array *plain = new1(cpu(), KERN_INT32, 64), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 64);
   kern_array *dev = new1(g, KERN_INT32, 64), *dev2 = new1(g, KERN_INT32, 64);
   kern_set_warning_handler(on_warning, NULL);
@@ -689,8 +725,10 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
   /* CPU atomics on managed memory of a GPU without host-native atomics. */
   expect_ok(KERN_LAUNCH(count, cpu(), KERN_DIM1(50), man, plain));
   cr_assert_eq(warnings, 1);
-  cr_assert(strstr(last_warning, "kernel 'count' parameter 'c' (#1)") && strstr(last_warning, "CUDA_MANAGED") &&
-                strstr(last_warning, "is_cpu_gpu_atomic_supported") && strstr(last_warning, "must not overlap"),
+  cr_assert(strstr(last_warning, "kernel 'count' parameter 'c' (#1)") &&
+                strstr(last_warning, "CUDA_MANAGED") &&
+                strstr(last_warning, "is_cpu_gpu_atomic_supported") &&
+                strstr(last_warning, "must not overlap"),
             "%s", last_warning);
   expect_ok(KERN_LAUNCH(count, cpu(), KERN_DIM1(50), man, plain));
   cr_assert_eq(warnings, 1, "once");
@@ -732,7 +770,8 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
 Test(modes, managed_allocation_during_capture_fails) {
   kern_device *g = th_fake_gpu_new(TH_H100);
   kern_status st = kern_capture_begin(g);
-  if (st == KERN_ERR_UNSUPPORTED) cr_skip_test("graph capture is not available: %s", kern_last_error());
+  if (st == KERN_ERR_UNSUPPORTED)
+    cr_skip_test("graph capture is not available: %s", kern_last_error());
   cr_assert_eq(st, KERN_OK, "%s", kern_last_error());
   cr_assert(rt_capture_active(g));
   kern_device_set_allocator(g, KERN_ALLOC_CUDA_MANAGED);
@@ -772,7 +811,8 @@ Test(ipc, only_cuda_device_owner_arrays_have_handles) {
   rt_pinned_alloc_hook = fake_pinned_alloc;
   rt_pinned_free_hook = fake_pinned_free;
   kern_array *dev = new1(g, KERN_INT32, 16), *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 16);
-  kern_array *pool = alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, 16), *host = new1(cpu(), KERN_INT32, 16);
+  kern_array *pool = alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, 16),
+             *host = new1(cpu(), KERN_INT32, 16);
   kern_array *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 16);
   int64_t off = 1, n = 4;
   kern_array *view = kern_array_view(dev, 1, &off, &n);
@@ -813,7 +853,8 @@ Test(modes, checks_run_when_a_launch_is_recorded) {
   kern_set_warning_handler(on_warning, NULL);
   set_mode(KERN_ACCESS_CHECKED);
   kern_status st = kern_capture_begin(cpu());
-  if (st == KERN_ERR_UNSUPPORTED) cr_skip_test("graph capture is not available: %s", kern_last_error());
+  if (st == KERN_ERR_UNSUPPORTED)
+    cr_skip_test("graph capture is not available: %s", kern_last_error());
   expect_ok(st);
   expect_access(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), u1, dev), "(CUDA_DEVICE memory)");
   expect_ok(KERN_LAUNCH(add, cpu(), KERN_DIM1(4), u1, u2));

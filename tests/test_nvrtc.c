@@ -40,7 +40,8 @@ static int compile_dir(const char *dir, bool debug, int *count) {
 
 Test(nvrtc, every_fixture_compiles_to_ptx, .timeout = 900) {
   const char *why;
-  if (!rt_nvrtc_load(&why)) cr_skip_test("NVRTC not available (%s): CUDA compile checks skipped", why);
+  if (!rt_nvrtc_load(&why))
+    cr_skip_test("NVRTC not available (%s): CUDA compile checks skipped", why);
   int count = 0, failed = 0;
   for (int debug = 0; debug < 2; debug++) {
     failed += compile_dir(KERN_TESTS_DIR "/kern/ok", debug, &count);

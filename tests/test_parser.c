@@ -68,8 +68,7 @@ static void expect_expr(const char *expr, const char *want_expr) {
 
 static Diag *diag_n(int n) {
   Diag *d = diags.head;
-  while (d && n-- > 0)
-    d = d->next;
+  while (d && n-- > 0) d = d->next;
   return d;
 }
 
@@ -137,18 +136,19 @@ Test(parser, struct_fields_sharing_a_type) {
 }
 
 Test(parser, functions_and_kernels) {
-  expect_dump("float sq(float x) { return x * x; }\n"
-              "void nothing() { return; }\n"
-              "P make(const int k, P[,] ps) { return ps[k, 0]; }\n"
-              "kernel void saxpy(float[] x, float[] y, float a) { y[tid()] += a * x[tid()]; }\n"
-              "kernel int bad() { return 1; }\n",
-              "(func sq float32 (params (x float32)) (block (return (binary * (ident x) (ident x)))))\n"
-              "(func nothing void (params) (block (return)))\n"
-              "(func make P (params (k const int32) (ps P[,])) (block (return (index (ident ps) "
-              "(ident k) (int 0)))))\n"
-              "(kernel saxpy (params (x float32[]) (y float32[]) (a float32)) (block (assign += "
-              "(index (ident y) (call tid)) (binary * (ident a) (index (ident x) (call tid))))))\n"
-              "(kernel bad int32 (params) (block (return (int 1))))\n");
+  expect_dump(
+      "float sq(float x) { return x * x; }\n"
+      "void nothing() { return; }\n"
+      "P make(const int k, P[,] ps) { return ps[k, 0]; }\n"
+      "kernel void saxpy(float[] x, float[] y, float a) { y[tid()] += a * x[tid()]; }\n"
+      "kernel int bad() { return 1; }\n",
+      "(func sq float32 (params (x float32)) (block (return (binary * (ident x) (ident x)))))\n"
+      "(func nothing void (params) (block (return)))\n"
+      "(func make P (params (k const int32) (ps P[,])) (block (return (index (ident ps) "
+      "(ident k) (int 0)))))\n"
+      "(kernel saxpy (params (x float32[]) (y float32[]) (a float32)) (block (assign += "
+      "(index (ident y) (call tid)) (binary * (ident a) (index (ident x) (call tid))))))\n"
+      "(kernel bad int32 (params) (block (return (int 1))))\n");
   Decl *k = mod->decls->next->next->next;
   cr_expect_eq(k->kind, DECL_KERNEL);
   cr_expect_eq(k->texpr->builtin, &ty_void);
@@ -249,8 +249,10 @@ Test(parser, left_associativity) {
 }
 
 Test(parser, conditional_is_right_associative) {
-  expect_expr("a ? b : c ? d : e", "(cond (ident a) (ident b) (cond (ident c) (ident d) (ident e)))");
-  expect_expr("a ? b ? c : d : e", "(cond (ident a) (cond (ident b) (ident c) (ident d)) (ident e))");
+  expect_expr("a ? b : c ? d : e",
+              "(cond (ident a) (ident b) (cond (ident c) (ident d) (ident e)))");
+  expect_expr("a ? b ? c : d : e",
+              "(cond (ident a) (cond (ident b) (ident c) (ident d)) (ident e))");
 }
 
 Test(parser, unary_and_casts) {
@@ -315,15 +317,15 @@ Test(parser, node_ranges) {
   Node *as = k->body->body;
   cr_expect_eq(as->loc.line, 2);
   cr_expect_eq(as->loc.col, 3);
-  cr_expect_eq(as->loc.len, 23);  /* with its `;` */
+  cr_expect_eq(as->loc.len, 23); /* with its `;` */
   Node *lhs = as->lhs, *rhs = as->rhs;
   cr_expect_eq(lhs->loc.col, 3);
   cr_expect_eq(lhs->loc.len, 4);
   cr_expect_eq(rhs->loc.col, 10);
   cr_expect_eq(rhs->loc.len, 15);
-  cr_expect_eq(rhs->rhs->loc.col, 14);  /* b * (c - d) */
+  cr_expect_eq(rhs->rhs->loc.col, 14); /* b * (c - d) */
   cr_expect_eq(rhs->rhs->loc.len, 11);
-  cr_expect_eq(rhs->rhs->rhs->loc.col, 18);  /* (c - d), parentheses included */
+  cr_expect_eq(rhs->rhs->rhs->loc.col, 18); /* (c - d), parentheses included */
   cr_expect_eq(rhs->rhs->rhs->loc.len, 7);
 }
 
@@ -497,9 +499,15 @@ Test(parser, statement_keyword_misplaced) {
 }
 
 Test(parser, truncated_files) {
-  static const char *cases[] = {"kernel", "kernel void", "kernel void k(", "kernel void k(int",
-                                "kernel void k() {", "kernel void k() { int x =",
-                                "kernel void k() { x = (1 +", "struct S {", "import",
+  static const char *cases[] = {"kernel",
+                                "kernel void",
+                                "kernel void k(",
+                                "kernel void k(int",
+                                "kernel void k() {",
+                                "kernel void k() { int x =",
+                                "kernel void k() { x = (1 +",
+                                "struct S {",
+                                "import",
                                 "const int N = "};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     teardown();
@@ -518,11 +526,9 @@ static char *nested(const char *prefix, const char *open, const char *mid, const
   char *s = malloc(strlen(prefix) + n * (lo + lc) + strlen(mid) + strlen(suffix) + 1);
   char *p = s;
   p += sprintf(p, "%s", prefix);
-  for (size_t i = 0; i < n; i++, p += lo)
-    memcpy(p, open, lo);
+  for (size_t i = 0; i < n; i++, p += lo) memcpy(p, open, lo);
   p += sprintf(p, "%s", mid);
-  for (size_t i = 0; i < n; i++, p += lc)
-    memcpy(p, close, lc);
+  for (size_t i = 0; i < n; i++, p += lc) memcpy(p, close, lc);
   sprintf(p, "%s", suffix);
   return s;
 }

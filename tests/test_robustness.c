@@ -98,8 +98,10 @@ static int entries(const char *dir) {
 static kern_device *cpu(void) { return kern_device_get("cpu"); }
 
 static void expect_error(kern_status got, kern_status want, const char *needle) {
-  cr_assert_eq(got, want, "got %s, want %s: %s", kern_status_name(got), kern_status_name(want), kern_last_error());
-  cr_assert(strstr(kern_last_error(), needle), "message lacks \"%s\":\n%s", needle, kern_last_error());
+  cr_assert_eq(got, want, "got %s, want %s: %s", kern_status_name(got), kern_status_name(want),
+               kern_last_error());
+  cr_assert(strstr(kern_last_error(), needle), "message lacks \"%s\":\n%s", needle,
+            kern_last_error());
 }
 
 /* A call that returned NULL: the thread's status and message say why. */
@@ -128,7 +130,8 @@ static void cpu_still_works(void) {
   int64_t n = 1000;
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
   cr_assert_not_null(a, "%s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "still"), cpu(), KERN_DIM1(n), a, 7), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "still"), cpu(), KERN_DIM1(n), a, 7), KERN_OK, "%s",
+               kern_last_error());
   int32_t v[1000];
   cr_assert_eq(kern_array_read(a, v, sizeof v), KERN_OK, "%s", kern_last_error());
   for (int i = 0; i < 1000; i++) cr_assert_eq(v[i], 7 + i, "a[%d] = %d", i, v[i]);
@@ -139,10 +142,10 @@ static void cpu_still_works(void) {
 /* ---- forked children: crashes, peak memory ---------------------------------------- */
 
 typedef struct ChildResult {
-  bool done;             /* the child reached the end of its work */
+  bool done; /* the child reached the end of its work */
   kern_status status;
   char message[4096];
-  int64_t value;         /* whatever the work computed */
+  int64_t value; /* whatever the work computed */
   long max_rss_kb;
 } ChildResult;
 
@@ -151,7 +154,8 @@ typedef void (*child_fn)(ChildResult *, const void *);
 /* Runs fn in a forked child (a fresh library state, its own limits). The
  * child must exit normally: a signal (a stack overflow, a crash) fails. */
 static ChildResult run_child(child_fn fn, const void *arg) {
-  ChildResult *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  ChildResult *shared =
+      mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   cr_assert_neq(shared, MAP_FAILED);
   memset(shared, 0, sizeof *shared);
   fflush(NULL);
@@ -170,7 +174,8 @@ static ChildResult run_child(child_fn fn, const void *arg) {
   ChildResult r = *shared;
   munmap(shared, sizeof *shared);
   cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child died: %s %d",
-            WIFSIGNALED(st) ? "signal" : "exit status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+            WIFSIGNALED(st) ? "signal" : "exit status",
+            WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
   cr_assert(r.done);
   return r;
 }
@@ -181,15 +186,15 @@ static void record(ChildResult *r, kern_status st) {
 }
 
 static void expect_child(const ChildResult *r, kern_status want, const char *needle) {
-  cr_expect_eq(r->status, want, "got %s, want %s: %s", kern_status_name(r->status), kern_status_name(want),
-               r->message);
+  cr_expect_eq(r->status, want, "got %s, want %s: %s", kern_status_name(r->status),
+               kern_status_name(want), r->message);
   cr_expect(strstr(r->message, needle), "message lacks \"%s\":\n%.1000s", needle, r->message);
   cr_expect_lt(r->max_rss_kb, RSS_LIMIT_KB, "peak resident memory %ld MiB", r->max_rss_kb >> 10);
 }
 
 /* Source made of head, n times unit, mid, n times unit2, tail (malloc'd). */
-static char *repeat(const char *head, const char *unit, size_t n, const char *mid, const char *unit2,
-                    const char *tail) {
+static char *repeat(const char *head, const char *unit, size_t n, const char *mid,
+                    const char *unit2, const char *tail) {
   size_t lu = strlen(unit), lu2 = strlen(unit2);
   char *s = malloc(strlen(head) + n * (lu + lu2) + strlen(mid) + strlen(tail) + 1), *p = s;
   cr_assert_not_null(s);
@@ -229,7 +234,8 @@ static void load_identifier(ChildResult *r, const void *arg) {
 Test(source, one_megabyte_identifier_through_the_api) {
   fresh_cache();
   ChildResult r = run_child(load_identifier, NULL);
-  expect_child(&r, KERN_ERR_COMPILE, "ident.kern:2:7: error: identifier is too long (1048576 bytes; the limit is 1024)");
+  expect_child(&r, KERN_ERR_COMPILE,
+               "ident.kern:2:7: error: identifier is too long (1048576 bytes; the limit is 1024)");
   cr_expect_lt(r.value, 4096, "the message is %lld bytes", (long long)r.value);
   cpu_still_works();
 }
@@ -238,10 +244,13 @@ Test(source, one_megabyte_identifier_through_the_api) {
 Test(source, unbalanced_braces_duplicates_and_keywords_through_the_api) {
   fresh_cache();
   static const char *const cases[][2] = {
-      {"kernel void k(int[] a) {\n  a[0] = 1;\n", "b.kern:3:1: error: expected '}' to close the block, found end of file"},
+      {"kernel void k(int[] a) {\n  a[0] = 1;\n",
+       "b.kern:3:1: error: expected '}' to close the block, found end of file"},
       {"kernel void k(int[] a) { a[0] = 1; }\n}\n", "b.kern:2:1: error: expected a declaration"},
-      {"kernel void k(int[] a) { }\nkernel void k(int[] b) { }\n", "b.kern:2:13: error: redefinition of 'k'"},
-      {"kernel void k(int[] a) {\n  int while = 3;\n}\n", "b.kern:2:7: error: expected a variable name, found keyword 'while'"},
+      {"kernel void k(int[] a) { }\nkernel void k(int[] b) { }\n",
+       "b.kern:2:13: error: redefinition of 'k'"},
+      {"kernel void k(int[] a) {\n  int while = 3;\n}\n",
+       "b.kern:2:7: error: expected a variable name, found keyword 'while'"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
     expect_null(kern_module_from_source("b.kern", cases[i][0]), KERN_ERR_COMPILE, cases[i][1]);
@@ -255,13 +264,18 @@ Test(types, type_errors_through_the_api) {
       {"kernel void k(int[] a) { a[0] = nope; }", "error: unknown name 'nope'"},
       {"float f(float x, float y) { return x + y; }\nkernel void k(float[] a) { a[0] = f(1.0, 2.0, 3.0); }",
        "error: 'f' expects 2 arguments, got 3"},
-      {"kernel void k(float[] f, int[] i) { f[0] = f[0] + i[0]; }", "error: mismatched types float32 and int32 in '+'"},
-      {"kernel void k(float[,] a) { a[0] = 1.0; }", "error: array 'a' has 2 dimensions but 1 index was given"},
-      {"kernel void k(float[] a) { a[a[0]] = 0.0; }", "error: index must be an integer, not float32"},
-      {"kernel void k(int8[] b) { atomic_add(&b[0], 1); }", "error: 'atomic_add' does not support int8 elements"},
+      {"kernel void k(float[] f, int[] i) { f[0] = f[0] + i[0]; }",
+       "error: mismatched types float32 and int32 in '+'"},
+      {"kernel void k(float[,] a) { a[0] = 1.0; }",
+       "error: array 'a' has 2 dimensions but 1 index was given"},
+      {"kernel void k(float[] a) { a[a[0]] = 0.0; }",
+       "error: index must be an integer, not float32"},
+      {"kernel void k(int8[] b) { atomic_add(&b[0], 1); }",
+       "error: 'atomic_add' does not support int8 elements"},
       {"kernel void k(int[] a) { int x = 0; atomic_add(&x, 1); }",
        "error: 'atomic_add' works on array elements only, not on a local variable"},
-      {"kernel void k(int[] a) { return a[0]; }", "error: kernel 'k' cannot return a value (kernels are void)"},
+      {"kernel void k(int[] a) { return a[0]; }",
+       "error: kernel 'k' cannot return a value (kernels are void)"},
       {"int fact(int n) { return n <= 1 ? 1 : n * fact(n - 1); }\nkernel void k(int[] a) { a[0] = fact(3); }",
        "error: recursion is not allowed: fact -> fact"},
   };
@@ -283,13 +297,15 @@ Test(launch, absurd_dims) {
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
   expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM1((int64_t)1 << 40), a, 1), KERN_ERR_INVALID_ARGUMENT,
                "launch of kernel 'put': launch size 1099511627776 exceeds 2^31-1");
-  expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM3(1 << 20, 1 << 20, 1 << 20), a, 1), KERN_ERR_INVALID_ARGUMENT,
-               "exceeds 2^31-1");
+  expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM3(1 << 20, 1 << 20, 1 << 20), a, 1),
+               KERN_ERR_INVALID_ARGUMENT, "exceeds 2^31-1");
   expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM1(-1), a, 1), KERN_ERR_INVALID_ARGUMENT,
                "launch of kernel 'put': dim 0 is negative (-1)");
-  expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM2(4, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT, "dim 1 is negative");
+  expect_error(KERN_LAUNCH(k, cpu(), KERN_DIM2(4, INT64_MIN), a, 1), KERN_ERR_INVALID_ARGUMENT,
+               "dim 1 is negative");
   kern_dims none = {0, {8, 1, 1, 1}}, five = {5, {1, 1, 1, 1}}, wild = {-3, {1, 1, 1, 1}};
-  expect_error(KERN_LAUNCH(k, cpu(), none, a, 1), KERN_ERR_INVALID_ARGUMENT, "dims must have 1 to 4 dimensions, got 0");
+  expect_error(KERN_LAUNCH(k, cpu(), none, a, 1), KERN_ERR_INVALID_ARGUMENT,
+               "dims must have 1 to 4 dimensions, got 0");
   expect_error(KERN_LAUNCH(k, cpu(), five, a, 1), KERN_ERR_INVALID_ARGUMENT, "got 5");
   expect_error(KERN_LAUNCH(k, cpu(), wild, a, 1), KERN_ERR_INVALID_ARGUMENT, "got -3");
   cr_assert_eq(KERN_LAUNCH(k, cpu(), KERN_DIM1(n), a, 9), KERN_OK, "%s", kern_last_error());
@@ -310,9 +326,11 @@ Test(launch, zero_size_arrays) {
   int64_t zero = 0;
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &zero);
   cr_assert_not_null(a, "%s", kern_last_error());
-  cr_expect_eq(KERN_LAUNCH(kernel(m, "put"), cpu(), KERN_DIM1(0), a, 1), KERN_OK, "%s", kern_last_error());
-  expect_error(KERN_LAUNCH(kernel(m, "put"), cpu(), KERN_DIM1(1), a, 1), KERN_ERR_BOUNDS,
-               "out-of-bounds access in kernel 'put' at zero.kern:1: index [0] is outside shape [0]");
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "put"), cpu(), KERN_DIM1(0), a, 1), KERN_OK, "%s",
+               kern_last_error());
+  expect_error(
+      KERN_LAUNCH(kernel(m, "put"), cpu(), KERN_DIM1(1), a, 1), KERN_ERR_BOUNDS,
+      "out-of-bounds access in kernel 'put' at zero.kern:1: index [0] is outside shape [0]");
   kern_array_free(a);
   kern_module_free(m);
   cpu_still_works();
@@ -326,14 +344,18 @@ static void expect_no_gpu(const char *lib, const char *why) {
   fresh_cache();
   cr_expect_eq(kern_device_count(), 1);
   cr_expect_not(kern_device_is_cuda(kern_device_at(1)));
-  expect_null(kern_device_get("cuda:0"), KERN_ERR_NOT_FOUND, "device 'cuda:0': no CUDA device present (");
+  expect_null(kern_device_get("cuda:0"), KERN_ERR_NOT_FOUND,
+              "device 'cuda:0': no CUDA device present (");
   cr_assert(strstr(kern_last_error(), why), "message lacks \"%s\": %s", why, kern_last_error());
-  cr_assert(strstr(kern_last_error(), "the CPU device \"cpu\" is available"), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), "the CPU device \"cpu\" is available"), "%s",
+            kern_last_error());
   expect_null(kern_device_get("cuda"), KERN_ERR_NOT_FOUND, why);
-  expect_null(kern_device_get("cuda:7"), KERN_ERR_NOT_FOUND, "device 'cuda:7': no CUDA device present");
+  expect_null(kern_device_get("cuda:7"), KERN_ERR_NOT_FOUND,
+              "device 'cuda:7': no CUDA device present");
   expect_null(kern_device_get("cuda:-1"), KERN_ERR_INVALID_ARGUMENT, "bad device name 'cuda:-1'");
   kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED);
-  cr_expect_eq(kern_last_status(), KERN_ERR_UNSUPPORTED, "pinned memory needs the driver: %s", kern_last_error());
+  cr_expect_eq(kern_last_status(), KERN_ERR_UNSUPPORTED, "pinned memory needs the driver: %s",
+               kern_last_error());
   cpu_still_works();
 }
 
@@ -344,7 +366,9 @@ Test(faults, no_cuda_driver) {
 }
 
 /* 25: a library without the entry points kern needs stands for a driver that is too old. */
-Test(faults, cuda_driver_too_old) { expect_no_gpu("libm.so.6", "the CUDA driver is too old: it lacks cuInit"); }
+Test(faults, cuda_driver_too_old) {
+  expect_no_gpu("libm.so.6", "the CUDA driver is too old: it lacks cuInit");
+}
 
 Test(faults, cuda_driver_hidden) { expect_no_gpu("", "is hidden (the variable is empty)"); }
 
@@ -372,11 +396,13 @@ Test(faults, nvrtc_failure_shows_its_log) {
   const char *why = NULL;
   if (!rt_nvrtc_load(&why)) cr_skip_test("NVRTC is not available (%s)", why);
   char *out;
-  expect_error(nvrtc_compile("extern \"C\" __global__ void f() { undefined_thing_xyz(); }", &out), KERN_ERR_COMPILE,
-               "NVRTC failed to compile the generated CUDA:\n");
-  cr_expect(strstr(kern_last_error(), "undefined_thing_xyz"), "the log names the culprit: %s", kern_last_error());
+  expect_error(nvrtc_compile("extern \"C\" __global__ void f() { undefined_thing_xyz(); }", &out),
+               KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n");
+  cr_expect(strstr(kern_last_error(), "undefined_thing_xyz"), "the log names the culprit: %s",
+            kern_last_error());
   cr_expect_null(out);
-  cr_assert_eq(nvrtc_compile("extern \"C\" __global__ void f() {}", &out), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(nvrtc_compile("extern \"C\" __global__ void f() {}", &out), KERN_OK, "%s",
+               kern_last_error());
   cr_expect(out && strstr(out, ".entry f"), "PTX for f");
   free(out);
   cpu_still_works();
@@ -404,7 +430,8 @@ Test(faults, compiler_missing) {
   const char *cache = fresh_cache();
   setenv("KERN_CC", "/nonexistent/cc", 1);
   rt_config_reload();
-  expect_compile_failure(cache, "the C compiler KERN_CC='/nonexistent/cc' was not found or is not executable");
+  expect_compile_failure(
+      cache, "the C compiler KERN_CC='/nonexistent/cc' was not found or is not executable");
   restore_compiler();
   cpu_still_works();
 }
@@ -430,7 +457,8 @@ Test(faults, compiler_log_is_the_message) {
   chmod(script, 0755);
   setenv("KERN_CC", script, 1);
   rt_config_reload();
-  expect_compile_failure(cache, "failed (exit status 3) on generated code:\nkernel.c:1:1: error: the disk is on fire");
+  expect_compile_failure(
+      cache, "failed (exit status 3) on generated code:\nkernel.c:1:1: error: the disk is on fire");
   restore_compiler();
   cpu_still_works();
 }
@@ -442,7 +470,8 @@ static void launch_in_child(ChildResult *r, const void *arg) {
   kern_module *m = kern_module_from_source("full.kern", arg);
   int64_t n = 4;
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
-  kern_status st = m && a ? KERN_LAUNCH(kern_module_kernel(m, "full"), cpu(), KERN_DIM1(n), a) : kern_last_status();
+  kern_status st = m && a ? KERN_LAUNCH(kern_module_kernel(m, "full"), cpu(), KERN_DIM1(n), a)
+                          : kern_last_status();
   int32_t v[4] = {0};
   if (!st) kern_array_read(a, v, sizeof v);
   record(r, st);
@@ -482,7 +511,8 @@ Test(faults, full_disk_fails_cleanly_and_cached_code_still_loads) {
 static void launch_with_a_full_cache(ChildResult *r, const void *arg) {
   const char *cache = getenv("KERN_CACHE_DIR");
   if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-      (mkdir(cache, 0700) != 0 && errno != EEXIST) || mount("kern-full", cache, "tmpfs", 0, "size=64k,mode=0700") != 0) {
+      (mkdir(cache, 0700) != 0 && errno != EEXIST) ||
+      mount("kern-full", cache, "tmpfs", 0, "size=64k,mode=0700") != 0) {
     snprintf(r->message, sizeof r->message, "%s", strerror(errno));
     r->value = -2;
     r->done = true;
@@ -499,7 +529,8 @@ static void launch_with_a_full_cache(ChildResult *r, const void *arg) {
 Test(faults, full_cache_file_system_builds_in_a_temp_dir) {
   fresh_cache();
   ChildResult r = run_child(launch_with_a_full_cache, full_src);
-  if (r.value == -2) cr_skip_test("cannot mount a small file system here (%s): full-cache test skipped", r.message);
+  if (r.value == -2)
+    cr_skip_test("cannot mount a small file system here (%s): full-cache test skipped", r.message);
   expect_child(&r, KERN_OK, "");
   cr_expect_eq(r.value, 43, "the module builds outside the full cache and runs");
   cpu_still_works();
@@ -521,7 +552,9 @@ Test(faults, full_cache_file_system_builds_in_a_temp_dir) {
  * compiler would vectorise. In ASan builds kern instruments the kernels it
  * compiles (scalar code, so every access is checked), so ASan stops the
  * process with its report, which goes to the file `report`. */
-typedef struct { const char *cc, *src; } oob_case;
+typedef struct {
+  const char *cc, *src;
+} oob_case;
 
 static void write_past_the_end(const char *report, const oob_case *c) {
   int fd = open(report, O_WRONLY | O_CREAT | O_TRUNC, 0600);
@@ -547,10 +580,10 @@ static void expect_asan_report(const oob_case *c) {
   if (pid == 0) write_past_the_end(report, c);
   int st;
   cr_assert_eq(waitpid(pid, &st, 0), pid);
-  cr_assert(!(WIFEXITED(st) && WEXITSTATUS(st) == 0), "%s: the write past the end went unnoticed (%s)", c->cc,
-            c->src);
-  cr_assert(!(WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 4)), "%s: the child could not start",
-            c->cc);
+  cr_assert(!(WIFEXITED(st) && WEXITSTATUS(st) == 0),
+            "%s: the write past the end went unnoticed (%s)", c->cc, c->src);
+  cr_assert(!(WIFEXITED(st) && (WEXITSTATUS(st) == 3 || WEXITSTATUS(st) == 4)),
+            "%s: the child could not start", c->cc);
   char *text = th_read_file(report, NULL);
   cr_assert_not_null(text);
   cr_expect(strstr(text, "AddressSanitizer: heap-buffer-overflow"), "%s: %.2000s", c->cc, text);
@@ -595,7 +628,8 @@ static void allocate_under_a_cap(ChildResult *r, const void *arg) {
   kern_module *m = kern_module_from_source("cap.kern", put_src);
   int64_t n = 64, big = (int64_t)1 << 28;
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
-  KERN_LAUNCH(kern_module_kernel(m, "put"), cpu(), KERN_DIM1(n), a, 1); /* compiled and pool started */
+  KERN_LAUNCH(kern_module_kernel(m, "put"), cpu(), KERN_DIM1(n), a,
+              1); /* compiled and pool started */
   size_t before = rt_registry_count();
   struct rlimit rl = {(rlim_t)vm_bytes() + (256 << 20), RLIM_INFINITY};
   setrlimit(RLIMIT_AS, &rl);
@@ -612,12 +646,14 @@ static void allocate_under_a_cap(ChildResult *r, const void *arg) {
 
 Test(faults, allocation_refused_by_the_system) {
 #ifdef KERN_TEST_SANITIZED
-  cr_skip_test("sanitizers reserve the address space an RLIMIT_AS test needs (test_rt_oom injects failures)");
+  cr_skip_test(
+      "sanitizers reserve the address space an RLIMIT_AS test needs (test_rt_oom injects failures)");
 #endif
   fresh_cache();
   ChildResult r = run_child(allocate_under_a_cap, NULL);
   expect_child(&r, KERN_ERR_OUT_OF_MEMORY, "out of memory");
-  cr_expect_eq(r.value, 5, "after the refusal a launch still runs and nothing leaked into the registry");
+  cr_expect_eq(r.value, 5,
+               "after the refusal a launch still runs and nothing leaked into the registry");
   cpu_still_works();
 }
 
@@ -629,14 +665,16 @@ typedef struct Job {
   const char *failure;
 } Job;
 
-static const char *thread_src = "kernel void tri(int64[] a, int64 k) { int64 i = tid(); a[i] = k * i + 1; }\n";
+static const char *thread_src =
+    "kernel void tri(int64[] a, int64 k) { int64 i = tid(); a[i] = k * i + 1; }\n";
 
 static const char *run_job(Job *j) {
   kern_module *m = j->shared ? j->shared : kern_module_from_source("threads.kern", thread_src);
   if (!m) return "load failed";
   int64_t n = 5000 + 977 * j->id;
   kern_array *a = kern_array_new(cpu(), KERN_INT64, 1, &n);
-  kern_status st = KERN_LAUNCH(kern_module_kernel(m, "tri"), cpu(), KERN_DIM1(n), a, (int64_t)j->id);
+  kern_status st =
+      KERN_LAUNCH(kern_module_kernel(m, "tri"), cpu(), KERN_DIM1(n), a, (int64_t)j->id);
   const int64_t *p = kern_array_data(a);
   const char *bad = st ? "launch failed" : NULL;
   for (int64_t i = 0; !bad && i < n; i++)
@@ -688,17 +726,24 @@ typedef struct Nest {
 } Nest;
 
 static const Nest nests[] = {
-    {"parentheses", "kernel void k(int[] a) {\n  a[0] = ", "(", "1", ")", ";\n}\n", "nesting is too deep (limit 256)"},
-    {"blocks", "kernel void k(int[] a) ", "{", "a[0] = 1;", "}", "\n", "nesting is too deep (limit 256)"},
-    {"ifs", "kernel void k(int[] a) {\n", "if (a[0] > 0) { ", "a[0] = 1;", " }", "\n}\n", "nesting is too deep (limit 256)"},
-    {"loops", "kernel void k(int[] a) {\n", "for (int i = 0; i < 2; i++) { ", "a[0] = 1;", " }", "\n}\n",
+    {"parentheses", "kernel void k(int[] a) {\n  a[0] = ", "(", "1", ")", ";\n}\n",
      "nesting is too deep (limit 256)"},
-    {"unary minus", "kernel void k(int[] a) {\n  a[0] = ", "- ", "1", "", ";\n}\n", "nesting is too deep (limit 256)"},
-    {"negation", "kernel void k(int[] a) {\n  a[0] = ", "!", "true", "", " ? 1 : 0;\n}\n", "nesting is too deep (limit 256)"},
+    {"blocks", "kernel void k(int[] a) ", "{", "a[0] = 1;", "}", "\n",
+     "nesting is too deep (limit 256)"},
+    {"ifs", "kernel void k(int[] a) {\n", "if (a[0] > 0) { ", "a[0] = 1;", " }", "\n}\n",
+     "nesting is too deep (limit 256)"},
+    {"loops", "kernel void k(int[] a) {\n", "for (int i = 0; i < 2; i++) { ", "a[0] = 1;", " }",
+     "\n}\n", "nesting is too deep (limit 256)"},
+    {"unary minus", "kernel void k(int[] a) {\n  a[0] = ", "- ", "1", "", ";\n}\n",
+     "nesting is too deep (limit 256)"},
+    {"negation", "kernel void k(int[] a) {\n  a[0] = ", "!", "true", "", " ? 1 : 0;\n}\n",
+     "nesting is too deep (limit 256)"},
     {"conditionals", "kernel void k(int[] a) {\n  a[0] = ", "a[1] > 5 ? 1 : ", "2", "", ";\n}\n",
      "nesting is too deep (limit 256)"},
-    {"indices", "kernel void k(int[] a) {\n  a[0] = ", "a[", "0", "]", ";\n}\n", "nesting is too deep (limit 256)"},
-    {"calls", "kernel void k(int[] a) {\n  a[0] = ", "abs(", "0", ")", ";\n}\n", "nesting is too deep (limit 256)"},
+    {"indices", "kernel void k(int[] a) {\n  a[0] = ", "a[", "0", "]", ";\n}\n",
+     "nesting is too deep (limit 256)"},
+    {"calls", "kernel void k(int[] a) {\n  a[0] = ", "abs(", "0", ")", ";\n}\n",
+     "nesting is too deep (limit 256)"},
     {"a sum", "kernel void k(int[] a) {\n  a[0] = a[1]", " + a[1]", "", "", ";\n}\n",
      "nested too deeply (the limit is 2000 levels)"},
     {"a conjunction", "kernel void k(bool[] a) {\n  a[0] = a[1]", " && a[1]", "", "", ";\n}\n",
@@ -730,25 +775,35 @@ Test(limits, ten_thousand_deep_nesting_of_every_kind) {
  * no brackets for them) and compute exactly. */
 Test(limits, long_chains_compile_and_run) {
   fresh_cache();
-  char *isum = repeat("kernel void isum(int[] a) {\n  int x = a[1];\n  a[0] = 1", " + x - 2 + x", 600, "", "", ";\n}\n");
-  char *fsum = repeat("kernel void fsum(float[] a) {\n  float x = a[1];\n  a[0] = 0.0", " + x * 0.5", 1500, "", "", ";\n}\n");
-  char *bsum = repeat("kernel void bsum(int8[] a) {\n  int8 x = a[1];\n  a[0] = x", " * x + x", 999, "", "", ";\n}\n");
+  char *isum = repeat("kernel void isum(int[] a) {\n  int x = a[1];\n  a[0] = 1", " + x - 2 + x",
+                      600, "", "", ";\n}\n");
+  char *fsum = repeat("kernel void fsum(float[] a) {\n  float x = a[1];\n  a[0] = 0.0",
+                      " + x * 0.5", 1500, "", "", ";\n}\n");
+  char *bsum = repeat("kernel void bsum(int8[] a) {\n  int8 x = a[1];\n  a[0] = x", " * x + x", 999,
+                      "", "", ";\n}\n");
   char *all = repeat(isum, fsum, 1, bsum, "", "");
   kern_module *m = load("chains.kern", all);
   int64_t n = 2;
-  kern_array *i = kern_array_new(cpu(), KERN_INT32, 1, &n), *f = kern_array_new(cpu(), KERN_FLOAT32, 1, &n);
+  kern_array *i = kern_array_new(cpu(), KERN_INT32, 1, &n),
+             *f = kern_array_new(cpu(), KERN_FLOAT32, 1, &n);
   kern_array *b = kern_array_new(cpu(), KERN_INT8, 1, &n);
   int32_t iv[2] = {0, 3};
   float fv[2] = {0, 2};
   int8_t bv[2] = {0, 3};
-  kern_array_write(i, iv, sizeof iv), kern_array_write(f, fv, sizeof fv), kern_array_write(b, bv, sizeof bv);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "isum"), cpu(), KERN_DIM1(1), i), KERN_OK, "%.2000s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "fsum"), cpu(), KERN_DIM1(1), f), KERN_OK, "%.2000s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "bsum"), cpu(), KERN_DIM1(1), b), KERN_OK, "%.2000s", kern_last_error());
-  kern_array_read(i, iv, sizeof iv), kern_array_read(f, fv, sizeof fv), kern_array_read(b, bv, sizeof bv);
+  kern_array_write(i, iv, sizeof iv), kern_array_write(f, fv, sizeof fv),
+      kern_array_write(b, bv, sizeof bv);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "isum"), cpu(), KERN_DIM1(1), i), KERN_OK, "%.2000s",
+               kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "fsum"), cpu(), KERN_DIM1(1), f), KERN_OK, "%.2000s",
+               kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "bsum"), cpu(), KERN_DIM1(1), b), KERN_OK, "%.2000s",
+               kern_last_error());
+  kern_array_read(i, iv, sizeof iv), kern_array_read(f, fv, sizeof fv),
+      kern_array_read(b, bv, sizeof bv);
   cr_expect_eq(iv[0], 1 + 600 * (3 - 2 + 3));
   cr_expect_eq(fv[0], 1500.0f);
-  cr_expect_eq(bv[0], (int8_t)(999 * 3 * 3 + 3), "x * x + ... + x * x + x wraps in int8: %d", bv[0]);
+  cr_expect_eq(bv[0], (int8_t)(999 * 3 * 3 + 3), "x * x + ... + x * x + x wraps in int8: %d",
+               bv[0]);
   kern_array_free(i), kern_array_free(f), kern_array_free(b);
   kern_module_free(m);
   free(isum), free(fsum), free(bsum), free(all);
@@ -758,7 +813,8 @@ Test(limits, long_chains_compile_and_run) {
  * clang's default bracket limit in the generated C: they compile and run. */
 Test(limits, deep_right_nesting_compiles_and_runs) {
   fresh_cache();
-  char *rsum = repeat("kernel void rsum(int[] a) {\n  a[0] = ", "a[1] + (", 200, "a[1]", ")", ";\n}\n");
+  char *rsum =
+      repeat("kernel void rsum(int[] a) {\n  a[0] = ", "a[1] + (", 200, "a[1]", ")", ";\n}\n");
   char *rdiv = repeat("kernel void rdiv(int[] a) {\n  a[2] = a[1]", " / 1", 400, "", "", ";\n}\n");
   char *all = repeat(rsum, rdiv, 1, "", "", "");
   kern_module *m = load("right.kern", all);
@@ -766,8 +822,10 @@ Test(limits, deep_right_nesting_compiles_and_runs) {
   kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
   int32_t v[3] = {0, 3, 0};
   kern_array_write(a, v, sizeof v);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "rsum"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "rdiv"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "rsum"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s",
+               kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "rdiv"), cpu(), KERN_DIM1(1), a), KERN_OK, "%.2000s",
+               kern_last_error());
   kern_array_read(a, v, sizeof v);
   cr_expect_eq(v[0], 201 * 3);
   cr_expect_eq(v[2], 3);
@@ -779,17 +837,21 @@ Test(limits, deep_right_nesting_compiles_and_runs) {
 /* The deepest programs the limits accept: a sum of 1990 terms, a conjunction
  * of 1990 terms, 253 parentheses around an array element. */
 static void *compile_deepest(void *arg) {
-  char *sum = repeat("kernel void sum(int[] a) {\n  a[0] = a[1]", " + a[1]", 1989, "", "", ";\n}\n");
-  char *all = repeat("kernel void all(bool[] b) {\n  b[0] = b[1]", " && b[1]", 1989, "", "", ";\n}\n");
+  char *sum =
+      repeat("kernel void sum(int[] a) {\n  a[0] = a[1]", " + a[1]", 1989, "", "", ";\n}\n");
+  char *all =
+      repeat("kernel void all(bool[] b) {\n  b[0] = b[1]", " && b[1]", 1989, "", "", ";\n}\n");
   char *par = repeat("kernel void par(int[] a) {\n  a[2] = ", "(", 253, "a[1]", ")", ";\n}\n");
   char *src = repeat(sum, all, 1, par, "", "");
   kern_module *m = kern_module_from_source("deepest.kern", src);
   int64_t n = 3;
-  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n), *b = kern_array_new(cpu(), KERN_BOOL, 1, &n);
+  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n),
+             *b = kern_array_new(cpu(), KERN_BOOL, 1, &n);
   int32_t av[3] = {0, 2, 0};
   bool bv[3] = {false, true, false};
   kern_array_write(a, av, sizeof av), kern_array_write(b, bv, sizeof bv);
-  kern_status st = m ? KERN_LAUNCH(kern_module_kernel(m, "sum"), cpu(), KERN_DIM1(1), a) : kern_last_status();
+  kern_status st =
+      m ? KERN_LAUNCH(kern_module_kernel(m, "sum"), cpu(), KERN_DIM1(1), a) : kern_last_status();
   if (!st) st = KERN_LAUNCH(kern_module_kernel(m, "all"), cpu(), KERN_DIM1(1), b);
   if (!st) st = KERN_LAUNCH(kern_module_kernel(m, "par"), cpu(), KERN_DIM1(1), a);
   kern_array_read(a, av, sizeof av), kern_array_read(b, bv, sizeof bv);
@@ -830,11 +892,13 @@ static char *many_kernels(int n, size_t *len) {
   char *s = malloc(cap);
   cr_assert_not_null(s);
   for (int i = 0; i < n; i++)
-    at += (size_t)snprintf(s + at, cap - at,
-                           "// Scales x by a and adds a constant: one of many generated kernels, with\n"
-                           "// the comment block that real files carry, so the file is mostly text.\n"
-                           "kernel void k%d(float[] x, float a) {\n  int i = tid();\n"
-                           "  if (i < len(x)) { x[i] = a * x[i] + %d.0f; }\n}\n", i, i % 1000);
+    at += (size_t)snprintf(
+        s + at, cap - at,
+        "// Scales x by a and adds a constant: one of many generated kernels, with\n"
+        "// the comment block that real files carry, so the file is mostly text.\n"
+        "kernel void k%d(float[] x, float a) {\n  int i = tid();\n"
+        "  if (i < len(x)) { x[i] = a * x[i] + %d.0f; }\n}\n",
+        i, i % 1000);
   *len = at;
   return s;
 }
@@ -855,7 +919,8 @@ static void load_file(ChildResult *r, const void *arg) {
   kern_init();
   kern_module *m = kern_module_load(l->path);
   kern_status st = m ? KERN_OK : kern_last_status();
-  if (m && (!kern_module_kernel(m, "k0") || !kern_module_kernel(m, l->last))) st = kern_last_status();
+  if (m && (!kern_module_kernel(m, "k0") || !kern_module_kernel(m, l->last)))
+    st = kern_last_status();
   record(r, st);
   kern_module_free(m);
 }
@@ -882,15 +947,18 @@ Test(limits, ten_thousand_kernels_load_in_bounded_memory) { load_many(10000, 0);
 /* Compiling 10,000 kernels for the CPU takes minutes and a gigabyte in the C
  * compiler: opt in with KERN_TEST_LONG=1. */
 Test(limits, ten_thousand_kernels_launch, .timeout = 1800) {
-  if (!getenv("KERN_TEST_LONG")) cr_skip_test("set KERN_TEST_LONG=1 to compile 10,000 kernels for the CPU");
+  if (!getenv("KERN_TEST_LONG"))
+    cr_skip_test("set KERN_TEST_LONG=1 to compile 10,000 kernels for the CPU");
   fresh_cache();
   size_t len;
   char *src = many_kernels(10000, &len);
   kern_module *m = load("many.kern", src);
   int64_t n = 4;
   kern_array *x = kern_array_new(cpu(), KERN_FLOAT32, 1, &n);
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "k9999"), cpu(), KERN_DIM1(n), x, 2.0f), KERN_OK, "%.2000s", kern_last_error());
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "k0"), cpu(), KERN_DIM1(n), x, 2.0f), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k9999"), cpu(), KERN_DIM1(n), x, 2.0f), KERN_OK, "%.2000s",
+               kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k0"), cpu(), KERN_DIM1(n), x, 2.0f), KERN_OK, "%s",
+               kern_last_error());
   float v[4];
   kern_array_read(x, v, sizeof v);
   cr_expect_eq(v[0], 2.0f * 999.0f, "k9999 adds 999, then k0 doubles");

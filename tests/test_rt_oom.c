@@ -32,7 +32,9 @@ static _Alignas(16) char boot[1 << 16];
 static size_t boot_used;
 static _Thread_local int resolving;
 
-RAW static bool in_boot(const void *p) { return (const char *)p >= boot && (const char *)p < boot + sizeof boot; }
+RAW static bool in_boot(const void *p) {
+  return (const char *)p >= boot && (const char *)p < boot + sizeof boot;
+}
 
 RAW static void *boot_alloc(size_t n) {
   n = (n + 15) & ~(size_t)15;
@@ -42,9 +44,7 @@ RAW static void *boot_alloc(size_t n) {
   return p;
 }
 
-RAW static void lookup(void **fnptr, const char *name) {
-  *fnptr = dlsym(RTLD_NEXT, name);
-}
+RAW static void lookup(void **fnptr, const char *name) { *fnptr = dlsym(RTLD_NEXT, name); }
 
 RAW static void resolve(void) {
   resolving = 1;
@@ -87,7 +87,8 @@ RAW void *realloc(void *p, size_t n) {
   if (!real_realloc) resolve();
   if (in_boot(p)) {
     char *q = malloc(n);
-    for (size_t i = 0; q && i < n && (const char *)p + i < boot + sizeof boot; i++) q[i] = ((const char *)p)[i];
+    for (size_t i = 0; q && i < n && (const char *)p + i < boot + sizeof boot; i++)
+      q[i] = ((const char *)p)[i];
     return q;
   }
   return fail_now() ? NULL : real_realloc(p, n);
@@ -126,7 +127,7 @@ static kern_status op_arrays(void) {
   if (!st) st = status_of(v2);
   float x = 2;
   if (!st) st = kern_array_fill(v, &x);
-  if (!st) st = kern_array_copy(v2, v);  /* overlapping strided views: staged through a buffer */
+  if (!st) st = kern_array_copy(v2, v); /* overlapping strided views: staged through a buffer */
   kern_array *w = st ? NULL : kern_array_wrap(kern_array_data(a), d, KERN_FLOAT32, 2, s2, NULL);
   if (!st) st = status_of(w);
   kern_array_free(w);
@@ -136,12 +137,11 @@ static kern_status op_arrays(void) {
   return st;
 }
 
-static const char *src =
-    "struct P { vec3 pos; float m; };\n"
-    "kernel void k(P[] ps, float[] out, float s) {\n"
-    "    int i = tid();\n"
-    "    out[i] = ps[i].m * s + ps[i].pos.x;\n"
-    "}\n";
+static const char *src = "struct P { vec3 pos; float m; };\n"
+                         "kernel void k(P[] ps, float[] out, float s) {\n"
+                         "    int i = tid();\n"
+                         "    out[i] = ps[i].m * s + ps[i].pos.x;\n"
+                         "}\n";
 
 static kern_status op_module_and_launch(void) {
   kern_module *m = kern_module_from_source("oom.kern", src);
@@ -157,7 +157,8 @@ static kern_status op_module_and_launch(void) {
   if (!st) st = status_of(out);
   if (!st) st = KERN_LAUNCH(k, kern_device_get("cpu"), KERN_DIM1(n), ps, out, 2.0f);
   if (!st) st = KERN_LAUNCH(k, kern_device_get("cpu"), KERN_DIM1(n), ps, ps, 2.0f);
-  if (st == KERN_ERR_INVALID_ARGUMENT && strstr(kern_last_error(), "expects float32[]")) st = KERN_OK;
+  if (st == KERN_ERR_INVALID_ARGUMENT && strstr(kern_last_error(), "expects float32[]"))
+    st = KERN_OK;
   kern_array_free(ps);
   kern_array_free(out);
   kern_module_free(m);
@@ -183,12 +184,15 @@ static void fail_each(op_fn op, const char *name) {
     if (st != KERN_OK) {
       failures++;
       oom += st == KERN_ERR_OUT_OF_MEMORY;
-      if (getenv("OOM_VERBOSE")) cr_log_info("%ld: %s %.200s", i, kern_status_name(st), kern_last_error());
-      cr_assert_str_neq(kern_last_error(), "", "%s, allocation %ld: a failure needs a message", name, i);
+      if (getenv("OOM_VERBOSE"))
+        cr_log_info("%ld: %s %.200s", i, kern_status_name(st), kern_last_error());
+      cr_assert_str_neq(kern_last_error(), "", "%s, allocation %ld: a failure needs a message",
+                        name, i);
     }
     cr_assert_eq(op(), KERN_OK, "%s after failing allocation %ld: %s", name, i, kern_last_error());
   }
-  cr_log_info("%s: %ld allocations, %ld failed the operation (%ld as out of memory)", name, total, failures, oom);
+  cr_log_info("%s: %ld allocations, %ld failed the operation (%ld as out of memory)", name, total,
+              failures, oom);
   cr_assert_gt(failures, 0);
 }
 

@@ -17,7 +17,10 @@ Test(run, every_fixture_on_cpu, .timeout = 600) {
   for (int i = 0; i < n; i++) {
     long double *res[FX_MAX_ARGS] = {0};
     char *report = fx_run_report(files[i], cpu, res);
-    if (report) { failed++; cr_log_error("%s", report); }
+    if (report) {
+      failed++;
+      cr_log_error("%s", report);
+    }
     for (int j = 0; j < FX_MAX_ARGS; j++) free(res[j]);
     free(report);
     free(files[i]);

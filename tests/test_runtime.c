@@ -22,9 +22,11 @@ static kern_device *cpu(void) {
 /* ---- core -------------------------------------------------------------------- */
 
 Test(core, version_matches_header) {
-  cr_assert_eq(kern_version(), KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH);
+  cr_assert_eq(kern_version(),
+               KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH);
   char want[32];
-  snprintf(want, sizeof want, "%d.%d.%d", KERN_VERSION_MAJOR, KERN_VERSION_MINOR, KERN_VERSION_PATCH);
+  snprintf(want, sizeof want, "%d.%d.%d", KERN_VERSION_MAJOR, KERN_VERSION_MINOR,
+           KERN_VERSION_PATCH);
   cr_assert_str_eq(kern_version_string(), want);
 }
 
@@ -100,7 +102,7 @@ Test(core, shutdown_and_reinit) {
   kern_array *a = kern_array_new(d, KERN_INT32, 1, shape);
   kern_array_free(a);
   kern_shutdown();
-  kern_shutdown();  /* twice is harmless */
+  kern_shutdown(); /* twice is harmless */
   cr_assert_eq(kern_init(), KERN_OK);
   cr_assert_eq(kern_device_get("cpu"), d, "device handles stay valid");
   a = kern_array_new(d, KERN_INT32, 1, shape);
@@ -136,15 +138,23 @@ Test(core, bad_num_threads_falls_back) {
 /* ---- dtypes ------------------------------------------------------------------------ */
 
 Test(dtype, builtin_sizes_alignments_and_names) {
-  static const struct { kern_dtype dt; size_t size, align; const char *name; } want[] = {
-      {KERN_BOOL, 1, 1, "bool"},        {KERN_INT8, 1, 1, "int8"},      {KERN_INT16, 2, 2, "int16"},
-      {KERN_INT32, 4, 4, "int32"},      {KERN_INT64, 8, 8, "int64"},    {KERN_UINT8, 1, 1, "uint8"},
-      {KERN_UINT16, 2, 2, "uint16"},    {KERN_UINT32, 4, 4, "uint32"},  {KERN_UINT64, 8, 8, "uint64"},
-      {KERN_FLOAT16, 2, 2, "float16"},  {KERN_FLOAT32, 4, 4, "float32"}, {KERN_FLOAT64, 8, 8, "float64"},
-      {KERN_VEC2, 8, 4, "vec2"},        {KERN_VEC3, 12, 4, "vec3"},     {KERN_VEC4, 16, 4, "vec4"},
-      {KERN_DVEC2, 16, 8, "dvec2"},     {KERN_DVEC3, 24, 8, "dvec3"},   {KERN_DVEC4, 32, 8, "dvec4"},
-      {KERN_IVEC2, 8, 4, "ivec2"},      {KERN_IVEC3, 12, 4, "ivec3"},   {KERN_IVEC4, 16, 4, "ivec4"},
-      {KERN_MAT22, 16, 4, "mat22"},     {KERN_MAT33, 36, 4, "mat33"},   {KERN_MAT44, 64, 4, "mat44"},
+  static const struct {
+    kern_dtype dt;
+    size_t size, align;
+    const char *name;
+  } want[] = {
+      {KERN_BOOL, 1, 1, "bool"},       {KERN_INT8, 1, 1, "int8"},
+      {KERN_INT16, 2, 2, "int16"},     {KERN_INT32, 4, 4, "int32"},
+      {KERN_INT64, 8, 8, "int64"},     {KERN_UINT8, 1, 1, "uint8"},
+      {KERN_UINT16, 2, 2, "uint16"},   {KERN_UINT32, 4, 4, "uint32"},
+      {KERN_UINT64, 8, 8, "uint64"},   {KERN_FLOAT16, 2, 2, "float16"},
+      {KERN_FLOAT32, 4, 4, "float32"}, {KERN_FLOAT64, 8, 8, "float64"},
+      {KERN_VEC2, 8, 4, "vec2"},       {KERN_VEC3, 12, 4, "vec3"},
+      {KERN_VEC4, 16, 4, "vec4"},      {KERN_DVEC2, 16, 8, "dvec2"},
+      {KERN_DVEC3, 24, 8, "dvec3"},    {KERN_DVEC4, 32, 8, "dvec4"},
+      {KERN_IVEC2, 8, 4, "ivec2"},     {KERN_IVEC3, 12, 4, "ivec3"},
+      {KERN_IVEC4, 16, 4, "ivec4"},    {KERN_MAT22, 16, 4, "mat22"},
+      {KERN_MAT33, 36, 4, "mat33"},    {KERN_MAT44, 64, 4, "mat44"},
       {KERN_QUAT, 16, 4, "quat"},
   };
   size_t n = sizeof want / sizeof want[0];
@@ -157,7 +167,8 @@ Test(dtype, builtin_sizes_alignments_and_names) {
 }
 
 Test(dtype, invalid_dtypes) {
-  kern_dtype bad[] = {KERN_DTYPE_INVALID, -1, KERN_DTYPE_BUILTIN_END, 200, KERN_DTYPE_FIRST_STRUCT + 100000};
+  kern_dtype bad[] = {KERN_DTYPE_INVALID, -1, KERN_DTYPE_BUILTIN_END, 200,
+                      KERN_DTYPE_FIRST_STRUCT + 100000};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     cr_assert_eq(kern_dtype_size(bad[i]), 0);
     cr_assert_str_eq(kern_dtype_name(bad[i]), "<invalid dtype>");
@@ -193,7 +204,8 @@ Test(device, cpu_device) {
   cr_assert_eq(kern_device_info_get(d, &info), KERN_OK);
   cr_assert_eq(info.ordinal, -1);
   cr_assert(!info.is_uva && !info.is_mempool_supported && !info.is_managed_memory_supported &&
-            !info.is_concurrent_managed_access_supported && !info.is_cpu_memory_access_from_gpu_supported &&
+            !info.is_concurrent_managed_access_supported &&
+            !info.is_cpu_memory_access_from_gpu_supported &&
             !info.is_gpu_memory_access_from_cpu_supported && !info.is_cpu_gpu_atomic_supported);
   cr_assert_gt(info.total_memory, 0);
   cr_assert(kern_device_can_access(d, d));
@@ -216,7 +228,9 @@ static int cuda_count(void) {
 }
 
 Test(device, bad_names) {
-  const char *bad[] = {"gpu", "", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda:1x", "cuda:99999999999", "cpu0"};
+  const char *bad[] = {
+      "gpu", "", "CPU", "cuda:", "cuda:x", "cuda:-1", "cuda:+1", "cuda:1x", "cuda:99999999999",
+      "cpu0"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     kern_clear_error();
     cr_assert_null(kern_device_get(bad[i]), "'%s'", bad[i]);
@@ -338,7 +352,8 @@ Test(array, bad_creation_arguments) {
 
 Test(array, overflowing_sizes_are_invalid) {
   kern_device *d = cpu();
-  int64_t s1[1] = {INT64_MAX}, s2[2] = {INT64_MAX / 2, 3}, s3[4] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
+  int64_t s1[1] = {INT64_MAX}, s2[2] = {INT64_MAX / 2, 3},
+          s3[4] = {1 << 20, 1 << 20, 1 << 20, 1 << 20};
   int64_t s4[1] = {INT64_MAX / 8 + 1};
   cr_assert_null(kern_array_new(d, KERN_FLOAT32, 1, s1));
   cr_assert_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
@@ -446,7 +461,8 @@ Test(array, fill_long_array) {
   cr_assert_eq(kern_array_fill(a, v), KERN_OK);
   const float *p = kern_array_data(a);
   for (int64_t i = 0; i < shape[0]; i++)
-    if (p[3 * i] != 1.5f || p[3 * i + 1] != -2.0f || p[3 * i + 2] != 3.25f) cr_assert_fail("element %lld", (long long)i);
+    if (p[3 * i] != 1.5f || p[3 * i + 1] != -2.0f || p[3 * i + 2] != 3.25f)
+      cr_assert_fail("element %lld", (long long)i);
   kern_array_free(a);
 }
 
@@ -527,7 +543,8 @@ Test(view, outlives_its_parent) {
 
 Test(view, bad_windows) {
   kern_array *a = grid45();
-  int64_t off[2] = {0, 0}, big[2] = {5, 1}, neg[2] = {-1, 0}, over[2] = {3, 4}, shp[2] = {2, 2}, zero[2] = {4, 0};
+  int64_t off[2] = {0, 0}, big[2] = {5, 1}, neg[2] = {-1, 0}, over[2] = {3, 4}, shp[2] = {2, 2},
+          zero[2] = {4, 0};
   cr_assert_null(kern_array_view(a, 2, off, big));
   cr_assert(strstr(kern_last_error(), "outside"), "%s", kern_last_error());
   cr_assert_null(kern_array_view(a, 2, neg, shp));
@@ -536,7 +553,7 @@ Test(view, bad_windows) {
   cr_assert(strstr(kern_last_error(), "ndim"));
   cr_assert_null(kern_array_view(NULL, 2, off, shp));
   cr_assert_null(kern_array_view(a, 2, NULL, shp));
-  kern_array *e = kern_array_view(a, 2, zero, off);  /* empty window at the end: fine */
+  kern_array *e = kern_array_view(a, 2, zero, off); /* empty window at the end: fine */
   cr_assert_not_null(e, "%s", kern_last_error());
   cr_assert_eq(kern_array_size(e), 0);
   kern_array_free(e);
@@ -621,8 +638,10 @@ Test(wrap, kerns_own_allocation_keeps_its_kind) {
   kern_array *a = kern_array_new(cpu(), KERN_FLOAT32, 1, shape);
   kern_array *w = kern_array_wrap(kern_array_data(a), cpu(), KERN_FLOAT32, 1, shape, NULL);
   cr_assert_eq(kern_array_memory_kind(w), KERN_MEM_HOST);
-  kern_array *inner = kern_array_wrap((float *)kern_array_data(a) + 1, cpu(), KERN_FLOAT32, 1, shape, NULL);
-  cr_assert_eq(kern_array_memory_kind(inner), KERN_MEM_UNKNOWN, "interior pointers are not recorded");
+  kern_array *inner =
+      kern_array_wrap((float *)kern_array_data(a) + 1, cpu(), KERN_FLOAT32, 1, shape, NULL);
+  cr_assert_eq(kern_array_memory_kind(inner), KERN_MEM_UNKNOWN,
+               "interior pointers are not recorded");
   kern_array_free(inner);
   kern_array_free(w);
   kern_array_free(a);
@@ -699,8 +718,10 @@ Test(copy, overlapping_views_behave_like_memmove) {
     kern_array_write(a, init, sizeof init);
     kern_array *lo = kern_array_view(a, 1, o1, n), *hi = kern_array_view(a, 1, o2, n);
     memcpy(want, init, sizeof want);
-    if (dir) memmove(want + 2, want, 8 * sizeof *want);
-    else memmove(want, want + 2, 8 * sizeof *want);
+    if (dir)
+      memmove(want + 2, want, 8 * sizeof *want);
+    else
+      memmove(want, want + 2, 8 * sizeof *want);
     cr_assert_eq(kern_array_copy(dir ? hi : lo, dir ? lo : hi), KERN_OK);
     kern_array_read(a, got, sizeof got);
     cr_assert_arr_eq(got, want, sizeof got, "direction %d", dir);
@@ -732,8 +753,10 @@ Test(copy, overlapping_strided_views) {
 
 Test(copy, mismatches) {
   int64_t s1[1] = {4}, s2[1] = {5}, s3[2] = {2, 2};
-  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, s1), *b = kern_array_new(cpu(), KERN_INT32, 1, s2);
-  kern_array *c = kern_array_new(cpu(), KERN_FLOAT32, 1, s1), *d = kern_array_new(cpu(), KERN_INT32, 2, s3);
+  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, s1),
+             *b = kern_array_new(cpu(), KERN_INT32, 1, s2);
+  kern_array *c = kern_array_new(cpu(), KERN_FLOAT32, 1, s1),
+             *d = kern_array_new(cpu(), KERN_INT32, 2, s3);
   cr_assert_eq(kern_array_copy(a, b), KERN_ERR_INVALID_ARGUMENT);
   cr_assert(strstr(kern_last_error(), "shape"));
   cr_assert_eq(kern_array_copy(a, c), KERN_ERR_INVALID_ARGUMENT);
@@ -772,7 +795,7 @@ Test(registry, many_adds_and_removes) {
   }
   for (int i = 1; i < N; i += 2) rt_registry_remove(&pool[i]);
   cr_assert_eq(rt_registry_count(), base);
-  rt_registry_remove(&pool[0]);  /* absent: no effect */
+  rt_registry_remove(&pool[0]); /* absent: no effect */
   cr_assert_eq(rt_registry_count(), base);
 }
 
@@ -833,7 +856,10 @@ Test(sha256, million_a_in_odd_pieces) {
 
 /* ---- thread pool ------------------------------------------------------------------------------------------ */
 
-typedef struct fill_args { int64_t *out; _Atomic int64_t *calls; } fill_args;
+typedef struct fill_args {
+  int64_t *out;
+  _Atomic int64_t *calls;
+} fill_args;
 
 /* Each index writes a value only it would write; duplicates or gaps show. */
 static void fill_range(const void *args, const kn_ctx *ctx, int64_t b, int64_t e) {
@@ -851,7 +877,9 @@ static void run_and_check(int64_t n) {
   rt_pool_run(fill_range, &a, &ctx, n, NULL);
   int64_t sum = 0, want = 0;
   for (int64_t i = 0; i < n; i++) {
-    if (out[i] != 3 * i + 1) cr_assert_fail("n=%lld: index %lld holds %lld", (long long)n, (long long)i, (long long)out[i]);
+    if (out[i] != 3 * i + 1)
+      cr_assert_fail("n=%lld: index %lld holds %lld", (long long)n, (long long)i,
+                     (long long)out[i]);
     sum += out[i];
     want += 3 * i + 1;
   }
@@ -864,7 +892,8 @@ static void run_and_check(int64_t n) {
 Test(pool, exact_over_many_sizes) {
   setenv("KERN_NUM_THREADS", "4", 1);
   kern_init();
-  int64_t sizes[] = {0, 1, 2, 3, 4095, 4096, 4097, 32767, 32768, 32769, 65536, 100000, 1000003, (1 << 22) + 7};
+  int64_t sizes[] = {0,     1,     2,     3,     4095,   4096,    4097,
+                     32767, 32768, 32769, 65536, 100000, 1000003, (1 << 22) + 7};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) run_and_check(sizes[i]);
   cr_assert_eq(rt_pool_workers(), 3, "threads - 1 workers, the caller is the last one");
 }
@@ -886,7 +915,8 @@ Test(pool, concurrent_launches_from_16_threads) {
   setenv("KERN_NUM_THREADS", "4", 1);
   kern_init();
   pthread_t t[16];
-  for (int i = 0; i < 16; i++) pthread_create(&t[i], NULL, launcher, (void *)(intptr_t)(50000 + i * 37000));
+  for (int i = 0; i < 16; i++)
+    pthread_create(&t[i], NULL, launcher, (void *)(intptr_t)(50000 + i * 37000));
   for (int i = 0; i < 16; i++) pthread_join(t[i], NULL);
 }
 

@@ -839,8 +839,8 @@ Test(quats, rotation_against_rodrigues) {
 
 /* ===== atomics =========================================================== */
 
-#define NT 8
-#define NI 100000
+#define NT     8
+#define NI     100000
 #define ROUNDS 3
 
 static int64_t ticket; /* min/max workers draw their values from here */

@@ -12,12 +12,12 @@
 
 enum { N = 4096, STEPS = 200 };
 
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    if ((call) != KERN_OK) {                                                                \
-      fprintf(stderr, "%s failed: %s\n", #call, kern_last_error());                         \
-      exit(1);                                                                              \
-    }                                                                                       \
+#define CHECK(call)                                                                                \
+  do {                                                                                             \
+    if ((call) != KERN_OK) {                                                                       \
+      fprintf(stderr, "%s failed: %s\n", #call, kern_last_error());                                \
+      exit(1);                                                                                     \
+    }                                                                                              \
   } while (0)
 
 /* The kernel's physics in C, for the check. */
@@ -51,7 +51,9 @@ int main(int argc, char **argv) {
   particles_Particle *host = malloc(N * sizeof *host), *ref = malloc(N * sizeof *ref);
   if (!host || !ref) return 1;
   for (int i = 0; i < N; i++) {
-    particles_Particle p = {{(float)(i % 64), 1.0f + (float)(i % 97) * 0.1f, (float)(i / 64)}, {0.5f, 0, -0.25f}, 1.0f + (float)(i % 3)};
+    particles_Particle p = {{(float)(i % 64), 1.0f + (float)(i % 97) * 0.1f, (float)(i / 64)},
+                            {0.5f, 0, -0.25f},
+                            1.0f + (float)(i % 3)};
     host[i] = ref[i] = p;
   }
   /* A kern struct's array dtype comes from the module. */
@@ -71,7 +73,8 @@ int main(int argc, char **argv) {
   double after = total_energy(dev, ps);
   CHECK(kern_array_read(ps, host, N * sizeof *host));
   double worst = 0;
-  for (int i = 0; i < N; i++) worst = fmax(worst, fabs((double)host[i].pos.y - (double)ref[i].pos.y));
+  for (int i = 0; i < N; i++)
+    worst = fmax(worst, fabs((double)host[i].pos.y - (double)ref[i].pos.y));
   printf("particles on %s: energy %.1f -> %.1f after %d steps, largest difference from C %.2g\n",
          kern_device_name(dev), before, after, STEPS, worst);
   kern_array_free(ps);

@@ -13,14 +13,14 @@
 
 static int failures;
 
-#define EXPECT(cond, ...)                                  \
-  do {                                                     \
-    if (!(cond)) {                                         \
-      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);      \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, "\n");                               \
-      failures++;                                          \
-    }                                                      \
+#define EXPECT(cond, ...)                                                                          \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                              \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fprintf(stderr, "\n");                                                                       \
+      failures++;                                                                                  \
+    }                                                                                              \
   } while (0)
 
 #define CHECK(call) EXPECT((call) == KERN_OK, "%s failed: %s", #call, kern_last_error())
@@ -34,7 +34,9 @@ static kern_array *floats(kern_device *dev, int64_t n, float first, float step) 
   return a;
 }
 
-static void read_floats(kern_array *a, float *out, int64_t n) { CHECK(kern_array_read(a, out, (size_t)n * sizeof *out)); }
+static void read_floats(kern_array *a, float *out, int64_t n) {
+  CHECK(kern_array_read(a, out, (size_t)n * sizeof *out));
+}
 
 static void test_saxpy_and_scale(kern_device *dev) {
   enum { N = 1000 };
@@ -42,12 +44,14 @@ static void test_saxpy_and_scale(kern_device *dev) {
   float out[N];
   CHECK(aot_main_saxpy_launch(dev, KERN_DIM1(N), x, y, 2.5f));
   read_floats(y, out, N);
-  for (int i = 0; i < N; i++) EXPECT(out[i] == 2.5f * (float)i + 1.0f, "saxpy y[%d] = %g", i, out[i]);
+  for (int i = 0; i < N; i++)
+    EXPECT(out[i] == 2.5f * (float)i + 1.0f, "saxpy y[%d] = %g", i, out[i]);
   /* aot_main's scale doubles then scales; aot_other's adds: two kernels named scale, one program. */
   CHECK(aot_main_scale_launch(dev, KERN_DIM1(N), x, 3.0f));
   CHECK(aot_other_scale_launch(dev, KERN_DIM1(N), x, 1.0f));
   read_floats(x, out, N);
-  for (int i = 0; i < N; i++) EXPECT(out[i] == 6.0f * (float)i + 1.0f, "scale x[%d] = %g", i, out[i]);
+  for (int i = 0; i < N; i++)
+    EXPECT(out[i] == 6.0f * (float)i + 1.0f, "scale x[%d] = %g", i, out[i]);
   kern_array_free(x);
   kern_array_free(y);
 }
@@ -56,7 +60,8 @@ static void test_structs(kern_device *dev) {
   enum { N = 64 };
   kern_module *m = aot_main_module();
   kern_dtype pt = kern_module_dtype(m, "Particle");
-  EXPECT(kern_dtype_size(pt) == sizeof(aot_main_Particle), "Particle is %zu bytes", kern_dtype_size(pt));
+  EXPECT(kern_dtype_size(pt) == sizeof(aot_main_Particle), "Particle is %zu bytes",
+         kern_dtype_size(pt));
   aot_main_Particle h[N];
   for (int i = 0; i < N; i++) {
     h[i].pos.x = (float)i, h[i].pos.y = 1, h[i].pos.z = -1;
@@ -75,7 +80,8 @@ static void test_structs(kern_device *dev) {
   CHECK(kern_array_read(ps, out, sizeof out));
   for (int i = 0; i < N; i++) {
     float mass = (float)(i % 4);
-    EXPECT(out[i].pos.x == (float)i + mass + 100 && out[i].pos.y == 1 + 2 * mass && out[i].pos.z == -1 + 3 * mass,
+    EXPECT(out[i].pos.x == (float)i + mass + 100 && out[i].pos.y == 1 + 2 * mass &&
+               out[i].pos.z == -1 + 3 * mass,
            "move pos[%d] = (%g, %g, %g)", i, out[i].pos.x, out[i].pos.y, out[i].pos.z);
     EXPECT(out[i].id == i + 1000 && out[i].mass == mass, "move id[%d] = %d", i, out[i].id);
   }
@@ -90,7 +96,8 @@ static void test_grid(kern_device *dev) {
   CHECK(aot_main_grid_launch(dev, KERN_DIM2(M, N), g, (int64_t)5, (uint8_t)3, true));
   CHECK(kern_array_read(g, out, sizeof out));
   for (int i = 0; i < M; i++)
-    for (int j = 0; j < N; j++) EXPECT(out[i][j] == -(5 + i * 100 + j * 3), "grid[%d][%d] = %d", i, j, out[i][j]);
+    for (int j = 0; j < N; j++)
+      EXPECT(out[i][j] == -(5 + i * 100 + j * 3), "grid[%d][%d] = %d", i, j, out[i][j]);
   kern_array_free(g);
 }
 
@@ -125,7 +132,8 @@ static void test_dynamic_api(kern_device *dev) {
   EXPECT(got == 8000, "count = %d", got);
   CHECK(aot_main_nothing_launch(dev, KERN_DIM1(4)));
   /* Launch checks still apply. */
-  EXPECT(aot_main_count_launch(dev, KERN_DIM1(1), NULL) == KERN_ERR_INVALID_ARGUMENT, "NULL array accepted");
+  EXPECT(aot_main_count_launch(dev, KERN_DIM1(1), NULL) == KERN_ERR_INVALID_ARGUMENT,
+         "NULL array accepted");
   kern_array_free(c);
 }
 

@@ -57,15 +57,21 @@ char *diff_module(const uint64_t *seeds, int n) {
 /* ---- element types ------------------------------------------------------------- */
 
 /* kind: 'b' bool, 'i' integer, 'h' float16, 'f' float32/float64 components. */
-typedef struct DtInfo { kern_dtype dtype; char kind; int size, ncomp; } DtInfo;
+typedef struct DtInfo {
+  kern_dtype dtype;
+  char kind;
+  int size, ncomp;
+} DtInfo;
 
 static const DtInfo dtinfo[] = {
-    {KERN_BOOL, 'b', 1, 1},    {KERN_INT8, 'i', 1, 1},    {KERN_INT16, 'i', 2, 1},   {KERN_INT32, 'i', 4, 1},
-    {KERN_INT64, 'i', 8, 1},   {KERN_UINT8, 'i', 1, 1},   {KERN_UINT16, 'i', 2, 1},  {KERN_UINT32, 'i', 4, 1},
-    {KERN_UINT64, 'i', 8, 1},  {KERN_FLOAT16, 'h', 2, 1}, {KERN_FLOAT32, 'f', 4, 1}, {KERN_FLOAT64, 'f', 8, 1},
-    {KERN_VEC2, 'f', 4, 2},    {KERN_VEC3, 'f', 4, 3},    {KERN_VEC4, 'f', 4, 4},    {KERN_DVEC2, 'f', 8, 2},
-    {KERN_DVEC3, 'f', 8, 3},   {KERN_DVEC4, 'f', 8, 4},   {KERN_IVEC2, 'i', 4, 2},   {KERN_IVEC3, 'i', 4, 3},
-    {KERN_IVEC4, 'i', 4, 4},   {KERN_MAT22, 'f', 4, 4},   {KERN_MAT33, 'f', 4, 9},   {KERN_MAT44, 'f', 4, 16},
+    {KERN_BOOL, 'b', 1, 1},    {KERN_INT8, 'i', 1, 1},    {KERN_INT16, 'i', 2, 1},
+    {KERN_INT32, 'i', 4, 1},   {KERN_INT64, 'i', 8, 1},   {KERN_UINT8, 'i', 1, 1},
+    {KERN_UINT16, 'i', 2, 1},  {KERN_UINT32, 'i', 4, 1},  {KERN_UINT64, 'i', 8, 1},
+    {KERN_FLOAT16, 'h', 2, 1}, {KERN_FLOAT32, 'f', 4, 1}, {KERN_FLOAT64, 'f', 8, 1},
+    {KERN_VEC2, 'f', 4, 2},    {KERN_VEC3, 'f', 4, 3},    {KERN_VEC4, 'f', 4, 4},
+    {KERN_DVEC2, 'f', 8, 2},   {KERN_DVEC3, 'f', 8, 3},   {KERN_DVEC4, 'f', 8, 4},
+    {KERN_IVEC2, 'i', 4, 2},   {KERN_IVEC3, 'i', 4, 3},   {KERN_IVEC4, 'i', 4, 4},
+    {KERN_MAT22, 'f', 4, 4},   {KERN_MAT33, 'f', 4, 9},   {KERN_MAT44, 'f', 4, 16},
     {KERN_QUAT, 'f', 4, 4},
 };
 
@@ -88,39 +94,55 @@ static uint64_t next(uint64_t *s) {
 static void rand_int(uint64_t *s, int size, unsigned char *p) {
   uint64_t r = next(s), v;
   switch (r % 8) {
-  case 0: case 1: case 2: case 3: v = (uint64_t)((int64_t)(r >> 8) % 9); break;
-  case 4: v = 1ull << (8 * size - 1); break;          /* MIN */
-  case 5: v = (1ull << (8 * size - 1)) - 1; break;    /* MAX */
-  case 6: v = ~0ull; break;
-  default: v = next(s); break;
+    case 0:
+    case 1:
+    case 2:
+    case 3: v = (uint64_t)((int64_t)(r >> 8) % 9); break;
+    case 4: v = 1ull << (8 * size - 1); break;       /* MIN */
+    case 5: v = (1ull << (8 * size - 1)) - 1; break; /* MAX */
+    case 6: v = ~0ull; break;
+    default: v = next(s); break;
   }
   for (int k = 0; k < size; k++) p[k] = (unsigned char)(v >> (8 * k));
 }
 
 static double rand_double(uint64_t *s) {
-  static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e-310, 1e-40, 3.4e38, 1e300};
+  static const double special[] = {0.0,    -0.0,  INFINITY, -INFINITY, NAN,
+                                   1e-310, 1e-40, 3.4e38,   1e300};
   uint64_t r = next(s);
   if (r % 100 < 80) return (double)((int64_t)(r >> 8) % 2001 - 1000) / 16.0;
-  if (r % 100 < 96) return ldexp((double)((r >> 8) & 0xffffff) / 16777216.0 + 0.5, (int)((r >> 40) % 61) - 30) *
-                           ((r >> 50) & 1 ? -1 : 1);
+  if (r % 100 < 96)
+    return ldexp((double)((r >> 8) & 0xffffff) / 16777216.0 + 0.5, (int)((r >> 40) % 61) - 30) *
+           ((r >> 50) & 1 ? -1 : 1);
   return special[(r >> 8) % (sizeof special / sizeof special[0])];
 }
 
 static void rand_half(uint64_t *s, unsigned char *p) {
-  static const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00, 0x7e00, 0x0001, 0x7bff, 0x3c00};
+  static const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00,
+                                     0x7e00, 0x0001, 0x7bff, 0x3c00};
   uint64_t r = next(s);
-  uint16_t h = r % 100 < 92 ? (uint16_t)(((r >> 8) & 0x8000) | ((10 + (r >> 16) % 11) << 10) | ((r >> 24) & 0x3f0))
-                            : special[(r >> 8) % (sizeof special / sizeof special[0])];
+  uint16_t h =
+      r % 100 < 92
+          ? (uint16_t)(((r >> 8) & 0x8000) | ((10 + (r >> 16) % 11) << 10) | ((r >> 24) & 0x3f0))
+          : special[(r >> 8) % (sizeof special / sizeof special[0])];
   memcpy(p, &h, 2);
 }
 
 static void rand_elem(uint64_t *s, const DtInfo *d, unsigned char *p) {
   for (int c = 0; c < d->ncomp; c++, p += d->size) {
-    if (d->kind == 'b') *p = next(s) & 1;
-    else if (d->kind == 'i') rand_int(s, d->size, p);
-    else if (d->kind == 'h') rand_half(s, p);
-    else if (d->size == 4) { float f = (float)rand_double(s); memcpy(p, &f, 4); }
-    else { double f = rand_double(s); memcpy(p, &f, 8); }
+    if (d->kind == 'b')
+      *p = next(s) & 1;
+    else if (d->kind == 'i')
+      rand_int(s, d->size, p);
+    else if (d->kind == 'h')
+      rand_half(s, p);
+    else if (d->size == 4) {
+      float f = (float)rand_double(s);
+      memcpy(p, &f, 4);
+    } else {
+      double f = rand_double(s);
+      memcpy(p, &f, 8);
+    }
   }
 }
 
@@ -142,12 +164,13 @@ static void add_array(DiffResult *r, int prog, int kernel, int param, kern_array
   d->dtype = kern_array_dtype(a);
   d->nbytes = kern_array_nbytes(a);
   d->bytes = malloc(d->nbytes);
-  if (d->bytes && kern_array_read(a, d->bytes, d->nbytes) != KERN_OK) memset(d->bytes, 0xee, d->nbytes);
+  if (d->bytes && kern_array_read(a, d->bytes, d->nbytes) != KERN_OK)
+    memset(d->bytes, 0xee, d->nbytes);
 }
 
 /* Makes argument p of kernel k: an array of the launch's shape, or a value. */
-static bool make_arg(kern_kernel *k, int p, kern_device *dev, uint64_t *rng, kern_arg *arg, kern_array **arr,
-                     char *err, size_t n) {
+static bool make_arg(kern_kernel *k, int p, kern_device *dev, uint64_t *rng, kern_arg *arg,
+                     kern_array **arr, char *err, size_t n) {
   const DtInfo *d = dt_find(kern_kernel_param_dtype(k, p));
   int nd = kern_kernel_param_ndim(k, p);
   if (!d) return fail(err, n, "a parameter of an unexpected dtype", kern_kernel_param_name(k, p));
@@ -158,10 +181,14 @@ static bool make_arg(kern_kernel *k, int p, kern_device *dev, uint64_t *rng, ker
     *arg = kern_arg_bytes(d->dtype, v);
     return true;
   }
-  int64_t shape[2] = {nd == 2 ? PROGEN_ROWS : PROGEN_N, PROGEN_COLS}, count = nd == 2 ? shape[0] * shape[1] : shape[0];
+  int64_t shape[2] = {nd == 2 ? PROGEN_ROWS : PROGEN_N, PROGEN_COLS},
+          count = nd == 2 ? shape[0] * shape[1] : shape[0];
   unsigned char *host = malloc((size_t)count * esize);
   *arr = kern_array_new(dev, d->dtype, nd, shape);
-  if (!host || !*arr) { free(host); return fail(err, n, "kern_array_new", kern_last_error()); }
+  if (!host || !*arr) {
+    free(host);
+    return fail(err, n, "kern_array_new", kern_last_error());
+  }
   for (int64_t e = 0; e < count; e++) rand_elem(rng, d, host + (size_t)e * esize);
   kern_status st = kern_array_write(*arr, host, (size_t)count * esize);
   free(host);
@@ -175,16 +202,18 @@ static kern_dims launch_dims(kern_kernel *k) {
   return KERN_DIM1(PROGEN_N);
 }
 
-static bool run_kernel(kern_kernel *k, int prog, int index, kern_device *dev, uint64_t seed, DiffResult *out,
-                       char *err, size_t n) {
+static bool run_kernel(kern_kernel *k, int prog, int index, kern_device *dev, uint64_t seed,
+                       DiffResult *out, char *err, size_t n) {
   int np = kern_kernel_num_params(k);
   kern_arg args[MAX_PARAMS];
   kern_array *arrs[MAX_PARAMS] = {0};
   uint64_t rng = seed * 31 + (uint64_t)index;
   bool ok = np <= MAX_PARAMS || fail(err, n, "too many parameters", kern_kernel_name(k));
   for (int p = 0; ok && p < np; p++) ok = make_arg(k, p, dev, &rng, &args[p], &arrs[p], err, n);
-  if (ok && kern_launch(k, dev, launch_dims(k), np, args) != KERN_OK) ok = fail(err, n, "launch", kern_last_error());
-  if (ok && kern_device_synchronize(dev) != KERN_OK) ok = fail(err, n, "synchronize", kern_last_error());
+  if (ok && kern_launch(k, dev, launch_dims(k), np, args) != KERN_OK)
+    ok = fail(err, n, "launch", kern_last_error());
+  if (ok && kern_device_synchronize(dev) != KERN_OK)
+    ok = fail(err, n, "synchronize", kern_last_error());
   for (int p = 0; p < np; p++) {
     if (ok && arrs[p]) add_array(out, prog, index, p, arrs[p]);
     kern_array_free(arrs[p]);
@@ -193,8 +222,8 @@ static bool run_kernel(kern_kernel *k, int prog, int index, kern_device *dev, ui
 }
 
 /* Runs p<j>_k0, p<j>_k1 ... of m. */
-static bool run_program(kern_module *m, int j, uint64_t seed, kern_device *dev, DiffResult *out, char *err,
-                        size_t n) {
+static bool run_program(kern_module *m, int j, uint64_t seed, kern_device *dev, DiffResult *out,
+                        char *err, size_t n) {
   char name[64];
   bool ok = true;
   int k = 0;
@@ -208,7 +237,8 @@ static bool run_program(kern_module *m, int j, uint64_t seed, kern_device *dev, 
   return ok && (k > 0 || fail(err, n, "a program without kernels", ""));
 }
 
-bool diff_run(const uint64_t *seeds, int count, kern_device *dev, DiffResult *out, char *err, size_t n) {
+bool diff_run(const uint64_t *seeds, int count, kern_device *dev, DiffResult *out, char *err,
+              size_t n) {
   char name[64];
   snprintf(name, sizeof name, "progen_%llu.kern", (unsigned long long)seeds[0]);
   memset(out, 0, sizeof *out);
@@ -216,7 +246,8 @@ bool diff_run(const uint64_t *seeds, int count, kern_device *dev, DiffResult *ou
   kern_module *m = src ? kern_module_from_source(name, src) : NULL;
   free(src);
   if (!m) return fail(err, n, "the module does not compile", kern_last_error());
-  bool ok = !*kern_module_diagnostics(m) || fail(err, n, "the module draws warnings", kern_module_diagnostics(m));
+  bool ok = !*kern_module_diagnostics(m) ||
+            fail(err, n, "the module draws warnings", kern_module_diagnostics(m));
   for (int j = 0; ok && j < count; j++) ok = run_program(m, j, seeds[j], dev, out, err, n);
   kern_module_free(m);
   return ok;
@@ -231,7 +262,11 @@ static bool is_nan(char kind, int size, const unsigned char *p) {
     return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
   }
   if (kind != 'f') return false;
-  if (size == 4) { float f; memcpy(&f, p, 4); return isnan(f); }
+  if (size == 4) {
+    float f;
+    memcpy(&f, p, 4);
+    return isnan(f);
+  }
   double f;
   memcpy(&f, p, 8);
   return isnan(f);
@@ -250,7 +285,8 @@ static void show(char *out, size_t n, char kind, int size, const unsigned char *
     double f;
     memcpy(&f, p, 8);
     snprintf(out, n, "%.17g (0x%016llx)", f, b);
-  } else snprintf(out, n, "0x%llx", b);
+  } else
+    snprintf(out, n, "0x%llx", b);
 }
 
 /* Appends up to `room` differences of one array pair; returns how many it found. */
@@ -268,8 +304,9 @@ static int compare_array(const DiffArray *a, const DiffArray *b, char *why, size
     size_t len = strlen(why);
     int comp = d ? d->ncomp : 1;
     size_t c = off / (size_t)cs;
-    snprintf(why + len, n - len, "  k%d parameter %d (%s), element %zu component %zu: %s vs %s\n", a->kernel,
-             a->param, kern_dtype_name(a->dtype), c / (size_t)comp, c % (size_t)comp, sx, sy);
+    snprintf(why + len, n - len, "  k%d parameter %d (%s), element %zu component %zu: %s vs %s\n",
+             a->kernel, a->param, kern_dtype_name(a->dtype), c / (size_t)comp, c % (size_t)comp, sx,
+             sy);
   }
   return bad;
 }

@@ -31,7 +31,7 @@ char *diff_module(const uint64_t *seeds, int n);
 
 /* Every array argument of every kernel after its launch, in launch order. */
 typedef struct DiffArray {
-  int prog, kernel, param;    /* program j of the module, its kernel k<kernel> */
+  int prog, kernel, param; /* program j of the module, its kernel k<kernel> */
   kern_dtype dtype;
   size_t nbytes;
   unsigned char *bytes;
@@ -45,7 +45,8 @@ typedef struct DiffResult {
 /* Loads the module of seeds[0 .. n), checks it has no diagnostics, and
  * launches each kernel of each program on dev with arguments drawn from the
  * program's seed. false, with the reason in err, when anything fails. */
-bool diff_run(const uint64_t *seeds, int n, kern_device *dev, DiffResult *out, char *err, size_t errn);
+bool diff_run(const uint64_t *seeds, int n, kern_device *dev, DiffResult *out, char *err,
+              size_t errn);
 /* Same bits in every array of program prog (any NaN equals any NaN of its
  * type: a NaN made by arithmetic has no defined bits). false: the first
  * differences, in why. */

@@ -18,18 +18,42 @@
 #include <string.h>
 
 typedef enum {
-  T_BOOL, T_I8, T_I16, T_I32, T_I64, T_U8, T_U16, T_U32, T_U64, T_F16, T_F32, T_F64,
-  T_VEC2, T_VEC3, T_VEC4, T_DVEC2, T_DVEC3, T_DVEC4, T_IVEC2, T_IVEC3, T_IVEC4, T_MAT22, T_MAT33, T_MAT44, T_QUAT,
-  T_S, T_COUNT
+  T_BOOL,
+  T_I8,
+  T_I16,
+  T_I32,
+  T_I64,
+  T_U8,
+  T_U16,
+  T_U32,
+  T_U64,
+  T_F16,
+  T_F32,
+  T_F64,
+  T_VEC2,
+  T_VEC3,
+  T_VEC4,
+  T_DVEC2,
+  T_DVEC3,
+  T_DVEC4,
+  T_IVEC2,
+  T_IVEC3,
+  T_IVEC4,
+  T_MAT22,
+  T_MAT33,
+  T_MAT44,
+  T_QUAT,
+  T_S,
+  T_COUNT
 } Ty;
 
 typedef enum { K_BOOL, K_SINT, K_UINT, K_FLOAT, K_VEC, K_MAT, K_QUAT, K_STRUCT } Kind;
 
 typedef struct TyInfo {
-  const char *name, *alias;  /* alias: another spelling of the same type, or NULL */
+  const char *name, *alias; /* alias: another spelling of the same type, or NULL */
   Kind kind;
-  int bits, len;             /* len: vector components, matrix rows (= columns) */
-  Ty comp;                   /* the component type of a vector */
+  int bits, len; /* len: vector components, matrix rows (= columns) */
+  Ty comp;       /* the component type of a vector */
 } TyInfo;
 
 static const TyInfo tys[T_COUNT] = {
@@ -61,11 +85,28 @@ static const TyInfo tys[T_COUNT] = {
     [T_S] = {"S", NULL, K_STRUCT, 0, 1, T_S},
 };
 
-enum { MAX_VARS = 512, MAX_ARRS = 12, MAX_FNS = 6, MAX_PARAMS = 3, MAX_FIELDS = 4, MAX_CONSTS = 6, NAME = 16 };
+enum {
+  MAX_VARS = 512,
+  MAX_ARRS = 12,
+  MAX_FNS = 6,
+  MAX_PARAMS = 3,
+  MAX_FIELDS = 4,
+  MAX_CONSTS = 6,
+  NAME = 16
+};
 enum { F_NC = 1, F_NZ = 2 }; /* expression flags: must not be constant; a literal must not be 0 */
 
-typedef struct Var { char name[NAME]; Ty t; bool ro, state; } Var; /* state: a random state (uint32) */
-typedef struct Arr { char name[NAME]; Ty t; int ndim; bool out; } Arr;
+typedef struct Var {
+  char name[NAME];
+  Ty t;
+  bool ro, state;
+} Var; /* state: a random state (uint32) */
+typedef struct Arr {
+  char name[NAME];
+  Ty t;
+  int ndim;
+  bool out;
+} Arr;
 typedef struct Fn {
   char name[NAME];
   Ty ret, params[MAX_PARAMS];
@@ -74,7 +115,10 @@ typedef struct Fn {
   bool has_warr; /* parameters `T[] pw, int at`: writes pw[at] (the caller's own element) */
   Ty arr_t, warr_t;
 } Fn;
-typedef struct Const { char name[NAME]; Ty t; } Const;
+typedef struct Const {
+  char name[NAME];
+  Ty t;
+} Const;
 
 typedef struct Gen {
   uint64_t rng;
@@ -87,18 +131,18 @@ typedef struct Gen {
   Arr arrs[MAX_ARRS];
   int narrs;
   Fn fns[MAX_FNS];
-  int nfns, callable;    /* fns[0 .. callable) may be called from here */
+  int nfns, callable; /* fns[0 .. callable) may be called from here */
   Const consts[MAX_CONSTS];
   int nconsts;
   const char *prefix;    /* of every module-level name */
   char sname[NAME];      /* the struct's name (prefix + "S") */
   Ty fields[MAX_FIELDS]; /* the struct, when nfields > 0 */
   int nfields;
-  int kdim;              /* 1 or 2 in a kernel (its arrays' rank), 0 in a function */
-  const char *own;       /* this thread's element of an out array: "[i]", "[r, c]" or "[at]" */
+  int kdim;        /* 1 or 2 in a kernel (its arrays' rank), 0 in a function */
+  const char *own; /* this thread's element of an out array: "[i]", "[r, c]" or "[at]" */
   int loops, nest, budget;
-  Ty ret;                /* the function's return type */
-  const Arr *iter_arr;   /* the array an enclosing loop walks, with iter_var */
+  Ty ret;              /* the function's return type */
+  const Arr *iter_arr; /* the array an enclosing loop walks, with iter_var */
   char iter_var[NAME];
 } Gen;
 
@@ -117,7 +161,10 @@ static void put(Gen *g, const char *fmt, ...) {
   if (g->len + (size_t)n + 1 > g->cap) {
     size_t cap = (g->cap + (size_t)n + 1) * 2;
     char *s = realloc(g->s, cap);
-    if (!s) { g->oom = true; return; }
+    if (!s) {
+      g->oom = true;
+      return;
+    }
     g->s = s;
     g->cap = cap;
   }
@@ -149,11 +196,14 @@ static const char *tname(Gen *g, Ty t) {
   return ti(t)->alias && chance(g, 50) ? ti(t)->alias : ti(t)->name;
 }
 
-static void fresh(Gen *g, char *name, const char *prefix) { snprintf(name, NAME, "%s%d", prefix, g->ids++); }
+static void fresh(Gen *g, char *name, const char *prefix) {
+  snprintf(name, NAME, "%s%d", prefix, g->ids++);
+}
 
 /* A type for a variable, parameter or array: mostly 32-bit scalars. */
 static Ty any_type(Gen *g, bool with_struct) {
-  static const Ty common[] = {T_I32, T_I32, T_I32, T_U32, T_U32, T_F32, T_F32, T_F64, T_I64, T_U64, T_BOOL};
+  static const Ty common[] = {T_I32, T_I32, T_I32, T_U32, T_U32, T_F32,
+                              T_F32, T_F64, T_I64, T_U64, T_BOOL};
   int r = rnd(g, 100);
   if (r < 60) return common[rnd(g, (int)(sizeof common / sizeof common[0]))];
   if (r < 75) return (Ty)(T_I8 + rnd(g, T_F16 - T_I8 + 1)); /* the narrow ones and float16 */
@@ -165,8 +215,12 @@ static Ty any_type(Gen *g, bool with_struct) {
 /* A type that widens to t implicitly (int8 to int32, float32 to float64 ...),
  * or t itself. */
 static Ty narrower(Gen *g, Ty t) {
-  static const Ty s[] = {T_I8, T_I16, T_I32, T_I64}, u[] = {T_U8, T_U16, T_U32, T_U64}, f[] = {T_F16, T_F32, T_F64};
-  const Ty *fam = ti(t)->kind == K_SINT ? s : ti(t)->kind == K_UINT ? u : ti(t)->kind == K_FLOAT ? f : NULL;
+  static const Ty s[] = {T_I8, T_I16, T_I32, T_I64}, u[] = {T_U8, T_U16, T_U32, T_U64},
+                  f[] = {T_F16, T_F32, T_F64};
+  const Ty *fam = ti(t)->kind == K_SINT    ? s
+                  : ti(t)->kind == K_UINT  ? u
+                  : ti(t)->kind == K_FLOAT ? f
+                                           : NULL;
   int pos = 0;
   while (fam && fam[pos] != t) pos++;
   return fam && chance(g, 25) ? fam[rnd(g, pos + 1)] : t;
@@ -214,7 +268,8 @@ static const Var *find_var_if(Gen *g, bool (*ok)(Ty), bool want_rw) {
 static const Arr *find_arr(Gen *g, Ty t, bool arg) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].t == t && !(arg && (g->arrs[k].out || g->arrs[k].ndim != 1)) && rnd(g, ++n) == 0) pick = k;
+    if (g->arrs[k].t == t && !(arg && (g->arrs[k].out || g->arrs[k].ndim != 1)) && rnd(g, ++n) == 0)
+      pick = k;
   return pick < 0 ? NULL : &g->arrs[pick];
 }
 
@@ -230,7 +285,9 @@ static const Const *find_const(Gen *g, Ty t) {
 static const Arr *find_out(Gen *g, Ty t) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].t == t && g->arrs[k].out && g->arrs[k].ndim == 1 && g->kdim != 2 && rnd(g, ++n) == 0) pick = k;
+    if (g->arrs[k].t == t && g->arrs[k].out && g->arrs[k].ndim == 1 && g->kdim != 2 &&
+        rnd(g, ++n) == 0)
+      pick = k;
   return pick < 0 ? NULL : &g->arrs[pick];
 }
 
@@ -252,29 +309,41 @@ static void int_literal(Gen *g, Ty t, bool nonzero) {
   bool sgn = i->kind == K_SINT;
   uint64_t umax = i->bits == 64 ? ~0ull : (1ull << i->bits) - 1, v;
   switch (rnd(g, 6)) {
-  case 0: case 1: v = 1 + (uint64_t)rnd(g, 9); break;
-  case 2:
-    if (sgn) { put(g, "(-%d)", 1 + rnd(g, 9)); return; }
-    v = umax;
-    break;
-  case 3:
-    if (sgn) { put(g, "(-%llu)", (unsigned long long)(umax / 2 + 1)); return; } /* MIN */
-    v = umax >> 1;
-    break;
-  case 4: v = sgn ? umax / 2 : umax; break;                                     /* MAX */
-  default: v = next(g) & (sgn ? umax / 2 : umax); break;
+    case 0:
+    case 1: v = 1 + (uint64_t)rnd(g, 9); break;
+    case 2:
+      if (sgn) {
+        put(g, "(-%d)", 1 + rnd(g, 9));
+        return;
+      }
+      v = umax;
+      break;
+    case 3:
+      if (sgn) {
+        put(g, "(-%llu)", (unsigned long long)(umax / 2 + 1));
+        return;
+      } /* MIN */
+      v = umax >> 1;
+      break;
+    case 4: v = sgn ? umax / 2 : umax; break; /* MAX */
+    default: v = next(g) & (sgn ? umax / 2 : umax); break;
   }
   if (v == 0 && nonzero) v = 3;
-  if (!sgn && chance(g, 30)) put(g, "0x%llX", (unsigned long long)v);
-  else put(g, "%llu", (unsigned long long)v);
-  if (t == T_U32 && chance(g, 30)) put(g, "u");
-  else if (t == T_I64 && chance(g, 30)) put(g, "l");
-  else if (t == T_U64 && chance(g, 30)) put(g, "ul");
+  if (!sgn && chance(g, 30))
+    put(g, "0x%llX", (unsigned long long)v);
+  else
+    put(g, "%llu", (unsigned long long)v);
+  if (t == T_U32 && chance(g, 30))
+    put(g, "u");
+  else if (t == T_I64 && chance(g, 30))
+    put(g, "l");
+  else if (t == T_U64 && chance(g, 30))
+    put(g, "ul");
 }
 
 static void float_literal(Gen *g, Ty t, bool nonzero) {
-  static const char *const common[] = {"1.0", "0.5", "2.0", "(-1.5)", "0.25", "3.0", "10.0", "(-0.75)",
-                                       "0.1", "1e-3", "(-2.0)", "1.5", "0.0", "7.0"};
+  static const char *const common[] = {"1.0",     "0.5", "2.0",  "(-1.5)", "0.25", "3.0", "10.0",
+                                       "(-0.75)", "0.1", "1e-3", "(-2.0)", "1.5",  "0.0", "7.0"};
   static const char *const wide[] = {"1e30", "(-1e-30)", "16777217.0", "3.4e38", "1e-40"};
   int n = (int)(sizeof common / sizeof common[0]);
   const char *s = common[rnd(g, nonzero ? n - 2 : n)];
@@ -285,9 +354,12 @@ static void float_literal(Gen *g, Ty t, bool nonzero) {
 }
 
 static void literal(Gen *g, Ty t, bool nonzero) {
-  if (t == T_BOOL) put(g, chance(g, 50) ? "true" : "false");
-  else if (is_float(t)) float_literal(g, t, nonzero);
-  else int_literal(g, t, nonzero);
+  if (t == T_BOOL)
+    put(g, chance(g, 50) ? "true" : "false");
+  else if (is_float(t))
+    float_literal(g, t, nonzero);
+  else
+    int_literal(g, t, nonzero);
 }
 
 /* ---- leaves ---------------------------------------------------------------------- */
@@ -309,7 +381,10 @@ static void own_index(Gen *g) { put(g, "%s", g->own); }
 
 static void array_read(Gen *g, const Arr *a, int d) {
   put(g, "%s", a->name);
-  if (a->out || (g->kdim && chance(g, 45))) { own_index(g); return; }
+  if (a->out || (g->kdim && chance(g, 45))) {
+    own_index(g);
+    return;
+  }
   if (a == g->iter_arr && chance(g, 60)) {
     put(g, a->ndim == 2 ? "[r, %s]" : "[%s]", g->iter_var);
     return;
@@ -328,11 +403,14 @@ static bool component(Gen *g, Ty t) {
   int n = 0;
   const Var *pick = NULL;
   for (int k = 0; k < g->nvars; k++)
-    if (ti(g->vars[k].t)->kind == K_VEC && ti(g->vars[k].t)->comp == t && rnd(g, ++n) == 0) pick = &g->vars[k];
+    if (ti(g->vars[k].t)->kind == K_VEC && ti(g->vars[k].t)->comp == t && rnd(g, ++n) == 0)
+      pick = &g->vars[k];
   if (!pick) return false;
   int len = ti(pick->t)->len;
-  if (chance(g, 60)) put(g, "%s.%c", pick->name, xyzw[rnd(g, len)]);
-  else if (chance(g, 50)) put(g, "%s[%d]", pick->name, rnd(g, len));
+  if (chance(g, 60))
+    put(g, "%s.%c", pick->name, xyzw[rnd(g, len)]);
+  else if (chance(g, 50))
+    put(g, "%s[%d]", pick->name, rnd(g, len));
   else {
     put(g, "%s[", pick->name);
     expr(g, int_type(g), 1, F_NC); /* a run-time index is clamped */
@@ -353,13 +431,13 @@ static bool field(Gen *g, Ty t) {
 
 static bool kernel_int(Gen *g) {
   switch (rnd(g, 4)) {
-  case 0: put(g, "tid()"); return true;
-  case 1: put(g, "dim(0)"); return true;
-  case 2: put(g, "i"); return true;
-  default:
-    if (!g->narrs) return false;
-    put(g, "len(%s)", g->arrs[rnd(g, g->narrs)].name);
-    return true;
+    case 0: put(g, "tid()"); return true;
+    case 1: put(g, "dim(0)"); return true;
+    case 2: put(g, "i"); return true;
+    default:
+      if (!g->narrs) return false;
+      put(g, "len(%s)", g->arrs[rnd(g, g->narrs)].name);
+      return true;
   }
 }
 
@@ -369,9 +447,14 @@ static bool scalar_var(Ty t) { return is_scalar(t); }
 static void scalar_fallback(Gen *g, Ty t) {
   const Var *v = find_var(g, t, false);
   if (!v) v = find_var_if(g, scalar_var, false);
-  if (!v) { put(g, "%s(%d)", ti(t)->name, 1); return; } /* not reached: a scalar is always in scope */
-  if (v->t == t) put(g, "%s", v->name);
-  else put(g, "%s(%s)", ti(t)->name, v->name);
+  if (!v) {
+    put(g, "%s(%d)", ti(t)->name, 1);
+    return;
+  } /* not reached: a scalar is always in scope */
+  if (v->t == t)
+    put(g, "%s", v->name);
+  else
+    put(g, "%s(%s)", ti(t)->name, v->name);
 }
 
 static void constructor(Gen *g, Ty t, int d, int fl) {
@@ -403,32 +486,35 @@ static bool leaf_try(Gen *g, Ty t, int fl) {
   const Arr *a;
   const Const *c;
   switch (rnd(g, 7)) {
-  case 0: case 1:
-    if (!(v = find_var(g, t, false))) return false;
-    put(g, "%s", v->name);
-    return true;
-  case 2:
-    if (!(a = find_arr(g, t, false))) return false;
-    array_read(g, a, 1);
-    return true;
-  case 3:
-    if ((fl & F_NC) || !is_scalar(t)) return false;
-    literal(g, t, fl & F_NZ);
-    return true;
-  case 4:
-    if ((fl & (F_NC | F_NZ)) || !(c = find_const(g, t))) return false;
-    put(g, "%s", c->name);
-    return true;
-  case 5: return t == T_I32 && g->kdim && kernel_int(g);
-  default: return is_scalar(t) && (chance(g, 50) ? component(g, t) : field(g, t));
+    case 0:
+    case 1:
+      if (!(v = find_var(g, t, false))) return false;
+      put(g, "%s", v->name);
+      return true;
+    case 2:
+      if (!(a = find_arr(g, t, false))) return false;
+      array_read(g, a, 1);
+      return true;
+    case 3:
+      if ((fl & F_NC) || !is_scalar(t)) return false;
+      literal(g, t, fl & F_NZ);
+      return true;
+    case 4:
+      if ((fl & (F_NC | F_NZ)) || !(c = find_const(g, t))) return false;
+      put(g, "%s", c->name);
+      return true;
+    case 5: return t == T_I32 && g->kdim && kernel_int(g);
+    default: return is_scalar(t) && (chance(g, 50) ? component(g, t) : field(g, t));
   }
 }
 
 static void leaf(Gen *g, Ty t, int fl) {
   for (int tries = 0; tries < 12; tries++)
     if (leaf_try(g, t, fl)) return;
-  if (is_scalar(t)) scalar_fallback(g, t);
-  else constructor(g, t, 0, F_NC);
+  if (is_scalar(t))
+    scalar_fallback(g, t);
+  else
+    constructor(g, t, 0, F_NC);
 }
 
 /* ---- expressions ----------------------------------------------------------------- */
@@ -507,15 +593,17 @@ static void vec_scalar(Gen *g, Ty t, int d) {
   static const char xyzw[] = "xyzw";
   Ty v = vec_of(g, t, 0);
   switch (rnd(g, 3)) {
-  case 0:
-    put(g, "(");
-    expr(g, v, d - 1, 0);
-    put(g, ").%c", xyzw[rnd(g, ti(v)->len)]);
-    break;
-  case 1: builtin(g, "dot", v, 2, d); break;
-  default:
-    if (t == T_I32) builtin(g, "dot", v, 2, d);
-    else builtin(g, chance(g, 50) ? "length_sq" : "length", v, 1, d);
+    case 0:
+      put(g, "(");
+      expr(g, v, d - 1, 0);
+      put(g, ").%c", xyzw[rnd(g, ti(v)->len)]);
+      break;
+    case 1: builtin(g, "dot", v, 2, d); break;
+    default:
+      if (t == T_I32)
+        builtin(g, "dot", v, 2, d);
+      else
+        builtin(g, chance(g, 50) ? "length_sq" : "length", v, 1, d);
   }
 }
 
@@ -533,8 +621,10 @@ static bool effect_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"add", "sub", "min", "max", "exch", "cas", "and", "or", "xor"};
   const Var *s = find_state(g);
   if (s && (t == T_U32 || t == T_F32) && chance(g, 50)) {
-    if (t == T_U32) put(g, "randi(&%s)", s->name);
-    else if (chance(g, 50)) put(g, "randf(&%s)", s->name);
+    if (t == T_U32)
+      put(g, "randi(&%s)", s->name);
+    else if (chance(g, 50))
+      put(g, "randf(&%s)", s->name);
     else {
       put(g, "randf(&%s, ", s->name);
       expr(g, T_F32, d - 1, 0);
@@ -549,7 +639,8 @@ static bool effect_expr(Gen *g, Ty t, int d) {
   for (int k = 0; k < g->narrs; k++)
     if (g->arrs[k].out && g->arrs[k].t == t && rnd(g, ++n) == 0) a = &g->arrs[k];
   bool vec = is_vec(t), fl = is_float(t) || (vec && ti(t)->comp != T_I32);
-  if (!a || t == T_F16 || (!vec && !is_int(t) && !fl) || (is_int(t) && ti(t)->bits < 32)) return false;
+  if (!a || t == T_F16 || (!vec && !is_int(t) && !fl) || (is_int(t) && ti(t)->bits < 32))
+    return false;
   int op = vec ? rnd(g, 4) : rnd(g, fl ? 6 : 9);
   put(g, "atomic_%s(&%s", ops[op], a->name);
   own_index(g);
@@ -566,85 +657,96 @@ static void int_expr(Gen *g, Ty t, int d) {
   bool wide = t == T_I32 || t == T_I64 || t == T_U32 || t == T_U64, sgn = ti(t)->kind == K_SINT;
   int op = rnd(g, 8);
   switch (rnd(g, 12)) {
-  case 0: case 1: case 2: binop(g, t, ops[op], d, op == 3 || op == 4 ? F_NZ : 0); return;
-  case 3: /* a shift: any count, masked by the language; sometimes a literal in range */
-    put(g, "(");
-    expr(g, t, d - 1, F_NC);
-    put(g, chance(g, 50) ? " << " : " >> ");
-    if (chance(g, 40)) put(g, "%d", rnd(g, ti(t)->bits));
-    else expr(g, int_type(g), d - 1, F_NC);
-    put(g, ")");
-    return;
-  case 4:
-    put(g, chance(g, 50) ? "(-" : "(~");
-    expr(g, t, d - 1, F_NC);
-    put(g, ")");
-    return;
-  case 5: cast(g, t, d); return;
-  case 6: ternary(g, t, d); return;
-  case 7:
-    if (!wide) break;
-    if (sgn && chance(g, 40)) builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d);
-    else if (chance(g, 30)) builtin(g, "clamp", t, 3, d);
-    else builtin(g, chance(g, 50) ? "min" : "max", t, 2, d);
-    return;
-  case 8:
-    if (call(g, t, d)) return;
-    break;
-  case 9: /* a guarded division, as C programmers write it */
-    put(g, "(");
-    expr(g, t, d - 1, F_NC);
-    put(g, chance(g, 50) ? " / (" : " %% (");
-    expr(g, t, d - 1, F_NC);
-    put(g, " | 1))");
-    return;
-  case 10:
-    if (t != T_I32) break;
-    vec_scalar(g, t, d);
-    return;
-  default:
-    if (effect_expr(g, t, d)) return;
-    break;
+    case 0:
+    case 1:
+    case 2: binop(g, t, ops[op], d, op == 3 || op == 4 ? F_NZ : 0); return;
+    case 3: /* a shift: any count, masked by the language; sometimes a literal in range */
+      put(g, "(");
+      expr(g, t, d - 1, F_NC);
+      put(g, chance(g, 50) ? " << " : " >> ");
+      if (chance(g, 40))
+        put(g, "%d", rnd(g, ti(t)->bits));
+      else
+        expr(g, int_type(g), d - 1, F_NC);
+      put(g, ")");
+      return;
+    case 4:
+      put(g, chance(g, 50) ? "(-" : "(~");
+      expr(g, t, d - 1, F_NC);
+      put(g, ")");
+      return;
+    case 5: cast(g, t, d); return;
+    case 6: ternary(g, t, d); return;
+    case 7:
+      if (!wide) break;
+      if (sgn && chance(g, 40))
+        builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d);
+      else if (chance(g, 30))
+        builtin(g, "clamp", t, 3, d);
+      else
+        builtin(g, chance(g, 50) ? "min" : "max", t, 2, d);
+      return;
+    case 8:
+      if (call(g, t, d)) return;
+      break;
+    case 9: /* a guarded division, as C programmers write it */
+      put(g, "(");
+      expr(g, t, d - 1, F_NC);
+      put(g, chance(g, 50) ? " / (" : " %% (");
+      expr(g, t, d - 1, F_NC);
+      put(g, " | 1))");
+      return;
+    case 10:
+      if (t != T_I32) break;
+      vec_scalar(g, t, d);
+      return;
+    default:
+      if (effect_expr(g, t, d)) return;
+      break;
   }
   binop(g, t, ops[op], d, op == 3 || op == 4 ? F_NZ : 0);
 }
 
 static void float_builtin(Gen *g, Ty t, int d) {
-  static const char *const un[] = {"floor", "ceil", "trunc", "round", "sqrt", "abs", "sign", "rsqrt"};
+  static const char *const un[] = {"floor", "ceil", "trunc", "round",
+                                   "sqrt",  "abs",  "sign",  "rsqrt"};
   static const char *const bin[] = {"min", "max", "fmod", "step"};
   static const char *const tri[] = {"clamp", "lerp", "smoothstep"};
   switch (rnd(g, 3)) {
-  case 0: builtin(g, un[rnd(g, 8)], t, 1, d); break;
-  case 1: builtin(g, bin[rnd(g, 4)], t, 2, d); break;
-  default: builtin(g, tri[rnd(g, 3)], t, 3, d); break;
+    case 0: builtin(g, un[rnd(g, 8)], t, 1, d); break;
+    case 1: builtin(g, bin[rnd(g, 4)], t, 2, d); break;
+    default: builtin(g, tri[rnd(g, 3)], t, 3, d); break;
   }
 }
 
 static void float_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"+", "-", "*", "/"};
   switch (rnd(g, 11)) {
-  case 0: case 1: case 2: binop(g, t, ops[rnd(g, 4)], d, 0); return;
-  case 3:
-    put(g, "(-");
-    expr(g, t, d - 1, F_NC);
-    put(g, ")");
-    return;
-  case 10:
-    if (effect_expr(g, t, d)) return;
-    break;
-  case 4: cast(g, t, d); return;
-  case 5: ternary(g, t, d); return;
-  case 6: case 7:
-    if (t == T_F16) break;
-    float_builtin(g, t, d);
-    return;
-  case 8:
-    if (call(g, t, d)) return;
-    break;
-  default:
-    if (t == T_F16) break;
-    vec_scalar(g, t, d);
-    return;
+    case 0:
+    case 1:
+    case 2: binop(g, t, ops[rnd(g, 4)], d, 0); return;
+    case 3:
+      put(g, "(-");
+      expr(g, t, d - 1, F_NC);
+      put(g, ")");
+      return;
+    case 10:
+      if (effect_expr(g, t, d)) return;
+      break;
+    case 4: cast(g, t, d); return;
+    case 5: ternary(g, t, d); return;
+    case 6:
+    case 7:
+      if (t == T_F16) break;
+      float_builtin(g, t, d);
+      return;
+    case 8:
+      if (call(g, t, d)) return;
+      break;
+    default:
+      if (t == T_F16) break;
+      vec_scalar(g, t, d);
+      return;
   }
   binop(g, t, ops[rnd(g, 4)], d, 0);
 }
@@ -653,69 +755,80 @@ static void bool_expr(Gen *g, int d) {
   static const char *const cmp[] = {"<", "<=", ">", ">=", "==", "!="};
   static const char *const cls[] = {"isnan", "isinf", "isfinite"};
   switch (rnd(g, 9)) {
-  case 0: case 1: case 2: {
-    Ty u = scalar_type(g);
-    binop(g, u == T_BOOL ? T_I32 : u, cmp[rnd(g, 6)], d, 0);
-    return;
-  }
-  case 3: binop(g, T_BOOL, chance(g, 50) ? "&&" : "||", d, 0); return;
-  case 4:
-    put(g, "(!");
-    expr(g, T_BOOL, d - 1, F_NC);
-    put(g, ")");
-    return;
-  case 5: {
-    Ty u = chance(g, 50) ? T_BOOL : any_type(g, false);
-    binop(g, u, chance(g, 50) ? "==" : "!=", d, 0);
-    return;
-  }
-  case 6: {
-    const char *name = cls[rnd(g, 3)];
-    builtin(g, name, chance(g, 50) ? T_F32 : T_F64, 1, d);
-    return;
-  }
-  case 7:
-    if (call(g, T_BOOL, d)) return;
-    /* fall through */
-  default:
-    put(g, "bool(");
-    expr(g, int_type(g), d - 1, F_NC);
-    put(g, ")");
+    case 0:
+    case 1:
+    case 2: {
+      Ty u = scalar_type(g);
+      binop(g, u == T_BOOL ? T_I32 : u, cmp[rnd(g, 6)], d, 0);
+      return;
+    }
+    case 3: binop(g, T_BOOL, chance(g, 50) ? "&&" : "||", d, 0); return;
+    case 4:
+      put(g, "(!");
+      expr(g, T_BOOL, d - 1, F_NC);
+      put(g, ")");
+      return;
+    case 5: {
+      Ty u = chance(g, 50) ? T_BOOL : any_type(g, false);
+      binop(g, u, chance(g, 50) ? "==" : "!=", d, 0);
+      return;
+    }
+    case 6: {
+      const char *name = cls[rnd(g, 3)];
+      builtin(g, name, chance(g, 50) ? T_F32 : T_F64, 1, d);
+      return;
+    }
+    case 7:
+      if (call(g, T_BOOL, d)) return;
+      /* fall through */
+    default:
+      put(g, "bool(");
+      expr(g, int_type(g), d - 1, F_NC);
+      put(g, ")");
   }
 }
 
 static void vec_builtin(Gen *g, Ty t, int d) {
   bool fv = ti(t)->comp != T_I32;
   switch (rnd(g, 6)) {
-  case 0: builtin(g, chance(g, 50) ? "min" : "max", t, 2, d); return;
-  case 1:
-    if (chance(g, 50)) { builtin(g, "clamp", t, 3, d); return; }
-    put(g, "clamp(");
-    expr(g, t, d - 1, 0);
-    put(g, ", ");
-    expr(g, ti(t)->comp, d - 1, 0);
-    put(g, ", ");
-    expr(g, ti(t)->comp, d - 1, 0);
-    put(g, ")");
-    return;
-  case 2: builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d); return;
-  case 3:
-    if (ti(t)->len == 3) { builtin(g, "cross", t, 2, d); return; }
-    /* fall through */
-  default:
-    if (!fv) { builtin(g, "abs", t, 1, d); return; }
-    if (chance(g, 25)) {
-      put(g, "lerp(");
+    case 0: builtin(g, chance(g, 50) ? "min" : "max", t, 2, d); return;
+    case 1:
+      if (chance(g, 50)) {
+        builtin(g, "clamp", t, 3, d);
+        return;
+      }
+      put(g, "clamp(");
       expr(g, t, d - 1, 0);
       put(g, ", ");
-      expr(g, t, d - 1, 0);
+      expr(g, ti(t)->comp, d - 1, 0);
       put(g, ", ");
       expr(g, ti(t)->comp, d - 1, 0);
       put(g, ")");
       return;
-    }
-    static const char *const un[] = {"floor", "ceil", "trunc", "round", "sqrt", "normalize"};
-    builtin(g, un[rnd(g, 6)], t, 1, d);
+    case 2: builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d); return;
+    case 3:
+      if (ti(t)->len == 3) {
+        builtin(g, "cross", t, 2, d);
+        return;
+      }
+      /* fall through */
+    default:
+      if (!fv) {
+        builtin(g, "abs", t, 1, d);
+        return;
+      }
+      if (chance(g, 25)) {
+        put(g, "lerp(");
+        expr(g, t, d - 1, 0);
+        put(g, ", ");
+        expr(g, t, d - 1, 0);
+        put(g, ", ");
+        expr(g, ti(t)->comp, d - 1, 0);
+        put(g, ")");
+        return;
+      }
+      static const char *const un[] = {"floor", "ceil", "trunc", "round", "sqrt", "normalize"};
+      builtin(g, un[rnd(g, 6)], t, 1, d);
   }
 }
 
@@ -723,32 +836,40 @@ static void vec_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"+", "-", "*", "/"};
   Ty c = ti(t)->comp;
   switch (rnd(g, 9)) {
-  case 0: case 1: binop(g, t, ops[rnd(g, 4)], d, 0); return;
-  case 2: { /* a vector and a scalar */
-    int op = rnd(g, 3);
-    put(g, "(");
-    if (op == 1) { expr(g, c, d - 1, 0); put(g, " * "); expr(g, t, d - 1, 0); }
-    else { expr(g, t, d - 1, 0); put(g, op ? " / " : " * "); expr(g, c, d - 1, op ? F_NZ : 0); }
-    put(g, ")");
-    return;
-  }
-  case 3:
-    put(g, "(-");
-    expr(g, t, d - 1, 0);
-    put(g, ")");
-    return;
-  case 4: constructor(g, t, d - 1, 0); return;
-  case 5: { /* from a vector of the same length and another component type */
-    Ty from = vec_of(g, rnd(g, 3) == 0 ? T_I32 : rnd(g, 2) ? T_F32 : T_F64, ti(t)->len);
-    put(g, "%s(", ti(t)->name);
-    expr(g, from, d - 1, 0);
-    put(g, ")");
-    return;
-  }
-  case 6: vec_builtin(g, t, d); return;
-  case 7: ternary(g, t, d); return;
-  default:
-    if (!effect_expr(g, t, d) && !call(g, t, d)) constructor(g, t, d - 1, 0);
+    case 0:
+    case 1: binop(g, t, ops[rnd(g, 4)], d, 0); return;
+    case 2: { /* a vector and a scalar */
+      int op = rnd(g, 3);
+      put(g, "(");
+      if (op == 1) {
+        expr(g, c, d - 1, 0);
+        put(g, " * ");
+        expr(g, t, d - 1, 0);
+      } else {
+        expr(g, t, d - 1, 0);
+        put(g, op ? " / " : " * ");
+        expr(g, c, d - 1, op ? F_NZ : 0);
+      }
+      put(g, ")");
+      return;
+    }
+    case 3:
+      put(g, "(-");
+      expr(g, t, d - 1, 0);
+      put(g, ")");
+      return;
+    case 4: constructor(g, t, d - 1, 0); return;
+    case 5: { /* from a vector of the same length and another component type */
+      Ty from = vec_of(g, rnd(g, 3) == 0 ? T_I32 : rnd(g, 2) ? T_F32 : T_F64, ti(t)->len);
+      put(g, "%s(", ti(t)->name);
+      expr(g, from, d - 1, 0);
+      put(g, ")");
+      return;
+    }
+    case 6: vec_builtin(g, t, d); return;
+    case 7: ternary(g, t, d); return;
+    default:
+      if (!effect_expr(g, t, d) && !call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
@@ -758,35 +879,50 @@ static Ty row_of(Ty m) { return (Ty)(T_VEC2 + ti(m)->len - 2); }
 static void scaled(Gen *g, Ty t, int d) {
   int op = rnd(g, ti(t)->kind == K_MAT ? 3 : 2);
   put(g, "(");
-  if (op == 1) { expr(g, T_F32, d - 1, 0); put(g, " * "); expr(g, t, d - 1, 0); }
-  else { expr(g, t, d - 1, 0); put(g, op ? " / " : " * "); expr(g, T_F32, d - 1, op ? F_NZ : 0); }
+  if (op == 1) {
+    expr(g, T_F32, d - 1, 0);
+    put(g, " * ");
+    expr(g, t, d - 1, 0);
+  } else {
+    expr(g, t, d - 1, 0);
+    put(g, op ? " / " : " * ");
+    expr(g, T_F32, d - 1, op ? F_NZ : 0);
+  }
   put(g, ")");
 }
 
 static void mat_expr(Gen *g, Ty t, int d) {
   switch (rnd(g, 9)) {
-  case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
-  case 1: binop(g, t, "*", d, 0); return;
-  case 2: scaled(g, t, d); return;
-  case 3: put(g, "(-"); expr(g, t, d - 1, 0); put(g, ")"); return;
-  case 4: builtin(g, chance(g, 50) ? "transpose" : "inverse", t, 1, d); return;
-  case 5: builtin(g, "outer", row_of(t), 2, d); return;
-  case 6: put(g, "identity(%d)", ti(t)->len); return;
-  case 7: ternary(g, t, d); return;
-  default:
-    if (!call(g, t, d)) constructor(g, t, d - 1, 0);
+    case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
+    case 1: binop(g, t, "*", d, 0); return;
+    case 2: scaled(g, t, d); return;
+    case 3:
+      put(g, "(-");
+      expr(g, t, d - 1, 0);
+      put(g, ")");
+      return;
+    case 4: builtin(g, chance(g, 50) ? "transpose" : "inverse", t, 1, d); return;
+    case 5: builtin(g, "outer", row_of(t), 2, d); return;
+    case 6: put(g, "identity(%d)", ti(t)->len); return;
+    case 7: ternary(g, t, d); return;
+    default:
+      if (!call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
 static void quat_expr(Gen *g, Ty t, int d) {
   switch (rnd(g, 6)) {
-  case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
-  case 1: scaled(g, t, d); return;
-  case 2: put(g, "(-"); expr(g, t, d - 1, 0); put(g, ")"); return;
-  case 3: builtin(g, "quat_mul", t, 2, d); return;
-  case 4: ternary(g, t, d); return;
-  default:
-    if (!call(g, t, d)) constructor(g, t, d - 1, 0);
+    case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
+    case 1: scaled(g, t, d); return;
+    case 2:
+      put(g, "(-");
+      expr(g, t, d - 1, 0);
+      put(g, ")");
+      return;
+    case 3: builtin(g, "quat_mul", t, 2, d); return;
+    case 4: ternary(g, t, d); return;
+    default:
+      if (!call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
@@ -824,19 +960,25 @@ static bool from_mat(Gen *g, Ty t, int d) {
 }
 
 static void expr(Gen *g, Ty t, int d, int fl) {
-  if (d <= 0 || chance(g, 20)) { leaf(g, t, fl); return; }
+  if (d <= 0 || chance(g, 20)) {
+    leaf(g, t, fl);
+    return;
+  }
   if (d > 1 && chance(g, 4) && from_mat(g, t, d)) return;
   switch (ti(t)->kind) {
-  case K_BOOL: bool_expr(g, d); break;
-  case K_SINT: case K_UINT: int_expr(g, t, d); break;
-  case K_FLOAT: float_expr(g, t, d); break;
-  case K_VEC: vec_expr(g, t, d); break;
-  case K_MAT: mat_expr(g, t, d); break;
-  case K_QUAT: quat_expr(g, t, d); break;
-  case K_STRUCT:
-    if (chance(g, 30)) ternary(g, t, d);
-    else if (!call(g, t, d)) constructor(g, t, d - 1, 0);
-    break;
+    case K_BOOL: bool_expr(g, d); break;
+    case K_SINT:
+    case K_UINT: int_expr(g, t, d); break;
+    case K_FLOAT: float_expr(g, t, d); break;
+    case K_VEC: vec_expr(g, t, d); break;
+    case K_MAT: mat_expr(g, t, d); break;
+    case K_QUAT: quat_expr(g, t, d); break;
+    case K_STRUCT:
+      if (chance(g, 30))
+        ternary(g, t, d);
+      else if (!call(g, t, d))
+        constructor(g, t, d - 1, 0);
+      break;
   }
 }
 
@@ -875,7 +1017,10 @@ static bool lvalue(Gen *g, Ty *t) {
     put(g, "%s", a->name);
     own_index(g);
     *t = a->t;
-    if (is_vec(a->t) && chance(g, 40)) { put(g, ".%c", xyzw[rnd(g, ti(a->t)->len)]); *t = ti(a->t)->comp; }
+    if (is_vec(a->t) && chance(g, 40)) {
+      put(g, ".%c", xyzw[rnd(g, ti(a->t)->len)]);
+      *t = ti(a->t)->comp;
+    }
     return true;
   }
   const Var *v = find_var_if(g, is_scalar, true);
@@ -885,12 +1030,20 @@ static bool lvalue(Gen *g, Ty *t) {
   *t = v->t;
   if ((is_vec(v->t) || ti(v->t)->kind == K_QUAT) && chance(g, 40)) {
     *t = ti(v->t)->comp;
-    if (chance(g, 50) || !is_vec(v->t)) put(g, ".%c", xyzw[rnd(g, ti(v->t)->len)]);
-    else { put(g, "["); expr(g, int_type(g), 1, F_NC); put(g, "]"); }
+    if (chance(g, 50) || !is_vec(v->t))
+      put(g, ".%c", xyzw[rnd(g, ti(v->t)->len)]);
+    else {
+      put(g, "[");
+      expr(g, int_type(g), 1, F_NC);
+      put(g, "]");
+    }
   } else if (ti(v->t)->kind == K_MAT && chance(g, 50)) { /* a row or an element */
     put(g, "[%d]", rnd(g, ti(v->t)->len));
     *t = (Ty)(T_VEC2 + ti(v->t)->len - 2);
-    if (chance(g, 50)) { put(g, "[%d]", rnd(g, ti(v->t)->len)); *t = T_F32; }
+    if (chance(g, 50)) {
+      put(g, "[%d]", rnd(g, ti(v->t)->len));
+      *t = T_F32;
+    }
   } else if (v->t == T_S) {
     int f = rnd(g, g->nfields);
     put(g, ".f%d", f);
@@ -905,7 +1058,10 @@ static void assign_stmt(Gen *g) {
   Ty t;
   size_t mark = g->len;
   indent(g);
-  if (!lvalue(g, &t)) { g->len = mark; return; }
+  if (!lvalue(g, &t)) {
+    g->len = mark;
+    return;
+  }
   int op = -1;
   if (t != T_BOOL && t != T_S && chance(g, 45)) op = is_int(t) ? rnd(g, 10) : rnd(g, 4);
   if (op >= 0 && (is_int(t) || is_float(t)) && chance(g, 20)) {
@@ -917,9 +1073,12 @@ static void assign_stmt(Gen *g) {
   put(g, " %s ", op < 0 ? "=" : is_int(t) ? iops[op] : fops[op]);
   int fl = op == 3 || (is_int(t) && op == 4) ? F_NZ : 0;
   Ty rt = op >= 8 ? int_type(g) : narrower(g, t); /* the value's type; one draw per statement */
-  if (op >= 8) fl = F_NC;
-  else if ((k == K_MAT && op == 3) || (k == K_QUAT && op == 2)) rt = T_F32;
-  else if ((k == K_VEC || k == K_MAT) && op >= 2 && chance(g, 40)) rt = ti(t)->comp;
+  if (op >= 8)
+    fl = F_NC;
+  else if ((k == K_MAT && op == 3) || (k == K_QUAT && op == 2))
+    rt = T_F32;
+  else if ((k == K_VEC || k == K_MAT) && op >= 2 && chance(g, 40))
+    rt = ti(t)->comp;
   expr(g, rt, depth(g), fl);
   put(g, ";\n");
 }
@@ -938,12 +1097,15 @@ static void if_stmt(Gen *g) {
   block(g, 1 + rnd(g, 3));
   if (chance(g, 50)) {
     put(g, " else ");
-    if (chance(g, 20)) { put(g, "if "); cond(g); put(g, " "); }
+    if (chance(g, 20)) {
+      put(g, "if ");
+      cond(g);
+      put(g, " ");
+    }
     block(g, 1 + rnd(g, 3));
   }
   put(g, "\n");
 }
-
 
 /* The body of a loop: the counter's increment first (while, do), so a
  * `continue` never skips it. */
@@ -953,7 +1115,10 @@ static void loop_body(Gen *g, const char *counter) {
   g->indent++;
   g->nest++;
   g->loops++;
-  if (counter) { indent(g); put(g, "%s++;\n", counter); }
+  if (counter) {
+    indent(g);
+    put(g, "%s++;\n", counter);
+  }
   for (int k = 1 + rnd(g, 3); k > 0; k--) stmt(g);
   g->loops--;
   g->nest--;
@@ -971,16 +1136,18 @@ static void loop_stmt(Gen *g) {
   Ty ct = counters[rnd(g, 6)];
   int n = 1 + rnd(g, 5), kind = rnd(g, 4), saved = g->nvars;
   indent(g);
-  if (kind == 0) put(g, "for (%s %s = 0; %s < %d; %s++) ", tname(g, ct), j, j, n, j);
+  if (kind == 0)
+    put(g, "for (%s %s = 0; %s < %d; %s++) ", tname(g, ct), j, j, n, j);
   else if (kind == 1) {
     const char *ctn = tname(g, ct);
     put(g, "for (%s %s = %d; %s > 0; %s -= %d) ", ctn, j, 2 * n, j, j, 1 + rnd(g, 2));
-  }
-  else {
+  } else {
     put(g, "int %s = 0;\n", j);
     indent(g);
-    if (kind == 2) put(g, "while (%s < %d) ", j, n);
-    else put(g, "do ");
+    if (kind == 2)
+      put(g, "while (%s < %d) ", j, n);
+    else
+      put(g, "do ");
   }
   add_var(g, j, kind < 2 ? ct : T_I32, true);
   loop_body(g, kind >= 2 ? j : NULL);
@@ -996,7 +1163,10 @@ static void array_loop(Gen *g) {
   int n = 0;
   for (int k = 0; k < g->narrs; k++)
     if (!g->arrs[k].out) in[n++] = &g->arrs[k];
-  if (!n || g->loops || g->iter_arr) { loop_stmt(g); return; }
+  if (!n || g->loops || g->iter_arr) {
+    loop_stmt(g);
+    return;
+  }
   const Arr *a = in[rnd(g, n)];
   char j[NAME];
   fresh(g, j, "j");
@@ -1015,8 +1185,10 @@ static void jump_stmt(Gen *g) {
   indent(g);
   put(g, "if ");
   cond(g);
-  if (g->loops && chance(g, 80)) put(g, " { %s; }\n", chance(g, 50) ? "break" : "continue");
-  else if (g->kdim) put(g, " { return; }\n");
+  if (g->loops && chance(g, 80))
+    put(g, " { %s; }\n", chance(g, 50) ? "break" : "continue");
+  else if (g->kdim)
+    put(g, " { return; }\n");
   else {
     put(g, " { return ");
     expr(g, g->ret, depth(g), 0);
@@ -1043,21 +1215,31 @@ static void effect_stmt(Gen *g) {
   size_t mark = g->len;
   indent(g);
   Ty t = chance(g, 50) ? T_I32 : any_type(g, true);
-  if (effect_expr(g, t, depth(g)) || call(g, t, depth(g))) put(g, ";\n");
-  else g->len = mark;
+  if (effect_expr(g, t, depth(g)) || call(g, t, depth(g)))
+    put(g, ";\n");
+  else
+    g->len = mark;
 }
 
 static void stmt(Gen *g) {
   bool deep = --g->budget > 0 && g->nest < 3;
   int r = rnd(g, 100);
-  if (r < 28) decl_stmt(g);
-  else if (r < 58) assign_stmt(g);
-  else if (r < 70 && deep) if_stmt(g);
-  else if (r < 80 && deep && g->loops < 2) loop_stmt(g);
-  else if (r < 85 && deep) array_loop(g);
-  else if (r < 90) jump_stmt(g);
-  else if (r < 95) effect_stmt(g);
-  else decl_stmt(g);
+  if (r < 28)
+    decl_stmt(g);
+  else if (r < 58)
+    assign_stmt(g);
+  else if (r < 70 && deep)
+    if_stmt(g);
+  else if (r < 80 && deep && g->loops < 2)
+    loop_stmt(g);
+  else if (r < 85 && deep)
+    array_loop(g);
+  else if (r < 90)
+    jump_stmt(g);
+  else if (r < 95)
+    effect_stmt(g);
+  else
+    decl_stmt(g);
 }
 
 static void block(Gen *g, int n) {
@@ -1106,7 +1288,8 @@ static void struct_decl(Gen *g) {
 }
 
 static bool same_signature(const Fn *a, const Fn *b) {
-  if (a->np != b->np || a->has_arr != b->has_arr || (a->has_arr && a->arr_t != b->arr_t)) return false;
+  if (a->np != b->np || a->has_arr != b->has_arr || (a->has_arr && a->arr_t != b->arr_t))
+    return false;
   if (a->has_warr != b->has_warr || (a->has_warr && a->warr_t != b->warr_t)) return false;
   for (int k = 0; k < a->np; k++)
     if (a->params[k] != b->params[k]) return false;
@@ -1230,7 +1413,10 @@ size_t progen(uint64_t seed, char *buf, size_t cap) { return progen_prefixed(see
 
 size_t progen_prefixed(uint64_t seed, const char *prefix, char *buf, size_t cap) {
   Gen *g = calloc(1, sizeof *g);
-  if (!g || strlen(prefix) > 8) { free(g); return 0; }
+  if (!g || strlen(prefix) > 8) {
+    free(g);
+    return 0;
+  }
   g->rng = seed;
   g->prefix = prefix;
   snprintf(g->sname, NAME, "%sS", prefix);

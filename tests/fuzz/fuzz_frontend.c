@@ -26,12 +26,10 @@ static void render_all(const Program *p) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   char *src = fz_source(data, size);
-  if (!src)
-    return 0;
+  if (!src) return 0;
   FrontResult r = fz_compile(src, size);
   fz_check_front(r);
-  if (r.prog)
-    render_all(r.prog);
+  if (r.prog) render_all(r.prog);
   front_free(r.prog);
   free(src);
   return 0;

@@ -17,18 +17,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static void check_kernel(kern_module *m, const char *name) {
   kern_kernel *k = kern_module_kernel(m, name);
-  if (!k || strcmp(kern_kernel_name(k), name) != 0)
-    __builtin_trap();
+  if (!k || strcmp(kern_kernel_name(k), name) != 0) __builtin_trap();
   int n = kern_kernel_num_params(k);
   for (int i = 0; i < n; i++) {
     if (!kern_kernel_param_name(k, i) || kern_kernel_param_dtype(k, i) == KERN_DTYPE_INVALID)
       __builtin_trap();
     int nd = kern_kernel_param_ndim(k, i);
-    if (nd < 0 || nd > 4)
-      __builtin_trap();
+    if (nd < 0 || nd > 4) __builtin_trap();
   }
-  if (kern_kernel_param_ndim(k, n) != -1 || kern_kernel_param_ndim(k, -1) != -1)
-    __builtin_trap();
+  if (kern_kernel_param_ndim(k, n) != -1 || kern_kernel_param_ndim(k, -1) != -1) __builtin_trap();
 }
 
 static void check_module(kern_module *m, const Module *root) {
@@ -38,8 +35,7 @@ static void check_module(kern_module *m, const Module *root) {
     else if (d->kind == DECL_STRUCT)
       (void)kern_module_dtype(m, d->name);
   }
-  if (kern_module_kernel(m, "") || !kern_module_diagnostics(m))
-    __builtin_trap();
+  if (kern_module_kernel(m, "") || !kern_module_diagnostics(m)) __builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -16,7 +16,7 @@ typedef struct FzScan {
   Arena *arena;
   Diags diags;
   Module *mod;
-  bool imports_safe;   /* every import is a relative path without ".." */
+  bool imports_safe; /* every import is a relative path without ".." */
 } FzScan;
 
 /* data as a malloc'd NUL-terminated buffer (embedded NULs stay); NULL on OOM. */

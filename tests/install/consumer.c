@@ -5,8 +5,12 @@
 int main(void) {
   if (kern_init() != KERN_OK) return 1;
   kern_device *cpu = kern_device_get("cpu");
-  kern_module *m = kern_module_from_source("twice.kern", "kernel void twice(int[] a) { a[tid()] = 2 * tid(); }");
-  if (!m) { fprintf(stderr, "%s", kern_last_error()); return 1; }
+  kern_module *m =
+      kern_module_from_source("twice.kern", "kernel void twice(int[] a) { a[tid()] = 2 * tid(); }");
+  if (!m) {
+    fprintf(stderr, "%s", kern_last_error());
+    return 1;
+  }
   int64_t n = 4;
   kern_array *a = kern_array_new(cpu, KERN_INT32, 1, &n);
   int32_t v[4];

@@ -6,10 +6,10 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT 160
+#define KC_EXACT    160
 #define KC_APPROX_F 17
-#define KC_APPROX 34
-#define KC_RANDOM 8
+#define KC_APPROX   34
+#define KC_RANDOM   8
 
 /* Cells the atomics kernel updates from every thread (see gpu_crosscheck.c). */
 typedef struct kc_cells {
@@ -25,8 +25,16 @@ typedef struct kc_cells {
 } kc_cells;
 
 /* Columns of the atomics kernel's `olds` output, one int64 per thread each. */
-enum { KC_OLD_I32_ADD, KC_OLD_U32_SUB, KC_OLD_I64_EXCH, KC_OLD_F64_EXCH, KC_OLD_I32_EXCH,
-       KC_OLD_F32_EXCH, KC_OLD_F32_ADD, KC_OLDS };
+enum {
+  KC_OLD_I32_ADD,
+  KC_OLD_U32_SUB,
+  KC_OLD_I64_EXCH,
+  KC_OLD_F64_EXCH,
+  KC_OLD_I32_EXCH,
+  KC_OLD_F32_EXCH,
+  KC_OLD_F32_ADD,
+  KC_OLDS
+};
 
 /* A bijection of [0, n) for n a power of two. */
 KN_FN int64_t kc_perm(int64_t i, int64_t n) { return (i * 7919) & (n - 1); }
@@ -96,19 +104,19 @@ KN_FN kn_vec3 kc_v3(uint64_t x, uint32_t k) {
 KN_FN uint64_t kc_f32_out(float v) { return v != v ? 0x7fc00000u : kn__f32_bits(v); }
 KN_FN uint64_t kc_f64_out(double v) { return v != v ? 0x7ff8000000000000ull : kn__f64_bits(v); }
 
-#define KC_PUT(v) (o[n++] = (uint64_t)(v))
+#define KC_PUT(v)  (o[n++] = (uint64_t)(v))
 #define KC_PUTF(v) (o[n++] = kc_f32_out(v))
 #define KC_PUTD(v) (o[n++] = kc_f64_out(v))
 
 /* Integer semantics of one type on (a, b) and the conversions into it. */
-#define KC_INT(T, C)                                                            \
-  KC_PUT((int64_t)kn_div_##C((T)a, (T)b));                                      \
-  KC_PUT((int64_t)kn_mod_##C((T)a, (T)b));                                      \
-  KC_PUT((int64_t)kn_shl_##C((T)a, (int64_t)b));                                \
-  KC_PUT((int64_t)kn_shr_##C((T)a, (int64_t)b));                                \
-  KC_PUT((int64_t)kn_cvt_f32_##C(fa));                                          \
-  KC_PUT((int64_t)kn_cvt_f64_##C(da));                                          \
-  KC_PUT((int64_t)kn_cvt_f16_##C(ha));                                          \
+#define KC_INT(T, C)                                                                               \
+  KC_PUT((int64_t)kn_div_##C((T)a, (T)b));                                                         \
+  KC_PUT((int64_t)kn_mod_##C((T)a, (T)b));                                                         \
+  KC_PUT((int64_t)kn_shl_##C((T)a, (int64_t)b));                                                   \
+  KC_PUT((int64_t)kn_shr_##C((T)a, (int64_t)b));                                                   \
+  KC_PUT((int64_t)kn_cvt_f32_##C(fa));                                                             \
+  KC_PUT((int64_t)kn_cvt_f64_##C(da));                                                             \
+  KC_PUT((int64_t)kn_cvt_f16_##C(ha));                                                             \
   KC_PUT(kn_cvt_##C##_f16((T)b).bits);
 
 KN_FN int kc_scalar(uint64_t a, uint64_t b, uint64_t *o) {
@@ -122,23 +130,36 @@ KN_FN int kc_scalar(uint64_t a, uint64_t b, uint64_t *o) {
   KC_PUT(kn_cvt_f64_f16((double)fb).bits);
   KC_PUTF(kn_cvt_f16_f32(ha));
   KC_PUTD(kn_cvt_f16_f64(ha));
-  KC_INT(int8_t, i8) KC_INT(int16_t, i16) KC_INT(int32_t, i32) KC_INT(int64_t, i64)
-  KC_INT(uint8_t, u8) KC_INT(uint16_t, u16) KC_INT(uint32_t, u32) KC_INT(uint64_t, u64)
-  KC_PUTF(kn_sqrt_f32(fa)); KC_PUTF(kn_rsqrt_f32(fb)); KC_PUTD(kn_sqrt_f64(da));
+  KC_INT(int8_t, i8)
+  KC_INT(int16_t, i16) KC_INT(int32_t, i32) KC_INT(int64_t, i64) KC_INT(uint8_t, u8)
+      KC_INT(uint16_t, u16) KC_INT(uint32_t, u32) KC_INT(uint64_t, u64) KC_PUTF(kn_sqrt_f32(fa));
+  KC_PUTF(kn_rsqrt_f32(fb));
+  KC_PUTD(kn_sqrt_f64(da));
   KC_PUTD(kn_rsqrt_f64(db));
   KC_PUTF(kn_div_v2_v2(kn_make_v2(fa, fb), kn_make_v2(fb, fa)).x);
   KC_PUTD(kn_div_dv2_f64(kn_make_dv2(da, db), db).x);
-  KC_PUTF(kn_min_f32_f32(fa, fb)); KC_PUTF(kn_max_f32_f32(fa, fb));
-  KC_PUTD(kn_min_f64_f64(da, db)); KC_PUTD(kn_max_f64_f64(da, db));
+  KC_PUTF(kn_min_f32_f32(fa, fb));
+  KC_PUTF(kn_max_f32_f32(fa, fb));
+  KC_PUTD(kn_min_f64_f64(da, db));
+  KC_PUTD(kn_max_f64_f64(da, db));
   KC_PUTF(kn_clamp_f32_f32_f32(fa, -1.0f, fb));
-  KC_PUTF(kn_floor_f32(fa)); KC_PUTF(kn_ceil_f32(fa)); KC_PUTF(kn_round_f32(fa));
-  KC_PUTF(kn_trunc_f32(fa)); KC_PUTD(kn_floor_f64(da)); KC_PUTD(kn_round_f64(da));
-  KC_PUTD(kn_trunc_f64(db)); KC_PUTD(kn_ceil_f64(db));
-  KC_PUTF(kn_fmod_f32_f32(fa, fb)); KC_PUTD(kn_fmod_f64_f64(da, db));
-  KC_PUTF(kn_abs_f32(fa)); KC_PUTF(kn_sign_f32(fb)); KC_PUTD(kn_sign_f64(da));
+  KC_PUTF(kn_floor_f32(fa));
+  KC_PUTF(kn_ceil_f32(fa));
+  KC_PUTF(kn_round_f32(fa));
+  KC_PUTF(kn_trunc_f32(fa));
+  KC_PUTD(kn_floor_f64(da));
+  KC_PUTD(kn_round_f64(da));
+  KC_PUTD(kn_trunc_f64(db));
+  KC_PUTD(kn_ceil_f64(db));
+  KC_PUTF(kn_fmod_f32_f32(fa, fb));
+  KC_PUTD(kn_fmod_f64_f64(da, db));
+  KC_PUTF(kn_abs_f32(fa));
+  KC_PUTF(kn_sign_f32(fb));
+  KC_PUTD(kn_sign_f64(da));
   KC_PUT(kn_isnan_f32(fa) + 2 * kn_isinf_f32(fa) + 4 * kn_isfinite_f32(fa));
   KC_PUT(kn_isnan_f64(db) + 2 * kn_isinf_f64(db) + 4 * kn_isfinite_f64(db));
-  KC_PUT((int64_t)kn_abs_i32((int32_t)a)); KC_PUT((int64_t)kn_sign_i64((int64_t)b));
+  KC_PUT((int64_t)kn_abs_i32((int32_t)a));
+  KC_PUT((int64_t)kn_sign_i64((int64_t)b));
   KC_PUT((int64_t)kn_min_i64_i64((int64_t)a, (int64_t)b));
   KC_PUT(kn_max_u64_u64(a, b));
   KC_PUT((int64_t)kn_clamp_i32_i32_i32((int32_t)a, -1000, (int32_t)(b & 0xffff)));
@@ -156,24 +177,41 @@ KN_FN int kc_geometry(uint64_t a, uint64_t *o) {
                            kc_nice(a, 22), kc_nice(a, 23), kc_nice(a, 24), kc_nice(a, 25));
   kn_quat p = kn_make_q(u.x, u.y, u.z, v.x), r = kn_make_q(v.y, v.z, u.x, 0.5f);
   KC_PUTF(kn_dot_v3_v3(u, v));
-  w = kn_cross_v3_v3(u, v); KC_PUTF(w.x); KC_PUTF(w.y); KC_PUTF(w.z);
-  KC_PUTF(kn_length_v3(u)); KC_PUTF(kn_distance_v3_v3(u, v));
-  w = kn_normalize_v3(v); KC_PUTF(w.x); KC_PUTF(w.y); KC_PUTF(w.z);
-  w = kn_mul_m33_v3(m, v); KC_PUTF(w.x); KC_PUTF(w.z);
-  KC_PUTF(kn_determinant_m33(m)); KC_PUTF(kn_determinant_m44(q));
+  w = kn_cross_v3_v3(u, v);
+  KC_PUTF(w.x);
+  KC_PUTF(w.y);
+  KC_PUTF(w.z);
+  KC_PUTF(kn_length_v3(u));
+  KC_PUTF(kn_distance_v3_v3(u, v));
+  w = kn_normalize_v3(v);
+  KC_PUTF(w.x);
+  KC_PUTF(w.y);
+  KC_PUTF(w.z);
+  w = kn_mul_m33_v3(m, v);
+  KC_PUTF(w.x);
+  KC_PUTF(w.z);
+  KC_PUTF(kn_determinant_m33(m));
+  KC_PUTF(kn_determinant_m44(q));
   kn_mat33 mi = kn_inverse_m33(m);
-  for (int i = 0; i < 3; i++) for (int j = 0; j < 3; j++) KC_PUTF(mi.m[i][j]);
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) KC_PUTF(mi.m[i][j]);
   kn_mat44 qi = kn_inverse_m44(q), qq = kn_mul_m44_m44(q, qi);
-  for (int i = 0; i < 4; i++) for (int j = 0; j < 4; j++) KC_PUTF(qi.m[i][j]);
-  KC_PUTF(qq.m[0][0]); KC_PUTF(qq.m[2][3]);
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++) KC_PUTF(qi.m[i][j]);
+  KC_PUTF(qq.m[0][0]);
+  KC_PUTF(qq.m[2][3]);
   kn_quat pr = kn_quat_mul_q_q(p, r);
-  KC_PUTF(pr.x); KC_PUTF(pr.w);
+  KC_PUTF(pr.x);
+  KC_PUTF(pr.w);
   kn_vec4 pn = kn_normalize_v4(kn_make_v4(p.x, p.y, p.z, p.w));
   w = kn_quat_rotate_q_v3(kn_make_q(pn.x, pn.y, pn.z, pn.w), u);
-  KC_PUTF(w.x); KC_PUTF(w.y);
+  KC_PUTF(w.x);
+  KC_PUTF(w.y);
   kn_dvec3 du = kn_cvt_v3_dv3(u), dv = kn_cvt_v3_dv3(v);
-  KC_PUTD(kn_dot_dv3_dv3(du, dv)); KC_PUTD(kn_length_dv3(kn_cross_dv3_dv3(du, dv)));
-  KC_PUTF(kn_smoothstep_f32_f32_f32(-1.0f, 2.0f, u.x)); KC_PUTF(kn_lerp_f32_f32_f32(u.x, v.x, w.x));
+  KC_PUTD(kn_dot_dv3_dv3(du, dv));
+  KC_PUTD(kn_length_dv3(kn_cross_dv3_dv3(du, dv)));
+  KC_PUTF(kn_smoothstep_f32_f32_f32(-1.0f, 2.0f, u.x));
+  KC_PUTF(kn_lerp_f32_f32_f32(u.x, v.x, w.x));
   KC_PUT((int64_t)kn_dot_iv3_iv3(kn_cvt_v3_iv3(kn_mul_v3_f32(u, 1e9f)), kn_make_iv3(7, -9, 11)));
   return n;
 }
@@ -188,7 +226,9 @@ KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx)
   int n = 0;
   uint32_t s = kn_rand_init(seed, offset);
   KC_PUT(s);
-  KC_PUT(kn_randi(&s)); KC_PUTF(kn_randf(&s)); KC_PUTF(kn_randf_range(&s, -3.0f, 5.0f));
+  KC_PUT(kn_randi(&s));
+  KC_PUTF(kn_randf(&s));
+  KC_PUTF(kn_randf_range(&s, -3.0f, 5.0f));
   KC_PUT(kn_randi(&s));
   approx[0] = kn_randn(&s);
   KC_PUT(kn_randi(&s));
@@ -199,14 +239,38 @@ KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx)
 KN_FN void kc_approx(uint64_t a, double *o) {
   float x = kc_nice(a, 1), y = kc_nice(a, 2), p = kn_abs_f32(x) + 0.01f, c = x * 0.124f;
   double dx = x, dp = p, dc = c;
-  o[0] = kn_sin_f32(x); o[1] = kn_cos_f32(x); o[2] = kn_tan_f32(c); o[3] = kn_exp_f32(x);
-  o[4] = kn_exp2_f32(y); o[5] = kn_log_f32(p); o[6] = kn_log2_f32(p); o[7] = kn_log10_f32(p);
-  o[8] = kn_asin_f32(c); o[9] = kn_acos_f32(c); o[10] = kn_atan_f32(x); o[11] = kn_sinh_f32(y);
-  o[12] = kn_cosh_f32(y); o[13] = kn_tanh_f32(x); o[14] = kn_cbrt_f32(x);
-  o[15] = kn_pow_f32_f32(p, y); o[16] = kn_atan2_f32_f32(x, y);
-  o[17] = kn_sin_f64(dx); o[18] = kn_cos_f64(dx); o[19] = kn_tan_f64(dc); o[20] = kn_exp_f64(dx);
-  o[21] = kn_exp2_f64(y); o[22] = kn_log_f64(dp); o[23] = kn_log2_f64(dp); o[24] = kn_log10_f64(dp);
-  o[25] = kn_asin_f64(dc); o[26] = kn_acos_f64(dc); o[27] = kn_atan_f64(dx); o[28] = kn_sinh_f64(y);
-  o[29] = kn_cosh_f64(y); o[30] = kn_tanh_f64(dx); o[31] = kn_cbrt_f64(dx);
-  o[32] = kn_pow_f64_f64(dp, y); o[33] = kn_atan2_f64_f64(dx, y);
+  o[0] = kn_sin_f32(x);
+  o[1] = kn_cos_f32(x);
+  o[2] = kn_tan_f32(c);
+  o[3] = kn_exp_f32(x);
+  o[4] = kn_exp2_f32(y);
+  o[5] = kn_log_f32(p);
+  o[6] = kn_log2_f32(p);
+  o[7] = kn_log10_f32(p);
+  o[8] = kn_asin_f32(c);
+  o[9] = kn_acos_f32(c);
+  o[10] = kn_atan_f32(x);
+  o[11] = kn_sinh_f32(y);
+  o[12] = kn_cosh_f32(y);
+  o[13] = kn_tanh_f32(x);
+  o[14] = kn_cbrt_f32(x);
+  o[15] = kn_pow_f32_f32(p, y);
+  o[16] = kn_atan2_f32_f32(x, y);
+  o[17] = kn_sin_f64(dx);
+  o[18] = kn_cos_f64(dx);
+  o[19] = kn_tan_f64(dc);
+  o[20] = kn_exp_f64(dx);
+  o[21] = kn_exp2_f64(y);
+  o[22] = kn_log_f64(dp);
+  o[23] = kn_log2_f64(dp);
+  o[24] = kn_log10_f64(dp);
+  o[25] = kn_asin_f64(dc);
+  o[26] = kn_acos_f64(dc);
+  o[27] = kn_atan_f64(dx);
+  o[28] = kn_sinh_f64(y);
+  o[29] = kn_cosh_f64(y);
+  o[30] = kn_tanh_f64(dx);
+  o[31] = kn_cbrt_f64(dx);
+  o[32] = kn_pow_f64_f64(dp, y);
+  o[33] = kn_atan2_f64_f64(dx, y);
 }

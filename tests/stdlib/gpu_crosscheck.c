@@ -17,8 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define KC_ULPS 8         /* allowed transcendental difference between devices */
-#define KC_ROWS (1 << 18) /* rows of kc_exact / kc_approx / kc_random */
+#define KC_ULPS    8         /* allowed transcendental difference between devices */
+#define KC_ROWS    (1 << 18) /* rows of kc_exact / kc_approx / kc_random */
 #define KC_THREADS (1 << 18)
 
 /* ---- inputs ----------------------------------------------------------------- */

@@ -8,8 +8,11 @@
 int main(int argc, char **argv) {
   char msg[4096] = "";
   int r = kc_gpu_crosscheck(argc > 1 ? argv[1] : ".", msg, sizeof msg, stdout);
-  if (r < 0) printf("skipped: %s\n", msg);
-  else if (r == 0) printf("MISMATCH: %s\n", msg);
-  else printf("ok\n");
+  if (r < 0)
+    printf("skipped: %s\n", msg);
+  else if (r == 0)
+    printf("MISMATCH: %s\n", msg);
+  else
+    printf("ok\n");
   return r < 0 ? 77 : r == 0;
 }

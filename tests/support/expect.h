@@ -42,15 +42,17 @@ static inline void th_expect_all(const kern_array *a, int32_t want, const char *
   int64_t n = kern_array_size(a), bad = 0;
   int32_t *h = th_read_ints(a);
   for (int64_t i = 0; i < n; i++) bad += h[i] != want;
-  cr_expect_eq(bad, 0, "%s: %lld of %lld elements differ from %d (first is %d)", what, (long long)bad,
-               (long long)n, want, h[0]);
+  cr_expect_eq(bad, 0, "%s: %lld of %lld elements differ from %d (first is %d)", what,
+               (long long)bad, (long long)n, want, h[0]);
   free(h);
 }
 
 /* st is want and the thread's message contains needle. */
 static inline void th_expect_error(kern_status st, kern_status want, const char *needle) {
-  cr_expect_eq(st, want, "got %s, want %s: %s", kern_status_name(st), kern_status_name(want), kern_last_error());
-  cr_expect(strstr(kern_last_error(), needle), "message lacks \"%s\":\n%s", needle, kern_last_error());
+  cr_expect_eq(st, want, "got %s, want %s: %s", kern_status_name(st), kern_status_name(want),
+               kern_last_error());
+  cr_expect(strstr(kern_last_error(), needle), "message lacks \"%s\":\n%s", needle,
+            kern_last_error());
 }
 
 #endif

@@ -27,7 +27,8 @@ typedef struct th_fake_gpu {
 
 static inline th_fake_gpu *th_fake_of(const kern_device *d) { return (th_fake_gpu *)d->impl; }
 
-static inline void *th_fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero, kern_memory_kind *kind) {
+static inline void *th_fake_alloc(kern_device *d, size_t n, kern_allocator al, bool zero,
+                                  kern_memory_kind *kind) {
   (void)d;
   *kind = al == KERN_ALLOC_CUDA_MANAGED   ? KERN_MEM_CUDA_MANAGED
           : al == KERN_ALLOC_CUDA_MEMPOOL ? KERN_MEM_CUDA_MEMPOOL
@@ -38,7 +39,8 @@ static inline void th_fake_free(kern_device *d, void *p, size_t n, kern_memory_k
   (void)d, (void)n, (void)k;
   free(p);
 }
-static inline kern_status th_fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a, bool b) {
+static inline kern_status th_fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a,
+                                       bool b) {
   (void)d, (void)a, (void)b;
   memmove(dst, src, n);
   return KERN_OK;
@@ -81,15 +83,23 @@ static inline kern_status th_fake_launch(const rt_launch *L) {
 }
 
 static const rt_device_ops th_fake_ops = {
-    .alloc = th_fake_alloc, .free = th_fake_free, .copy = th_fake_copy, .info = th_fake_info,
-    .allocator_ok = th_fake_allocator_ok, .peer_enabled = th_fake_peer_enabled,
-    .pool_access_enabled = th_fake_pool_enabled, .set_peer = th_fake_set_peer,
-    .set_pool_access = th_fake_set_pool, .compile = th_fake_compile, .code_free = th_fake_code_free,
+    .alloc = th_fake_alloc,
+    .free = th_fake_free,
+    .copy = th_fake_copy,
+    .info = th_fake_info,
+    .allocator_ok = th_fake_allocator_ok,
+    .peer_enabled = th_fake_peer_enabled,
+    .pool_access_enabled = th_fake_pool_enabled,
+    .set_peer = th_fake_set_peer,
+    .set_pool_access = th_fake_set_pool,
+    .compile = th_fake_compile,
+    .code_free = th_fake_code_free,
     .launch = th_fake_launch,
 };
 
 /* What the lent H100 reports (memory-access contract). */
-static const kern_device_info TH_H100 = {.is_uva = true, .is_managed_memory_supported = true,
+static const kern_device_info TH_H100 = {.is_uva = true,
+                                         .is_managed_memory_supported = true,
                                          .is_concurrent_managed_access_supported = true,
                                          .is_mempool_supported = true};
 

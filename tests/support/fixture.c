@@ -19,16 +19,20 @@ typedef struct DtypeName {
 } DtypeName;
 
 static const DtypeName dtypes[] = {
-    {"bool", KERN_BOOL, 1, C_BOOL},      {"int8", KERN_INT8, 1, C_I8},      {"int16", KERN_INT16, 1, C_I16},
-    {"int32", KERN_INT32, 1, C_I32},     {"int", KERN_INT32, 1, C_I32},     {"int64", KERN_INT64, 1, C_I64},
-    {"uint8", KERN_UINT8, 1, C_U8},      {"uint16", KERN_UINT16, 1, C_U16}, {"uint32", KERN_UINT32, 1, C_U32},
-    {"uint", KERN_UINT32, 1, C_U32},     {"uint64", KERN_UINT64, 1, C_U64}, {"float32", KERN_FLOAT32, 1, C_F32},
-    {"float", KERN_FLOAT32, 1, C_F32},   {"float64", KERN_FLOAT64, 1, C_F64}, {"double", KERN_FLOAT64, 1, C_F64},
-    {"vec2", KERN_VEC2, 2, C_F32},       {"vec3", KERN_VEC3, 3, C_F32},     {"vec4", KERN_VEC4, 4, C_F32},
-    {"dvec2", KERN_DVEC2, 2, C_F64},     {"dvec3", KERN_DVEC3, 3, C_F64},   {"dvec4", KERN_DVEC4, 4, C_F64},
-    {"ivec2", KERN_IVEC2, 2, C_I32},     {"ivec3", KERN_IVEC3, 3, C_I32},   {"ivec4", KERN_IVEC4, 4, C_I32},
-    {"mat22", KERN_MAT22, 4, C_F32},     {"mat33", KERN_MAT33, 9, C_F32},   {"mat44", KERN_MAT44, 16, C_F32},
-    {"quat", KERN_QUAT, 4, C_F32},
+    {"bool", KERN_BOOL, 1, C_BOOL},     {"int8", KERN_INT8, 1, C_I8},
+    {"int16", KERN_INT16, 1, C_I16},    {"int32", KERN_INT32, 1, C_I32},
+    {"int", KERN_INT32, 1, C_I32},      {"int64", KERN_INT64, 1, C_I64},
+    {"uint8", KERN_UINT8, 1, C_U8},     {"uint16", KERN_UINT16, 1, C_U16},
+    {"uint32", KERN_UINT32, 1, C_U32},  {"uint", KERN_UINT32, 1, C_U32},
+    {"uint64", KERN_UINT64, 1, C_U64},  {"float32", KERN_FLOAT32, 1, C_F32},
+    {"float", KERN_FLOAT32, 1, C_F32},  {"float64", KERN_FLOAT64, 1, C_F64},
+    {"double", KERN_FLOAT64, 1, C_F64}, {"vec2", KERN_VEC2, 2, C_F32},
+    {"vec3", KERN_VEC3, 3, C_F32},      {"vec4", KERN_VEC4, 4, C_F32},
+    {"dvec2", KERN_DVEC2, 2, C_F64},    {"dvec3", KERN_DVEC3, 3, C_F64},
+    {"dvec4", KERN_DVEC4, 4, C_F64},    {"ivec2", KERN_IVEC2, 2, C_I32},
+    {"ivec3", KERN_IVEC3, 3, C_I32},    {"ivec4", KERN_IVEC4, 4, C_I32},
+    {"mat22", KERN_MAT22, 4, C_F32},    {"mat33", KERN_MAT33, 9, C_F32},
+    {"mat44", KERN_MAT44, 16, C_F32},   {"quat", KERN_QUAT, 4, C_F32},
 };
 
 static const DtypeName *find_dtype(kern_dtype d) {
@@ -64,7 +68,10 @@ static long double *parse_values(const char *s, int64_t *n) {
     if (!*s || *s == '\n') break;
     char *end;
     long double x = strtold(s, &end);
-    if (end == s) { free(v); return NULL; }
+    if (end == s) {
+      free(v);
+      return NULL;
+    }
     if (*n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
     v[(*n)++] = x;
     s = end;
@@ -94,12 +101,16 @@ static bool parse_arg(Fixture *f, int kind, const char *line) {
       if (*t == ',') t++;
     }
     if (*t++ != ']') return fail(f, "bad shape", line);
-  } else if (kind != 'a') return fail(f, "arrays need a shape", line);
+  } else if (kind != 'a')
+    return fail(f, "arrays need a shape", line);
   while (*t == ' ') t++;
   if (*t != '=') return kind == 'a' ? fail(f, "a value is required", line) : true;
   t++;
   while (*t == ' ') t++;
-  if (strncmp(t, "iota", 4) == 0) { a->iota = true; return true; }
+  if (strncmp(t, "iota", 4) == 0) {
+    a->iota = true;
+    return true;
+  }
   a->init = parse_values(t, &a->ninit);
   int64_t want = (kind == 'a' ? 1 : fx_count(a)) * a->ncomp;
   if (!a->init || a->ninit != want) return fail(f, "wrong number of values", line);
@@ -111,9 +122,11 @@ static bool parse_expect(Fixture *f, const char *line) {
   if (!colon) return fail(f, "expected NAME:", line);
   for (int i = 0; i < f->nargs; i++) {
     FxArg *a = &f->args[i];
-    if (strlen(a->name) != (size_t)(colon - line) || strncmp(a->name, line, (size_t)(colon - line))) continue;
+    if (strlen(a->name) != (size_t)(colon - line) || strncmp(a->name, line, (size_t)(colon - line)))
+      continue;
     a->expect = parse_values(colon + 1, &a->nexpect);
-    if (!a->expect || a->nexpect != fx_count(a) * a->ncomp) return fail(f, "wrong number of expected values", line);
+    if (!a->expect || a->nexpect != fx_count(a) * a->ncomp)
+      return fail(f, "wrong number of expected values", line);
     return true;
   }
   return fail(f, "expect for an unknown array", line);
@@ -136,7 +149,8 @@ static bool parse_launch(Fixture *f, const char *line) {
 
 static kern_status status_by_name(const char *s) {
   for (int st = KERN_OK; st <= KERN_ERR_IO; st++)
-    if (strncmp(s, kern_status_name((kern_status)st), strlen(kern_status_name((kern_status)st))) == 0)
+    if (strncmp(s, kern_status_name((kern_status)st), strlen(kern_status_name((kern_status)st))) ==
+        0)
       return (kern_status)st;
   return KERN_OK;
 }
@@ -147,11 +161,21 @@ static bool parse_directive(Fixture *f, const char *d) {
   if (strncmp(d, "out ", 4) == 0) return parse_arg(f, 'o', d + 4);
   if (strncmp(d, "arg ", 4) == 0) return parse_arg(f, 'a', d + 4);
   if (strncmp(d, "expect ", 7) == 0) return parse_expect(f, d + 7);
-  if (strncmp(d, "tol: ", 5) == 0) { f->tol = strtod(d + 5, NULL); return true; }
-  if (strncmp(d, "debug", 5) == 0) { f->debug = true; return true; }
-  if (strncmp(d, "expect-status: ", 15) == 0) { f->expect_status = status_by_name(d + 15); return true; }
+  if (strncmp(d, "tol: ", 5) == 0) {
+    f->tol = strtod(d + 5, NULL);
+    return true;
+  }
+  if (strncmp(d, "debug", 5) == 0) {
+    f->debug = true;
+    return true;
+  }
+  if (strncmp(d, "expect-status: ", 15) == 0) {
+    f->expect_status = status_by_name(d + 15);
+    return true;
+  }
   if (strncmp(d, "expect-message: ", 16) == 0) {
-    snprintf(f->expect_message, sizeof f->expect_message, "%.*s", (int)strcspn(d + 16, "\n"), d + 16);
+    snprintf(f->expect_message, sizeof f->expect_message, "%.*s", (int)strcspn(d + 16, "\n"),
+             d + 16);
     return true;
   }
   return true; /* other comments are prose */
@@ -191,33 +215,33 @@ static size_t comp_size(Comp c) {
 
 static void put(Comp c, void *p, long double v) {
   switch (c) {
-  case C_BOOL: *(uint8_t *)p = v != 0; break;
-  case C_I8: *(int8_t *)p = (int8_t)v; break;
-  case C_I16: *(int16_t *)p = (int16_t)v; break;
-  case C_I32: *(int32_t *)p = (int32_t)v; break;
-  case C_I64: *(int64_t *)p = (int64_t)v; break;
-  case C_U8: *(uint8_t *)p = (uint8_t)v; break;
-  case C_U16: *(uint16_t *)p = (uint16_t)v; break;
-  case C_U32: *(uint32_t *)p = (uint32_t)v; break;
-  case C_U64: *(uint64_t *)p = (uint64_t)v; break;
-  case C_F32: *(float *)p = (float)v; break;
-  case C_F64: *(double *)p = (double)v; break;
+    case C_BOOL: *(uint8_t *)p = v != 0; break;
+    case C_I8: *(int8_t *)p = (int8_t)v; break;
+    case C_I16: *(int16_t *)p = (int16_t)v; break;
+    case C_I32: *(int32_t *)p = (int32_t)v; break;
+    case C_I64: *(int64_t *)p = (int64_t)v; break;
+    case C_U8: *(uint8_t *)p = (uint8_t)v; break;
+    case C_U16: *(uint16_t *)p = (uint16_t)v; break;
+    case C_U32: *(uint32_t *)p = (uint32_t)v; break;
+    case C_U64: *(uint64_t *)p = (uint64_t)v; break;
+    case C_F32: *(float *)p = (float)v; break;
+    case C_F64: *(double *)p = (double)v; break;
   }
 }
 
 static long double get(Comp c, const void *p) {
   switch (c) {
-  case C_BOOL: return *(const uint8_t *)p;
-  case C_I8: return *(const int8_t *)p;
-  case C_I16: return *(const int16_t *)p;
-  case C_I32: return *(const int32_t *)p;
-  case C_I64: return *(const int64_t *)p;
-  case C_U8: return *(const uint8_t *)p;
-  case C_U16: return *(const uint16_t *)p;
-  case C_U32: return *(const uint32_t *)p;
-  case C_U64: return *(const uint64_t *)p;
-  case C_F32: return *(const float *)p;
-  case C_F64: return *(const double *)p;
+    case C_BOOL: return *(const uint8_t *)p;
+    case C_I8: return *(const int8_t *)p;
+    case C_I16: return *(const int16_t *)p;
+    case C_I32: return *(const int32_t *)p;
+    case C_I64: return *(const int64_t *)p;
+    case C_U8: return *(const uint8_t *)p;
+    case C_U16: return *(const uint16_t *)p;
+    case C_U32: return *(const uint32_t *)p;
+    case C_U64: return *(const uint64_t *)p;
+    case C_F32: return *(const float *)p;
+    case C_F64: return *(const double *)p;
   }
   return 0;
 }
@@ -255,13 +279,18 @@ static long double *read_back(const FxArg *a, kern_array *arr) {
   size_t cs = comp_size(dn->comp), n = (size_t)(fx_count(a) * a->ncomp);
   unsigned char *b = malloc(n * cs + 1);
   long double *v = malloc((n + 1) * sizeof *v);
-  if (kern_array_read(arr, b, n * cs) != KERN_OK) { free(b); free(v); return NULL; }
+  if (kern_array_read(arr, b, n * cs) != KERN_OK) {
+    free(b);
+    free(v);
+    return NULL;
+  }
   for (size_t i = 0; i < n; i++) v[i] = get(dn->comp, b + i * cs);
   free(b);
   return v;
 }
 
-kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_MAX_ARGS], char *msg, size_t msgn) {
+kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_MAX_ARGS], char *msg,
+                   size_t msgn) {
   kern_arg args[FX_MAX_ARGS];
   kern_array *arrs[FX_MAX_ARGS] = {0};
   kern_set_debug(f->debug);
@@ -270,7 +299,8 @@ kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_M
   kern_status s = m ? KERN_OK : KERN_ERR_COMPILE;
   kern_kernel *k = m ? kern_module_kernel(m, f->kernel) : NULL;
   if (m && !k) s = KERN_ERR_NOT_FOUND;
-  for (int i = 0; s == KERN_OK && i < f->nargs; i++) s = make_arg(&f->args[i], dev, &args[i], &arrs[i]);
+  for (int i = 0; s == KERN_OK && i < f->nargs; i++)
+    s = make_arg(&f->args[i], dev, &args[i], &arrs[i]);
   if (s == KERN_OK) s = kern_launch(k, dev, f->dims, f->nargs, args);
   if (s == KERN_OK) s = kern_device_synchronize(dev);
   snprintf(msg, msgn, "%s", s ? kern_last_error() : "");
@@ -294,15 +324,15 @@ static bool close_enough(long double got, long double want, double tol) {
   return fabsl(got - want) <= tol * scale;
 }
 
-static bool compare(const FxArg *a, const long double *got, const long double *want, double tol, const char *what,
-                    char *report, size_t n) {
+static bool compare(const FxArg *a, const long double *got, const long double *want, double tol,
+                    const char *what, char *report, size_t n) {
   int64_t count = fx_count(a) * a->ncomp, bad = 0;
   for (int64_t i = 0; i < count; i++) {
     bool ok = is_float_arg(a) ? close_enough(got[i], want[i], tol) : got[i] == want[i];
     if (ok || bad++ >= 3) continue;
     size_t len = strlen(report);
-    snprintf(report + len, n - len, "  %s[%lld]: got %.17Lg, %s %.17Lg\n", a->name, (long long)i, got[i], what,
-             want[i]);
+    snprintf(report + len, n - len, "  %s[%lld]: got %.17Lg, %s %.17Lg\n", a->name, (long long)i,
+             got[i], what, want[i]);
   }
   return bad == 0;
 }
@@ -315,11 +345,12 @@ bool fx_check(const Fixture *f, long double *results[FX_MAX_ARGS], char *report,
   return ok;
 }
 
-bool fx_compare(const Fixture *f, long double *a[FX_MAX_ARGS], long double *b[FX_MAX_ARGS], double tol, char *report,
-                size_t n) {
+bool fx_compare(const Fixture *f, long double *a[FX_MAX_ARGS], long double *b[FX_MAX_ARGS],
+                double tol, char *report, size_t n) {
   bool ok = true;
   for (int i = 0; i < f->nargs; i++)
-    if (a[i] && b[i]) ok &= compare(&f->args[i], a[i], b[i], tol, "the other device gave", report, n);
+    if (a[i] && b[i])
+      ok &= compare(&f->args[i], a[i], b[i], tol, "the other device gave", report, n);
   return ok;
 }
 
@@ -343,7 +374,9 @@ char *fx_run_report(const char *path, kern_device *dev, long double *results[FX_
     if (fx_check(&f, results, report, 8192)) report[0] = 0;
   }
   fx_free(&f);
-  if (!report[0]) { free(report); return NULL; }
+  if (!report[0]) {
+    free(report);
+    return NULL;
+  }
   return report;
 }
-

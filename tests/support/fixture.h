@@ -30,15 +30,15 @@ enum { FX_MAX_ARGS = 16, FX_MAX_NAME = 64 };
 
 typedef struct FxArg {
   char name[FX_MAX_NAME];
-  int kind;                 /* 'i' in, 'o' out, 'a' by-value */
+  int kind; /* 'i' in, 'o' out, 'a' by-value */
   kern_dtype dtype;
   int ndim;
   int64_t shape[4];
-  int ncomp;                /* scalar components per element */
-  long double *init;            /* ncount values (components) or NULL */
+  int ncomp;         /* scalar components per element */
+  long double *init; /* ncount values (components) or NULL */
   int64_t ninit;
   bool iota;
-  long double *expect;          /* out arrays with an expect line */
+  long double *expect; /* out arrays with an expect line */
   int64_t nexpect;
 } FxArg;
 
@@ -53,7 +53,7 @@ typedef struct Fixture {
   bool debug;
   kern_status expect_status;
   char expect_message[256];
-  char error[512];          /* a malformed fixture */
+  char error[512]; /* a malformed fixture */
 } Fixture;
 
 /* Parses the directives; false with f->error set when the fixture is malformed. */
@@ -64,13 +64,14 @@ void fx_free(Fixture *f);
  * out arrays back into results[i] (ncomp*count doubles, malloc'd) for each out
  * argument i (NULL for others). Returns the launch status; *msg gets the error
  * text of a failure (static storage of the harness). */
-kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_MAX_ARGS], char *msg, size_t msgn);
+kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_MAX_ARGS], char *msg,
+                   size_t msgn);
 /* Compares results with the expect lines; appends mismatches to report. */
 bool fx_check(const Fixture *f, long double *results[FX_MAX_ARGS], char *report, size_t n);
 /* Compares two devices' results (integers exact, floats within ulps). */
-bool fx_compare(const Fixture *f, long double *a[FX_MAX_ARGS], long double *b[FX_MAX_ARGS], double tol, char *report,
-                size_t n);
-int64_t fx_count(const FxArg *a);   /* elements */
+bool fx_compare(const Fixture *f, long double *a[FX_MAX_ARGS], long double *b[FX_MAX_ARGS],
+                double tol, char *report, size_t n);
+int64_t fx_count(const FxArg *a); /* elements */
 /* Parses and runs the fixture at path on dev and checks the expected status,
  * message and values: NULL when all is well, else a report (malloc'd). */
 char *fx_run_report(const char *path, kern_device *dev, long double *results[FX_MAX_ARGS]);

@@ -59,11 +59,16 @@ int th_run(const char *cmd, char **output) {
   }
   buf[n] = 0;
   int st = pclose(p);
-  if (output) *output = buf; else free(buf);
+  if (output)
+    *output = buf;
+  else
+    free(buf);
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static int cmp(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+static int cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 int th_list(const char *dir, const char *suffix, char ***names) {
   DIR *d = opendir(dir);
