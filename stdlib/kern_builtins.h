@@ -434,7 +434,9 @@ KN_FN int64_t kn_sign_i64(int64_t x) { return (x > 0) - (x < 0); }
   M(kn_ivec2, 2, iv2, int32_t, i32, __VA_ARGS__)                                                   \
   M(kn_ivec3, 3, iv3, int32_t, i32, __VA_ARGS__)                                                   \
   M(kn_ivec4, 4, iv4, int32_t, i32, __VA_ARGS__)
-#define KN__VECS(M, ...) KN__FVECS(M, __VA_ARGS__) KN__IVECS(M, __VA_ARGS__)
+#define KN__VECS(M, ...)                                                                           \
+  KN__FVECS(M, __VA_ARGS__)                                                                        \
+  KN__IVECS(M, __VA_ARGS__)
 
 /* S(component, f) for each component of an n-vector. */
 #define KN__EACH2(S, f) S(x, f) S(y, f)
@@ -538,10 +540,14 @@ KN_FN int64_t kn_sign_i64(int64_t x) { return (x > 0) - (x < 0); }
     return r;                                                                                      \
   }
 KN__MAKE2(kn_vec2, v2, float)
-KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, dv2, double)
-    KN__MAKE3(kn_dvec3, dv3, double) KN__MAKE4(kn_dvec4, dv4, double)
-        KN__MAKE2(kn_ivec2, iv2, int32_t) KN__MAKE3(kn_ivec3, iv3, int32_t)
-            KN__MAKE4(kn_ivec4, iv4, int32_t) KN__VECS(KN__VEC_BASICS, 0)
+KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float)
+KN__MAKE2(kn_dvec2, dv2, double)
+KN__MAKE3(kn_dvec3, dv3, double)
+KN__MAKE4(kn_dvec4, dv4, double)
+KN__MAKE2(kn_ivec2, iv2, int32_t)
+KN__MAKE3(kn_ivec3, iv3, int32_t)
+KN__MAKE4(kn_ivec4, iv4, int32_t)
+KN__VECS(KN__VEC_BASICS, 0)
 
 /* conversions between vector families: kn_cvt_<from>_<to> */
 #define KN__FCVT(x) ((float)(x))
@@ -558,22 +564,43 @@ KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, 
   KN__VCVT(N, kn_ivec##N, iv##N, kn_dvec##N, dv##N, KN__DCVT)                                      \
   KN__VCVT(N, kn_vec##N, v##N, kn_ivec##N, iv##N, kn_cvt_f32_i32)                                  \
   KN__VCVT(N, kn_dvec##N, dv##N, kn_ivec##N, iv##N, kn_cvt_f64_i32)
-                KN__VCVT_N(2) KN__VCVT_N(3) KN__VCVT_N(4)
+KN__VCVT_N(2)
+KN__VCVT_N(3)
+KN__VCVT_N(4)
 
-    /* componentwise math on float vectors */
-    KN__FVECS(KN__MATH1, sqrt) KN__FVECS(KN__MATH1, rsqrt) KN__FVECS(KN__MATH1, cbrt)
-        KN__FVECS(KN__MATH1, exp) KN__FVECS(KN__MATH1, exp2) KN__FVECS(KN__MATH1, log)
-            KN__FVECS(KN__MATH1, log2) KN__FVECS(KN__MATH1, log10) KN__FVECS(KN__MATH1, sin)
-                KN__FVECS(KN__MATH1, cos) KN__FVECS(KN__MATH1, tan) KN__FVECS(KN__MATH1, asin)
-                    KN__FVECS(KN__MATH1, acos) KN__FVECS(KN__MATH1, atan) KN__FVECS(KN__MATH1, sinh)
-                        KN__FVECS(KN__MATH1, cosh) KN__FVECS(KN__MATH1, tanh) KN__FVECS(
-                            KN__MATH1, floor) KN__FVECS(KN__MATH1, ceil) KN__FVECS(KN__MATH1, round)
-                            KN__FVECS(KN__MATH1, trunc) KN__FVECS(KN__MATH2, pow)
-                                KN__FVECS(KN__MATH2, atan2) KN__FVECS(KN__MATH2, fmod)
-                                    KN__FVECS(KN__MATH2, step) KN__FVECS(KN__MATH3, lerp)
-                                        KN__FVECS(KN__MATH3, smoothstep) KN__VECS(KN__MATH1, abs)
-                                            KN__VECS(KN__MATH1, sign) KN__VECS(KN__MATH2, min)
-                                                KN__VECS(KN__MATH2, max) KN__VECS(KN__MATH3, clamp)
+/* componentwise math on float vectors */
+KN__FVECS(KN__MATH1, sqrt)
+KN__FVECS(KN__MATH1, rsqrt)
+KN__FVECS(KN__MATH1, cbrt)
+KN__FVECS(KN__MATH1, exp)
+KN__FVECS(KN__MATH1, exp2)
+KN__FVECS(KN__MATH1, log)
+KN__FVECS(KN__MATH1, log2)
+KN__FVECS(KN__MATH1, log10)
+KN__FVECS(KN__MATH1, sin)
+KN__FVECS(KN__MATH1, cos)
+KN__FVECS(KN__MATH1, tan)
+KN__FVECS(KN__MATH1, asin)
+KN__FVECS(KN__MATH1, acos)
+KN__FVECS(KN__MATH1, atan)
+KN__FVECS(KN__MATH1, sinh)
+KN__FVECS(KN__MATH1, cosh)
+KN__FVECS(KN__MATH1, tanh)
+KN__FVECS(KN__MATH1, floor)
+KN__FVECS(KN__MATH1, ceil)
+KN__FVECS(KN__MATH1, round)
+KN__FVECS(KN__MATH1, trunc)
+KN__FVECS(KN__MATH2, pow)
+KN__FVECS(KN__MATH2, atan2)
+KN__FVECS(KN__MATH2, fmod)
+KN__FVECS(KN__MATH2, step)
+KN__FVECS(KN__MATH3, lerp)
+KN__FVECS(KN__MATH3, smoothstep)
+KN__VECS(KN__MATH1, abs)
+KN__VECS(KN__MATH1, sign)
+KN__VECS(KN__MATH2, min)
+KN__VECS(KN__MATH2, max)
+KN__VECS(KN__MATH3, clamp)
 
 /* mixed vector/scalar forms of clamp, lerp, step, smoothstep */
 #define KN__MIXED(T, N, C, E, EC, unused)                                                          \
@@ -582,7 +609,8 @@ KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, 
   KN__DEF_VVS(T, N, C, E, EC, lerp, kn_lerp_##EC##_##EC##_##EC)                                    \
   KN__DEF_SV(T, N, C, E, EC, step, kn_step_##EC##_##EC)                                            \
   KN__DEF_SSV(T, N, C, E, EC, smoothstep, kn_smoothstep_##EC##_##EC##_##EC)
-                                                    KN__VECS(KN__MIXED, 0) KN__FVECS(KN__MIXED_F, 0)
+KN__VECS(KN__MIXED, 0)
+KN__FVECS(KN__MIXED_F, 0)
 
 /* operators: + - * / componentwise, vector (op) scalar, scalar * vector, neg */
 #define KN__VEC_OPS(T, N, C, E, EC, unused)                                                        \
@@ -594,7 +622,7 @@ KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, 
   KN__DEF_SV(T, N, C, E, EC, mul, kn__mul_##EC)                                                    \
   KN__DEF_VS(T, N, C, E, EC, div, kn__div_##EC)                                                    \
   KN__DEF_V(T, N, C, E, EC, neg, kn__neg_##EC)
-                                                        KN__VECS(KN__VEC_OPS, 0)
+KN__VECS(KN__VEC_OPS, 0)
 
 /* equality, dot */
 #define KN__S_EQ(c, f) r = r && (a.c == b.c);
@@ -604,12 +632,9 @@ KN__MAKE3(kn_vec3, v3, float) KN__MAKE4(kn_vec4, v4, float) KN__MAKE2(kn_dvec2, 
     KN__EACH##N(KN__S_EQ, 0) return r;                                                             \
   }                                                                                                \
   KN_FN bool kn_ne_##C##_##C(T a, T b) { return !kn_eq_##C##_##C(a, b); }
-                                                            KN__VECS(KN__VEC_REDUCE, 0)
+KN__VECS(KN__VEC_REDUCE, 0)
 
-                                                                KN_FN
-    float kn_dot_v2_v2(kn_vec2 a, kn_vec2 b) {
-  return a.x * b.x + a.y * b.y;
-}
+KN_FN float kn_dot_v2_v2(kn_vec2 a, kn_vec2 b) { return a.x * b.x + a.y * b.y; }
 KN_FN float kn_dot_v3_v3(kn_vec3 a, kn_vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
 KN_FN float kn_dot_v4_v4(kn_vec4 a, kn_vec4 b) {
   return a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w;

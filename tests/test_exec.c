@@ -140,13 +140,31 @@ typedef struct MathFn {
 #define L2(fn)                                                                                     \
   static long double r_##fn(long double x, long double y, long double z) { return fn##l(x, y); }
 L1(sqrt)
-L1(cbrt) L1(exp) L1(exp2) L1(log) L1(log2) L1(log10) L1(sin) L1(cos) L1(tan) L1(asin) L1(acos)
-    L1(atan) L1(sinh) L1(cosh) L1(tanh) L1(floor) L1(ceil) L1(round) L1(trunc) L1(fabs) L2(pow)
-        L2(atan2) L2(fmod)
+L1(cbrt)
+L1(exp)
+L1(exp2)
+L1(log)
+L1(log2)
+L1(log10)
+L1(sin)
+L1(cos)
+L1(tan)
+L1(asin)
+L1(acos)
+L1(atan)
+L1(sinh)
+L1(cosh)
+L1(tanh)
+L1(floor)
+L1(ceil)
+L1(round)
+L1(trunc)
+L1(fabs)
+L2(pow)
+L2(atan2)
+L2(fmod)
 
-            static long double r_rsqrt(long double x, long double y, long double z) {
-  return 1.0L / sqrtl(x);
-}
+static long double r_rsqrt(long double x, long double y, long double z) { return 1.0L / sqrtl(x); }
 /* sign: -1, 0 or 1, and a zero or NaN argument comes back as it is. */
 static long double r_sign(long double x, long double y, long double z) {
   return x > 0 ? 1 : x < 0 ? -1 : x;

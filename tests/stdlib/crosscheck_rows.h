@@ -131,8 +131,14 @@ KN_FN int kc_scalar(uint64_t a, uint64_t b, uint64_t *o) {
   KC_PUTF(kn_cvt_f16_f32(ha));
   KC_PUTD(kn_cvt_f16_f64(ha));
   KC_INT(int8_t, i8)
-  KC_INT(int16_t, i16) KC_INT(int32_t, i32) KC_INT(int64_t, i64) KC_INT(uint8_t, u8)
-      KC_INT(uint16_t, u16) KC_INT(uint32_t, u32) KC_INT(uint64_t, u64) KC_PUTF(kn_sqrt_f32(fa));
+  KC_INT(int16_t, i16)
+  KC_INT(int32_t, i32)
+  KC_INT(int64_t, i64)
+  KC_INT(uint8_t, u8)
+  KC_INT(uint16_t, u16)
+  KC_INT(uint32_t, u32)
+  KC_INT(uint64_t, u64)
+  KC_PUTF(kn_sqrt_f32(fa));
   KC_PUTF(kn_rsqrt_f32(fb));
   KC_PUTD(kn_sqrt_f64(da));
   KC_PUTD(kn_rsqrt_f64(db));
