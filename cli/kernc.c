@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
 #include "kern.h"
+#include "toolchain.h"
 
 static const char usage[] =
     "usage: kernc <command> [options] FILE...\n"
@@ -35,7 +35,7 @@ static const char usage[] =
     "       [--arch=sm_80,sm_90]     GPU archs for CUBINs, PTX for the newest (default sm_75,sm_80,sm_90)\n"
     "       [--no-cuda]              CPU code only (also --cpu)\n"
     "       [--cpu-flags=FLAGS]      extra C compiler flags, e.g. -march=x86-64-v3\n"
-    "       [--cc=CC]                the C compiler (default $KERN_CC, else cc)\n"
+    "       [--cc=CC]                the C compiler (default $KERN_CC, else clang, else cc)\n"
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
     "       [--debug]                with bounds checks and assert\n"
@@ -140,7 +140,7 @@ static int print_ptx(const Program *p, const Options *o) {
   if (!code) return EXIT_INTERNAL;
   size_t len;
   bool is_ptx;
-  kern_status s = rt_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
+  kern_status s = tc_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
   free(code);
   if (s != KERN_OK) {
     fprintf(stderr, "kernc: %s\n", kern_last_error());

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "npy.h"
 #include "rt.h"
+#include "str.h"
 
 typedef struct Arg {
   const char *text;     /* VALUE of --arg NAME=VALUE */
@@ -435,41 +436,41 @@ static int launch_dims(const Run *r, kern_dims *dims) {
 
 /* ---- output ---------------------------------------------------------------------------------------------- */
 
-static void fmt_value(rt_buf *b, const Type *t, const unsigned char *p) {
+static void fmt_value(Buf *b, const Type *t, const unsigned char *p) {
   if (t->kind == TY_STRUCT) {
     const Decl *s = t->sdecl;
-    rt_buf_add(b, "{", 1);
+    buf_add(b, "{", 1);
     for (int f = 0; f < s->nfields; f++) {
-      rt_buf_printf(b, "%s%s=", f ? ", " : "", s->fields[f].name);
+      buf_printf(b, "%s%s=", f ? ", " : "", s->fields[f].name);
       fmt_value(b, s->fields[f].ty, p + s->fields[f].offset);
     }
-    rt_buf_add(b, "}", 1);
+    buf_add(b, "}", 1);
   } else if (t->kind == TY_MAT) {
     for (int row = 0; row < t->n; row++) {
-      rt_buf_add(b, row ? ", (" : "((", 2 + (row > 0));
+      buf_add(b, row ? ", (" : "((", 2 + (row > 0));
       for (int c = 0; c < t->n; c++)
-        rt_buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
-      rt_buf_add(b, ")", 1);
+        buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
+      buf_add(b, ")", 1);
     }
-    rt_buf_add(b, ")", 1);
+    buf_add(b, ")", 1);
   } else if (t->kind == TY_VEC || t->kind == TY_QUAT) {
     const Type *s = scalar_of(t);
     for (int c = 0; c < ncomp(t); c++)
-      rt_buf_printf(b, "%s%.9g", c ? ", " : "(",
-                    load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
-    rt_buf_add(b, ")", 1);
+      buf_printf(b, "%s%.9g", c ? ", " : "(",
+                 load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
+    buf_add(b, ")", 1);
   } else if (t->kind == TY_BOOL)
-    rt_buf_printf(b, "%s", *p ? "true" : "false");
+    buf_printf(b, "%s", *p ? "true" : "false");
   else if (t->kind == TY_U64) {
     uint64_t v;
     memcpy(&v, p, 8);
-    rt_buf_printf(b, "%llu", (unsigned long long)v);
+    buf_printf(b, "%llu", (unsigned long long)v);
   } else if (t->kind == TY_I64) {
     int64_t v;
     memcpy(&v, p, 8);
-    rt_buf_printf(b, "%lld", (long long)v);
+    buf_printf(b, "%lld", (long long)v);
   } else
-    rt_buf_printf(b, "%.9g", load_scalar(t->kind, p));
+    buf_printf(b, "%.9g", load_scalar(t->kind, p));
 }
 
 static void print_stats(const Type *t, const unsigned char *host, int64_t count) {
@@ -500,39 +501,39 @@ static void print_array(const rt_param *p, const kern_array *a, const unsigned c
   printf("]\n");
   if (count > 0 && t->kind != TY_STRUCT) print_stats(t, host, count);
   int show = t->kind == TY_STRUCT ? 3 : ncomp(t) > 1 ? 4 : 8;
-  rt_buf b = {0};
+  Buf b = {0};
   for (int64_t i = 0; i < count && i < show; i++) {
-    rt_buf_add(&b, i ? ", " : "  [", i ? 2 : 3);
+    buf_add(&b, i ? ", " : "  [", i ? 2 : 3);
     fmt_value(&b, t, host + (size_t)i * (size_t)t->size);
   }
-  if (count > show) rt_buf_add(&b, ", ...", 5);
+  if (count > show) buf_add(&b, ", ...", 5);
   if (count > 0) printf("%s]\n", b.s ? b.s : "");
-  rt_buf_free(&b);
+  buf_free(&b);
 }
 
 /* A structured NumPy dtype with the C layout: explicit padding fields. */
-static void struct_descr(rt_buf *b, const Type *t) {
+static void struct_descr(Buf *b, const Type *t) {
   const Decl *s = t->sdecl;
   int at = 0;
-  rt_buf_add(b, "[", 1);
+  buf_add(b, "[", 1);
   for (int f = 0; f < s->nfields; f++) {
     const Type *ft = s->fields[f].ty;
-    if (s->fields[f].offset > at) rt_buf_printf(b, "('', '|V%d'), ", s->fields[f].offset - at);
-    rt_buf_printf(b, "('%s', ", s->fields[f].name);
+    if (s->fields[f].offset > at) buf_printf(b, "('', '|V%d'), ", s->fields[f].offset - at);
+    buf_printf(b, "('%s', ", s->fields[f].name);
     int64_t ed[2] = {1, 1};
     int ne = elem_dims(ft, ed);
     if (ft->kind == TY_STRUCT)
       struct_descr(b, ft);
     else
-      rt_buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
-    if (ne == 1) rt_buf_printf(b, ", (%lld,)", (long long)ed[0]);
-    if (ne == 2) rt_buf_printf(b, ", (%lld, %lld)", (long long)ed[0], (long long)ed[1]);
-    rt_buf_add(b, "), ", 3);
+      buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
+    if (ne == 1) buf_printf(b, ", (%lld,)", (long long)ed[0]);
+    if (ne == 2) buf_printf(b, ", (%lld, %lld)", (long long)ed[0], (long long)ed[1]);
+    buf_add(b, "), ", 3);
     at = s->fields[f].offset + ft->size;
   }
-  if (t->size > at) rt_buf_printf(b, "('', '|V%d'), ", t->size - at);
+  if (t->size > at) buf_printf(b, "('', '|V%d'), ", t->size - at);
   if (b->len >= 2 && b->s[b->len - 2] == ',') b->len -= 2; /* the last ", " */
-  rt_buf_add(b, "]", 1);
+  buf_add(b, "]", 1);
 }
 
 static int write_npy(const Run *r, int i, const unsigned char *host) {
@@ -542,12 +543,12 @@ static int write_npy(const Run *r, int i, const unsigned char *host) {
   int nd = p->ndim, ne = elem_dims(t, ed);
   for (int d = 0; d < nd; d++) shape[d] = kern_array_shape(r->args[i].array, d);
   for (int d = 0; d < ne; d++) shape[nd + d] = ed[d];
-  rt_buf descr = {0};
+  Buf descr = {0};
   if (t->kind == TY_STRUCT)
     struct_descr(&descr, t);
   else
-    rt_buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
-  char *path = rt_printf("%s/%s.npy", r->o->out_dir, p->name), err[512];
+    buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
+  char *path = str_printf("%s/%s.npy", r->o->out_dir, p->name), err[512];
   int rc = EXIT_OK;
   if (!path || descr.oom)
     rc = cli_fail("out of memory");
@@ -557,7 +558,7 @@ static int write_npy(const Run *r, int i, const unsigned char *host) {
   else if (!r->o->quiet)
     printf("wrote %s\n", path);
   free(path);
-  rt_buf_free(&descr);
+  buf_free(&descr);
   return rc;
 }
 

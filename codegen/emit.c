@@ -23,42 +23,6 @@
 
 extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[];
 
-/* ---- buffer ---------------------------------------------------------------- */
-
-static void buf_grow(Buf *b, size_t need) {
-  if (b->oom || b->len + need < b->cap) return;
-  size_t cap = b->cap ? b->cap : 1 << 14;
-  while (cap <= b->len + need) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = true;
-    return;
-  }
-  b->p = p;
-  b->cap = cap;
-}
-
-void buf_puts(Buf *b, const char *s) {
-  size_t n = strlen(s);
-  buf_grow(b, n + 1);
-  if (b->oom) return;
-  memcpy(b->p + b->len, s, n + 1);
-  b->len += n;
-}
-
-void buf_printf(Buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  buf_grow(b, (size_t)n + 1);
-  if (b->oom) return;
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
 #define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
 
 static void indent(Emitter *e) {
@@ -314,49 +278,6 @@ static const char *uint_of(const Type *t) {
   }
 }
 
-static const char *op_text(int op) {
-  switch (op) {
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_PERCENT: return "%";
-    case TK_AMP: return "&";
-    case TK_PIPE: return "|";
-    case TK_CARET: return "^";
-    case TK_SHL: return "<<";
-    case TK_SHR: return ">>";
-    case TK_LT: return "<";
-    case TK_GT: return ">";
-    case TK_LE: return "<=";
-    case TK_GE: return ">=";
-    case TK_EQEQ: return "==";
-    case TK_NE: return "!=";
-    case TK_ANDAND: return "&&";
-    case TK_OROR: return "||";
-    case TK_BANG: return "!";
-    case TK_TILDE: return "~";
-    default: return "?";
-  }
-}
-
-/* Compound assignment token -> its binary operator. */
-static int compound_op(int op) {
-  switch (op) {
-    case TK_PLUSEQ: return TK_PLUS;
-    case TK_MINUSEQ: return TK_MINUS;
-    case TK_STAREQ: return TK_STAR;
-    case TK_SLASHEQ: return TK_SLASH;
-    case TK_PERCENTEQ: return TK_PERCENT;
-    case TK_AMPEQ: return TK_AMP;
-    case TK_PIPEEQ: return TK_PIPE;
-    case TK_CARETEQ: return TK_CARET;
-    case TK_SHLEQ: return TK_SHL;
-    case TK_SHREQ: return TK_SHR;
-    default: return 0;
-  }
-}
-
 /* How scalar_binop_text writes op on values of type t. */
 typedef enum { BIN_F16, BIN_DIVMOD, BIN_SHIFT, BIN_WRAP, BIN_PLAIN } BinForm;
 
@@ -381,7 +302,7 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
   if (form == BIN_F16) {
     OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
     L();
-    OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
+    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(op));
     expr(e, r);
     OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
@@ -400,13 +321,13 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
     const char *u = uint_of(t);
     OUT(e, "((%s)((%s)(", c, u);
     L();
-    OUT(e, ") %s (%s)(", op_text(op), u);
+    OUT(e, ") %s (%s)(", tok_spelling(op), u);
     expr(e, r);
     OUT(e, ")))");
   } else {
     OUT(e, "((");
     L();
-    OUT(e, ") %s (", op_text(op));
+    OUT(e, ") %s (", tok_spelling(op));
     expr(e, r);
     OUT(e, "))");
   }
@@ -418,14 +339,14 @@ static void comparison(Emitter *e, const Node *n) {
   if (t->kind == TY_F16) {
     OUT(e, "(kn_cvt_f16_f32(");
     expr(e, n->lhs);
-    OUT(e, ") %s kn_cvt_f16_f32(", op_text(n->op));
+    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(n->op));
     expr(e, n->rhs);
     OUT(e, "))");
     return;
   }
   OUT(e, "((");
   expr(e, n->lhs);
-  OUT(e, ") %s (", op_text(n->op));
+  OUT(e, ") %s (", tok_spelling(n->op));
   expr(e, n->rhs);
   OUT(e, "))");
 }
@@ -477,7 +398,7 @@ static void chain_operands(Emitter *e, const Node *top, const Node *n, const cha
     expr(e, l);
     OUT(e, ")");
   }
-  OUT(e, " %s %s(", op_text(n->op), cast);
+  OUT(e, " %s %s(", tok_spelling(n->op), cast);
   expr(e, n->rhs);
   OUT(e, ")");
 }
@@ -1007,16 +928,6 @@ static void expr(Emitter *e, const Node *n) {
     expr_node(e, n);
 }
 
-/* Inserts text at byte offset at of the output. */
-static void out_insert(Emitter *e, size_t at, const char *text) {
-  size_t n = strlen(text);
-  buf_grow(&e->out, n + 1);
-  if (e->out.oom) return;
-  memmove(e->out.p + at + n, e->out.p + at, e->out.len - at + 1);
-  memcpy(e->out.p + at, text, n);
-  e->out.len += n;
-}
-
 /* ---- statements --------------------------------------------------------------- */
 
 static void stmt(Emitter *e, const Node *n);
@@ -1052,7 +963,7 @@ static void loop_body(Emitter *e, const Node *s) {
 /* x op= v as x = x op v, with the target's address taken once. */
 static void compound_assign(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
-  int op = compound_op(n->op);
+  int op = tok_compound_op(n->op);
   bool first = effects(e, n->rhs); /* then the target's value is read before the value */
   const char *cur = first ? "kn_v" : "*kn_p";
   OUT(e, "{ %s *kn_p = &", emit_ctype(t));
@@ -1232,10 +1143,10 @@ static void stmt(Emitter *e, const Node *n) {
   stmt_text(e, n);
   if (e->temps.len > indent_len) {
     buf_puts(&e->temps, "\n");
-    out_insert(e, at, e->temps.p);
+    buf_insert(&e->out, at, e->temps.s);
   }
   e->out.oom |= e->temps.oom;
-  free(e->temps.p);
+  free(e->temps.s);
   e->temps = outer;
 }
 
@@ -1450,8 +1361,8 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   free(e.fn_effects);
   free(e.bound);
   if (e.out.oom) {
-    free(e.out.p);
+    free(e.out.s);
     return NULL;
   }
-  return e.out.p;
+  return e.out.s;
 }

@@ -18,81 +18,9 @@
 
 #include "arena.h"
 #include "diag.h"
+#include "token.h"
 
-/* ---- tokens -------------------------------------------------------------- */
-
-typedef enum {
-  TK_EOF,
-  TK_ERROR, /* the lexer already reported it; the parser skips it */
-  TK_IDENT,
-  TK_INT,    /* ival, suffix */
-  TK_FLOAT,  /* fval, suffix */
-  TK_STRING, /* str/len: the bytes between the quotes, escapes decoded */
-  /* keywords */
-  TK_KERNEL,
-  TK_STRUCT,
-  TK_CONST,
-  TK_IMPORT,
-  TK_AUTO,
-  TK_VOID,
-  TK_IF,
-  TK_ELSE,
-  TK_FOR,
-  TK_WHILE,
-  TK_DO,
-  TK_BREAK,
-  TK_CONTINUE,
-  TK_RETURN,
-  TK_TRUE,
-  TK_FALSE,
-  TK_TYPENAME, /* a builtin type name: bool int float vec3 mat33 ...; `ty` says which */
-  /* punctuation */
-  TK_LPAREN,
-  TK_RPAREN,
-  TK_LBRACE,
-  TK_RBRACE,
-  TK_LBRACKET,
-  TK_RBRACKET,
-  TK_SEMI,
-  TK_COMMA,
-  TK_DOT,
-  TK_QUESTION,
-  TK_COLON,
-  TK_PLUS,
-  TK_MINUS,
-  TK_STAR,
-  TK_SLASH,
-  TK_PERCENT,
-  TK_AMP,
-  TK_PIPE,
-  TK_CARET,
-  TK_TILDE,
-  TK_BANG,
-  TK_SHL,
-  TK_SHR,
-  TK_LT,
-  TK_GT,
-  TK_LE,
-  TK_GE,
-  TK_EQEQ,
-  TK_NE,
-  TK_ANDAND,
-  TK_OROR,
-  TK_ASSIGN,
-  TK_PLUSEQ,
-  TK_MINUSEQ,
-  TK_STAREQ,
-  TK_SLASHEQ,
-  TK_PERCENTEQ,
-  TK_AMPEQ,
-  TK_PIPEEQ,
-  TK_CARETEQ,
-  TK_SHLEQ,
-  TK_SHREQ,
-  TK_INC,
-  TK_DEC,
-  TK__COUNT
-} TokKind;
+/* ---- tokens (kinds and spellings: support/token.h) ------------------------ */
 
 /* Literal suffixes (TK_INT / TK_FLOAT). SUF_NONE means an untyped constant. */
 typedef enum { SUF_NONE, SUF_U, SUF_L, SUF_UL, SUF_F, SUF_D } LitSuffix;
@@ -115,8 +43,6 @@ typedef struct {
   Token *toks; /* toks[n-1].kind == TK_EOF always */
   int n;
 } TokenList;
-
-const char *tok_kind_name(TokKind k); /* "identifier", "'+='", "keyword 'while'" ... */
 
 /* ---- types --------------------------------------------------------------- */
 

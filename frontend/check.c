@@ -248,59 +248,6 @@ static Val val_of(Type *t) { return (Val){.ty = t}; }
 
 static const char *tname(const Type *t) { return type_name(t); }
 
-static const char *op_text(int op) {
-  switch (op) {
-    case TK_PLUS: return "+";
-    case TK_PLUSEQ: return "+=";
-    case TK_MINUS: return "-";
-    case TK_MINUSEQ: return "-=";
-    case TK_STAR: return "*";
-    case TK_STAREQ: return "*=";
-    case TK_SLASH: return "/";
-    case TK_SLASHEQ: return "/=";
-    case TK_PERCENT: return "%";
-    case TK_PERCENTEQ: return "%=";
-    case TK_AMP: return "&";
-    case TK_AMPEQ: return "&=";
-    case TK_PIPE: return "|";
-    case TK_PIPEEQ: return "|=";
-    case TK_CARET: return "^";
-    case TK_CARETEQ: return "^=";
-    case TK_SHL: return "<<";
-    case TK_SHLEQ: return "<<=";
-    case TK_SHR: return ">>";
-    case TK_SHREQ: return ">>=";
-    case TK_LT: return "<";
-    case TK_GT: return ">";
-    case TK_LE: return "<=";
-    case TK_GE: return ">=";
-    case TK_EQEQ: return "==";
-    case TK_NE: return "!=";
-    case TK_ANDAND: return "&&";
-    case TK_OROR: return "||";
-    case TK_BANG: return "!";
-    case TK_TILDE: return "~";
-    default: return "?";
-  }
-}
-
-/* The binary operator a compound assignment applies (TK_PLUSEQ -> TK_PLUS). */
-static int compound_op(int op) {
-  switch (op) {
-    case TK_PLUSEQ: return TK_PLUS;
-    case TK_MINUSEQ: return TK_MINUS;
-    case TK_STAREQ: return TK_STAR;
-    case TK_SLASHEQ: return TK_SLASH;
-    case TK_PERCENTEQ: return TK_PERCENT;
-    case TK_AMPEQ: return TK_AMP;
-    case TK_PIPEEQ: return TK_PIPE;
-    case TK_CARETEQ: return TK_CARET;
-    case TK_SHLEQ: return TK_SHL;
-    case TK_SHREQ: return TK_SHR;
-    default: return 0;
-  }
-}
-
 static bool is_compare(int op) {
   return op == TK_LT || op == TK_GT || op == TK_LE || op == TK_GE || op == TK_EQEQ || op == TK_NE;
 }
@@ -731,7 +678,7 @@ static bool fold_int(Check *c, SrcLoc loc, int op, Val *a, const Val *b) {
   }
   a->i = is_bitwise(op) ? int_wrap(r, a->ty) : r;
   if (ovf) {
-    diag_error(c->diags, loc, "integer constant overflow in '%s'", op_text(op));
+    diag_error(c->diags, loc, "integer constant overflow in '%s'", tok_spelling(op));
     return false;
   }
   return check_int(c, loc, a, a->ty);
@@ -1136,7 +1083,7 @@ static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node
 
 static Type *shift_types(Check *c, Node *n, Node *ln, Val *a, Node *rn, Val *b) {
   if (!is_intlike(a->ty) || !is_intlike(b->ty)) {
-    diag_error(c->diags, n->loc, "'%s' needs integer operands, not %s and %s", op_text(n->op),
+    diag_error(c->diags, n->loc, "'%s' needs integer operands, not %s and %s", tok_spelling(n->op),
                tname(a->ty), tname(b->ty));
     return &ty_error;
   }
@@ -1159,18 +1106,18 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
   if (is_vmq(a->ty) || is_vmq(b->ty)) {
     Node *args[2] = {ln, rn};
     Val vals[2] = {*a, *b};
-    Type *t = op_call(c, n, op_builtin_name(op), op_text(n->op), args, vals, 2);
+    Type *t = op_call(c, n, op_builtin_name(op), tok_spelling(n->op), args, vals, 2);
     *a = vals[0];
     *b = vals[1];
     return t;
   }
   if (!operand_ok(a->ty) || !operand_ok(b->ty)) {
-    diag_error(c->diags, n->loc, "invalid operands to '%s': %s and %s", op_text(n->op),
+    diag_error(c->diags, n->loc, "invalid operands to '%s': %s and %s", tok_spelling(n->op),
                tname(a->ty), tname(b->ty));
     return &ty_error;
   }
   if (is_shift(op)) return shift_types(c, n, ln, a, rn, b);
-  Type *t = unify(c, n->loc, op_text(n->op), ln, a, rn, b, fixed);
+  Type *t = unify(c, n->loc, tok_spelling(n->op), ln, a, rn, b, fixed);
   if (is_err(t)) return t;
   bool ok;
   const char *need;
@@ -1185,7 +1132,8 @@ static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val 
     need = "numeric";
   }
   if (!ok) {
-    diag_error(c->diags, n->loc, "'%s' needs %s operands, not %s", op_text(n->op), need, tname(t));
+    diag_error(c->diags, n->loc, "'%s' needs %s operands, not %s", tok_spelling(n->op), need,
+               tname(t));
     if (op == TK_PERCENT && (type_is_float(t) || t->kind == TY_UNTYPED_FLOAT))
       diag_note(c->diags, n->loc, "use fmod(a, b) for floating-point remainders");
     return &ty_error;
@@ -1225,7 +1173,7 @@ static Val unary(Check *c, Node *n) {
     diag_error(c->diags, n->loc, "invalid operand to unary '%s': %s",
                op == TK_PLUS    ? "+"
                : op == TK_MINUS ? "-"
-                                : op_text(op),
+                                : tok_spelling(op),
                tname(v.ty));
     return val_err();
   }
@@ -2118,10 +2066,10 @@ static void assign(Check *c, Node *n) {
     convert(c, n->rhs, &r, l.ty, (Ctx){"assignment", NULL, 0});
     return;
   }
-  Type *t = operate(c, n, compound_op(n->op), n->lhs, &l, n->rhs, &r, true);
+  Type *t = operate(c, n, tok_compound_op(n->op), n->lhs, &l, n->rhs, &r, true);
   if (!is_err(t) && !type_equal(t, l.ty))
-    diag_error(c->diags, n->loc, "the result of '%s' is %s, but its target is %s", op_text(n->op),
-               tname(t), tname(l.ty));
+    diag_error(c->diags, n->loc, "the result of '%s' is %s, but its target is %s",
+               tok_spelling(n->op), tname(t), tname(l.ty));
 }
 
 static void incdec(Check *c, Node *n) {

@@ -34,14 +34,14 @@ typedef struct rt_storage {
 static kern_status check_shape(const char *fn, int ndim, const int64_t *shape, size_t elem,
                                size_t *nbytes) {
   if (ndim < 1 || ndim > 4)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim must be 1 to 4, got %d", fn, ndim);
-  if (!shape) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: ndim must be 1 to 4, got %d", fn, ndim);
+  if (!shape) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
   uint64_t total = elem;
   bool overflow = false;
   for (int d = 0; d < ndim; d++) {
     if (shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shape[%d] is negative (%lld)", fn, d,
-                      (long long)shape[d]);
+      return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: shape[%d] is negative (%lld)", fn, d,
+                     (long long)shape[d]);
     if (shape[d] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[d])
       overflow = true;
     else
@@ -50,7 +50,7 @@ static kern_status check_shape(const char *fn, int ndim, const int64_t *shape, s
   for (int d = 0; d < ndim; d++)
     if (shape[d] == 0) overflow = false, total = 0;
   if (overflow || total > (uint64_t)PTRDIFF_MAX)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the array's size in bytes overflows", fn);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the array's size in bytes overflows", fn);
   *nbytes = (size_t)total;
   return KERN_OK;
 }
@@ -66,7 +66,7 @@ static void set_dense_strides(kern_array *a) {
 static kern_array *array_alloc(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
   kern_array *a = calloc(1, sizeof *a);
   if (!a) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
     return NULL;
   }
   a->device = dev;
@@ -82,9 +82,9 @@ static kern_array *array_alloc(kern_device *dev, kern_dtype dt, int ndim, const 
 
 static kern_status check_common(const char *fn, kern_device *dev, kern_dtype dt) {
   if (rt_ensure_init() != KERN_OK) return KERN_ERR_INVALID_ARGUMENT;
-  if (!dev) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
+  if (!dev) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
   if (!rt_dtype_valid(dt))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", fn, (int)dt);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: invalid dtype %d", fn, (int)dt);
   return KERN_OK;
 }
 
@@ -93,7 +93,7 @@ static kern_status check_common(const char *fn, kern_device *dev, kern_dtype dt)
 static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   rt_storage *s = calloc(1, sizeof *s);
   if (!s) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
     return NULL;
   }
   /* Never 0 bytes: every array gets a real, aligned address. */
@@ -102,7 +102,7 @@ static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   /* cuMemAllocManaged is not stream-ordered: a graph cannot record it. */
   if (al == KERN_ALLOC_CUDA_MANAGED && rt_capture_active(dev)) {
     free(s);
-    rt_error(
+    err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate CUDA managed memory on %s during graph capture: allocate managed arrays "
         "before kern_capture_begin",
@@ -119,7 +119,7 @@ static rt_storage *storage_new(kern_device *dev, size_t nbytes, bool zero) {
   if (s->base && !rt_registry_add(s->base, &info)) {
     dev->ops->free(dev, s->base, s->bytes, s->kind);
     s->base = NULL;
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording an allocation");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording an allocation");
   }
   if (!s->base) {
     free(s);
@@ -162,7 +162,7 @@ rt_storage *rt_array_hold(const kern_array *a, uint64_t capture_id) {
 kern_status rt_array_adopt(kern_array *a, kern_memory_kind kind, void (*release)(void *),
                            void *ctx) {
   rt_storage *s = calloc(1, sizeof *s);
-  if (!s) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
+  if (!s) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory allocating an array handle");
   atomic_init(&s->refs, 1);
   s->device = a->device;
   s->base = a->data;
@@ -211,14 +211,14 @@ static kern_status check_strides(int ndim, const int64_t *shape, const int64_t *
   uint64_t reach = elem;
   for (int d = 0; d < ndim; d++) {
     if (strides[d] < 0)
-      return rt_error(
+      return err_set(
           KERN_ERR_INVALID_ARGUMENT,
           "kern_array_wrap: strides[%d] is negative (%lld); negative strides are not supported", d,
           (long long)strides[d]);
     uint64_t step = (uint64_t)strides[d], n = (uint64_t)shape[d] - 1;
     if (step && n > ((uint64_t)PTRDIFF_MAX - reach) / step)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "kern_array_wrap: the strides overflow the address space");
+      return err_set(KERN_ERR_INVALID_ARGUMENT,
+                     "kern_array_wrap: the strides overflow the address space");
     reach += n * step;
   }
   return KERN_OK;
@@ -251,9 +251,9 @@ static kern_status check_owner(kern_device *dev, kern_memory_kind kind, const ke
   if (rt_device_is_host_kind(kind) || kind == KERN_MEM_UNKNOWN || !owner || owner == dev)
     return KERN_OK;
   static const char *const names[] = {"", "", "CUDA device", "CUDA memory-pool", "CUDA managed"};
-  return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                  "kern_array_wrap: ptr is %s memory of %s, not of %s; wrap it with device %s",
-                  names[kind], owner->name, dev->name, owner->name);
+  return err_set(KERN_ERR_INVALID_ARGUMENT,
+                 "kern_array_wrap: ptr is %s memory of %s, not of %s; wrap it with device %s",
+                 names[kind], owner->name, dev->name, owner->name);
 }
 
 kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim,
@@ -263,7 +263,7 @@ kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim
   if (check_common(fn, dev, dt) || check_shape(fn, ndim, shape, kern_dtype_size(dt), &nbytes))
     return NULL;
   if (!ptr && nbytes) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_wrap: ptr is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_wrap: ptr is NULL");
     return NULL;
   }
   if (strides && check_strides(ndim, shape, strides, kern_dtype_size(dt), nbytes)) return NULL;
@@ -287,17 +287,17 @@ kern_array *kern_array_wrap(void *ptr, kern_device *dev, kern_dtype dt, int ndim
 static kern_status check_window(const kern_array *a, int ndim, const int64_t *off,
                                 const int64_t *shape) {
   const char *fn = "kern_array_view";
-  if (!a) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: array is NULL", fn);
+  if (!a) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: array is NULL", fn);
   if (ndim != a->ndim)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: ndim %d does not match the array's %d", fn,
-                    ndim, a->ndim);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: ndim %d does not match the array's %d", fn, ndim,
+                   a->ndim);
   if (!off || !shape)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, off ? "shape" : "offset");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, off ? "shape" : "offset");
   for (int d = 0; d < ndim; d++)
     if (off[d] < 0 || shape[d] < 0 || off[d] > a->shape[d] || shape[d] > a->shape[d] - off[d])
-      return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "%s: dim %d: offset %lld + shape %lld is outside the array's shape %lld", fn,
-                      d, (long long)off[d], (long long)shape[d], (long long)a->shape[d]);
+      return err_set(KERN_ERR_INVALID_ARGUMENT,
+                     "%s: dim %d: offset %lld + shape %lld is outside the array's shape %lld", fn,
+                     d, (long long)off[d], (long long)shape[d], (long long)a->shape[d]);
   return KERN_OK;
 }
 
@@ -406,7 +406,7 @@ static bool host_ok(const kern_array *a) {
 static kern_status device_copy(kern_device *dev, void *dst, const void *src, size_t n, bool dh,
                                bool sh) {
   if (!dev->ops->copy)
-    return rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot copy memory", dev->name);
+    return err_set(KERN_ERR_UNSUPPORTED, "device %s cannot copy memory", dev->name);
   return dev->ops->copy(dev, dst, src, n, dh, sh);
 }
 
@@ -417,8 +417,8 @@ static kern_status write_now(kern_array *a, const void *src, size_t bytes) {
     return KERN_OK;
   }
   if (rt_array_dense(a)) return device_copy(a->device, a->data, src, bytes, false, true);
-  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_write: strided arrays on %s are not supported",
-                  a->device->name);
+  return err_set(KERN_ERR_UNSUPPORTED, "kern_array_write: strided arrays on %s are not supported",
+                 a->device->name);
 }
 
 static kern_status read_now(const kern_array *a, void *dst, size_t bytes) {
@@ -428,17 +428,17 @@ static kern_status read_now(const kern_array *a, void *dst, size_t bytes) {
     return KERN_OK;
   }
   if (rt_array_dense(a)) return device_copy(a->device, dst, a->data, bytes, true, false);
-  return rt_error(KERN_ERR_UNSUPPORTED, "kern_array_read: strided arrays on %s are not supported",
-                  a->device->name);
+  return err_set(KERN_ERR_UNSUPPORTED, "kern_array_read: strided arrays on %s are not supported",
+                 a->device->name);
 }
 
 /* During a capture the host must not touch the device's arrays: refused. */
 kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
   if (!a || (!src && bytes))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_write: %s is NULL", a ? "src" : "array");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_write: %s is NULL", a ? "src" : "array");
   if (bytes != a->nbytes)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_array_write: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_array_write: %zu bytes given, the array holds %zu", bytes, a->nbytes);
   if (bytes == 0) return KERN_OK;
   kern_status st = rt_capture_host_access(a, "kern_array_write");
   return st ? st : write_now(a, src, bytes);
@@ -446,10 +446,10 @@ kern_status kern_array_write(kern_array *a, const void *src, size_t bytes) {
 
 kern_status kern_array_read(const kern_array *a, void *dst, size_t bytes) {
   if (!a || (!dst && bytes))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_read: %s is NULL", a ? "dst" : "array");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_read: %s is NULL", a ? "dst" : "array");
   if (bytes != a->nbytes)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_array_read: %zu bytes given, the array holds %zu", bytes, a->nbytes);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_array_read: %zu bytes given, the array holds %zu", bytes, a->nbytes);
   if (bytes == 0) return KERN_OK;
   kern_status st = rt_capture_host_access(a, "kern_array_read");
   return st ? st : read_now(a, dst, bytes);
@@ -474,13 +474,13 @@ static bool overlap(const kern_array *a, const kern_array *b) {
 static kern_status check_same(const kern_array *dst, const kern_array *src) {
   const char *fn = "kern_array_copy";
   if (!dst || !src)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, dst ? "src" : "dst");
   if (dst->dtype != src->dtype)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: dtypes differ (dst %s, src %s)", fn,
-                    kern_dtype_name(dst->dtype), kern_dtype_name(src->dtype));
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: dtypes differ (dst %s, src %s)", fn,
+                   kern_dtype_name(dst->dtype), kern_dtype_name(src->dtype));
   bool same = dst->ndim == src->ndim;
   for (int d = 0; same && d < dst->ndim; d++) same = dst->shape[d] == src->shape[d];
-  if (!same) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: shapes differ", fn);
+  if (!same) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: shapes differ", fn);
   return KERN_OK;
 }
 
@@ -488,7 +488,7 @@ static kern_status check_same(const kern_array *dst, const kern_array *src) {
 static kern_status copy_staged(kern_array *dst, const kern_array *src) {
   void *tmp = malloc(src->nbytes);
   if (!tmp)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "kern_array_copy: out of memory for a staging buffer");
   kern_status st = read_now(src, tmp, src->nbytes);
   if (st == KERN_OK) st = write_now(dst, tmp, dst->nbytes);
   free(tmp);
@@ -546,8 +546,7 @@ static void fill_run(char *p, size_t bytes, void *ud) {
 
 kern_status kern_array_fill(kern_array *a, const void *value) {
   if (!a || !value)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL",
-                    a ? "value" : "array");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_fill: %s is NULL", a ? "value" : "array");
   if (a->nbytes == 0) return KERN_OK;
   kern_status st;
   if (rt_capture_fill(a, value, &st)) return st;
@@ -562,7 +561,7 @@ kern_status rt_array_fill_now(kern_array *a, const void *value) {
   }
   char *tmp = malloc(a->nbytes);
   if (!tmp)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "kern_array_fill: out of memory for a staging buffer");
   fill_run(tmp, a->nbytes, &pt);
   kern_status st = write_now(a, tmp, a->nbytes);
   free(tmp);
@@ -575,35 +574,35 @@ kern_status (*rt_ipc_handle_hook)(int ordinal, const void *base, void *out);
 
 kern_status kern_array_ipc_handle(const kern_array *a, void *handle_out) {
   if (!a || !handle_out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL",
-                    a ? "handle_out" : "array");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_ipc_handle: %s is NULL",
+                   a ? "handle_out" : "array");
   if (a->is_view)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: a view has no IPC handle; use its owner");
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "kern_array_ipc_handle: a view has no IPC handle; use its owner");
   if (!a->storage || a->storage->release)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "kern_array_ipc_handle: the array uses external memory (wrapped or from DLPack), which "
         "kern did not allocate and cannot export; export it from its owner");
   if (a->kind == KERN_MEM_CUDA_MANAGED)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "kern_array_ipc_handle: the array is CUDA managed memory, which "
         "CUDA IPC cannot share; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes");
   if (a->kind == KERN_MEM_CUDA_MEMPOOL)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "kern_array_ipc_handle: the array comes from %s's memory pool, "
         "which is not exportable; use KERN_ALLOC_CUDA_DEVICE for arrays shared between processes",
         a->device->name);
   if (a->kind != KERN_MEM_CUDA_DEVICE)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "kern_array_ipc_handle: IPC handles exist for CUDA device memory only, and this array "
         "is %s host memory",
         a->kind == KERN_MEM_PINNED_HOST ? "pinned" : "pageable");
   if (!rt_ipc_handle_hook)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_array_ipc_handle: the CUDA driver lacks cuIpcGetMemHandle");
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "kern_array_ipc_handle: the CUDA driver lacks cuIpcGetMemHandle");
   return rt_ipc_handle_hook(a->device->ordinal, a->storage->base, handle_out);
 }

@@ -90,7 +90,7 @@ uint64_t rt_capture_id(const kern_device *d) {
 }
 
 kern_status rt_capture_refuse(const kern_device *d, const char *what) {
-  return rt_error(
+  return err_set(
       KERN_ERR_CAPTURE,
       "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
       "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
@@ -215,10 +215,10 @@ static const char *who(const capture *c) {
 static capture *owned(kern_device *d, const char *fn, kern_status *st) {
   capture *c = &caps[d->index];
   if (!c->id)
-    *st = rt_error(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)",
-                   fn, d->name);
+    *st = err_set(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)",
+                  fn, d->name);
   else if (!pthread_equal(c->owner, pthread_self()))
-    *st = rt_error(
+    *st = err_set(
         KERN_ERR_CAPTURE,
         "%s: the capture on %s was begun by another thread and must be ended there; nothing changed",
         fn, d->name);
@@ -232,22 +232,22 @@ kern_status kern_capture_begin(kern_device *d) {
 }
 
 kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
   if ((unsigned)mode > KERN_CAPTURE_THREAD_LOCAL)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
-                    (int)mode);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
+                   (int)mode);
   kern_status st = rt_ensure_init();
   if (st) return st;
   pthread_mutex_lock(&mu);
   capture *c = &caps[d->index];
   kern_graph *g = NULL;
   if (c->id)
-    st = rt_error(KERN_ERR_CAPTURE,
-                  "kern_capture_begin: a capture is already open on %s (begun by %s); "
-                  "captures do not nest: end or abort it first",
-                  d->name, who(c));
+    st = err_set(KERN_ERR_CAPTURE,
+                 "kern_capture_begin: a capture is already open on %s (begun by %s); "
+                 "captures do not nest: end or abort it first",
+                 d->name, who(c));
   else if (!(g = calloc(1, sizeof *g)))
-    st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
+    st = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   void *cap = NULL;
   if (!st && graph_ops(d)) st = graph_ops(d)->begin(d, mode, &cap);
   if (!st) {
@@ -280,10 +280,10 @@ static kern_status close_capture(kern_device *d, const char *fn, bool allow_open
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth > 0 && !allow_open_blocks)
-    st = rt_error(KERN_ERR_CAPTURE,
-                  "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
-                  c->depth, c->depth == 1 ? " is" : "s are", d->name, c->depth == 1 ? "it" : "them",
-                  c->open_while[c->depth - 1] ? "kern_capture_end_while" : "kern_capture_end_if");
+    st = err_set(KERN_ERR_CAPTURE,
+                 "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
+                 c->depth, c->depth == 1 ? " is" : "s are", d->name, c->depth == 1 ? "it" : "them",
+                 c->open_while[c->depth - 1] ? "kern_capture_end_while" : "kern_capture_end_if");
   if (c && !st) *out = detach(d);
   pthread_mutex_unlock(&mu);
   return st;
@@ -291,15 +291,14 @@ static kern_status close_capture(kern_device *d, const char *fn, bool allow_open
 
 static kern_status check_recorded(const kern_graph *g, const char *fn) {
   if (g->oom)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
   return KERN_OK;
 }
 
 kern_status kern_capture_end(kern_device *d, kern_graph **out) {
   if (out) *out = NULL;
   if (!d || !out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL",
-                    d ? "out" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL", d ? "out" : "device");
   capture c;
   kern_status st = close_capture(d, "kern_capture_end", false, &c);
   if (st) return st;
@@ -315,7 +314,7 @@ kern_status kern_capture_end(kern_device *d, kern_graph **out) {
 }
 
 kern_status kern_capture_abort(kern_device *d) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_abort: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_abort: device is NULL");
   capture c;
   kern_status st = close_capture(d, "kern_capture_abort", true, &c);
   if (st) return st;
@@ -354,10 +353,10 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
   const char *fn = "kern_capture_end_update";
   if (updated) *updated = false;
   if (!d || !g)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
   if (g->device != d)
-    return rt_error(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed",
-                    fn, g->device->name, d->name);
+    return err_set(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed",
+                   fn, g->device->name, d->name);
   capture c;
   kern_status st = close_capture(d, fn, false, &c);
   if (st) return st;
@@ -388,19 +387,19 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
 
 static kern_status check_flag(kern_device *d, const kern_array *f, const char *fn) {
   if (!d || !f)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
   if (f->dtype != KERN_INT32 || kern_array_size(f) != 1)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "%s: the flag must be an int32 array of one element, got %s with "
-                    "%lld elements",
-                    fn, kern_dtype_name(f->dtype), (long long)kern_array_size(f));
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "%s: the flag must be an int32 array of one element, got %s with "
+                   "%lld elements",
+                   fn, kern_dtype_name(f->dtype), (long long)kern_array_size(f));
   if (f->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "%s: the flag is an array of %s; it must live on the capturing "
-                    "device %s",
-                    fn, f->device->name, d->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "%s: the flag is an array of %s; it must live on the capturing "
+                   "device %s",
+                   fn, f->device->name, d->name);
   if (!graph_ops(d) && !host_side(f)) /* a software replay reads it from the host */
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is not host memory", fn);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is not host memory", fn);
   return KERN_OK;
 }
 
@@ -411,13 +410,13 @@ static kern_status cond_begin(kern_device *d, kern_array *flag, bool is_while) {
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth == MAX_DEPTH)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: conditional blocks nest at most %d deep", fn, MAX_DEPTH);
+    st = err_set(KERN_ERR_CAPTURE, "%s: conditional blocks nest at most %d deep", fn, MAX_DEPTH);
   if (c && !st && graph_ops(d)) {
     st = graph_ops(d)->cond_begin(d, c->cap, is_while, flag);
   } else if (c && !st) {
     cap_op *op = add_op(c->g, is_while ? OP_WHILE : OP_IF);
     if (!op)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+      st = err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     else
       op->a = *flag, c->open[c->depth] = c->g->nops - 1;
   }
@@ -431,15 +430,15 @@ static kern_status cond_begin(kern_device *d, kern_array *flag, bool is_while) {
 
 static kern_status cond_end(kern_device *d, bool is_while) {
   const char *fn = is_while ? "kern_capture_end_while" : "kern_capture_end_if";
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
   kern_status st = KERN_OK;
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth == 0)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: no conditional block is open on %s", fn, d->name);
+    st = err_set(KERN_ERR_CAPTURE, "%s: no conditional block is open on %s", fn, d->name);
   else if (c && c->open_while[c->depth - 1] != is_while)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: the innermost open block on %s is a %s block", fn, d->name,
-                  is_while ? "kern_capture_if" : "kern_capture_while");
+    st = err_set(KERN_ERR_CAPTURE, "%s: the innermost open block on %s is a %s block", fn, d->name,
+                 is_while ? "kern_capture_if" : "kern_capture_while");
   if (!c || st) {
     pthread_mutex_unlock(&mu);
     return st;
@@ -450,7 +449,7 @@ static kern_status cond_end(kern_device *d, bool is_while) {
   } else {
     cap_op *op = add_op(c->g, OP_END);
     if (!op)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+      st = err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     else
       op->jump = c->open[c->depth - 1], c->g->ops[op->jump].jump = c->g->nops - 1;
   }
@@ -474,7 +473,7 @@ static kern_status check_foreign(const rt_launch *L, int nargs, const kern_arg *
   for (int i = 0; i < nargs; i++) {
     const kern_array *a = args[i].kind == KERN_ARG_ARRAY ? args[i].array : NULL;
     if (a && a->device != L->device && rt_capture_active(a->device))
-      return rt_error(
+      return err_set(
           KERN_ERR_CAPTURE,
           "kern_launch of kernel '%s' on %s: parameter '%s' (#%d) is an array of %s, which is "
           "capturing a graph; the launch would run outside the capture (launch it on %s, or after "
@@ -491,8 +490,8 @@ static kern_status record_launch(kern_graph *g, const rt_launch *L) {
   if (op) op->bytes = aligned_alloc(16, n ? n : 16);
   if (!op || !op->bytes) {
     if (op) g->nops--;
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'",
-                    L->kernel->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'",
+                   L->kernel->name);
   }
   memcpy(op->bytes, L->args, L->args_size);
   op->L = *L;
@@ -526,7 +525,7 @@ kern_status rt_capture_launch(const rt_launch *L, int nargs, const kern_arg *arg
 kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
   if (atomic_load(&nopen) == 0) return KERN_OK;
   if (al == KERN_ALLOC_PINNED && rt_capture_any_cuda())
-    return rt_error(
+    return err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate pinned host memory while a CUDA device is capturing a "
         "graph (cuMemAllocHost is unsafe during capture): allocate it before kern_capture_begin");
@@ -534,13 +533,13 @@ kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
   const capture *c = &caps[d->index];
   kern_status st = KERN_OK;
   if (c->id && c->depth > 0)
-    st = rt_error(
+    st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate an array on %s inside a conditional block of a capture "
         "(CUDA conditional bodies cannot allocate): allocate it before kern_capture_if/while",
         d->name);
   else if (c->id && graph_ops(d) && al != KERN_ALLOC_CUDA_MEMPOOL)
-    st = rt_error(
+    st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate %s memory on %s during graph capture: only memory-pool "
         "allocations can be captured; set KERN_ALLOC_CUDA_MEMPOOL with kern_device_set_allocator, or "
@@ -566,7 +565,7 @@ void rt_capture_new_array(kern_array *a) {
 
 kern_status rt_capture_host_access(const kern_array *a, const char *fn) {
   if (!rt_capture_active(a->device)) return KERN_OK;
-  return rt_error(
+  return err_set(
       KERN_ERR_CAPTURE,
       "%s of an array of %s during graph capture: the host cannot read or write "
       "the capturing device's arrays until kern_capture_end (nothing recorded has run yet); the "
@@ -576,10 +575,10 @@ kern_status rt_capture_host_access(const kern_array *a, const char *fn) {
 
 static kern_status copy_refused(const kern_array *dst, const kern_array *src, kern_device *d,
                                 const char *why) {
-  return rt_error(KERN_ERR_CAPTURE,
-                  "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
-                  "is still open and usable",
-                  src->device->name, dst->device->name, d->name, why);
+  return err_set(KERN_ERR_CAPTURE,
+                 "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
+                 "is still open and usable",
+                 src->device->name, dst->device->name, d->name, why);
 }
 
 /* The destination's device performs a copy, so it must be the capturing one
@@ -599,7 +598,7 @@ static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, con
     if (!dh || !sh)
       return copy_refused(dst, src, d, "a CPU graph records copies between host memory only");
     cap_op *op = add_op(c->g, OP_COPY);
-    if (!op) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a copy");
+    if (!op) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a copy");
     op->a = *dst, op->b = *src;
   } else if (dh || sh) {
     *taken = true;
@@ -633,17 +632,17 @@ bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st) {
 static kern_status capture_fill(capture *c, kern_device *d, kern_array *a, const void *value) {
   if (graph_ops(d)) {
     if (host_side(a) || !rt_array_dense(a))
-      return rt_error(KERN_ERR_CAPTURE,
-                      "kern_array_fill during a graph capture on %s: only dense arrays in device "
-                      "memory can be filled inside a capture",
-                      d->name);
+      return err_set(KERN_ERR_CAPTURE,
+                     "kern_array_fill during a graph capture on %s: only dense arrays in device "
+                     "memory can be filled inside a capture",
+                     d->name);
     kern_status st = graph_ops(d)->fill(d, c->cap, a, value);
     if (!st) hold(c->g, a, c->id);
     return st;
   }
   cap_op *op = add_op(c->g, OP_FILL);
   if (op && !(op->bytes = malloc(a->elem_size))) c->g->nops--, op = NULL;
-  if (!op) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a fill");
+  if (!op) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a fill");
   memcpy(op->bytes, value, a->elem_size);
   op->a = *a;
   hold(c->g, a, 0);
@@ -705,13 +704,13 @@ static kern_status replay(const kern_graph *g) {
 }
 
 kern_status kern_graph_launch(kern_graph *g) {
-  if (!g) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
+  if (!g) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
   kern_device *d = g->device;
   if (rt_capture_active(d))
-    return rt_error(KERN_ERR_CAPTURE,
-                    "kern_graph_launch: %s is capturing a graph; replay this graph before "
-                    "kern_capture_begin or after kern_capture_end",
-                    d->name);
+    return err_set(KERN_ERR_CAPTURE,
+                   "kern_graph_launch: %s is capturing a graph; replay this graph before "
+                   "kern_capture_begin or after kern_capture_end",
+                   d->name);
   return graph_ops(d) ? graph_ops(d)->launch(d, g->exec) : replay(g);
 }
 

@@ -49,8 +49,8 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
   if (al == KERN_ALLOC_PINNED) {
     *kind = KERN_MEM_PINNED_HOST;
     if (!rt_pinned_alloc_hook) {
-      rt_error(KERN_ERR_UNSUPPORTED,
-               "pinned host memory needs the CUDA driver, and it is not available");
+      err_set(KERN_ERR_UNSUPPORTED,
+              "pinned host memory needs the CUDA driver, and it is not available");
       return NULL;
     }
     p = rt_pinned_alloc_hook(bytes);
@@ -60,8 +60,8 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
     p = host_alloc(bytes, zero);
   }
   if (!p)
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s",
-             bytes, (double)bytes / (1024.0 * 1024 * 1024), d->name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s",
+            bytes, (double)bytes / (1024.0 * 1024 * 1024), d->name);
   return p;
 }
 
@@ -138,12 +138,12 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
   snprintf(name, sizeof name, "kk_%s_args_size", k->name);
   const uint32_t *size = rt_cpu_lib_sym(&c->lib, name);
   if (!range || !dense || !size)
-    return rt_error(KERN_ERR_COMPILE,
-                    "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
-                    k->name);
+    return err_set(KERN_ERR_COMPILE,
+                   "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
+                   k->name);
   /* A kernel without parameters has a one-byte placeholder struct. */
   if (*size != k->args_size && !(k->nparams == 0 && *size <= 1))
-    return rt_error(
+    return err_set(
         KERN_ERR_COMPILE,
         "ABI mismatch in kernel '%s': the compiled code's argument block is %u bytes, the runtime's %zu",
         k->name, (unsigned)*size, k->args_size);
@@ -160,7 +160,7 @@ static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
   if (c) c->entries = calloc((size_t)m->nkernels + 1, sizeof *c->entries);
   if (!c || !c->entries) {
     cpu_code_free((rt_code *)c);
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
   }
   c->nkernels = m->nkernels;
   /* A module built by kernc build carries its entry points: no compiler runs. */

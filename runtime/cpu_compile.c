@@ -1,12 +1,13 @@
 /* cpu_compile.c: C source -> shared object -> dlopen handle, through the cache.
  *
- * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir), KERN_CPU_OPT.
+ * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir), the
+ * toolchain (support/toolchain.h: which compiler, its flags, running it).
  * Produces: rt_cpu_compile.
  * Breaks: the cache key covers everything that changes the object code: the
  * source (which embeds the stdlib text), the compiler's path and version line,
  * the flags (-O0 to -O3 by KERN_CPU_OPT), KN_ABI_VERSION, kern's version and
  * the CPU (for -march=native).
- * The compiler runs through posix_spawn with an argument vector (no shell), in
+ * The compiler runs with an argument vector (no shell), by its absolute path, in
  * a private build directory, so concurrent builds never share a file; a
  * failed build leaves nothing behind. Warm loads, direct or through the
  * alias, go through cache.c's checks; the alias leads only to an entry whose
@@ -17,26 +18,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
-
-enum { MAX_LOG = 1 << 20 };
-
-/* The flags at each optimisation level. */
-#define CPU_FLAGS(opt)                                                                             \
-  {                                                                                                \
-    "-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",            \
-        "-ffp-contract=off", "-w", NULL                                                            \
-  }
-static const char *const level_flags[4][10] = {CPU_FLAGS("-O0"), CPU_FLAGS("-O1"), CPU_FLAGS("-O2"),
-                                               CPU_FLAGS("-O3")};
+#include "file.h"
+#include "toolchain.h"
 
 /* When libkern itself is built with AddressSanitizer (make test-asan), the
  * kernels it compiles and loads are instrumented too, so an out-of-bounds
@@ -61,142 +50,30 @@ static const char *const kernel_sanitize[] = {
 #endif
     NULL};
 
-/* KERN_CPU_OPT, 0 to 3, picks the level, read at every compile (so a process
- * may build one module at -O0 and the next at -O3); another value means 3. */
-const char *const *rt_cpu_compile_flags(void) {
-  const char *s = getenv("KERN_CPU_OPT");
-  return level_flags[s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 3];
-}
-
 /* ---- finding the compiler ------------------------------------------------------ */
-
-static bool is_exec(const char *path) {
-  struct stat st;
-  return stat(path, &st) == 0 && S_ISREG(st.st_mode) && access(path, X_OK) == 0;
-}
-
-/* The absolute or relative path of an executable: as given if it has a slash,
- * else searched on PATH. malloc'd; NULL if not found. */
-static char *find_program(const char *name) {
-  if (strchr(name, '/')) return is_exec(name) ? rt_strdup(name) : NULL;
-  const char *path = getenv("PATH");
-  if (!path || !*path) path = "/usr/local/bin:/usr/bin:/bin";
-  for (const char *p = path; *p;) {
-    size_t n = strcspn(p, ":");
-    char *cand = rt_printf("%.*s/%s", (int)n, n ? p : ".", name);
-    if (cand && is_exec(cand)) return cand;
-    free(cand);
-    p += n;
-    if (*p == ':') p++;
-  }
-  return NULL;
-}
 
 static kern_status find_compiler(char **out) {
   const char *cc = rt_config_get()->cc;
-  *out = cc ? find_program(cc) : NULL;
-  if (!cc && !*out) *out = find_program("clang");
-  if (!cc && !*out) *out = find_program("cc");
+  *out = tc_cc_find(cc, NULL);
   if (*out) return KERN_OK;
   if (cc)
-    return rt_error(KERN_ERR_COMPILE,
-                    "the C compiler KERN_CC='%s' was not found or is not executable", cc);
-  return rt_error(KERN_ERR_COMPILE,
-                  "no C compiler found for CPU kernels: install clang or cc, or set KERN_CC");
-}
-
-/* ---- running it ------------------------------------------------------------------------ */
-
-static void read_all(int fd, rt_buf *out) {
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(fd, buf, sizeof buf)) != 0) {
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      break;
-    }
-    if (out->len < MAX_LOG) rt_buf_add(out, buf, (size_t)n);
-  }
-}
-
-/* Runs argv (argv[0] a path) in cwd with stdout+stderr captured. Returns the
- * wait status, or -1 with errno when it could not start. */
-static int run_capture(char *const argv[], const char *cwd, rt_buf *out) {
-  int fds[2];
-  if (pipe2(fds, O_CLOEXEC) != 0) return -1;
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
-  if (cwd) posix_spawn_file_actions_addchdir_np(&fa, cwd);
-  pid_t pid;
-  int err = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-  posix_spawn_file_actions_destroy(&fa);
-  close(fds[1]);
-  if (err) {
-    close(fds[0]);
-    errno = err;
-    return -1;
-  }
-  read_all(fds[0], out);
-  close(fds[0]);
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return status;
+    return err_set(KERN_ERR_COMPILE,
+                   "the C compiler KERN_CC='%s' was not found or is not executable", cc);
+  return err_set(KERN_ERR_COMPILE,
+                 "no C compiler found for CPU kernels: install clang or cc, or set KERN_CC");
 }
 
 /* ---- identities (once per process) ----------------------------------------------------------- */
 
-typedef struct ident {
-  char *path, *line;
-  struct ident *next;
-} ident;
 static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
-static ident *idents;
 static char *cpu_id;
-
-static char *first_line(const char *s) {
-  size_t n = s ? strcspn(s, "\n") : 0;
-  return rt_printf("%.*s", (int)n, s ? s : "");
-}
-
-/* The first line of `cc --version`; "" when it prints nothing or fails (then
- * the compiler cannot be identified: `false --version` prints a version but
- * exits 1). */
-static const char *compiler_identity(const char *cc) {
-  pthread_mutex_lock(&ident_mu);
-  ident *e = idents;
-  while (e && strcmp(e->path, cc) != 0) e = e->next;
-  pthread_mutex_unlock(&ident_mu);
-  if (e) return e->line;
-  char *argv[] = {(char *)cc, "--version", NULL};
-  rt_buf out = {0};
-  int status = run_capture(argv, NULL, &out);
-  bool answered = status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  ident *n = calloc(1, sizeof *n);
-  char *line = first_line(answered ? out.s : NULL), *path = rt_strdup(cc);
-  rt_buf_free(&out);
-  if (!n || !line || !path) {
-    free(n), free(line), free(path);
-    return "";
-  }
-  n->path = path;
-  n->line = line;
-  pthread_mutex_lock(&ident_mu);
-  n->next = idents;
-  idents = n;
-  pthread_mutex_unlock(&ident_mu);
-  return n->line;
-}
 
 /* The first processor's model name and flags: -march=native code for one
  * CPU may not run on another. */
 static const char *cpu_identity(void) {
   pthread_mutex_lock(&ident_mu);
   if (!cpu_id) {
-    rt_buf b = {0};
+    Buf b = {0};
     FILE *f = fopen("/proc/cpuinfo", "re");
     char line[8192];
     while (f && fgets(line, sizeof line, f)) {
@@ -204,10 +81,10 @@ static const char *cpu_identity(void) {
       if (!strncmp(line, "model name", 10) || !strncmp(line, "flags", 5) ||
           !strncmp(line, "vendor_id", 9) || !strncmp(line, "Features", 8) ||
           !strncmp(line, "CPU part", 8))
-        rt_buf_add(&b, line, strlen(line));
+        buf_add(&b, line, strlen(line));
     }
     if (f) fclose(f);
-    cpu_id = b.s ? b.s : rt_strdup("unknown cpu");
+    cpu_id = b.s ? b.s : str_dup("unknown cpu");
   }
   pthread_mutex_unlock(&ident_mu);
   return cpu_id ? cpu_id : "";
@@ -222,7 +99,7 @@ static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
   char abi[64];
   snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
   hash_str(s, abi);
-  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) hash_str(s, *f);
+  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE); *f; f++) hash_str(s, *f);
   for (const char *const *f = kernel_sanitize; *f; f++) hash_str(s, *f);
   hash_str(s, debug ? "-g" : "");
   hash_str(s, cpu_identity());
@@ -260,8 +137,8 @@ static void make_key(const char *src, size_t len, const char *cc, bool debug, ch
 static void alias_write(const char *cache, const char *any, const char *key) {
   char suffix[64];
   rt_unique_suffix(suffix, sizeof suffix);
-  char *tmp = rt_printf("%s/.alias-%s", cache, suffix),
-       *dst = rt_printf("%s/%s.latest", cache, any);
+  char *tmp = str_printf("%s/.alias-%s", cache, suffix),
+       *dst = str_printf("%s/%s.latest", cache, any);
   if (tmp && dst) {
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     bool ok = fd >= 0 && write(fd, key, 32) == 32;
@@ -273,7 +150,7 @@ static void alias_write(const char *cache, const char *any, const char *key) {
 }
 
 static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
-  char *path = rt_printf("%s/%s.latest", cache, any), key[33] = {0};
+  char *path = str_printf("%s/%s.latest", cache, any), key[33] = {0};
   int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
   bool ok = fd >= 0 && read(fd, key, 32) == 32;
   if (fd >= 0) close(fd);
@@ -295,7 +172,7 @@ static char *make_build_dir(const char *cache, bool *in_cache) {
   if (cache && access(cache, W_OK | X_OK) == 0) {
     char suffix[64];
     rt_unique_suffix(suffix, sizeof suffix);
-    char *d = rt_printf("%s/.build-%s", cache, suffix);
+    char *d = str_printf("%s/.build-%s", cache, suffix);
     if (d && mkdir(d, 0700) == 0) {
       *in_cache = true;
       return d;
@@ -303,72 +180,45 @@ static char *make_build_dir(const char *cache, bool *in_cache) {
     free(d);
   }
   const char *tmp = getenv("TMPDIR");
-  char *d = rt_printf("%s/kern-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char *d = str_printf("%s/kern-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (d && mkdtemp(d)) return d;
   free(d);
   return NULL;
 }
 
-static bool write_file(const char *path, const char *data, size_t len) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return false;
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(fd, data + done, len - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    done += (size_t)n;
-  }
-  return close(fd) == 0 && done == len;
-}
-
-static kern_status compile_failed(const char *cc, int status, rt_buf *log) {
+static kern_status compile_failed(const char *cc, const ProcResult *r, Buf *log) {
   char head[512];
-  if (status == -1)
-    snprintf(head, sizeof head, "could not run the C compiler '%s': %s\n", cc, strerror(errno));
-  else if (WIFSIGNALED(status))
+  if (!r->started)
+    snprintf(head, sizeof head, "could not run the C compiler '%s': %s\n", cc, strerror(r->err));
+  else if (r->signal)
     snprintf(head, sizeof head, "the C compiler '%s' was killed by signal %d on generated code:\n",
-             cc, WTERMSIG(status));
+             cc, r->signal);
   else
     snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n",
-             cc, WEXITSTATUS(status));
-  return rt_error_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
-}
-
-/* clang stops at 256 nested brackets, and programs within the parser's
- * limits nest deeper than that in the generated C (a right-nested sum of 200
- * terms); gcc has no such limit and no such flag. */
-bool rt_cc_is_clang(const char *cc) {
-  char *found = find_program(cc), *real = found ? realpath(found, NULL) : NULL;
-  free(found);
-  const char *path = real ? real : cc, *base = strrchr(path, '/');
-  bool clang = strstr(base ? base + 1 : path, "clang") != NULL;
-  free(real);
-  return clang;
+             cc, r->status);
+  return err_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
 }
 
 /* Compiles kernel.c in dir into kernel.so. */
 static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
-  char *map = rt_printf("-fdebug-prefix-map=%s=.", dir);
-  const char *argv[24];
+  char *map = str_printf("-fdebug-prefix-map=%s=.", dir);
+  const char *flags[8];
   int n = 0;
-  argv[n++] = cc;
-  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) argv[n++] = *f;
-  for (const char *const *f = kernel_sanitize; *f; f++) argv[n++] = *f;
-  if (rt_cc_is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
-  if (debug) argv[n++] = "-g";
-  if (debug && map) argv[n++] = map;
-  argv[n++] = "-o";
-  argv[n++] = "kernel.so";
-  argv[n++] = "kernel.c";
-  argv[n++] = "-lm";
-  argv[n] = NULL;
-  rt_buf log = {0};
-  int status = run_capture((char *const *)argv, dir, &log);
-  kern_status st = KERN_OK;
-  if (status == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
-    st = compile_failed(cc, status, &log);
-  rt_buf_free(&log);
+  for (const char *const *f = kernel_sanitize; *f; f++) flags[n++] = *f;
+  if (debug && map) flags[n++] = map;
+  flags[n] = NULL;
+  const char *inputs[] = {"-o", "kernel.so", "kernel.c", "-lm", NULL};
+  Buf log = {0};
+  ProcResult r;
+  TcCompile job = {.cc = cc,
+                   .output = TC_SHARED_NATIVE,
+                   .debug = debug,
+                   .flags = flags,
+                   .inputs = inputs,
+                   .cwd = dir,
+                   .log = &log};
+  kern_status st = tc_cc_run(&job, &r) ? KERN_OK : compile_failed(cc, &r, &log);
+  buf_free(&log);
   free(map);
   return st;
 }
@@ -379,20 +229,20 @@ static kern_status build_in(const char *src, size_t len, const char *cc, bool de
   char *dir = make_build_dir(cache, &in_cache);
   *in_cache_out = in_cache;
   if (!dir)
-    return rt_error(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s",
-                    strerror(errno));
-  char *c_path = rt_printf("%s/kernel.c", dir), *so_path = rt_printf("%s/kernel.so", dir);
+    return err_set(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s",
+                   strerror(errno));
+  char *c_path = str_printf("%s/kernel.c", dir), *so_path = str_printf("%s/kernel.so", dir);
   kern_status st = KERN_OK;
   if (!c_path || !so_path)
-    st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
-  else if (!write_file(c_path, src, len))
-    st = rt_error(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
+    st = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+  else if (!file_write(c_path, O_CREAT | O_TRUNC, src, len))
+    st = err_set(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
   else
     st = run_compiler(cc, dir, debug);
   if (st == KERN_OK && !(out->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
     const char *why = dlerror();
-    st = rt_error(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
-                  why ? why : "unknown error");
+    st = err_set(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
+                 why ? why : "unknown error");
   }
   /* The loaded mapping survives the rename into the cache and the cleanup. */
   if (st == KERN_OK && in_cache)
@@ -421,7 +271,7 @@ static kern_status build(const char *src, size_t len, const char *cc, bool debug
 
 kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *out) {
   memset(out, 0, sizeof *out);
-  if (!src) return rt_error(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
+  if (!src) return err_set(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
   const char *cache = rt_cache_dir();
   char *any = out->source, *cc;
   kern_status st = find_compiler(&cc);
@@ -436,7 +286,7 @@ kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *
   /* A miss with no compiler, or one that cannot say what it is: any cached
    * build of this source will do. */
   make_key(src, len, NULL, debug, any);
-  if ((st || !*compiler_identity(cc)) && cache && alias_load(cache, any, out)) {
+  if ((st || !*tc_cc_identity(cc)) && cache && alias_load(cache, any, out)) {
     free(cc);
     return KERN_OK;
   }

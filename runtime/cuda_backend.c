@@ -18,6 +18,7 @@
 #include "emit.h"
 #include "front.h"
 #include "rt.h"
+#include "toolchain.h"
 
 struct kern_stream {
   kern_device *device;
@@ -79,16 +80,16 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
     }
     pthread_mutex_unlock(&c->mu);
   }
-  if (c->poisoned) return rt_error(KERN_ERR_CUDA, "%s", c->poison_msg);
-  return rt_error(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA, "%s on %s: %s", what, d->name,
-                  rt_cu_error_text(r));
+  if (c->poisoned) return err_set(KERN_ERR_CUDA, "%s", c->poison_msg);
+  return err_set(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA, "%s on %s: %s", what, d->name,
+                 rt_cu_error_text(r));
 }
 
 /* Makes the device's context current; fails if the device is poisoned. */
 static kern_status enter(kern_device *d) {
   cuda_dev *c = impl(d);
   kern_status p = (kern_status)c->poisoned;
-  if (p) return rt_error(p, "%s", c->poison_msg);
+  if (p) return err_set(p, "%s", c->poison_msg);
   CUresult r = cu->CtxSetCurrent(c->ctx);
   return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
 }
@@ -285,7 +286,7 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
   cuda_dev *t = impl(target);
   if (target == peer) return KERN_OK;
   if (!t->pool || !cu->MemPoolSetAccess)
-    return rt_error(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
+    return err_set(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
   mem_access_desc desc = {1 /* DEVICE */, impl(peer)->info.ordinal, on ? 3 /* READWRITE */ : 0};
   kern_status s = enter(target);
   if (s) return s;
@@ -306,7 +307,7 @@ static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
   rt_sha256 h;
   unsigned char dig[32];
   char extra[96];
-  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", rt_nvrtc_version(), arch,
+  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", tc_nvrtc_version(), arch,
            debug, KN_ABI_VERSION, kern_version_string());
   rt_sha256_init(&h);
   rt_sha256_add(&h, src, strlen(src));
@@ -319,7 +320,7 @@ static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
 static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
   if (m->embedded) return rt_embedded_gpu_image(m, arch, bin, len); /* kernc build: no NVRTC */
   char *src = cuda_source(m);
-  if (!src) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
+  if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
   char key[65];
   cuda_key(src, arch, m->debug, key);
   const char *dir = rt_cache_dir();
@@ -327,7 +328,7 @@ static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len
   kern_status s = KERN_OK;
   if (!*bin) {
     bool is_ptx;
-    s = rt_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
+    s = tc_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
     if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
   }
   free(src);
@@ -370,7 +371,7 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
     cc->block = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->block);
   }
   if (!cc || !cc->fn || !cc->block)
-    s = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
+    s = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
   CUresult r = s ? 0 : cu->ModuleLoadData(&cc->mod, bin);
   free(bin);
   if (!s && r) s = cu_fail(d, r, "cuModuleLoadData");
@@ -450,14 +451,14 @@ const rt_device_ops rt_cuda_ops = {
 
 kern_stream *kern_stream_new(kern_device *d) {
   if (!d || d->kind != RT_DEV_CUDA) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_new: streams belong to CUDA devices, not %s",
-             d ? d->name : "NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_stream_new: streams belong to CUDA devices, not %s",
+            d ? d->name : "NULL");
     return NULL;
   }
   if (enter(d)) return NULL;
   kern_stream *s = calloc(1, sizeof *s);
   if (!s) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   CUresult r = cu->StreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
@@ -473,13 +474,13 @@ kern_stream *kern_stream_new(kern_device *d) {
 
 kern_stream *kern_stream_wrap_cuda(kern_device *d, void *cu_stream) {
   if (!d || d->kind != RT_DEV_CUDA) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device",
-             d ? d->name : "NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device",
+            d ? d->name : "NULL");
     return NULL;
   }
   kern_stream *s = calloc(1, sizeof *s);
   if (!s) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   s->device = d;
@@ -505,12 +506,12 @@ void kern_stream_free(kern_stream *s) {
 
 kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
   if (!d || d->kind != RT_DEV_CUDA)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device",
-                    d ? d->name : "NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device",
+                   d ? d->name : "NULL");
   if (s && s->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_device_set_stream: the stream belongs to %s, not %s", s->device->name,
-                    d->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_device_set_stream: the stream belongs to %s, not %s", s->device->name,
+                   d->name);
   if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_set_stream");
   atomic_store(&impl(d)->stream, s ? s : &impl(d)->default_stream);
   return KERN_OK;

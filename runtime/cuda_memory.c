@@ -87,12 +87,12 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
 
 static kern_status ipc_handle(int ordinal, const void *base, void *out) {
   if (!use_ctx(ordinal))
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
-                    ordinal);
+    return err_set(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
+                   ordinal);
   CUresult r = cu->IpcGetMemHandle(out, (CUdeviceptr)(uintptr_t)base);
   if (r)
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s",
-                    ordinal, rt_cu_error_text(r));
+    return err_set(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s",
+                   ordinal, rt_cu_error_text(r));
   return KERN_OK;
 }
 

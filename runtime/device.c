@@ -56,7 +56,7 @@ int kern_device_count(void) {
 kern_device *kern_device_at(int index) {
   rt_ensure_init();
   if (index < 0 || index >= ndevices) {
-    rt_error(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index, ndevices);
+    err_set(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index, ndevices);
     return NULL;
   }
   return devices[index];
@@ -80,22 +80,22 @@ static kern_device *cuda_by_ordinal(int ord, const char *name) {
     if (devices[i]->kind == RT_DEV_CUDA && devices[i]->ordinal == ord) return devices[i];
   const char *why = rt_cuda_absent_reason();
   if (ncuda == 0 && (!why || strstr(why, "no CUDA device present")))
-    rt_error(KERN_ERR_NOT_FOUND,
-             "device '%s': no CUDA device present; the CPU device \"cpu\" is available", name);
+    err_set(KERN_ERR_NOT_FOUND,
+            "device '%s': no CUDA device present; the CPU device \"cpu\" is available", name);
   else if (ncuda == 0)
-    rt_error(KERN_ERR_NOT_FOUND,
-             "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name,
-             why);
+    err_set(KERN_ERR_NOT_FOUND,
+            "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name,
+            why);
   else
-    rt_error(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
-             name, ncuda - 1);
+    err_set(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
+            name, ncuda - 1);
   return NULL;
 }
 
 kern_device *kern_device_get(const char *name) {
   rt_ensure_init();
   if (!name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
     return NULL;
   }
   if (strcmp(name, "cpu") == 0) return &cpu;
@@ -103,13 +103,13 @@ kern_device *kern_device_get(const char *name) {
   if (strncmp(name, "cuda:", 5) == 0) {
     int ord;
     if (parse_ordinal(name + 5, &ord)) return cuda_by_ordinal(ord, name);
-    rt_error(KERN_ERR_INVALID_ARGUMENT,
-             "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer",
-             name);
+    err_set(KERN_ERR_INVALID_ARGUMENT,
+            "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer",
+            name);
     return NULL;
   }
-  rt_error(KERN_ERR_INVALID_ARGUMENT,
-           "bad device name '%s': expected \"cpu\", \"cuda\" or \"cuda:N\"", name);
+  err_set(KERN_ERR_INVALID_ARGUMENT,
+          "bad device name '%s': expected \"cpu\", \"cuda\" or \"cuda:N\"", name);
   return NULL;
 }
 
@@ -118,7 +118,7 @@ const char *kern_device_name(const kern_device *d) { return d ? d->name : ""; }
 bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_CUDA; }
 
 kern_status kern_device_synchronize(kern_device *d) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
   if (rt_capture_active(d))
     return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
   return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
@@ -126,8 +126,8 @@ kern_status kern_device_synchronize(kern_device *d) {
 
 kern_status kern_device_info_get(const kern_device *d, kern_device_info *out) {
   if (!d || !out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_info_get: %s is NULL",
-                    d ? "out" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_info_get: %s is NULL",
+                   d ? "out" : "device");
   memset(out, 0, sizeof *out);
   return d->ops->info(d, out);
 }
@@ -140,21 +140,21 @@ static kern_device_info info_of(const kern_device *d) {
 
 kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer, bool on) {
   if (!target || !peer)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_peer)
-    return rt_error(KERN_ERR_UNSUPPORTED, "peer access is between two CUDA devices, not %s and %s",
-                    target->name, peer->name);
+    return err_set(KERN_ERR_UNSUPPORTED, "peer access is between two CUDA devices, not %s and %s",
+                   target->name, peer->name);
   return target->ops->set_peer(target, peer, on);
 }
 
 kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on) {
   if (!target || !peer)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_device_enable_mempool_access: a device is NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_device_enable_mempool_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_pool_access)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "memory pool access is between two CUDA devices, not %s and %s", target->name,
-                    peer->name);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "memory pool access is between two CUDA devices, not %s and %s", target->name,
+                   peer->name);
   return target->ops->set_pool_access(target, peer, on);
 }
 
@@ -182,19 +182,19 @@ static const char *allocator_hint(const kern_device *d, kern_allocator a) {
 
 kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
   if (!d) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
     return KERN_ALLOC_DEFAULT;
   }
   if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
     if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED)
-      rt_error(
+      err_set(
           KERN_ERR_UNSUPPORTED,
           "device cpu cannot allocate with KERN_ALLOC_PINNED: pinned host memory needs the CUDA driver "
           "and a GPU (%s)",
           rt_cuda_absent_reason() ? rt_cuda_absent_reason() : "none found");
     else
-      rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name,
-               allocator_name(a), allocator_hint(d, a));
+      err_set(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name,
+              allocator_name(a), allocator_hint(d, a));
     return kern_device_get_allocator(d);
   }
   return (kern_allocator)atomic_exchange(&d->allocator, (int)a);

@@ -88,8 +88,8 @@ static kern_dtype add_struct(const char *name, const char *signature, size_t siz
   if (!chunks[i / CHUNK] && !(chunks[i / CHUNK] = calloc(CHUNK, sizeof(struct_info))))
     return KERN_DTYPE_INVALID;
   struct_info *e = &chunks[i / CHUNK][i % CHUNK];
-  e->info.name = rt_strdup(name);
-  e->signature = rt_strdup(signature);
+  e->info.name = str_dup(name);
+  e->signature = str_dup(signature);
   if (!e->info.name || !e->signature) {
     free((char *)e->info.name);
     free(e->signature);
@@ -113,28 +113,28 @@ kern_dtype rt_dtype_register_struct(const char *name, const char *signature, siz
 
 /* "Name{size,align;field:type@offset;...}": everything that makes two struct
  * types interchangeable in memory, nested structs spelled out. */
-static void signature(rt_buf *b, const Type *t) {
+static void signature(Buf *b, const Type *t) {
   if (t->kind != TY_STRUCT || !t->sdecl) {
-    rt_buf_printf(b, "%s", type_name(t));
+    buf_printf(b, "%s", type_name(t));
     return;
   }
   const Decl *d = t->sdecl;
-  rt_buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", t->size, t->align);
+  buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", t->size, t->align);
   for (int i = 0; i < d->nfields; i++) {
-    rt_buf_printf(b, ";%s:", d->fields[i].name);
+    buf_printf(b, ";%s:", d->fields[i].name);
     signature(b, d->fields[i].ty);
-    rt_buf_printf(b, "@%d", d->fields[i].offset);
+    buf_printf(b, "@%d", d->fields[i].offset);
   }
-  rt_buf_add(b, "}", 1);
+  buf_add(b, "}", 1);
 }
 
 static kern_dtype struct_dtype(const Type *t) {
-  rt_buf b = {0};
+  Buf b = {0};
   signature(&b, t);
   kern_dtype dt = KERN_DTYPE_INVALID;
   if (!b.oom && b.s)
     dt = rt_dtype_register_struct(t->sdecl->name, b.s, (size_t)t->size, (size_t)t->align);
-  rt_buf_free(&b);
+  buf_free(&b);
   return dt;
 }
 

@@ -87,7 +87,7 @@ static _Atomic int access_mode = KERN_ACCESS_RELAXED;
 
 kern_access_mode kern_set_launch_access_mode(kern_access_mode m) {
   if ((unsigned)m > KERN_ACCESS_CHECKED) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_set_launch_access_mode: unknown mode %d", (int)m);
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_set_launch_access_mode: unknown mode %d", (int)m);
     return kern_get_launch_access_mode();
   }
   return (kern_access_mode)atomic_exchange(&access_mode, (int)m);
@@ -139,8 +139,8 @@ static kern_status param_error(kern_status st, const kern_kernel *k, int i, cons
   va_start(ap, fmt);
   vsnprintf(rest, sizeof rest, fmt, ap);
   va_end(ap);
-  return rt_error(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1,
-                  rest);
+  return err_set(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1,
+                 rest);
 }
 
 /* How to build an argument of dtype dt, for messages. */
@@ -203,10 +203,10 @@ static kern_status check_value_arg(const kern_kernel *k, int i, const kern_arg *
 
 static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *args) {
   if (nargs != k->nparams)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name,
-                    k->nparams, k->nparams == 1 ? "" : "s", nargs);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name,
+                   k->nparams, k->nparams == 1 ? "" : "s", nargs);
   if (nargs > 0 && !args)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s': the argument list is NULL", k->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kernel '%s': the argument list is NULL", k->name);
   for (int i = 0; i < nargs; i++) {
     kern_status st;
     if (args[i].kind == KERN_ARG_ARRAY)
@@ -224,15 +224,15 @@ static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *a
 /* Fills ctx's dims and launch size (0 when a dim is 0). */
 static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx) {
   if (dims.ndim < 1 || dims.ndim > 4)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d", k->name,
-                    dims.ndim);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d", k->name,
+                   dims.ndim);
   uint64_t n = 1;
   bool huge = false; /* the product does not even fit 63 bits */
   for (int d = 0; d < dims.ndim; d++) {
     if (dims.shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)",
-                      k->name, d, (long long)dims.shape[d]);
+      return err_set(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)",
+                     k->name, d, (long long)dims.shape[d]);
     uint64_t s = (uint64_t)dims.shape[d];
     if (s && n > (uint64_t)INT64_MAX / s)
       huge = true;
@@ -242,13 +242,13 @@ static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx)
   for (int d = 0; d < dims.ndim; d++)
     if (dims.shape[d] == 0) huge = false, n = 0;
   if (huge)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
-                    k->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
+                   k->name);
   if (n > INT32_MAX)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
-                    (unsigned long long)n);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
+                   (unsigned long long)n);
   for (int d = 0; d < 4; d++) ctx->dim[d] = d < dims.ndim ? dims.shape[d] : 1;
   ctx->n = (int64_t)n;
   ctx->ndim = dims.ndim;
@@ -360,7 +360,7 @@ static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, i
   if (k->decl && !uses_atomics(k->decl->body, k->decl->params[i], 0)) return;
   warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_ATOMICS};
   if (first_warning(w))
-    rt_warn(
+    err_warn(
         "kernel '%s' parameter '%s' (#%d) applies atomics to %s memory of %s that both the CPU and %s can "
         "use, but %s does not report CPU/GPU atomic support (is_cpu_gpu_atomic_supported): its atomics "
         "are atomic only against other atomics of the same side, so CPU and GPU atomics on this array "
@@ -374,7 +374,7 @@ static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i,
   if (a->kind == KERN_MEM_UNKNOWN) {
     warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_UNKNOWN};
     if (first_warning(w))
-      rt_warn(
+      err_warn(
           "kernel '%s' parameter '%s' (#%d): cannot verify that an array of unknown provenance on %s is "
           "accessible from a launch on %s; launching anyway",
           k->name, k->params[i].name, i + 1, a->device->name, dev->name);
@@ -434,7 +434,7 @@ static bool marshal(const kern_kernel *k, const kern_arg *args, unsigned char *b
 static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
                             const kern_arg *args, kn_ctx *ctx) {
   if (!k || !dev)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_launch: %s is NULL", k ? "device" : "kernel");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_launch: %s is NULL", k ? "device" : "kernel");
   kern_status st = check_args(k, nargs, args);
   if (!st) st = check_dims(k, dims, ctx);
   for (int i = 0; !st && i < nargs; i++)
@@ -453,8 +453,8 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   unsigned char *block = small;
   if (k->args_size > sizeof small &&
       !(block = aligned_alloc(16, (k->args_size + 15) & ~(size_t)15)))
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
-                    k->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
+                   k->name);
   L.kernel = k;
   L.device = dev;
   L.args = block;
@@ -469,40 +469,40 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
 
 /* ---- debug errors ----------------------------------------------------------------------------- */
 
-static void list_i64(rt_buf *b, const int64_t *v, int n) {
-  rt_buf_add(b, "[", 1);
-  for (int i = 0; i < n; i++) rt_buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  rt_buf_add(b, "]", 1);
+static void list_i64(Buf *b, const int64_t *v, int n) {
+  buf_add(b, "[", 1);
+  for (int i = 0; i < n; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  buf_add(b, "]", 1);
 }
 
 /* The array a bounds record names: a kernel parameter, or a function's. */
-static void describe_param(rt_buf *b, const kern_kernel *k, int id) {
+static void describe_param(Buf *b, const kern_kernel *k, int id) {
   const Decl *owner = NULL;
   const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
   if (!v)
-    rt_buf_printf(b, "an array");
+    buf_printf(b, "an array");
   else if (owner == k->decl)
-    rt_buf_printf(b, "parameter '%s'", v->name);
+    buf_printf(b, "parameter '%s'", v->name);
   else
-    rt_buf_printf(b, "parameter '%s' of function '%s'", v->name,
-                  owner && owner->name ? owner->name : "?");
+    buf_printf(b, "parameter '%s' of function '%s'", v->name,
+               owner && owner->name ? owner->name : "?");
 }
 
 kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   const char *file = rt_module_file(k->module, e->file);
   if (e->kind == KN_ERR_ASSERT)
-    return rt_error(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
-                    k->name, file, e->line, (long long)e->tid);
+    return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
+                   k->name, file, e->line, (long long)e->tid);
   int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
-  rt_buf b = {0};
-  rt_buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
+  Buf b = {0};
+  buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
   list_i64(&b, e->index, nd);
-  rt_buf_add(&b, " is outside shape ", 18);
+  buf_add(&b, " is outside shape ", 18);
   list_i64(&b, e->shape, nd);
-  rt_buf_add(&b, " (", 2);
+  buf_add(&b, " (", 2);
   describe_param(&b, k, e->param);
-  rt_buf_printf(&b, ", thread %lld)", (long long)e->tid);
-  kern_status st = rt_error_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
-  rt_buf_free(&b);
+  buf_printf(&b, ", thread %lld)", (long long)e->tid);
+  kern_status st = err_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
+  buf_free(&b);
   return st;
 }

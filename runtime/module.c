@@ -28,7 +28,7 @@ static kern_status describe_params(kern_kernel *k) {
   size_t *offs = calloc((size_t)d->nparams + 1, sizeof *offs);
   if (!k->params || !offs) {
     free(offs);
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading kernel '%s'", k->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading kernel '%s'", k->name);
   }
   k->args_size = emit_args_layout(d, offs, &k->args_align);
   kern_status st = KERN_OK;
@@ -45,12 +45,12 @@ static kern_status describe_params(kern_kernel *k) {
     p->offset = offs[i];
     const Type *elem = p->is_array ? v->ty->elem : v->ty;
     if (p->dtype == KERN_DTYPE_INVALID && elem && elem->kind == TY_STRUCT)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'",
-                    type_name(elem));
+      st =
+          err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", type_name(elem));
     else if (p->dtype == KERN_DTYPE_INVALID)
-      st = rt_error(KERN_ERR_COMPILE,
-                    "kernel '%s' parameter '%s' has type %s, which a launch cannot pass", k->name,
-                    p->name, type_name(v->ty));
+      st = err_set(KERN_ERR_COMPILE,
+                   "kernel '%s' parameter '%s' has type %s, which a launch cannot pass", k->name,
+                   p->name, type_name(v->ty));
   }
   free(offs);
   return st;
@@ -60,7 +60,7 @@ static kern_status describe_kernels(kern_module *m) {
   Program *p = m->prog;
   m->kernels = calloc((size_t)p->nkernels + 1, sizeof *m->kernels);
   if (!m->kernels)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
   m->nkernels = p->nkernels;
   for (int i = 0; i < p->nkernels; i++) {
     kern_kernel *k = &m->kernels[i];
@@ -86,13 +86,13 @@ static kern_module *module_fail(kern_module *m) {
 /* Takes ownership of the front end's result. */
 static kern_module *module_create(const char *name, FrontResult r) {
   if (!r.prog) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling '%s'", name);
     return NULL;
   }
   if (!r.ok) {
     char *text = diag_render(r.prog->diags, false);
-    rt_error_text(KERN_ERR_COMPILE, "",
-                  text ? text : "compilation failed (out of memory rendering diagnostics)");
+    err_text(KERN_ERR_COMPILE, "",
+             text ? text : "compilation failed (out of memory rendering diagnostics)");
     free(text);
     front_free(r.prog);
     return NULL;
@@ -100,7 +100,7 @@ static kern_module *module_create(const char *name, FrontResult r) {
   kern_module *m = calloc(1, sizeof *m);
   if (!m) {
     front_free(r.prog);
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     return NULL;
   }
   m->prog = r.prog;
@@ -108,10 +108,10 @@ static kern_module *module_create(const char *name, FrontResult r) {
   m->debug = kern_get_debug();
   pthread_mutex_init(&m->source_mu, NULL);
   for (int i = 0; i < RT_MAX_DEVICES; i++) pthread_mutex_init(&m->slots[i].mu, NULL);
-  m->name = rt_strdup(name);
-  m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : rt_strdup("");
+  m->name = str_dup(name);
+  m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : str_dup("");
   if (!m->name || !m->diagnostics) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     return module_fail(m);
   }
   if (describe_kernels(m)) return module_fail(m);
@@ -121,13 +121,13 @@ static kern_module *module_create(const char *name, FrontResult r) {
 kern_module *kern_module_load(const char *path) {
   if (rt_ensure_init()) return NULL;
   if (!path) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_load: path is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_load: path is NULL");
     return NULL;
   }
   size_t len;
   char *src = front_read_file(path, &len);
   if (!src) {
-    rt_error(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    err_set(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     return NULL;
   }
   kern_module *m = module_create(path, front_compile(path, src, len));
@@ -138,7 +138,7 @@ kern_module *kern_module_load(const char *path) {
 kern_module *kern_module_from_source(const char *name, const char *src) {
   if (rt_ensure_init()) return NULL;
   if (!src) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_from_source: src is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_from_source: src is NULL");
     return NULL;
   }
   if (!name) name = "<string>";
@@ -174,27 +174,26 @@ void rt_module_destroy(kern_module *m) {
 
 kern_kernel *kern_module_kernel(kern_module *m, const char *name) {
   if (!m || !name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_kernel: %s is NULL", m ? "name" : "module");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_kernel: %s is NULL", m ? "name" : "module");
     return NULL;
   }
   for (int i = 0; i < m->nkernels; i++)
     if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
-  rt_buf b = {0};
-  for (int i = 0; i < m->nkernels; i++)
-    rt_buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
+  Buf b = {0};
+  for (int i = 0; i < m->nkernels; i++) buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
   if (m->nkernels)
-    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
-             b.s ? b.s : "?");
+    err_set(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
+            b.s ? b.s : "?");
   else
-    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name,
-             name);
-  rt_buf_free(&b);
+    err_set(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name,
+            name);
+  buf_free(&b);
   return NULL;
 }
 
 kern_dtype kern_module_dtype(kern_module *m, const char *name) {
   if (!m || !name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_dtype: %s is NULL", m ? "name" : "module");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_dtype: %s is NULL", m ? "name" : "module");
     return KERN_DTYPE_INVALID;
   }
   const Program *p = m->prog;
@@ -202,10 +201,10 @@ kern_dtype kern_module_dtype(kern_module *m, const char *name) {
     if (p->structs[i]->name && strcmp(p->structs[i]->name, name) == 0) {
       kern_dtype dt = rt_dtype_of_type(p->structs[i]->sty);
       if (dt == KERN_DTYPE_INVALID)
-        rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
+        err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
       return dt;
     }
-  rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
+  err_set(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
   return KERN_DTYPE_INVALID;
 }
 
@@ -255,8 +254,8 @@ kern_status rt_module_c_source(kern_module *m, const char **out) {
   *out = m->c_source;
   pthread_mutex_unlock(&m->source_mu);
   if (!*out)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
-                    m->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
+                   m->name);
   return KERN_OK;
 }
 

@@ -17,24 +17,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "buf.h"
+#include "error.h"
 #include "kern.h"
 #include "kern_abi.h"
+#include "str.h"
 
 struct Program;
 struct Decl;
 struct Type;
 
-/* ---- core.c: errors, configuration ------------------------------------------- */
+/* ---- core.c: init, configuration ------------------------------------------- */
 
-/* Sets this thread's kern_last_error() message and returns status. */
-kern_status rt_error(kern_status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-kern_status rt_verror(kern_status, const char *fmt, va_list);
-/* Sets the message to the text as is (it may be long: compiler logs). */
-kern_status rt_error_text(kern_status, const char *prefix, const char *text);
 /* kern_init() unless done; returns its status. Cheap when initialized. */
 kern_status rt_ensure_init(void);
-/* Sends a warning to the user's handler (default: stderr). */
-void rt_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 typedef struct rt_config {
   int num_threads; /* >= 1 */
@@ -47,21 +43,6 @@ const rt_config *rt_config_get(void);
 /* Rereads the environment (tests change KERN_CC / KERN_CACHE_DIR between
  * compiles). Not thread-safe with respect to compiles in flight. */
 void rt_config_reload(void);
-
-/* malloc/strdup/printf that never return NULL silently: NULL means OOM, and
- * the caller reports it. */
-char *rt_strdup(const char *);
-char *rt_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* A growable string for messages and logs. */
-typedef struct rt_buf {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} rt_buf;
-void rt_buf_add(rt_buf *, const char *s, size_t n);
-void rt_buf_printf(rt_buf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void rt_buf_free(rt_buf *);
 
 /* ---- dtype.c ---------------------------------------------------------------------- */
 
@@ -216,12 +197,6 @@ typedef struct rt_cpu_lib {
 /* Compiles (or finds in the cache) C source and loads it. On failure returns
  * KERN_ERR_COMPILE with the compiler's log (nothing cached). */
 kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_lib *out);
-/* The flags rt_cpu_compile passes the compiler (NULL-terminated; the meaning
- * of generated code depends on some, e.g. -fwrapv), for kernc build. */
-const char *const *rt_cpu_compile_flags(void);
-/* Whether the compiler cc (a path, or a name searched on PATH) resolves to
- * clang, which then needs -fbracket-depth=4096 for deeply nested code. */
-bool rt_cc_is_clang(const char *cc);
 void rt_cpu_lib_close(rt_cpu_lib *);
 void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
 

@@ -196,7 +196,7 @@ static kern_status launch_with_c(const char *c_src) {
   kern_module *m =
       load("abi.kern", "kernel void k(float[] a, float b) {\n  int i = tid();\n  a[i] = b;\n}\n");
   cr_assert_null(m->c_source, "generated lazily");
-  m->c_source = rt_strdup(c_src);
+  m->c_source = str_dup(c_src);
   kern_array *a = arr1(KERN_FLOAT32, 4);
   kern_status st = KERN_LAUNCH(kern_module_kernel(m, "k"), cpu(), KERN_DIM1(4), a, 1.0f);
   kern_array_free(a);

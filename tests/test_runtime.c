@@ -73,7 +73,7 @@ Test(core, long_error_messages_survive) {
   char big[5000];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = 0;
-  cr_assert_eq(rt_error(KERN_ERR_IO, "start %s end", big), KERN_ERR_IO);
+  cr_assert_eq(err_set(KERN_ERR_IO, "start %s end", big), KERN_ERR_IO);
   cr_assert_eq(strlen(kern_last_error()), strlen(big) + 10);
   cr_assert(strncmp(kern_last_error(), "start xxx", 9) == 0);
   cr_assert(strcmp(kern_last_error() + strlen(kern_last_error()) - 4, " end") == 0);
