@@ -1,7 +1,7 @@
 /* bench_compile: how long a module of 10 kernels takes to become runnable.
  *
- * Requires: the runtime's internals (rt.h: rt_module_code, rt_config_reload,
- * rt_cpu_compile_flags; cuda_api.h: NVRTC), a C compiler, and NVRTC for the
+ * Requires: the runtime's internals (core.h: rt_module_code, rt_config_reload;
+ * support/toolchain.h: tc_cc_flags, NVRTC), a C compiler, and NVRTC for the
  * CUDA rows (skipped without it). Produces: a Markdown table on stdout and,
  * with `--csv FILE`, the same numbers as CSV. Breaks: nothing; its caches live
  * in a temporary directory that it removes.
@@ -37,7 +37,7 @@
 #include "front.h"
 #include "bench.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 extern char **environ;
 

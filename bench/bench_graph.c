@@ -20,7 +20,7 @@
 #include "toolchain.h"
 #include "bench.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 enum { N = 1000, REPS = 21, ELEMS = 32 };
 

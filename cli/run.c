@@ -1,7 +1,8 @@
 /* run.c: `kernc run FILE KERNEL --arg NAME=VALUE ...`: one launch from the shell.
  *
- * Requires: libkern's API (load, arrays, launch), the kernel's parameter types
- * from rt.h's kernel description, npy.c for file: arguments and --out.
+ * Requires: libkern's API (load, arrays, launch), the front end for the
+ * kernel's parameter types (the file is checked once more, as kernc check
+ * does), npy.c for file: arguments and --out.
  * Produces: cli_run.
  * Breaks: every argument is parsed and every array made before the launch, so
  * a bad argument launches nothing. Values take the parameter's exact type: an
@@ -15,9 +16,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "emit.h"
+#include "front.h"
+#include "kern.h"
 #include "npy.h"
-#include "rt.h"
 #include "str.h"
 
 typedef struct Arg {
@@ -26,17 +30,36 @@ typedef struct Arg {
   unsigned char *value; /* by-value parameters: the bytes in the type's layout */
 } Arg;
 
+/* A parameter as the front end checked it: its type says how to parse and
+ * print values; the launch needs only its dtype. */
+typedef struct Param {
+  const char *name;
+  const Type *ty;
+  bool is_array;
+  int ndim;         /* arrays */
+  kern_dtype dtype; /* value dtype, or element dtype for arrays */
+  size_t size;      /* bytes of a value */
+} Param;
+
+/* The kernel: libkern's handle and the front end's view of its parameters. */
+typedef struct Kernel {
+  kern_kernel *handle;
+  const char *name;
+  int nparams;
+  Param *params;
+} Kernel;
+
 typedef struct Run {
   const Options *o;
   kern_device *dev;
   kern_module *mod;
-  kern_kernel *k;
+  Kernel *k;
   Arg *args;
 } Run;
 
 /* ---- types ---------------------------------------------------------------------------- */
 
-static const Type *elem_type(const rt_param *p) { return p->is_array ? p->ty->elem : p->ty; }
+static const Type *elem_type(const Param *p) { return p->is_array ? p->ty->elem : p->ty; }
 
 /* The scalar type of a vector, matrix or quaternion's components. */
 static const Type *scalar_of(const Type *t) {
@@ -210,7 +233,7 @@ static double load_scalar(TypeKind k, const unsigned char *p) {
 /* ---- by-value arguments ------------------------------------------------------------------------ */
 
 /* "1.5", "1,2,3" (components in order; matrices row by row), or "zeros". */
-static int parse_value(const rt_param *p, const char *text, unsigned char *dst) {
+static int parse_value(const Param *p, const char *text, unsigned char *dst) {
   const Type *t = p->ty, *s = scalar_of(t);
   if (!strcmp(text, "zeros")) return EXIT_OK;
   if (t->kind == TY_STRUCT)
@@ -235,7 +258,7 @@ static int parse_value(const rt_param *p, const char *text, unsigned char *dst) 
 
 /* ---- array arguments ----------------------------------------------------------------------------- */
 
-static int parse_shape(const char *s, int ndim, int64_t *shape, const rt_param *p) {
+static int parse_shape(const char *s, int ndim, int64_t *shape, const Param *p) {
   int n = 0;
   for (const char *c = s; *c; n++) {
     char *end;
@@ -256,7 +279,7 @@ static int parse_shape(const char *s, int ndim, int64_t *shape, const rt_param *
 }
 
 /* ones: and range: fill every component with 1 or the element's linear index. */
-static int fill_host(const rt_param *p, unsigned char *host, int64_t count, bool range) {
+static int fill_host(const Param *p, unsigned char *host, int64_t count, bool range) {
   const Type *t = elem_type(p), *s = scalar_of(t);
   if (t->kind == TY_STRUCT)
     return cli_bad_usage("parameter '%s' holds structs: use zeros: or file:", p->name);
@@ -268,7 +291,7 @@ static int fill_host(const rt_param *p, unsigned char *host, int64_t count, bool
 }
 
 static int make_array(Run *r, int i, int ndim, const int64_t *shape, const void *host) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   kern_array *a = kern_array_new(r->dev, p->dtype, ndim, shape);
   if (!a) return cli_fail("cannot make array '%s': %s", p->name, kern_last_error());
   r->args[i].array = a;
@@ -278,7 +301,7 @@ static int make_array(Run *r, int i, int ndim, const int64_t *shape, const void 
 }
 
 static int generated_array(Run *r, int i, const char *kind, const char *shape_text) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   int64_t shape[4], count = 1;
   int rc = parse_shape(shape_text, p->ndim, shape, p);
   if (rc) return rc;
@@ -295,7 +318,7 @@ static int generated_array(Run *r, int i, const char *kind, const char *shape_te
 
 /* Does the file's dtype and shape fit the parameter? The shape is the array's
  * plus the element's own dims (a vec3 array of n is (n, 3)). */
-static bool file_fits(const rt_param *p, const NpyFile *f, char *why, size_t n) {
+static bool file_fits(const Param *p, const NpyFile *f, char *why, size_t n) {
   const Type *t = elem_type(p);
   if (t->kind == TY_STRUCT) {
     char v[32];
@@ -324,7 +347,7 @@ static bool file_fits(const rt_param *p, const NpyFile *f, char *why, size_t n) 
 }
 
 static int file_array(Run *r, int i, const char *path) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   NpyFile f;
   char err[512];
   if (!npy_read(path, &f, err, sizeof err)) return cli_fail("%s: %s", path, err);
@@ -356,13 +379,13 @@ static int array_arg(Run *r, int i, const char *text) {
 
 /* ---- the arguments ------------------------------------------------------------------------------------- */
 
-static int param_index(const kern_kernel *k, const char *name, size_t n) {
+static int param_index(const Kernel *k, const char *name, size_t n) {
   for (int i = 0; i < k->nparams; i++)
     if (strlen(k->params[i].name) == n && !strncmp(k->params[i].name, name, n)) return i;
   return -1;
 }
 
-static int unknown_param(const kern_kernel *k, const char *arg) {
+static int unknown_param(const Kernel *k, const char *arg) {
   fprintf(stderr,
           "kernc: kernel '%s' has no parameter named in --arg '%s'; its parameters:", k->name, arg);
   for (int i = 0; i < k->nparams; i++)
@@ -392,7 +415,7 @@ static int assign_args(Run *r) {
 
 static int make_args(Run *r, kern_arg *kargs) {
   for (int i = 0; i < r->k->nparams; i++) {
-    const rt_param *p = &r->k->params[i];
+    const Param *p = &r->k->params[i];
     int rc;
     if (p->is_array) {
       rc = array_arg(r, i, r->args[i].text);
@@ -492,7 +515,7 @@ static void print_stats(const Type *t, const unsigned char *host, int64_t count)
   printf("\n");
 }
 
-static void print_array(const rt_param *p, const kern_array *a, const unsigned char *host) {
+static void print_array(const Param *p, const kern_array *a, const unsigned char *host) {
   const Type *t = elem_type(p);
   int64_t count = kern_array_size(a);
   printf("%s: %s[", p->name, type_name(t));
@@ -537,7 +560,7 @@ static void struct_descr(Buf *b, const Type *t) {
 }
 
 static int write_npy(const Run *r, int i, const unsigned char *host) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   const Type *t = elem_type(p);
   int64_t shape[6], ed[2] = {1, 1};
   int nd = p->ndim, ne = elem_dims(t, ed);
@@ -595,7 +618,7 @@ static int launch(Run *r) {
   kern_dims dims;
   if (rc == EXIT_OK) rc = launch_dims(r, &dims);
   if (rc == EXIT_OK &&
-      (kern_launch(r->k, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
+      (kern_launch(r->k->handle, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
     rc = cli_fail("launch of kernel '%s' on %s failed: %s", r->k->name, kern_device_name(r->dev),
                   kern_last_error());
   if (rc == EXIT_OK) rc = output(r);
@@ -605,6 +628,44 @@ static int launch(Run *r) {
   }
   free(r->args);
   free(kargs);
+  return rc;
+}
+
+/* The kernel's parameters from the front end; the module was loaded from the
+ * same file, so it checks. NULL (after a message) when it does not any more. */
+static Program *describe(Kernel *k, const char *file) {
+  FrontResult fr = front_compile(file, NULL, 0);
+  if (!fr.prog) return cli_fail("out of memory"), NULL;
+  const Decl *d = NULL;
+  for (int i = 0; fr.ok && i < fr.prog->nkernels; i++)
+    if (!strcmp(fr.prog->kernels[i]->name, k->name)) d = fr.prog->kernels[i];
+  if (!d || !(k->params = calloc((size_t)d->nparams + 1, sizeof *k->params))) {
+    d ? cli_fail("out of memory") : cli_fail("'%s' changed while kernc read it", file);
+    front_free(fr.prog);
+    return NULL;
+  }
+  k->nparams = d->nparams;
+  for (int i = 0; i < d->nparams; i++) {
+    const Var *v = d->params[i];
+    size_t align;
+    k->params[i] = (Param){.name = v->name,
+                           .ty = v->ty,
+                           .is_array = v->ty->kind == TY_ARRAY,
+                           .ndim = kern_kernel_param_ndim(k->handle, i),
+                           .dtype = kern_kernel_param_dtype(k->handle, i),
+                           .size = emit_param_size(v->ty, &align)};
+  }
+  return fr.prog;
+}
+
+static int run_kernel(Run *r, kern_kernel *handle) {
+  Kernel k = {.handle = handle, .name = kern_kernel_name(handle)};
+  Program *prog = describe(&k, r->o->files[0]);
+  if (!prog) return EXIT_USER;
+  r->k = &k;
+  int rc = launch(r);
+  free(k.params);
+  front_free(prog);
   return rc;
 }
 
@@ -619,8 +680,8 @@ int cli_run(const Options *o) {
     fprintf(stderr, "%s%s", kern_last_error(), kern_last_status() == KERN_ERR_COMPILE ? "" : "\n");
     return EXIT_USER;
   }
-  int rc = (r.k = kern_module_kernel(r.mod, o->files[1])) ? launch(&r)
-                                                          : cli_fail("%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(r.mod, o->files[1]);
+  int rc = k ? run_kernel(&r, k) : cli_fail("%s", kern_last_error());
   kern_module_free(r.mod);
   kern_shutdown();
   return rc;

@@ -1,7 +1,7 @@
 /* cache.c: the on-disk cache of compiled code, and whether to trust it.
  *
  * Requires: sha256.c, the configuration (the cache dir). Produces:
- * rt_cache_dir and kern_cache_dir, rt_cache_load/store (CPU shared objects),
+ * rt_cache_dir (and its reason, for kern_cache_dir), rt_cache_load/store (CPU shared objects),
  * rt_cache_blob_read/write (GPU images) and file helpers.
  * Breaks: the directory is used only when this user (or root) owns it and
  * neither its group nor others may write it; kern creates it, and any missing
@@ -19,7 +19,7 @@
  * dlopen'd by the same path: in a directory only this user or root can
  * write, nobody else can swap the file in between (docs/security.md).
  */
-#include "rt.h"
+#include "base.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -122,10 +122,9 @@ const char *rt_cache_dir(void) {
   return checked_dir(&st, why, sizeof why);
 }
 
-const char *kern_cache_dir(void) {
+const char *rt_cache_dir_or_error(void) {
   kern_status st;
   char why[1024];
-  if (rt_ensure_init()) return NULL;
   const char *dir = checked_dir(&st, why, sizeof why);
   if (!dir) err_set(st, "%s", why);
   return dir;

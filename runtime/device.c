@@ -1,27 +1,38 @@
-/* device.c: the device table, device names, capabilities and the
- * memory-access rules.
+/* device.c: the device table, device names and properties, the
+ * memory-access rules, and the capture state every device carries.
  *
- * Requires: cpu_backend.c (rt_cpu_ops), cuda_backend.c (rt_cuda_probe, which
- * adds the CUDA devices it finds, and the reason when there are none). Produces: kern_device_* and kern_can_access.
- * Breaks: device index 0 is always "cpu"; device objects are never freed, so
- * handles stay valid across kern_shutdown/kern_init.
+ * Requires: nothing above backend.h: a device's own ops for its properties.
+ * Produces: rt_device_add (for the backends' probes), rt_device_find and the
+ * table (init.c wraps them in the public lookups, which start the library),
+ * kern_device_* properties, kern_can_access, rt_host (a GPU driver's host
+ * memory services) and rt_capture_refuse.
+ * Breaks: device index 0 is always "cpu" (its ops come with the CPU probe);
+ * device objects are never freed, so handles stay valid across
+ * kern_shutdown/kern_init.
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static kern_device cpu = {
-    .kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu", .ops = &rt_cpu_ops};
+#include "backend.h"
+
+static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu"};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
 static int ndevices = 1;
 static int ncuda;
+static const char *cuda_absent = "no CUDA device present";
+
+rt_host_services rt_host;
 
 kern_device *rt_cpu_device(void) { return &cpu; }
 
 kern_device *rt_device_add(rt_device_kind kind, int ordinal, const rt_device_ops *ops, void *impl) {
+  if (kind == RT_DEV_CPU && ordinal == -1) {
+    cpu.ops = ops;
+    cpu.impl = impl;
+    return &cpu;
+  }
   /* kern_shutdown + kern_init probes again: hand back the existing device. */
   for (int i = 1; i < ndevices; i++)
     if (devices[i]->kind == kind && devices[i]->ordinal == ordinal) {
@@ -42,25 +53,15 @@ kern_device *rt_device_add(rt_device_kind kind, int ordinal, const rt_device_ops
   return d;
 }
 
-kern_status rt_devices_init(void) {
-  /* A missing or broken CUDA driver leaves the CPU usable: never fail init. */
-  rt_cuda_probe();
-  return KERN_OK;
+int rt_device_count(void) { return ndevices; }
+
+kern_device *rt_device_at(int index) {
+  return index >= 0 && index < ndevices ? devices[index] : NULL;
 }
 
-int kern_device_count(void) {
-  rt_ensure_init();
-  return ndevices;
-}
+const char *rt_cuda_absent_reason(void) { return cuda_absent; }
 
-kern_device *kern_device_at(int index) {
-  rt_ensure_init();
-  if (index < 0 || index >= ndevices) {
-    err_set(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index, ndevices);
-    return NULL;
-  }
-  return devices[index];
-}
+void rt_set_cuda_absent_reason(const char *why) { cuda_absent = why; }
 
 /* Parses the N of "cuda:N": digits only, no sign, no overflow. */
 static bool parse_ordinal(const char *s, int *out) {
@@ -92,8 +93,7 @@ static kern_device *cuda_by_ordinal(int ord, const char *name) {
   return NULL;
 }
 
-kern_device *kern_device_get(const char *name) {
-  rt_ensure_init();
+kern_device *rt_device_find(const char *name) {
   if (!name) {
     err_set(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
     return NULL;
@@ -116,6 +116,14 @@ kern_device *kern_device_get(const char *name) {
 const char *kern_device_name(const kern_device *d) { return d ? d->name : ""; }
 
 bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_CUDA; }
+
+kern_status rt_capture_refuse(const kern_device *d, const char *what) {
+  return err_set(
+      KERN_ERR_CAPTURE,
+      "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
+      "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
+      what, d->name);
+}
 
 kern_status kern_device_synchronize(kern_device *d) {
   if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");

@@ -1,7 +1,7 @@
 /* dlpack.c: DLPack exchange, zero-copy both ways (the DLManagedTensor C ABI
  * of dlpack.h, unchanged from v0.6 to v1.x's "legacy" tensor).
  *
- * Requires: array.c (kern_array_wrap, rt_array_adopt, rt_array_retain), the
+ * Requires: array.c (kern_array_wrap), storage.c (rt_array_adopt, rt_array_retain), the
  * device table, the driver's pointer classification when present.
  * Produces: kern_array_from_dlpack and kern_array_to_dlpack.
  * Breaks: a tensor handed to kern_array_from_dlpack belongs to kern once the
@@ -11,7 +11,7 @@
  * memory, so the memory outlives the array handle until the consumer calls
  * the deleter. Neither direction synchronizes streams: order CUDA work first.
  */
-#include "rt.h"
+#include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,7 +71,7 @@ static kern_status device_from(const DLTensor *t, kern_device **dev, kern_memory
     case kDLCUDAManaged:
       /* DLPack sets device_id 0 for managed memory: the driver knows the owner. */
       *kind = KERN_MEM_CUDA_MANAGED;
-      if (rt_pointer_kind_hook && rt_pointer_kind_hook(t->data, &k, &ord) &&
+      if (rt_host.pointer_kind && rt_host.pointer_kind(t->data, &k, &ord) &&
           k == KERN_MEM_CUDA_MANAGED)
         break;
       ord = t->device.device_id;

@@ -8,7 +8,7 @@
  * the same name and layout signature share one id, so arrays made with one
  * module's Particle can be passed to another module's kernels.
  */
-#include "rt.h"
+#include "base.h"
 
 #include <stdlib.h>
 #include <string.h>

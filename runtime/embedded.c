@@ -3,21 +3,20 @@
  * Requires: the table layout of kern_abi.h (struct kern_embedded), module.c
  * (rt_module_create), front.h (the embedded source is checked again for the
  * kernels' signatures; that needs no C compiler and no NVRTC).
- * Produces: kern_module_embedded, kern_launch_embedded, and for the backends
- * the CPU entry points (rt_embedded_cpu) and the GPU image for an arch
- * (rt_embedded_gpu_image), so neither compiles anything nor touches the cache.
+ * Produces: kern_module_embedded, kern_launch_embedded; compile.c hands the
+ * table's entry points and GPU images to the backends, so neither compiles
+ * anything nor touches the cache.
  * Breaks: a table's module is made on its first use (no global constructors)
  * under a mutex and found afterwards without locking: an append-only list with
  * an atomic head. kern_shutdown frees the modules; the next use makes them
  * again. A table built for another ABI is refused before anything but its
  * fixed head (magic ... name) is read.
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "front.h"
 
 typedef struct entry {
@@ -131,6 +130,8 @@ static kern_module *find(const kern_embedded *e) {
   return NULL;
 }
 
+static void free_modules(void);
+
 static kern_module *add(const kern_embedded *e) {
   kern_module *m = find(e);
   if (m) return m;
@@ -144,6 +145,7 @@ static kern_module *add(const kern_embedded *e) {
     free(n);
     return NULL;
   }
+  rt_at_shutdown(free_modules);
   n->table = e;
   n->module = m;
   n->next = atomic_load_explicit(&head, memory_order_relaxed);
@@ -165,7 +167,8 @@ kern_module *kern_module_embedded(const kern_embedded *e) {
   return m;
 }
 
-void rt_embedded_shutdown(void) {
+/* At kern_shutdown (registered with the first module). */
+static void free_modules(void) {
   pthread_mutex_lock(&mu);
   entry *n = atomic_exchange(&head, NULL);
   while (n) {
@@ -214,63 +217,4 @@ kern_status kern_launch_embedded(const kern_embedded *e, int kernel, kern_device
   if (!st) st = kern_launch(k, dev, dims, nargs, a);
   if (a != small) free(a);
   return st;
-}
-
-/* ---- code for the backends ---------------------------------------------------------------- */
-
-kern_status rt_embedded_cpu(const kern_module *m, int kernel, rt_range_fn *range,
-                            rt_range_fn *dense) {
-  const kn_embed_kernel *k = &m->embedded->kernels[kernel];
-  *range = k->range;
-  *dense = k->range_dense;
-  return KERN_OK;
-}
-
-/* The best image for sm_<arch>: a CUBIN of the same major arch and the highest
- * minor not above the device's (binary compatible), else the newest PTX not
- * above it (the driver compiles it). NULL if none fits. */
-static const kn_embed_image *pick_image(const kern_embedded *e, int arch) {
-  const kn_embed_image *best = NULL;
-  for (int i = 0; i < e->nimages; i++) {
-    const kn_embed_image *im = &e->images[i];
-    if (!im->is_ptx && im->arch / 10 == arch / 10 && im->arch <= arch &&
-        (!best || im->arch > best->arch))
-      best = im;
-  }
-  for (int i = 0; !best && i < e->nimages; i++) {
-    const kn_embed_image *im = &e->images[i];
-    if (im->is_ptx && im->arch <= arch && (!best || im->arch > best->arch)) best = im;
-  }
-  return best;
-}
-
-static kern_status no_image(const kern_embedded *e, int arch) {
-  if (e->nimages == 0)
-    return err_set(
-        KERN_ERR_UNSUPPORTED,
-        "module '%s' has no GPU code (kernc build ran with --no-cuda or without NVRTC): rebuild it "
-        "with --arch=sm_%d to run it on this GPU (sm_%d)",
-        e->name, arch, arch);
-  Buf b = {0};
-  for (int i = 0; i < e->nimages; i++)
-    buf_printf(&b, "%s%s_%d", i ? ", " : "", e->images[i].is_ptx ? "PTX compute" : "sm",
-               (int)e->images[i].arch);
-  kern_status st =
-      err_set(KERN_ERR_UNSUPPORTED,
-              "module '%s' has no GPU code that runs on sm_%d (it has %s): rebuild it with "
-              "kernc build --arch=sm_%d",
-              e->name, arch, b.s ? b.s : "?", arch);
-  buf_free(&b);
-  return st;
-}
-
-kern_status rt_embedded_gpu_image(const kern_module *m, int arch, char **image, size_t *len) {
-  const kn_embed_image *im = pick_image(m->embedded, arch);
-  if (!im) return no_image(m->embedded, arch);
-  *image = malloc((size_t)im->size + 1);
-  if (!*image) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
-  memcpy(*image, im->data, (size_t)im->size);
-  (*image)[im->size] = 0; /* PTX is text; the driver wants it terminated */
-  *len = (size_t)im->size;
-  return KERN_OK;
 }

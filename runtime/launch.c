@@ -1,24 +1,20 @@
 /* launch.c: launch arguments, validation, access checks, the args block.
  *
- * Requires: module.c (kernel descriptions, per-device code), a device's ops,
- * capture.c (which runs, records or refuses each validated launch).
- * Produces: kern_arg_* constructors, kern_launch, the access-mode setting,
- * rt_debug_error.
+ * Requires: module.c (kernel descriptions, per-device code), device.c (the
+ * access rules), submit.c (which runs each validated launch, or hands it to
+ * the recorder while a capture is open). Produces: kern_arg_* constructors,
+ * kern_launch, the access-mode setting.
  * Breaks: every check happens before anything runs, so a rejected launch has
  * no effect. The args block follows emit_args_layout: arrays as kn_array
  * (unused dims shape 1, stride 0), values as their bytes; padding is zeroed
  * so identical launches produce identical blocks.
  */
-#include "rt.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
-
-/* emit.c: maps the program-wide array parameter number of a debug record back. */
-const Var *emit_array_param(const Program *, int id, const Decl **owner);
+#include "ast.h"
+#include "core.h"
 
 /* ---- arguments ------------------------------------------------------------------ */
 
@@ -164,7 +160,7 @@ static const char *ctor_hint(kern_dtype dt) {
   }
 }
 
-static const char *ptype(const rt_param *p) { return type_name(p->ty); }
+static const char *ptype(const rt_param *p) { return p->type; }
 
 static kern_status check_array_arg(const kern_kernel *k, int i, const kern_array *a) {
   const rt_param *p = &k->params[i];
@@ -462,47 +458,8 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   L.dense = marshal(k, args, block);
   kn_error rec;
   if (k->module->debug) L.ctx.err = &rec;
-  st = rt_capture_launch(&L, nargs, args); /* the device's launch, unless a capture takes it */
+  /* The device's launch, unless a capture takes it. */
+  st = rt_submit(&(rt_op){.kind = RT_OP_LAUNCH, .launch = &L, .nargs = nargs, .args = args});
   if (block != small) free(block);
-  return st;
-}
-
-/* ---- debug errors ----------------------------------------------------------------------------- */
-
-static void list_i64(Buf *b, const int64_t *v, int n) {
-  buf_add(b, "[", 1);
-  for (int i = 0; i < n; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  buf_add(b, "]", 1);
-}
-
-/* The array a bounds record names: a kernel parameter, or a function's. */
-static void describe_param(Buf *b, const kern_kernel *k, int id) {
-  const Decl *owner = NULL;
-  const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
-  if (!v)
-    buf_printf(b, "an array");
-  else if (owner == k->decl)
-    buf_printf(b, "parameter '%s'", v->name);
-  else
-    buf_printf(b, "parameter '%s' of function '%s'", v->name,
-               owner && owner->name ? owner->name : "?");
-}
-
-kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
-  const char *file = rt_module_file(k->module, e->file);
-  if (e->kind == KN_ERR_ASSERT)
-    return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
-                   k->name, file, e->line, (long long)e->tid);
-  int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
-  Buf b = {0};
-  buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
-  list_i64(&b, e->index, nd);
-  buf_add(&b, " is outside shape ", 18);
-  list_i64(&b, e->shape, nd);
-  buf_add(&b, " (", 2);
-  describe_param(&b, k, e->param);
-  buf_printf(&b, ", thread %lld)", (long long)e->tid);
-  kern_status st = err_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
-  buf_free(&b);
   return st;
 }

@@ -1,21 +1,22 @@
 /* module.c: modules and kernels: compiling .kern source with the front end,
- * describing kernel parameters for launches, compiling per device on demand.
+ * describing kernel parameters for launches, compiling per device on demand,
+ * and wording what a debug launch's error record names.
  *
- * Requires: front.h (front_compile), emit.h (C source, args layout), dtype.c.
- * Produces: kern_module_*, kern_kernel_*, rt_module_code, and
- * rt_module_create / rt_module_destroy for embedded.c (modules built by
- * kernc build, which kern_module_free leaves to the library).
+ * Requires: front.h (front_compile), emit.h (args layout), dtype.c, the
+ * device's compile op. Produces: kern_module_*, kern_kernel_*,
+ * rt_module_code, rt_debug_error, and rt_module_create / rt_module_destroy
+ * for embedded.c (modules built by kernc build, which kern_module_free
+ * leaves to the library).
  * Breaks: a module keeps its checked Program for its whole life (parameter
  * types point into it). Code for a device is built on the first launch there,
  * once, under the device slot's mutex; later launches read the slot without
  * locking (an atomic pointer, set once).
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "emit.h"
 #include "front.h"
 
@@ -37,7 +38,7 @@ static kern_status describe_params(kern_kernel *k) {
     const Var *v = d->params[i];
     size_t align;
     p->name = v->name;
-    p->ty = v->ty;
+    p->type = type_name(v->ty);
     p->is_array = v->ty->kind == TY_ARRAY;
     p->ndim = p->is_array ? v->ty->ndim : 0;
     p->dtype = rt_dtype_of_type(p->is_array ? v->ty->elem : v->ty);
@@ -156,7 +157,7 @@ void rt_module_destroy(kern_module *m) {
   if (!m) return;
   for (int i = 0; i < RT_MAX_DEVICES; i++) {
     rt_code *c = atomic_load(&m->slots[i].code);
-    kern_device *d = c ? kern_device_at(i) : NULL;
+    kern_device *d = c ? rt_device_at(i) : NULL;
     if (d && d->ops->code_free) d->ops->code_free(c);
     pthread_mutex_destroy(&m->slots[i].mu);
   }
@@ -243,21 +244,7 @@ int kern_kernel_param_ndim(const kern_kernel *k, int i) {
   return p ? p->ndim : -1;
 }
 
-/* ---- per-device code -------------------------------------------------------------------- */
-
-kern_status rt_module_c_source(kern_module *m, const char **out) {
-  pthread_mutex_lock(&m->source_mu);
-  if (!m->c_source) {
-    EmitOptions o = {.debug = m->debug, .line_directives = true};
-    m->c_source = emit_program(m->prog, EMIT_C, &o);
-  }
-  *out = m->c_source;
-  pthread_mutex_unlock(&m->source_mu);
-  if (!*out)
-    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
-                   m->name);
-  return KERN_OK;
-}
+/* ---- per-device code ---------------------------------------------------------------------- */
 
 kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
   rt_slot *s = &m->slots[d->index];
@@ -271,5 +258,45 @@ kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
     pthread_mutex_unlock(&s->mu);
   }
   *out = c;
+  return st;
+}
+
+/* ---- debug errors: what a record names ----------------------------------------------------------------------------- */
+
+static void list_i64(Buf *b, const int64_t *v, int n) {
+  buf_add(b, "[", 1);
+  for (int i = 0; i < n; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  buf_add(b, "]", 1);
+}
+
+/* The array a bounds record names: a kernel parameter, or a function's. */
+static void describe_param(Buf *b, const kern_kernel *k, int id) {
+  const Decl *owner = NULL;
+  const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
+  if (!v)
+    buf_printf(b, "an array");
+  else if (owner == k->decl)
+    buf_printf(b, "parameter '%s'", v->name);
+  else
+    buf_printf(b, "parameter '%s' of function '%s'", v->name,
+               owner && owner->name ? owner->name : "?");
+}
+
+kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
+  const char *file = rt_module_file(k->module, e->file);
+  if (e->kind == KN_ERR_ASSERT)
+    return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
+                   k->name, file, e->line, (long long)e->tid);
+  int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
+  Buf b = {0};
+  buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
+  list_i64(&b, e->index, nd);
+  buf_add(&b, " is outside shape ", 18);
+  list_i64(&b, e->shape, nd);
+  buf_add(&b, " (", 2);
+  describe_param(&b, k, e->param);
+  buf_printf(&b, ", thread %lld)", (long long)e->tid);
+  kern_status st = err_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
+  buf_free(&b);
   return st;
 }

@@ -12,6 +12,7 @@ need cmake            command -v cmake
 need clang            command -v clang
 need re2c             command -v re2c
 need pkg-config       command -v pkg-config
+need python3          command -v python3
 need libcriterion-dev pkg-config --exists criterion
 need libdlpack-dev    test -f /usr/include/dlpack/dlpack.h
 [ -z "$missing" ] && exit 0

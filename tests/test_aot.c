@@ -16,7 +16,7 @@
 #include "nvrtc.h"
 #include "toolchain.h"
 #include "harness.h"
-#include "rt.h"
+#include "core.h"
 
 #define AOT_DIR KERN_TESTS_DIR "/aot"
 

@@ -13,7 +13,7 @@
 
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 #include "fake_gpu.h"
 
 static const char *saxpy_src = "kernel void saxpy(float[] x, float[] y, float a) {\n"

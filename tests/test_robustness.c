@@ -37,7 +37,7 @@
 #include "toolchain.h"
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KERN_TEST_SANITIZED 1

@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
+#include "cpu/cpu_backend.h"
 
 static kern_device *cpu(void) {
   kern_device *d = kern_device_get("cpu");

@@ -1,26 +1,24 @@
-/* cpu_backend.c: the "cpu" device: host memory, compiling modules with the C
- * compiler, and launches on the thread pool.
+/* cpu_backend.c: the "cpu" device: host memory, loading a module's compiled
+ * code, and launches on the thread pool.
  *
- * Requires: cpu_compile.c (C source -> loaded object), pool.c, module.c (the
- * generated C source). Produces: rt_cpu_ops.
+ * Requires: compile.c (a module's shared object, or kernc build's entry
+ * points), pool.c, a GPU driver's host services for pinned memory.
+ * Produces: rt_cpu_ops and rt_cpu_probe.
  * Breaks: host arrays are 64-byte aligned; big ones come from mmap (zeroed by
  * the kernel, so kern_array_new of a large array costs no memset, and a huge
  * request fails cleanly instead of being touched; one larger than the
  * machine's physical memory is refused before asking the kernel). The choice between malloc
  * and mmap depends only on the size, so free() can tell them apart.
  */
-#include "rt.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { MMAP_MIN = 1 << 20 };
+#include "cpu_backend.h"
 
-void *(*rt_pinned_alloc_hook)(size_t bytes);
-void (*rt_pinned_free_hook)(void *ptr);
+enum { MMAP_MIN = 1 << 20 };
 
 /* ---- memory ------------------------------------------------------------------- */
 
@@ -48,12 +46,12 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
   void *p;
   if (al == KERN_ALLOC_PINNED) {
     *kind = KERN_MEM_PINNED_HOST;
-    if (!rt_pinned_alloc_hook) {
+    if (!rt_host.pinned_alloc) {
       err_set(KERN_ERR_UNSUPPORTED,
               "pinned host memory needs the CUDA driver, and it is not available");
       return NULL;
     }
-    p = rt_pinned_alloc_hook(bytes);
+    p = rt_host.pinned_alloc(bytes);
     if (p && zero) memset(p, 0, bytes);
   } else {
     *kind = KERN_MEM_HOST;
@@ -68,7 +66,7 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
 static void cpu_free(kern_device *d, void *p, size_t bytes, kern_memory_kind kind) {
   (void)d;
   if (kind == KERN_MEM_PINNED_HOST) {
-    if (rt_pinned_free_hook) rt_pinned_free_hook(p);
+    if (rt_host.pinned_free) rt_host.pinned_free(p);
   } else if (bytes >= MMAP_MIN) {
     munmap(p, bytes);
   } else {
@@ -99,7 +97,7 @@ static kern_status cpu_info(const kern_device *d, kern_device_info *out) {
 
 static bool cpu_allocator_ok(const kern_device *d, kern_allocator a) {
   (void)d;
-  return a == KERN_ALLOC_DEFAULT || (a == KERN_ALLOC_PINNED && rt_pinned_alloc_hook);
+  return a == KERN_ALLOC_DEFAULT || (a == KERN_ALLOC_PINNED && rt_host.pinned_alloc);
 }
 
 /* ---- compiled code ----------------------------------------------------------------- */
@@ -153,23 +151,22 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
 
 static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
   (void)d;
-  const char *src = NULL;
-  kern_status st = m->embedded ? KERN_OK : rt_module_c_source(m, &src);
+  rt_binary bin;
+  kern_status st = rt_module_binary(m, RT_CODE_CPU, 0, &bin);
   if (st) return st;
   cpu_code *c = calloc(1, sizeof *c);
   if (c) c->entries = calloc((size_t)m->nkernels + 1, sizeof *c->entries);
   if (!c || !c->entries) {
+    rt_cpu_lib_close(&bin.lib);
     cpu_code_free((rt_code *)c);
     return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
   }
   c->nkernels = m->nkernels;
-  /* A module built by kernc build carries its entry points: no compiler runs. */
-  if (m->embedded)
-    for (int i = 0; st == KERN_OK && i < m->nkernels; i++)
-      st = rt_embedded_cpu(m, i, &c->entries[i].range, &c->entries[i].dense);
-  else
-    st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
-  for (int i = 0; !m->embedded && st == KERN_OK && i < m->nkernels; i++)
+  c->lib = bin.lib;
+  /* A module built by kernc build carries its entry points: no compiler ran. */
+  for (int i = 0; bin.aot && i < m->nkernels; i++)
+    c->entries[i] = (cpu_entry){bin.aot[i].range, bin.aot[i].range_dense};
+  for (int i = 0; !bin.aot && st == KERN_OK && i < m->nkernels; i++)
     st = bind_kernel(c, &m->kernels[i]);
   if (st) {
     cpu_code_free((rt_code *)c);
@@ -184,10 +181,8 @@ static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
 static kern_status cpu_launch(const rt_launch *L) {
   const cpu_code *c = (const cpu_code *)L->code;
   const cpu_entry *e = &c->entries[L->kernel->index];
-  if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
   rt_pool_run(L->dense ? e->dense : e->range, L->args, &L->ctx, L->ctx.n, &L->kernel->cpu_cost);
-  if (L->ctx.err && L->ctx.err->flag) return rt_debug_error(L->kernel, L->ctx.err);
-  return KERN_OK;
+  return KERN_OK; /* a debug record in L->ctx.err is the core's to word */
 }
 
 const rt_device_ops rt_cpu_ops = {
@@ -201,3 +196,8 @@ const rt_device_ops rt_cpu_ops = {
     .code_free = cpu_code_free,
     .launch = cpu_launch,
 };
+
+kern_status rt_cpu_probe(void) {
+  rt_device_add(RT_DEV_CPU, -1, &rt_cpu_ops, NULL);
+  return KERN_OK;
+}

@@ -14,7 +14,6 @@
 #include <string.h>
 
 #include "dl.h"
-#include "rt.h"
 
 #define CU(field, sym, req)                                                                        \
   { sym, offsetof(rt_cu_api, field), req }

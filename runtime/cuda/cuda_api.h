@@ -110,8 +110,9 @@ typedef struct rt_cu_api {
   CUresult (*IpcGetMemHandle)(void *handle64, CUdeviceptr);
 } rt_cu_api;
 
-/* cuda_memory.c: installs the pinned-allocation, pointer-classification and
- * IPC hooks of rt.h (called by rt_cuda_probe once the driver has started). */
+/* cuda_memory.c: installs the driver's host services (backend.h's rt_host:
+ * pinned allocations, pointer classification, IPC), called by rt_cuda_probe
+ * once the driver has started. */
 void rt_cuda_memory_init(const rt_cu_api *);
 
 /* Loads the driver once (thread-safe): $KERN_CUDA_LIB (a path; empty hides the

@@ -1,7 +1,8 @@
-/* cuda_backend.c: CUDA devices: probe, memory, NVRTC compile + cache, launches, streams.
+/* cuda_backend.c: CUDA devices: probe, memory, loading modules, launches, streams.
  *
  * Requires the driver through cuda_api.c (dlopen'd; absent driver = no CUDA
- * devices, never an error at init). Produces rt_cuda_probe, the rt_cuda_ops
+ * devices, never an error at init), and compile.c for a module's CUBIN or
+ * PTX (NVRTC and the disk cache). Produces rt_cuda_probe, the rt_cuda_ops
  * backend table, the public stream functions, and the context and stream
  * helpers cuda_capture.c records with (a conditional body's stream replaces
  * the current one while it is captured). Each device keeps its
@@ -15,10 +16,7 @@
 #include <string.h>
 
 #include "cuda_api.h"
-#include "emit.h"
-#include "front.h"
-#include "rt.h"
-#include "toolchain.h"
+#include "cuda_backend.h"
 
 struct kern_stream {
   kern_device *device;
@@ -54,7 +52,7 @@ typedef struct cuda_code {
 static const rt_cu_api *cu;
 static const char *absent_why = "no CUDA device present";
 
-const char *rt_cuda_absent_reason(void) { return absent_why; }
+const char *rt_cuda_probe_reason(void) { return absent_why; }
 
 static cuda_dev *impl(const kern_device *d) { return (cuda_dev *)d->impl; }
 
@@ -295,45 +293,7 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
   return KERN_OK;
 }
 
-/* ---- compile: NVRTC + the disk cache ---------------------------------------------------- */
-
-static char *cuda_source(kern_module *m) {
-  EmitOptions o = {.debug = m->debug, .line_directives = true};
-  return emit_program(m->prog, EMIT_CUDA, &o);
-}
-
-/* Cache key: the source, NVRTC's version, the arch and the options. */
-static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
-  rt_sha256 h;
-  unsigned char dig[32];
-  char extra[96];
-  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", tc_nvrtc_version(), arch,
-           debug, KN_ABI_VERSION, kern_version_string());
-  rt_sha256_init(&h);
-  rt_sha256_add(&h, src, strlen(src));
-  rt_sha256_add(&h, extra, strlen(extra));
-  rt_sha256_done(&h, dig);
-  rt_hex(dig, 32, hex);
-}
-
-/* CUDA source -> CUBIN (or PTX), from the cache when possible. */
-static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
-  if (m->embedded) return rt_embedded_gpu_image(m, arch, bin, len); /* kernc build: no NVRTC */
-  char *src = cuda_source(m);
-  if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
-  char key[65];
-  cuda_key(src, arch, m->debug, key);
-  const char *dir = rt_cache_dir();
-  *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
-  kern_status s = KERN_OK;
-  if (!*bin) {
-    bool is_ptx;
-    s = tc_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
-    if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
-  }
-  free(src);
-  return s;
-}
+/* ---- compile: the module's image (compile.c), loaded --------------------------------- */
 
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
@@ -361,9 +321,9 @@ static void cuda_code_free(rt_code *code) {
 static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
   kern_status s = enter(d);
   if (s) return s;
-  char *bin;
-  size_t len;
-  if ((s = cuda_binary(m, impl(d)->arch, &bin, &len))) return s;
+  rt_binary b;
+  if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
+  char *bin = b.image;
   cuda_code *cc = calloc(1, sizeof *cc);
   if (cc) {
     cc->nkernels = m->nkernels;
@@ -386,15 +346,14 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
 
 /* ---- launch ---------------------------------------------------------------------------- */
 
-/* Debug launches wait and turn the device's error record into KERN_ERR_BOUNDS. */
+/* Debug launches wait and hand the device's error record to the core. */
 static kern_status debug_finish(kern_device *d, const rt_launch *L, CUstream st) {
   kn_error rec;
   CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)&rec, (CUdeviceptr)(uintptr_t)impl(d)->err_buf,
                             sizeof rec, st));
   CU_TRY(d, cu->StreamSynchronize(st));
-  if (!rec.flag) return KERN_OK;
-  *L->ctx.err = rec;
-  return rt_debug_error(L->kernel, &rec);
+  if (rec.flag) *L->ctx.err = rec; /* the core words it */
+  return KERN_OK;
 }
 
 static kern_status cuda_launch(const rt_launch *L) {

@@ -22,8 +22,8 @@
 #include <string.h>
 
 #include "cuda_api.h"
+#include "cuda_backend.h"
 #include "nvrtc.h"
-#include "rt.h"
 #include "toolchain.h"
 
 typedef struct CUgraphNode_st *CUgraphNode;
@@ -316,8 +316,10 @@ static kern_status cu_end(kern_device *d, void *cap, void **exec, bool *updated)
 
 /* ---- replay ---------------------------------------------------------------------------- */
 
-/* Debug graphs: clear the records, replay, wait, report the first failure in capture order. */
-static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s) {
+/* Debug graphs: clear the records, replay, wait, hand the first failure in
+ * capture order to the core. */
+static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s, const kern_kernel **failed,
+                                kn_error *rec) {
   kn_error recs[NSLOTS];
   int n = e->ndebug;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)slots[d->index];
@@ -329,16 +331,21 @@ static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s) {
   pthread_mutex_unlock(&replay_mu);
   if (r) return rt_cuda_fail(d, r, "cuGraphLaunch");
   for (int i = 0; i < n; i++)
-    if (recs[i].flag) return rt_debug_error(e->debug[i], &recs[i]);
+    if (recs[i].flag) {
+      *failed = e->debug[i];
+      *rec = recs[i];
+      return KERN_OK;
+    }
   return KERN_OK;
 }
 
-static kern_status cu_launch(kern_device *d, void *exec) {
+static kern_status cu_launch(kern_device *d, void *exec, const kern_kernel **failed,
+                             kn_error *rec) {
   cu_exec *e = exec;
   kern_status st = rt_cuda_enter(d);
   if (st) return st;
   CUstream s = rt_cuda_stream(d);
-  if (e->ndebug && slots[d->index]) return launch_debug(d, e, s);
+  if (e->ndebug && slots[d->index]) return launch_debug(d, e, s, failed, rec);
   CUresult r = cu->GraphLaunch(e->exec, s);
   return r ? rt_cuda_fail(d, r, "cuGraphLaunch") : KERN_OK;
 }

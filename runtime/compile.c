@@ -1,19 +1,26 @@
-/* cpu_compile.c: C source -> shared object -> dlopen handle, through the cache.
+/* compile.c: compile-and-cache: a module's code for the CPU or a GPU, from
+ * kernc build's table or generated and compiled through the disk cache.
  *
- * Requires: cache.c, sha256.c, the configuration (KERN_CC, cache dir), the
- * toolchain (support/toolchain.h: which compiler, its flags, running it).
- * Produces: rt_cpu_compile.
- * Breaks: the cache key covers everything that changes the object code: the
- * source (which embeds the stdlib text), the compiler's path and version line,
- * the flags (-O0 to -O3 by KERN_CPU_OPT), KN_ABI_VERSION, kern's version and
- * the CPU (for -march=native).
+ * Requires: the emitter (C and CUDA source), cache.c, sha256.c, the
+ * configuration (KERN_CC, cache dir), the toolchain (support/toolchain.h:
+ * which C compiler, its flags, running it; NVRTC). Produces:
+ * rt_module_binary, which both backends call from their compile op, and
+ * rt_cpu_compile (C source -> loaded shared object) under it.
+ * Breaks: one pipeline for both kinds: a key that covers everything that
+ * changes the output, a look in the cache, on a miss the toolchain, then the
+ * cache again. The CPU key covers the source (which embeds the stdlib text),
+ * the compiler's path and version line, the flags (-O0 to -O3 by
+ * KERN_CPU_OPT), KN_ABI_VERSION, kern's version and the CPU (for
+ * -march=native); the GPU key the source, NVRTC's version, the arch, the
+ * options, the ABI and kern's version. Code from kernc build's table needs
+ * neither compiler nor cache.
  * The compiler runs with an argument vector (no shell), by its absolute path, in
  * a private build directory, so concurrent builds never share a file; a
  * failed build leaves nothing behind. Warm loads, direct or through the
  * alias, go through cache.c's checks; the alias leads only to an entry whose
  * meta names the same source.
  */
-#include "rt.h"
+#include "backend.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -24,6 +31,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "emit.h"
 #include "file.h"
 #include "toolchain.h"
 
@@ -304,4 +312,130 @@ void rt_cpu_lib_close(rt_cpu_lib *lib) {
 
 void *rt_cpu_lib_sym(const rt_cpu_lib *lib, const char *name) {
   return lib && lib->handle ? dlsym(lib->handle, name) : NULL;
+}
+
+/* ---- GPU images ---------------------------------------------------------------------------- */
+
+/* Cache key: the source, NVRTC's version, the arch and the options. */
+static void gpu_key(const char *src, int arch, bool debug, char hex[65]) {
+  rt_sha256 h;
+  unsigned char dig[32];
+  char extra[96];
+  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", tc_nvrtc_version(), arch,
+           debug, KN_ABI_VERSION, kern_version_string());
+  rt_sha256_init(&h);
+  rt_sha256_add(&h, src, strlen(src));
+  rt_sha256_add(&h, extra, strlen(extra));
+  rt_sha256_done(&h, dig);
+  rt_hex(dig, 32, hex);
+}
+
+/* CUDA source -> CUBIN (or PTX), from the cache when possible. */
+static kern_status gpu_compile(const char *src, const char *name, int arch, bool debug, char **bin,
+                               size_t *len) {
+  char key[65];
+  gpu_key(src, arch, debug, key);
+  const char *dir = rt_cache_dir();
+  *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
+  kern_status s = KERN_OK;
+  if (!*bin) {
+    bool is_ptx;
+    s = tc_nvrtc_compile(src, name, arch, true, debug, bin, len, &is_ptx);
+    if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
+  }
+  return s;
+}
+
+/* ---- kernc build's table ---------------------------------------------------------------------- */
+
+/* The best image for sm_<arch>: a CUBIN of the same major arch and the highest
+ * minor not above the device's (binary compatible), else the newest PTX not
+ * above it (the driver compiles it). NULL if none fits. */
+static const kn_embed_image *pick_image(const kern_embedded *e, int arch) {
+  const kn_embed_image *best = NULL;
+  for (int i = 0; i < e->nimages; i++) {
+    const kn_embed_image *im = &e->images[i];
+    if (!im->is_ptx && im->arch / 10 == arch / 10 && im->arch <= arch &&
+        (!best || im->arch > best->arch))
+      best = im;
+  }
+  for (int i = 0; !best && i < e->nimages; i++) {
+    const kn_embed_image *im = &e->images[i];
+    if (im->is_ptx && im->arch <= arch && (!best || im->arch > best->arch)) best = im;
+  }
+  return best;
+}
+
+static kern_status no_image(const kern_embedded *e, int arch) {
+  if (e->nimages == 0)
+    return err_set(
+        KERN_ERR_UNSUPPORTED,
+        "module '%s' has no GPU code (kernc build ran with --no-cuda or without NVRTC): rebuild it "
+        "with --arch=sm_%d to run it on this GPU (sm_%d)",
+        e->name, arch, arch);
+  Buf b = {0};
+  for (int i = 0; i < e->nimages; i++)
+    buf_printf(&b, "%s%s_%d", i ? ", " : "", e->images[i].is_ptx ? "PTX compute" : "sm",
+               (int)e->images[i].arch);
+  kern_status st =
+      err_set(KERN_ERR_UNSUPPORTED,
+              "module '%s' has no GPU code that runs on sm_%d (it has %s): rebuild it with "
+              "kernc build --arch=sm_%d",
+              e->name, arch, b.s ? b.s : "?", arch);
+  buf_free(&b);
+  return st;
+}
+
+kern_status rt_embedded_gpu_image(const kern_module *m, int arch, char **image, size_t *len) {
+  const kn_embed_image *im = pick_image(m->embedded, arch);
+  if (!im) return no_image(m->embedded, arch);
+  *image = malloc((size_t)im->size + 1);
+  if (!*image) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+  memcpy(*image, im->data, (size_t)im->size);
+  (*image)[im->size] = 0; /* PTX is text; the driver wants it terminated */
+  *len = (size_t)im->size;
+  return KERN_OK;
+}
+
+/* ---- a module's code --------------------------------------------------------------------------- */
+
+/* The generated C, made once per module (a module is compiled once per
+ * device, and kept for the module's life). */
+static kern_status c_source(kern_module *m, const char **out) {
+  pthread_mutex_lock(&m->source_mu);
+  if (!m->c_source) {
+    EmitOptions o = {.debug = m->debug, .line_directives = true};
+    m->c_source = emit_program(m->prog, EMIT_C, &o);
+  }
+  *out = m->c_source;
+  pthread_mutex_unlock(&m->source_mu);
+  if (!*out)
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
+                   m->name);
+  return KERN_OK;
+}
+
+static kern_status cpu_binary(kern_module *m, rt_binary *out) {
+  if (m->embedded) { /* kernc build: its entry points, no compiler */
+    out->aot = m->embedded->kernels;
+    return KERN_OK;
+  }
+  const char *src;
+  kern_status st = c_source(m, &src);
+  return st ? st : rt_cpu_compile(src, strlen(src), m->debug, &out->lib);
+}
+
+static kern_status gpu_binary(kern_module *m, int arch, rt_binary *out) {
+  if (m->embedded) return rt_embedded_gpu_image(m, arch, &out->image, &out->len);
+  EmitOptions o = {.debug = m->debug, .line_directives = true};
+  char *src = emit_program(m->prog, EMIT_CUDA, &o);
+  if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
+  kern_status st = gpu_compile(src, m->name, arch, m->debug, &out->image, &out->len);
+  free(src);
+  return st;
+}
+
+kern_status rt_module_binary(kern_module *m, rt_code_kind kind, int arch, rt_binary *out) {
+  memset(out, 0, sizeof *out);
+  return kind == RT_CODE_CPU ? cpu_binary(m, out) : gpu_binary(m, arch, out);
 }
