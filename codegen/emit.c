@@ -76,39 +76,6 @@ static int file_index(const Program *p, const char *file) {
   return 0;
 }
 
-/* Array parameters are numbered across the whole program: functions in
- * Program.funcs order, then kernels; the runtime maps the number back. */
-static int array_param_id(const Program *p, const Decl *fn, const Var *v) {
-  int id = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
-        if (list[i] == fn && list[i]->params[j] == v) return id;
-        id++;
-      }
-  }
-  return -1;
-}
-
-const Var *emit_array_param(const Program *p, int id, const Decl **owner) {
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
-        if (id-- == 0) {
-          if (owner) *owner = list[i];
-          return list[i]->params[j];
-        }
-      }
-  }
-  return NULL;
-}
-
 static void line_directive(Emitter *e, SrcLoc loc) {
   if (!e->opts->line_directives || !loc.file || loc.line <= 0) return;
   OUT(e, "#line %d \"", loc.line);
@@ -483,8 +450,9 @@ static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
   const char *ct = emit_ctype(at->elem);
   if (e->opts->debug) {
-    int param =
-        n->lhs->kind == ND_IDENT && n->lhs->var ? array_param_id(e->prog, e->fn, n->lhs->var) : -1;
+    /* The checker numbered array parameters program-wide (Var.array_id). */
+    const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
+    int param = v && v->is_param && v->ty->kind == TY_ARRAY ? v->array_id : -1;
     OUT(e, "(*(%s *)kne_chk(&(", ct);
     expr(e, n->lhs);
     OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param,

@@ -225,6 +225,9 @@ struct Var {
   bool is_const;   /* `const` local or parameter declared const */
   bool is_param;
   int id; /* unique within its function (codegen names) */
+  /* array parameters, after check: */
+  int array_id; /* the program-wide number a debug record names it by */
+  bool atomics; /* an atomic applies to it, here or in a function it is passed to */
 };
 
 typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL } DeclKind;
@@ -273,6 +276,12 @@ typedef struct Module {
   struct Module *next; /* in the Program's list, imports first */
 } Module;
 
+/* An array parameter by its program-wide number (Var.array_id). */
+typedef struct ArrayParam {
+  const Var *param;
+  const Decl *owner; /* the function or kernel it belongs to */
+} ArrayParam;
+
 /* A compilation: the root module and everything it imports. */
 typedef struct Program {
   Arena *arena;
@@ -288,6 +297,10 @@ typedef struct Program {
   int nfuncs; /* user functions (not kernels) */
   Decl **kernels;
   int nkernels;
+  /* after check: every array parameter, functions' (Program.funcs order) then
+   * kernels', numbered in that order: what debug error records name */
+  ArrayParam *array_params;
+  int narray_params;
 } Program;
 
 /* ---- passes ---------------------------------------------------------------- */

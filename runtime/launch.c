@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
 #include "core.h"
 
 /* ---- arguments ------------------------------------------------------------------ */
@@ -290,49 +289,6 @@ static kern_status access_error(const kern_kernel *k, int i, const kern_array *a
                      a->device->name, kind_name(a->kind), dev->name, access_hint(dev, a));
 }
 
-static bool is_atomic(const Node *n) {
-  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special >= SP_ATOMIC_ADD &&
-         n->special <= SP_ATOMIC_CAS;
-}
-
-/* The array an atomic's &a[i...] names (arrays are always parameters). */
-static const Var *atomic_array(const Node *call) {
-  const Node *e = call->args && call->args->kind == ND_ADDR ? call->args->lhs : NULL;
-  while (e && (e->kind == ND_INDEX || e->kind == ND_MEMBER)) e = e->lhs;
-  return e && e->kind == ND_IDENT ? e->var : NULL;
-}
-
-static bool uses_atomics(const Node *n, const Var *v, int calls);
-
-/* A call that hands v to a function parameter used by atomics. */
-static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
-  const Decl *fn = call->call_kind == CALL_FUNC ? call->fn : NULL;
-  int j = 0;
-  for (const Node *a = fn ? call->args : NULL; a; a = a->next, j++)
-    if (a->kind == ND_IDENT && a->var == v && j < fn->nparams &&
-        uses_atomics(fn->body, fn->params[j], calls + 1))
-      return true;
-  return false;
-}
-
-/* Does code under n apply an atomic to array v, directly or through calls?
- * Recursion is a compile error, so the call depth is bounded; the cap only
- * guards against a malformed tree (and then answers yes). */
-static bool uses_atomics(const Node *n, const Var *v, int calls) {
-  if (calls > 64) return true;
-  for (; n; n = n->next) {
-    if (n->kind == ND_CALL &&
-        (is_atomic(n) ? atomic_array(n) == v : passes_to_atomics(n, v, calls)))
-      return true;
-    if (n->kind == ND_VARDECL && n->var && uses_atomics(n->var->init, v, calls)) return true;
-    const Node *kids[] = {n->lhs,  n->rhs, n->cond, n->then, n->els,
-                          n->init, n->inc, n->body, n->args};
-    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
-      if (kids[i] && uses_atomics(kids[i], v, calls)) return true;
-  }
-  return false;
-}
-
 /* The GPU whose atomics could meet CPU atomics on the array's memory in this
  * launch: the launch device for host and managed memory on a GPU launch, the
  * owner for managed memory on a CPU launch; NULL when the memory is one side's. */
@@ -353,7 +309,7 @@ static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, i
   kern_device_info info;
   if (!gpu || kern_device_info_get(gpu, &info) != KERN_OK || info.is_cpu_gpu_atomic_supported)
     return;
-  if (k->decl && !uses_atomics(k->decl->body, k->decl->params[i], 0)) return;
+  if (!k->params[i].atomics) return; /* the checker found no atomic on it */
   warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_ATOMICS};
   if (first_warning(w))
     err_warn(

@@ -39,6 +39,7 @@ static kern_status describe_params(kern_kernel *k) {
     size_t align;
     p->name = v->name;
     p->type = type_name(v->ty);
+    p->atomics = v->atomics;
     p->is_array = v->ty->kind == TY_ARRAY;
     p->ndim = p->is_array ? v->ty->ndim : 0;
     p->dtype = rt_dtype_of_type(p->is_array ? v->ty->elem : v->ty);
@@ -269,10 +270,13 @@ static void list_i64(Buf *b, const int64_t *v, int n) {
   buf_add(b, "]", 1);
 }
 
-/* The array a bounds record names: a kernel parameter, or a function's. */
+/* The array a bounds record names (by the checker's number): a kernel
+ * parameter, or a function's. */
 static void describe_param(Buf *b, const kern_kernel *k, int id) {
-  const Decl *owner = NULL;
-  const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
+  const Program *p = k->module->prog;
+  const ArrayParam *ap = id >= 0 && id < p->narray_params ? &p->array_params[id] : NULL;
+  const Var *v = ap ? ap->param : NULL;
+  const Decl *owner = ap ? ap->owner : NULL;
   if (!v)
     buf_printf(b, "an array");
   else if (owner == k->decl)
