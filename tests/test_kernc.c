@@ -39,6 +39,18 @@ Test(kernc, check_errors_exit_1_with_location_line_and_caret) {
   unlink(path);
 }
 
+Test(kernc, check_reports_a_float_constant_as_an_integer_operand) {
+  char *out;
+  cr_expect_eq(
+      kernc("check --no-color " KERN_TESTS_DIR "/kern/bad/float_constant_int_operand.kern", &out),
+      1, "%s", out);
+  cr_expect(strstr(out, ":6:25: error: float constant 2.0 used as an int32 operand of '/' (an "
+                        "integer division)\n    a[i] = float(b[i] / 2.0);"),
+            "%s", out);
+  cr_expect(strstr(out, "note: kern does not convert integers to floats implicitly"), "%s", out);
+  free(out);
+}
+
 Test(kernc, bad_usage_exits_2) {
   char *out;
   cr_expect_eq(kernc("", &out), 2);

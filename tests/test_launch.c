@@ -114,6 +114,34 @@ Test(module, type_errors_become_the_message) {
   cr_assert(strstr(kern_last_error(), "undefined_thing"), "%s", kern_last_error());
 }
 
+/* `float(a[i] / 2.0)` would be an integer division (0, 0, 1, 1 for 0..3): it is
+ * a compile error whose message says what to write instead. */
+Test(module, float_constant_as_integer_operand_is_an_error) {
+  cr_assert_null(kern_module_from_source(
+      "half.kern", "kernel void half(int[] a, float[] f) {\n  int i = tid();\n"
+                   "  f[i] = float(a[i] / 2.0);\n}\n"));
+  const char *msg = kern_last_error();
+  cr_assert_eq(kern_last_status(), KERN_ERR_COMPILE);
+  cr_assert(strstr(msg, "half.kern:3:23: error: float constant 2.0 used as an int32 operand of "
+                        "'/' (an integer division)"),
+            "%s", msg);
+  cr_assert(strstr(msg, "note: ") && strstr(msg, "float(...) to compute in floating point"), "%s",
+            msg);
+  kern_module *m = load("half_ok.kern", "kernel void half(int[] a, float[] f) {\n"
+                                        "  int i = tid();\n  f[i] = float(a[i]) / 2.0;\n}\n");
+  kern_array *a = arr1(KERN_INT32, 4), *f = arr1(KERN_FLOAT32, 4);
+  int32_t in[4] = {0, 1, 2, 3};
+  float out[4];
+  cr_assert_eq(kern_array_write(a, in, sizeof in), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "half"), cpu(), KERN_DIM1(4), a, f), KERN_OK, "%s",
+               kern_last_error());
+  cr_assert_eq(kern_array_read(f, out, sizeof out), KERN_OK);
+  for (int i = 0; i < 4; i++) cr_expect_eq(out[i], 0.5f * (float)i, "f[%d] = %g", i, out[i]);
+  kern_array_free(a);
+  kern_array_free(f);
+  kern_module_free(m);
+}
+
 Test(module, warnings_of_a_good_module) {
   kern_module *m =
       load("warn.kern", "kernel void k(int[] a) {\n  int i = tid();\n  a[i] + 1;\n}\n");
