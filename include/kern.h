@@ -404,10 +404,13 @@ kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, cons
  * arguments converted by type: kern_array* -> array; int -> int32; long, long
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
- * uint8/uint16; kern_arg as is. Other types do not compile: wrap them with a
- * constructor (kern_arg_bytes for structs, matrices, float16). In C, `true`
- * and `false` are ints: write (bool)true or kern_arg_bool(true). Use
- * kern_launch directly for kernels without parameters. */
+ * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_float16) -> their dtype;
+ * kern_arg as is. Other types do not compile: wrap them with a constructor
+ * (kern_arg_bytes for structs). A compound literal's commas split macro
+ * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
+ * In C, `true` and `false` are ints: write (bool)true or kern_arg_bool(true).
+ * Use kern_launch directly for kernels without parameters. */
 #define KERN_LAUNCH(kernel, device, dims, ...)                                                     \
   KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
 
@@ -458,6 +461,26 @@ typedef struct kern_mat44 {
 typedef struct kern_quat {
   float x, y, z, w;
 } kern_quat;
+
+/* These values as launch arguments of their dtype (copied: every one fits
+ * KERN_ARG_INLINE_BYTES). KERN_LAUNCH applies them by type, so a kern_vec3
+ * variable is passed as is. */
+static inline kern_arg kern_arg_of_float16(kern_float16 v) {
+  return kern_arg_bytes(KERN_FLOAT16, &v);
+}
+static inline kern_arg kern_arg_of_vec2(kern_vec2 v) { return kern_arg_bytes(KERN_VEC2, &v); }
+static inline kern_arg kern_arg_of_vec3(kern_vec3 v) { return kern_arg_bytes(KERN_VEC3, &v); }
+static inline kern_arg kern_arg_of_vec4(kern_vec4 v) { return kern_arg_bytes(KERN_VEC4, &v); }
+static inline kern_arg kern_arg_of_dvec2(kern_dvec2 v) { return kern_arg_bytes(KERN_DVEC2, &v); }
+static inline kern_arg kern_arg_of_dvec3(kern_dvec3 v) { return kern_arg_bytes(KERN_DVEC3, &v); }
+static inline kern_arg kern_arg_of_dvec4(kern_dvec4 v) { return kern_arg_bytes(KERN_DVEC4, &v); }
+static inline kern_arg kern_arg_of_ivec2(kern_ivec2 v) { return kern_arg_bytes(KERN_IVEC2, &v); }
+static inline kern_arg kern_arg_of_ivec3(kern_ivec3 v) { return kern_arg_bytes(KERN_IVEC3, &v); }
+static inline kern_arg kern_arg_of_ivec4(kern_ivec4 v) { return kern_arg_bytes(KERN_IVEC4, &v); }
+static inline kern_arg kern_arg_of_mat22(kern_mat22 v) { return kern_arg_bytes(KERN_MAT22, &v); }
+static inline kern_arg kern_arg_of_mat33(kern_mat33 v) { return kern_arg_bytes(KERN_MAT33, &v); }
+static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(KERN_MAT44, &v); }
+static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
 
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
  * CPU and the GPU archs it was built for, and its source. */
@@ -639,6 +662,20 @@ static inline kern_arg kern_to_arg_(unsigned long long v) { return kern_arg_u64(
 static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
 static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
 static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
+static inline kern_arg kern_to_arg_(kern_float16 v) { return kern_arg_of_float16(v); }
+static inline kern_arg kern_to_arg_(kern_vec2 v) { return kern_arg_of_vec2(v); }
+static inline kern_arg kern_to_arg_(kern_vec3 v) { return kern_arg_of_vec3(v); }
+static inline kern_arg kern_to_arg_(kern_vec4 v) { return kern_arg_of_vec4(v); }
+static inline kern_arg kern_to_arg_(kern_dvec2 v) { return kern_arg_of_dvec2(v); }
+static inline kern_arg kern_to_arg_(kern_dvec3 v) { return kern_arg_of_dvec3(v); }
+static inline kern_arg kern_to_arg_(kern_dvec4 v) { return kern_arg_of_dvec4(v); }
+static inline kern_arg kern_to_arg_(kern_ivec2 v) { return kern_arg_of_ivec2(v); }
+static inline kern_arg kern_to_arg_(kern_ivec3 v) { return kern_arg_of_ivec3(v); }
+static inline kern_arg kern_to_arg_(kern_ivec4 v) { return kern_arg_of_ivec4(v); }
+static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v); }
+static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
+static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
+static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   ([&]() -> kern_status {                                                                          \
     const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
@@ -661,7 +698,21 @@ static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
            : kern_arg_u64, float                                                                   \
            : kern_arg_f32, double                                                                  \
            : kern_arg_f64, kern_arg                                                                \
-           : kern_arg_pass)(x)
+           : kern_arg_pass, kern_float16                                                           \
+           : kern_arg_of_float16, kern_vec2                                                        \
+           : kern_arg_of_vec2, kern_vec3                                                           \
+           : kern_arg_of_vec3, kern_vec4                                                           \
+           : kern_arg_of_vec4, kern_dvec2                                                          \
+           : kern_arg_of_dvec2, kern_dvec3                                                         \
+           : kern_arg_of_dvec3, kern_dvec4                                                         \
+           : kern_arg_of_dvec4, kern_ivec2                                                         \
+           : kern_arg_of_ivec2, kern_ivec3                                                         \
+           : kern_arg_of_ivec3, kern_ivec4                                                         \
+           : kern_arg_of_ivec4, kern_mat22                                                         \
+           : kern_arg_of_mat22, kern_mat33                                                         \
+           : kern_arg_of_mat33, kern_mat44                                                         \
+           : kern_arg_of_mat44, kern_quat                                                          \
+           : kern_arg_of_quat)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})

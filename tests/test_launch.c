@@ -411,6 +411,93 @@ static void fill_and_check(kern_kernel *k, int64_t n) {
   kern_array_free(a);
 }
 
+/* KERN_LAUNCH takes kern.h's value types as they are: each kernel copies its
+ * by-value parameters into one-element arrays, which must hold the same bytes. */
+static const char *values_src =
+    "kernel void f(vec2[] o0, vec3[] o1, vec4[] o2, mat22[] o3, mat33[] o4, mat44[] o5,\n"
+    "              quat[] o6, vec2 a, vec3 b, vec4 c, mat22 d, mat33 e, mat44 f, quat g) {\n"
+    "    o0[0] = a; o1[0] = b; o2[0] = c; o3[0] = d; o4[0] = e; o5[0] = f; o6[0] = g;\n"
+    "}\n"
+    "kernel void g(dvec2[] o0, dvec3[] o1, dvec4[] o2, ivec2[] o3, ivec3[] o4, ivec4[] o5,\n"
+    "              float16[] o6, dvec2 a, dvec3 b, dvec4 c, ivec2 d, ivec3 e, ivec4 f,\n"
+    "              float16 h) {\n"
+    "    o0[0] = a; o1[0] = b; o2[0] = c; o3[0] = d; o4[0] = e; o5[0] = f; o6[0] = h;\n"
+    "}\n";
+
+static void fill_bytes(void *p, size_t n, int seed) {
+  float *f = p; /* every type here is made of 4-byte words or doubles: use floats */
+  for (size_t i = 0; i < n / sizeof *f; i++) f[i] = (float)seed + 0.25f * (float)i;
+}
+
+static void expect_value(kern_array *a, const void *want, size_t n) {
+  unsigned char got[64];
+  cr_assert_eq(kern_array_nbytes(a), n, "%s", kern_dtype_name(kern_array_dtype(a)));
+  cr_assert_eq(kern_array_read(a, got, n), KERN_OK);
+  cr_expect(memcmp(got, want, n) == 0, "%s argument arrived changed",
+            kern_dtype_name(kern_array_dtype(a)));
+  kern_array_free(a);
+}
+
+Test(launch, value_types_of_the_header_pass_directly) {
+  kern_module *m = load("values.kern", values_src);
+  kern_vec2 a;
+  kern_vec3 b;
+  kern_vec4 c;
+  kern_mat22 d;
+  kern_mat33 e;
+  kern_mat44 f;
+  kern_quat g;
+  fill_bytes(&a, sizeof a, 1), fill_bytes(&b, sizeof b, 2), fill_bytes(&c, sizeof c, 3);
+  fill_bytes(&d, sizeof d, 4), fill_bytes(&e, sizeof e, 5), fill_bytes(&f, sizeof f, 6);
+  fill_bytes(&g, sizeof g, 7);
+  kern_array *o[7] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC3, 1),  arr1(KERN_VEC4, 1),
+                      arr1(KERN_MAT22, 1), arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1),
+                      arr1(KERN_QUAT, 1)};
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], a, b, c, d, e, f, g),
+               KERN_OK, "%s", kern_last_error());
+  const void *want[7] = {&a, &b, &c, &d, &e, &f, &g};
+  size_t size[7] = {sizeof a, sizeof b, sizeof c, sizeof d, sizeof e, sizeof f, sizeof g};
+  for (int i = 0; i < 7; i++) expect_value(o[i], want[i], size[i]);
+
+  kern_dvec2 da = {1.5, -2.5};
+  kern_dvec3 db = {1e300, 3.25, -0.0};
+  kern_dvec4 dc = {1, 2, 3, 4.125};
+  kern_ivec2 ia = {-1, 2147483647};
+  kern_ivec3 ib = {7, 8, -9};
+  kern_ivec4 ic = {1, 2, 3, -2147483647 - 1};
+  kern_float16 h = {0x3c00}; /* 1.0 */
+  kern_array *p[7] = {arr1(KERN_DVEC2, 1),  arr1(KERN_DVEC3, 1), arr1(KERN_DVEC4, 1),
+                      arr1(KERN_IVEC2, 1),  arr1(KERN_IVEC3, 1), arr1(KERN_IVEC4, 1),
+                      arr1(KERN_FLOAT16, 1)};
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "g"), cpu(), KERN_DIM1(1), p[0], p[1], p[2], p[3], p[4], p[5],
+                           p[6], da, db, dc, ia, ib, ic, h),
+               KERN_OK, "%s", kern_last_error());
+  const void *want2[7] = {&da, &db, &dc, &ia, &ib, &ic, &h};
+  size_t size2[7] = {sizeof da, sizeof db, sizeof dc, sizeof ia, sizeof ib, sizeof ic, sizeof h};
+  for (int i = 0; i < 7; i++) expect_value(p[i], want2[i], size2[i]);
+  /* A compound literal in parentheses, and the constructor by name. */
+  kern_array *v = arr1(KERN_VEC3, 1);
+  kern_vec3 want3 = {1, 2, 3};
+  kern_array *sink[6] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC4, 1),  arr1(KERN_MAT22, 1),
+                         arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1), arr1(KERN_QUAT, 1)};
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), sink[0], v, sink[1], sink[2],
+                           sink[3], sink[4], sink[5], kern_arg_of_vec2(a), ((kern_vec3){1, 2, 3}),
+                           c, d, e, f, g),
+               KERN_OK, "%s", kern_last_error());
+  expect_value(v, &want3, sizeof want3);
+  for (int i = 0; i < 6; i++) kern_array_free(sink[i]);
+  /* The dtype travels with the value: a vec4 is not a quat. */
+  kern_array *q[7] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC3, 1),  arr1(KERN_VEC4, 1),
+                      arr1(KERN_MAT22, 1), arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1),
+                      arr1(KERN_QUAT, 1)};
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), q[0], q[1], q[2], q[3], q[4], q[5],
+                           q[6], a, b, c, d, e, f, c),
+               KERN_ERR_INVALID_ARGUMENT);
+  for (int i = 0; i < 7; i++) kern_array_free(q[i]);
+  kern_module_free(m);
+}
+
 Test(launch, every_index_exactly_once_over_many_sizes) {
   kern_module *m = load("saxpy.kern", saxpy_src);
   kern_kernel *k = kernel(m, "fill");
