@@ -90,6 +90,26 @@ void kern_shutdown(void);
  * until kern_shutdown. */
 const char *kern_cache_dir(void);
 
+/* What the library uses, for tools and bug reports (`kernc info` prints it).
+ * The strings belong to the library and stay valid until the next call or
+ * kern_shutdown. */
+typedef struct {
+  const char *version;     /* kern_version_string() */
+  const char *cc;          /* the C compiler for CPU kernels (KERN_CC, else clang, else
+                              cc, on PATH) as a path; NULL when none is found */
+  const char *cc_version;  /* the first line of its --version; "" when unknown */
+  const char *nvrtc;       /* the NVRTC library in use (a path); NULL when absent */
+  int nvrtc_version;       /* major * 1000 + minor * 10 (12.4: 12040); 0 when absent */
+  const char *nvrtc_error; /* why NVRTC is absent; "" when it is loaded */
+  const char *cache_dir;   /* kern_cache_dir(); NULL when there is no cache */
+  int num_threads;         /* CPU worker threads (KERN_NUM_THREADS) */
+  bool debug;              /* kern_get_debug() */
+} kern_config;
+/* Fills *out. Finds the C compiler and loads NVRTC unless done already (what
+ * a first compile does), so the first call may take milliseconds.
+ * KERN_ERR_INVALID_ARGUMENT for NULL. */
+kern_status kern_config_get(kern_config *out);
+
 /* Debug mode for modules loaded afterwards (also KERN_DEBUG=1): kernels get
  * bounds checks and assert(); a failing launch returns KERN_ERR_BOUNDS with a
  * message naming kernel, file:line, index and shape, and the process goes on. */

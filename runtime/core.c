@@ -1,18 +1,22 @@
 /* core.c: library state: init/shutdown, the thread-local error message,
  * configuration from the environment, warnings, small string helpers.
  *
- * Requires: device.c (rt_devices_init), pool.c (rt_pool_shutdown).
- * Produces: kern_init, kern_last_error, rt_error and friends.
+ * Requires: device.c (rt_devices_init), pool.c (rt_pool_shutdown); for
+ * kern_config_get, cpu_compile.c (the compiler) and cuda_api.c (NVRTC).
+ * Produces: kern_init, kern_last_error, rt_error and friends, kern_config_get.
  * Breaks: every message the user sees goes through rt_error; nothing here may
  * print except the default warning handler.
  */
 #include "rt.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "cuda_api.h"
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -240,6 +244,46 @@ bool kern_get_debug(void) {
   return atomic_load(&debug_flag);
 }
 
+/* ---- kern_config_get ------------------------------------------------------------------- */
+
+/* The compiler's path, kept until kern_shutdown (kern_config's strings). */
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *report_cc;
+
+/* The file NVRTC was loaded from, through one of its functions. */
+static const char *nvrtc_file(const rt_nvrtc_api *nv) {
+  Dl_info info;
+  return nv && dladdr((void *)nv->Version, &info) && info.dli_fname ? info.dli_fname : NULL;
+}
+
+kern_status kern_config_get(kern_config *out) {
+  if (!out) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_config_get: out is NULL");
+  rt_ensure_init();
+  const char *ident = "", *why = "";
+  char *cc = rt_cpu_compiler(&ident);
+  const rt_nvrtc_api *nv = rt_nvrtc_load(&why);
+  pthread_mutex_lock(&report_mu);
+  if (cc && (!report_cc || strcmp(cc, report_cc) != 0)) {
+    free(report_cc);
+    report_cc = cc;
+    cc = NULL;
+  }
+  *out = (kern_config){.version = kern_version_string(),
+                       .cc = report_cc,
+                       .cc_version = report_cc ? ident : "",
+                       .nvrtc = nvrtc_file(nv),
+                       .nvrtc_version = nv ? rt_nvrtc_version() : 0,
+                       .nvrtc_error = nv    ? ""
+                                      : why ? why
+                                            : "",
+                       .cache_dir = kern_cache_dir(),
+                       .num_threads = config.num_threads,
+                       .debug = kern_get_debug()};
+  pthread_mutex_unlock(&report_mu);
+  free(cc);
+  return KERN_OK;
+}
+
 /* ---- init / shutdown ----------------------------------------------------------------- */
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -271,6 +315,10 @@ void kern_shutdown(void) {
     free(config.cache_dir);
     free(config.cc);
     config = (rt_config){0};
+    pthread_mutex_lock(&report_mu);
+    free(report_cc);
+    report_cc = NULL;
+    pthread_mutex_unlock(&report_mu);
     atomic_store(&initialized, false);
   }
   pthread_mutex_unlock(&init_mu);

@@ -92,12 +92,18 @@ static char *find_program(const char *name) {
   return NULL;
 }
 
+/* KERN_CC, else clang, else cc; malloc'd, NULL when none. No message. */
+static char *locate_compiler(void) {
+  const char *cc = rt_config_get()->cc;
+  char *path = cc ? find_program(cc) : NULL;
+  if (!cc && !path) path = find_program("clang");
+  if (!cc && !path) path = find_program("cc");
+  return path;
+}
+
 static kern_status find_compiler(char **out) {
   const char *cc = rt_config_get()->cc;
-  *out = cc ? find_program(cc) : NULL;
-  if (!cc && !*out) *out = find_program("clang");
-  if (!cc && !*out) *out = find_program("cc");
-  if (*out) return KERN_OK;
+  if ((*out = locate_compiler())) return KERN_OK;
   if (cc)
     return rt_error(KERN_ERR_COMPILE,
                     "the C compiler KERN_CC='%s' was not found or is not executable", cc);
@@ -189,6 +195,12 @@ static const char *compiler_identity(const char *cc) {
   idents = n;
   pthread_mutex_unlock(&ident_mu);
   return n->line;
+}
+
+char *rt_cpu_compiler(const char **identity) {
+  char *path = locate_compiler();
+  if (identity) *identity = path ? compiler_identity(path) : "";
+  return path;
 }
 
 /* The first processor's model name and flags: -march=native code for one

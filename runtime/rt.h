@@ -219,6 +219,10 @@ kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_li
 /* The flags rt_cpu_compile passes the compiler (NULL-terminated; the meaning
  * of generated code depends on some, e.g. -fwrapv), for kernc build. */
 const char *const *rt_cpu_compile_flags(void);
+/* The compiler rt_cpu_compile would use (malloc'd path; NULL when there is
+ * none, without a message) and the first line of its --version into
+ * *identity ("" when unknown; static storage). For kern_config_get. */
+char *rt_cpu_compiler(const char **identity);
 /* Whether the compiler cc (a path, or a name searched on PATH) resolves to
  * clang, which then needs -fbracket-depth=4096 for deeply nested code. */
 bool rt_cc_is_clang(const char *cc);
