@@ -44,14 +44,15 @@ typedef enum {
   KERN_OK = 0,
   KERN_ERR_INVALID_ARGUMENT, /* a bad argument: NULL, wrong type, shape, size ... */
   KERN_ERR_COMPILE,          /* kern source, or the generated code, failed to compile */
-  KERN_ERR_NOT_FOUND,        /* a named thing (file, kernel, struct, device) is absent */
+  KERN_ERR_NOT_FOUND,        /* a named kernel, struct or device is absent (a missing
+                                file is KERN_ERR_IO) */
   KERN_ERR_OUT_OF_MEMORY,    /* an allocation failed */
   KERN_ERR_ACCESS,           /* an array is not accessible from the launch device */
   KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed */
   KERN_ERR_CAPTURE,          /* not allowed during graph capture, or a capture misuse */
   KERN_ERR_CUDA,             /* the CUDA driver or NVRTC failed */
   KERN_ERR_UNSUPPORTED,      /* not available on this device or in this build */
-  KERN_ERR_IO                /* a file could not be read or written */
+  KERN_ERR_IO                /* a file could not be read or written, or does not exist */
 } kern_status;
 
 /* The library's version as KERN_VERSION_NUM computes it. */
@@ -307,8 +308,9 @@ struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 /* ---- modules and kernels ------------------------------------------------------------ */
 
 /* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
- * rendered diagnostics as the message when it has errors, KERN_ERR_IO when it
- * cannot be read. Code for a device is generated on the first launch there. */
+ * rendered diagnostics as the message when it has errors (a missing import
+ * included), KERN_ERR_IO when the file cannot be read: missing, a directory,
+ * unreadable. Code for a device is generated on the first launch there. */
 kern_module *kern_module_load(const char *path);
 /* The same from text; name is used in diagnostics and to resolve imports. */
 kern_module *kern_module_from_source(const char *name, const char *src);
