@@ -438,6 +438,19 @@ static void expect_value(kern_array *a, const void *want, size_t n) {
   kern_array_free(a);
 }
 
+/* Seven one-element arrays of these dtypes. */
+static void outputs(const kern_dtype dt[7], kern_array *o[7]) {
+  for (int i = 0; i < 7; i++) o[i] = arr1(dt[i], 1);
+}
+
+/* Each array holds its value's bytes (sizes from the dtypes); frees the arrays. */
+static void expect_values(kern_array *o[7], const void *const want[7]) {
+  for (int i = 0; i < 7; i++) expect_value(o[i], want[i], kern_dtype_size(kern_array_dtype(o[i])));
+}
+
+static const kern_dtype float_types[7] = {KERN_VEC2,  KERN_VEC3,  KERN_VEC4, KERN_MAT22,
+                                          KERN_MAT33, KERN_MAT44, KERN_QUAT};
+
 Test(launch, value_types_of_the_header_pass_directly) {
   kern_module *m = load("values.kern", values_src);
   kern_vec2 a;
@@ -450,15 +463,12 @@ Test(launch, value_types_of_the_header_pass_directly) {
   fill_bytes(&a, sizeof a, 1), fill_bytes(&b, sizeof b, 2), fill_bytes(&c, sizeof c, 3);
   fill_bytes(&d, sizeof d, 4), fill_bytes(&e, sizeof e, 5), fill_bytes(&f, sizeof f, 6);
   fill_bytes(&g, sizeof g, 7);
-  kern_array *o[7] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC3, 1),  arr1(KERN_VEC4, 1),
-                      arr1(KERN_MAT22, 1), arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1),
-                      arr1(KERN_QUAT, 1)};
+  kern_array *o[7];
+  outputs(float_types, o);
   cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
                            o[6], a, b, c, d, e, f, g),
                KERN_OK, "%s", kern_last_error());
-  const void *want[7] = {&a, &b, &c, &d, &e, &f, &g};
-  size_t size[7] = {sizeof a, sizeof b, sizeof c, sizeof d, sizeof e, sizeof f, sizeof g};
-  for (int i = 0; i < 7; i++) expect_value(o[i], want[i], size[i]);
+  expect_values(o, (const void *const[7]){&a, &b, &c, &d, &e, &f, &g});
 
   kern_dvec2 da = {1.5, -2.5};
   kern_dvec3 db = {1e300, 3.25, -0.0};
@@ -467,34 +477,25 @@ Test(launch, value_types_of_the_header_pass_directly) {
   kern_ivec3 ib = {7, 8, -9};
   kern_ivec4 ic = {1, 2, 3, -2147483647 - 1};
   kern_float16 h = {0x3c00}; /* 1.0 */
-  kern_array *p[7] = {arr1(KERN_DVEC2, 1),  arr1(KERN_DVEC3, 1), arr1(KERN_DVEC4, 1),
-                      arr1(KERN_IVEC2, 1),  arr1(KERN_IVEC3, 1), arr1(KERN_IVEC4, 1),
-                      arr1(KERN_FLOAT16, 1)};
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "g"), cpu(), KERN_DIM1(1), p[0], p[1], p[2], p[3], p[4], p[5],
-                           p[6], da, db, dc, ia, ib, ic, h),
+  outputs((const kern_dtype[7]){KERN_DVEC2, KERN_DVEC3, KERN_DVEC4, KERN_IVEC2, KERN_IVEC3,
+                                KERN_IVEC4, KERN_FLOAT16},
+          o);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "g"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], da, db, dc, ia, ib, ic, h),
                KERN_OK, "%s", kern_last_error());
-  const void *want2[7] = {&da, &db, &dc, &ia, &ib, &ic, &h};
-  size_t size2[7] = {sizeof da, sizeof db, sizeof dc, sizeof ia, sizeof ib, sizeof ic, sizeof h};
-  for (int i = 0; i < 7; i++) expect_value(p[i], want2[i], size2[i]);
+  expect_values(o, (const void *const[7]){&da, &db, &dc, &ia, &ib, &ic, &h});
   /* A compound literal in parentheses, and the constructor by name. */
-  kern_array *v = arr1(KERN_VEC3, 1);
-  kern_vec3 want3 = {1, 2, 3};
-  kern_array *sink[6] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC4, 1),  arr1(KERN_MAT22, 1),
-                         arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1), arr1(KERN_QUAT, 1)};
-  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), sink[0], v, sink[1], sink[2],
-                           sink[3], sink[4], sink[5], kern_arg_of_vec2(a), ((kern_vec3){1, 2, 3}),
-                           c, d, e, f, g),
+  outputs(float_types, o);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], kern_arg_of_vec2(a), ((kern_vec3){1, 2, 3}), c, d, e, f, g),
                KERN_OK, "%s", kern_last_error());
-  expect_value(v, &want3, sizeof want3);
-  for (int i = 0; i < 6; i++) kern_array_free(sink[i]);
+  expect_values(o, (const void *const[7]){&a, &(kern_vec3){1, 2, 3}, &c, &d, &e, &f, &g});
   /* The dtype travels with the value: a vec4 is not a quat. */
-  kern_array *q[7] = {arr1(KERN_VEC2, 1),  arr1(KERN_VEC3, 1),  arr1(KERN_VEC4, 1),
-                      arr1(KERN_MAT22, 1), arr1(KERN_MAT33, 1), arr1(KERN_MAT44, 1),
-                      arr1(KERN_QUAT, 1)};
-  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), q[0], q[1], q[2], q[3], q[4], q[5],
-                           q[6], a, b, c, d, e, f, c),
+  outputs(float_types, o);
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], a, b, c, d, e, f, c),
                KERN_ERR_INVALID_ARGUMENT);
-  for (int i = 0; i < 7; i++) kern_array_free(q[i]);
+  for (int i = 0; i < 7; i++) kern_array_free(o[i]);
   kern_module_free(m);
 }
 
