@@ -14,6 +14,7 @@ need re2c             command -v re2c
 need pkg-config       command -v pkg-config
 need libcriterion-dev pkg-config --exists criterion
 need libdlpack-dev    test -f /usr/include/dlpack/dlpack.h
+need "openmpi-bin libopenmpi-dev" sh -c 'command -v mpirun && pkg-config --exists mpi-c' # tests only (examples/mpi)
 [ -z "$missing" ] && exit 0
 
 cmd="apt-get install -y --no-install-recommends$missing"
