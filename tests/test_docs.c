@@ -718,6 +718,7 @@ static int broken_links(const char *name) {
 Test(docs, links_and_anchors_resolve) {
   cr_expect_eq(broken_links("language.md"), 0, "language.md has broken links (see the log)");
   cr_expect_eq(broken_links("runtime.md"), 0, "runtime.md has broken links (see the log)");
+  cr_expect_eq(broken_links("distributed.md"), 0, "distributed.md has broken links (see the log)");
 }
 
 /* The cells of a Markdown table row, backticks and blanks trimmed; returns the count. */

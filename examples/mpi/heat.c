@@ -233,14 +233,16 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   int on_node = node_rank(&node_size);
   heat_options o;
-  if (!heat_parse(argc, argv, &o) || !heat_set_ranks(&o, ranks)) heat_abort();
+  if (!heat_parse(argc, argv, &o) || !heat_set_ranks(&o, ranks)) {
+    MPI_Finalize(); /* every rank saw the same arguments and stops here */
+    return 2;
+  }
 
   /* 1. kern inside the rank: its device, its kernels. */
   share_cores(node_size);
   CHECK(kern_init());
   kern_device *dev = pick_device(o.device, on_node);
-  kern_module *mod = kern_module_load(HEAT_KERN_PATH);
-  CHECK_PTR(mod);
+  kern_module *mod = heat_module();
   kern_kernel *jacobi = kern_module_kernel(mod, "jacobi");
   kern_kernel *residual = kern_module_kernel(mod, "residual");
   CHECK_PTR(jacobi);

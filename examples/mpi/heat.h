@@ -6,37 +6,18 @@
  * of results that must be the same bits for every split.
  *
  * A program including it defines heat_abort(), which ends the run (all ranks
- * of it) after CHECK printed why. */
+ * of it) after a CHECK of example.h printed why. */
 #ifndef HEAT_H
 #define HEAT_H
 
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "kern.h"
+#include <unistd.h>
 
 static void heat_abort(void);
-
-/* Ends the run with kern's message when a call failed. */
-#define CHECK(call)                                                                                \
-  do {                                                                                             \
-    if ((call) != KERN_OK) {                                                                       \
-      fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kern_last_error());     \
-      heat_abort();                                                                                \
-    }                                                                                              \
-  } while (0)
-
-#define CHECK_PTR(p)                                                                               \
-  do {                                                                                             \
-    if (!(p)) {                                                                                    \
-      fprintf(stderr, "%s:%d: %s is NULL: %s\n", __FILE__, __LINE__, #p, kern_last_error());       \
-      heat_abort();                                                                                \
-    }                                                                                              \
-  } while (0)
+#define EXAMPLE_FAIL() heat_abort()
+#include "../example.h" /* CHECK, CHECK_PTR */
 
 /* ---- options ------------------------------------------------------------------------------ */
 
@@ -146,6 +127,16 @@ static void heat_band(int64_t rows, int n, int r, int64_t *first, int64_t *count
   int64_t base = rows / n, extra = rows % n;
   *count = base + (r < extra);
   *first = r * base + (r < extra ? r : extra);
+}
+
+/* heat.kern: where the build saw it, else examples/mpi/heat.kern under the
+ * current directory (a build directory taken to another machine, run from the
+ * source tree's root). */
+static kern_module *heat_module(void) {
+  const char *path = access(HEAT_KERN_PATH, R_OK) == 0 ? HEAT_KERN_PATH : "examples/mpi/heat.kern";
+  kern_module *m = kern_module_load(path);
+  CHECK_PTR(m);
+  return m;
 }
 
 /* ---- a band of the grid in kern arrays ---------------------------------------------------- */

@@ -131,8 +131,7 @@ int main(int argc, char **argv) {
     return 77;
   }
   if (!heat_set_ranks(&o, n)) return 2;
-  kern_module *mod = kern_module_load(HEAT_KERN_PATH);
-  CHECK_PTR(mod);
+  kern_module *mod = heat_module();
   kern_kernel *jacobi = kern_module_kernel(mod, "jacobi");
   kern_kernel *residual = kern_module_kernel(mod, "residual");
   CHECK_PTR(jacobi);
