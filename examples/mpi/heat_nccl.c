@@ -1,8 +1,8 @@
 /* heat_nccl: the heat solver of heat.c on the GPUs of one process, with NCCL
  * between them instead of MPI.
  *
- *   ./heat_nccl --rows 8192 --cols 8192 --steps 1000 --verify   # every GPU
- *   ./heat_nccl --gpus 1 ...                                     # one GPU
+ *   ./heat_nccl --rows 8192 --cols 8192 --steps 1000          # every GPU
+ *   ./heat_nccl --gpus 1 --rows 1027 --cols 515 --verify       # one GPU, checked
  *
  * One process drives G GPUs; GPU g owns the g-th band of rows, as rank g of
  * heat.c would. A communicator of G ranks (ncclCommInitAll: one rank per
@@ -48,9 +48,14 @@ typedef struct {
 
 /* The GPUs to use: the first `want` (0: all); the count, 0 when there is none. */
 static int find_gpus(int want, part *parts, int max) {
-  int n = kern_device_count() - 1; /* device 0 is the CPU */
-  if (want > 0 && want < n) n = want;
-  if (n > max) n = max;
+  int have = kern_device_count() - 1; /* device 0 is the CPU */
+  if (have == 0) return 0;
+  if (want > have || want > max) {
+    fprintf(stderr, "--gpus %d: this machine has %d GPUs (this program drives %d at most)\n", want,
+            have, max);
+    exit(2);
+  }
+  int n = want > 0 ? want : have < max ? have : max;
   for (int i = 0; i < n; i++) {
     char name[32];
     snprintf(name, sizeof name, "cuda:%d", i);
@@ -151,8 +156,11 @@ int main(int argc, char **argv) {
   int version = 0;
   NCCL_CHECK(ncclGetVersion(&version));
 
-  /* Compile the module on each GPU before the clock starts (the first launch
-   * on a device does it); g[1] is overwritten by the first step. */
+  /* Before the clock starts: compile the module on each GPU (the first launch
+   * on a device does it) and let NCCL connect the GPUs (its first exchange
+   * and all-reduce do). Both only repeat what the first step does: the
+   * halos get the same rows, g[1] is overwritten. */
+  exchange_halos(p, n, 0, o.cols);
   for (int i = 0; i < n; i++)
     CHECK(KERN_LAUNCH(jacobi, p[i].dev, KERN_DIM2(p[i].rows, o.cols), p[i].g[0].all, p[i].g[1].all,
                       (int)p[i].first, (int)o.rows));
