@@ -185,7 +185,9 @@ kern_device *kern_device_at(int index);
 const char *kern_device_name(const kern_device *);
 bool kern_device_is_cuda(const kern_device *);
 /* Waits for the device's pending work. CPU launches are synchronous, so on the
- * CPU this returns KERN_OK at once. */
+ * CPU this returns KERN_OK at once. Call it before code that is not ordered on
+ * the device's stream (the host, MPI) reads or writes arrays kern's queued
+ * work uses (docs/distributed.md). */
 kern_status kern_device_synchronize(kern_device *);
 /* Coarse device-level rule of the memory-access guide: can kernels launched on
  * `launch` use memory allocated by `owner` with the owner's current allocator? */
@@ -263,7 +265,11 @@ kern_status kern_array_copy(kern_array *dst, const kern_array *src);
 /* Sets every element to *value (kern_dtype_size(dtype) bytes). */
 kern_status kern_array_fill(kern_array *, const void *value);
 
-/* The address of element [0,0,...] (may be a device address). */
+/* The address of element [0,0,...]: host memory, or on a CUDA device a device
+ * pointer (CUdeviceptr) of the device's primary context, which the CUDA
+ * runtime, NCCL and CUDA-aware MPI take as it is. Stable for the array's life.
+ * Work kern has queued on the array may still be running: see
+ * kern_device_synchronize and kern_stream_cuda_handle. */
 void *kern_array_data(kern_array *);
 kern_device *kern_array_device(const kern_array *);
 kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
@@ -558,7 +564,10 @@ void kern_stream_free(kern_stream *);
 kern_status kern_device_set_stream(kern_device *, kern_stream *);
 /* The device's current stream (NULL on the CPU); owned by kern or the caller as made. */
 kern_stream *kern_device_get_stream(kern_device *);
-/* The CUstream behind a stream, for interop. */
+/* The CUstream (the CUDA runtime's cudaStream_t) behind a stream, for interop:
+ * work other libraries queue on it (NCCL, cuBLAS) runs in order with kern's,
+ * and is recorded by a capture open on the device. Valid until the stream is
+ * freed (a device's default stream lives as long as the process). */
 void *kern_stream_cuda_handle(const kern_stream *);
 
 /* Graph capture (docs/capture.md). Between begin and end on a device, every
