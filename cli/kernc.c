@@ -54,27 +54,36 @@ static const char usage_run[] =
 static const char usage_info[] =
     "  info                          the devices and their capabilities, the C compiler and\n"
     "                                NVRTC in use, the cache directory and its size\n";
-static const char usage_options[] =
-    "options:\n"
-    "  --dump=STAGES FILE            print stages: tokens,ast,types,c,cuda\n"
+static const char usage_common[] =
     "  --color / --no-color          colour diagnostics (default: when stderr is a terminal)\n"
-    "  -h, --help                    this text (after a command: that command's)\n"
-    "  --version                     print the version\n"
+    "  -h, --help                    this text (after a command: that command's)\n";
+static const char usage_tail[] =
     "\n"
     "exit status: 0 ok, 1 errors in the input, 2 bad usage, 3 internal error\n"
     "manual: man kernc; docs/aot.md, docs/language.md, docs/runtime.md\n"
     "        (installed under share/doc/kern/docs)\n";
 
+static const struct {
+  const char *name, *synopsis, *text;
+} usages[] = {{"check", "check [--dump=STAGES] FILE...", usage_check},
+              {"emit", "emit [--target=T] [options] FILE", usage_emit},
+              {"build", "build FILE -o PREFIX [options]", usage_build},
+              {"run", "run FILE KERNEL --arg NAME=VALUE... [options]", usage_run},
+              {"info", "info", usage_info}};
+
+/* Every command (command NULL), or one. */
 static void print_usage(FILE *f, const char *command) {
-  const char *all[] = {usage_check, usage_emit, usage_build, usage_run, usage_info};
-  const char *names[] = {"check", "emit", "build", "run", "info"};
-  fprintf(f, "usage: kernc %s [options]%s\n\n", command ? command : "<command>",
-          command && !strcmp(command, "info") ? "" : " FILE...");
-  fputs(command ? "" : "commands:\n", f);
-  for (int i = 0; i < 5; i++)
-    if (!command || !strcmp(command, names[i])) fputs(all[i], f);
-  fputc('\n', f);
-  fputs(usage_options, f);
+  if (!command) fputs("usage: kernc <command> [options] FILE...\n\ncommands:\n", f);
+  for (size_t i = 0; i < sizeof usages / sizeof *usages; i++)
+    if (!command)
+      fputs(usages[i].text, f);
+    else if (!strcmp(command, usages[i].name))
+      fprintf(f, "usage: kernc %s\n\n%s", usages[i].synopsis, usages[i].text);
+  fputs("\noptions:\n", f);
+  if (!command) fputs("  --dump=STAGES FILE            print stages: tokens,ast,types,c,cuda\n", f);
+  fputs(usage_common, f);
+  if (!command) fputs("  --version                     print the version\n", f);
+  fputs(usage_tail, f);
 }
 
 int cli_bad_usage(const char *fmt, const char *arg) {

@@ -137,7 +137,7 @@ Test(kernc, every_command_takes_help) {
     snprintf(args, sizeof args, "%s --help", cmds[i]);
     cr_expect_eq(kernc(args, &out), 0, "%s: %s", args, out);
     char want[64];
-    snprintf(want, sizeof want, "usage: kernc %s ", cmds[i]);
+    snprintf(want, sizeof want, "usage: kernc %s", cmds[i]);
     cr_expect(strstr(out, want) && strstr(out, option[i]), "%s: %s", args, out);
     cr_expect(strstr(out, "man kernc"), "%s: no pointer to the manual: %s", args, out);
     free(out);
