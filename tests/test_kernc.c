@@ -182,7 +182,7 @@ Test(kernc, dump_after_a_command_and_empty_dump) {
                        "emit --dump= " FIX("run/saxpy.kern"),
                        "check --dump " FIX("run/saxpy.kern"),
                        "check --dump=ast,nope " FIX("run/saxpy.kern"),
-                       "build --dump=ast " FIX("run/saxpy.kern") " -o /tmp/never",
+                       "build --dump=ast " FIX("run/saxpy.kern") " -o never-written",
                        "info --dump=ast"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     cr_expect_eq(kernc(bad[i], &out), 2, "%s: %s", bad[i], out);
