@@ -8,13 +8,18 @@
  * a bad argument launches nothing. Values take the parameter's exact type: an
  * integer out of range or a malformed number is an error, never truncated.
  * Arrays live on the launch device and are read back after it synchronizes.
+ * Safe by default, for exploring: debug mode (every index checked), launch
+ * dims no array covers refused, a crash turned into a message; --release
+ * turns the first two off.
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "buf.h"
 #include "cli.h"
@@ -457,6 +462,81 @@ static int launch_dims(const Run *r, kern_dims *dims) {
   return dims->ndim ? EXIT_OK : cli_bad_usage("%s", "--dim needs at least one size");
 }
 
+/* Does the array reach every index of the launch? Same rank: dim by dim;
+ * another rank: by element count. */
+static bool covers(const kern_array *a, const kern_dims *d, int64_t total) {
+  if (kern_array_ndim(a) != d->ndim) return kern_array_size(a) >= total;
+  for (int k = 0; k < d->ndim; k++)
+    if (kern_array_shape(a, k) < d->shape[k]) return false;
+  return true;
+}
+
+static void dims_text(char *buf, size_t n, int ndim, const int64_t *shape) {
+  size_t at = 0;
+  for (int k = 0; k < ndim && at < n; k++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? "," : "", (long long)shape[k]);
+}
+
+/* kernc run is for exploring: a launch that no array argument covers would
+ * index past them all in a kernel that indexes by tid(), so it is refused
+ * (--release launches anyway). Kernels without arrays are not checked. */
+static int check_dims(const Run *r, const kern_dims *d) {
+  int64_t total = 1;
+  for (int k = 0; k < d->ndim; k++) total *= d->shape[k];
+  int big = -1;
+  for (int i = 0; i < r->k->nparams; i++) {
+    const kern_array *a = r->args[i].array;
+    if (!a) continue;
+    if (r->o->release || total == 0 || covers(a, d, total)) return EXIT_OK;
+    if (big < 0 || kern_array_size(a) > kern_array_size(r->args[big].array)) big = i;
+  }
+  if (big < 0) return EXIT_OK;
+  const kern_array *a = r->args[big].array;
+  int64_t shape[4];
+  for (int k = 0; k < kern_array_ndim(a); k++) shape[k] = kern_array_shape(a, k);
+  char want[96], have[96];
+  dims_text(want, sizeof want, d->ndim, d->shape);
+  dims_text(have, sizeof have, kern_array_ndim(a), shape);
+  fprintf(stderr,
+          "kernc: launch dims %s are larger than every array argument (the largest is '%s', "
+          "shape %s):\na kernel indexing its arrays by tid() would go past their ends. Give "
+          "--dim=%s or less, or --release to launch anyway.\n",
+          want, r->k->params[big].name, have, have);
+  return EXIT_USAGE;
+}
+
+/* ---- crashes --------------------------------------------------------------------------------- */
+
+/* A kernel that crashes the process (--release turns the bounds checks off;
+ * an integer division by zero traps either way) gets a message, not a bare
+ * "Segmentation fault". Async-signal-safe: write and _exit only. */
+static const char *crash_hint;
+
+static void on_crash(int sig) {
+  const char *what = sig == SIGSEGV  ? "a segmentation fault (SIGSEGV)"
+                     : sig == SIGBUS ? "a bus error (SIGBUS)"
+                     : sig == SIGFPE
+                         ? "an arithmetic trap (SIGFPE), e.g. an integer division by zero"
+                         : "an illegal instruction (SIGILL)";
+  const char *parts[] = {"kernc: the kernel crashed the process: ", what, ".\n", crash_hint};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    if (write(2, parts[i], strlen(parts[i])) < 0) break;
+  _exit(EXIT_USER);
+}
+
+static void catch_crashes(bool release) {
+  crash_hint = release ? "It ran with --release: run it without --release (debug mode, the "
+                         "default) to have every index checked and the bad one named.\n"
+                       : "Debug mode was on; the bounds checks did not see this fault.\n";
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_crash;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
+
 /* ---- output ---------------------------------------------------------------------------------------------- */
 
 static void fmt_value(Buf *b, const Type *t, const unsigned char *p) {
@@ -617,6 +697,8 @@ static int launch(Run *r) {
   if (rc == EXIT_OK) rc = make_args(r, kargs);
   kern_dims dims;
   if (rc == EXIT_OK) rc = launch_dims(r, &dims);
+  if (rc == EXIT_OK) rc = check_dims(r, &dims);
+  if (rc == EXIT_OK) catch_crashes(r->o->release);
   if (rc == EXIT_OK &&
       (kern_launch(r->k->handle, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
     rc = cli_fail("launch of kernel '%s' on %s failed: %s", r->k->name, kern_device_name(r->dev),
@@ -669,19 +751,32 @@ static int run_kernel(Run *r, kern_kernel *handle) {
   return rc;
 }
 
+/* --device: a name that is not a device name is bad usage, a device that
+ * is not there a user error; both list the devices there are. */
+static int pick_device(Run *r) {
+  if ((r->dev = kern_device_get(r->o->device ? r->o->device : "cpu"))) return EXIT_OK;
+  bool bad_name = kern_last_status() == KERN_ERR_INVALID_ARGUMENT;
+  fprintf(stderr, "kernc: %s\nkernc: the devices here:", kern_last_error());
+  for (int i = 0; i < kern_device_count(); i++)
+    fprintf(stderr, "%s %s", i ? "," : "", kern_device_name(kern_device_at(i)));
+  fprintf(stderr, "%s\n", bad_name ? " (run 'kernc run --help' for usage)" : "");
+  return bad_name ? EXIT_USAGE : EXIT_USER;
+}
+
 int cli_run(const Options *o) {
   if (o->nfiles != 2) return cli_bad_usage("%s", "run needs FILE.kern and a KERNEL name");
+  if (o->release && o->debug) return cli_bad_usage("%s", "--release and --debug contradict");
   Run r = {.o = o};
   if (kern_init()) return cli_fail("%s", kern_last_error());
-  if (o->debug) kern_set_debug(true);
-  if (!(r.dev = kern_device_get(o->device ? o->device : "cpu")))
-    return cli_fail("%s", kern_last_error());
+  kern_set_debug(!o->release); /* safe by default: every index checked */
+  int rc = pick_device(&r);
+  if (rc) return rc;
   if (!(r.mod = kern_module_load(o->files[0]))) {
     fprintf(stderr, "%s%s", kern_last_error(), kern_last_status() == KERN_ERR_COMPILE ? "" : "\n");
     return EXIT_USER;
   }
   kern_kernel *k = kern_module_kernel(r.mod, o->files[1]);
-  int rc = k ? run_kernel(&r, k) : cli_fail("%s", kern_last_error());
+  rc = k ? run_kernel(&r, k) : cli_fail("%s", kern_last_error());
   kern_module_free(r.mod);
   kern_shutdown();
   return rc;

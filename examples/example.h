@@ -8,12 +8,17 @@
 
 #include "kern.h"
 
+/* How a failed CHECK ends the program (an MPI program aborts all its ranks). */
+#ifndef EXAMPLE_FAIL
+#define EXAMPLE_FAIL() exit(1)
+#endif
+
 /* Exits with kern's message when a call failed. */
 #define CHECK(call)                                                                                \
   do {                                                                                             \
     if ((call) != KERN_OK) {                                                                       \
       fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, kern_last_error());     \
-      exit(1);                                                                                     \
+      EXAMPLE_FAIL();                                                                              \
     }                                                                                              \
   } while (0)
 
@@ -21,7 +26,7 @@
   do {                                                                                             \
     if (!(p)) {                                                                                    \
       fprintf(stderr, "%s:%d: %s is NULL: %s\n", __FILE__, __LINE__, #p, kern_last_error());       \
-      exit(1);                                                                                     \
+      EXAMPLE_FAIL();                                                                              \
     }                                                                                              \
   } while (0)
 

@@ -27,6 +27,9 @@
  *    and bitwise operators wrap as in C. An explicit cast of a constant wraps
  *    integers (C) and truncates floats toward zero (an out-of-range float is
  *    an error). `~0` is -1, so an all-ones uint32 is `~0u`.
+ *  - An untyped float constant never becomes an integer operand of an
+ *    operator (`i / 2.0` is an error, not an integer division); stored
+ *    values, arguments and returns still take an integral one.
  *  - A folded constant becomes an ND_INT / ND_FLOAT / ND_BOOL node of a
  *    concrete type with is_const set. A module const keeps its ND_IDENT
  *    (cdecl, is_const) unless it is folded into a larger constant or converted.
@@ -1037,6 +1040,26 @@ static Type *op_mismatch(Check *c, SrcLoc loc, const char *opname, const Type *a
   return &ty_error;
 }
 
+/* A float constant as an integer operand: `i / 2.0` would be an integer
+ * division, which no C programmer means (C divides as doubles), so it is an
+ * error even when the value is integral; `i * 0.5` already is one (truncated).
+ * Stored values (`int x = 2.0;`) and arguments still convert. */
+static bool float_as_int_operand(Check *c, const char *opname, const Node *kn, const Val *k,
+                                 const Type *t, const Node *other) {
+  const Type *e = t->kind == TY_VEC && t->elem ? t->elem : t;
+  if (k->ty->kind != TY_UNTYPED_FLOAT || !type_is_int(e) || !float_integral(k->f)) return false;
+  const char *num = arena_printf(c->arena, "%.17g", k->f);
+  bool div = !strcmp(opname, "/") || !strcmp(opname, "/=");
+  diag_error(c->diags, kn->loc, "float constant %s%s used as an %s operand of '%s'%s", num,
+             strpbrk(num, ".e") ? "" : ".0", tname(t), opname, div ? " (an integer division)" : "");
+  const char *name = other && other->kind == ND_IDENT ? other->name : "...";
+  diag_note(c->diags, kn->loc,
+            "kern does not convert integers to floats implicitly: write %s(%s) to compute in "
+            "floating point, or the integer constant %s",
+            type_is_int(t) ? "float" : arena_printf(c->arena, "vec%d", t->n), name, num);
+  return true;
+}
+
 /* Brings both operands to one type: untyped constants take the other side's
  * type, and the narrower side of a family widens. fixed: a is an assignment
  * target and must not change. Returns the common type, or ty_error. */
@@ -1051,6 +1074,9 @@ static Type *unify(Check *c, SrcLoc loc, const char *opname, Node *ln, Val *a, N
     return a->ty;
   }
   if (type_equal(ta, tb)) return ta;
+  if (float_as_int_operand(c, opname, rn, b, ta, ln) ||
+      float_as_int_operand(c, opname, ln, a, tb, rn))
+    return &ty_error;
   if (is_untyped(tb) && type_is_numeric(ta))
     return convert(c, rn, b, ta, (Ctx){"this operation", NULL, 0}) ? ta : &ty_error;
   if (is_untyped(ta) && type_is_numeric(tb) && !fixed)
@@ -1104,6 +1130,9 @@ static bool operand_ok(const Type *t) { return type_is_scalar(t) || is_untyped(t
  * converting operands in place; returns the result type or ty_error. */
 static Type *operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val *b, bool fixed) {
   if (is_vmq(a->ty) || is_vmq(b->ty)) {
+    if (float_as_int_operand(c, tok_spelling(n->op), rn, b, a->ty, ln) ||
+        float_as_int_operand(c, tok_spelling(n->op), ln, a, b->ty, rn))
+      return &ty_error;
     Node *args[2] = {ln, rn};
     Val vals[2] = {*a, *b};
     Type *t = op_call(c, n, op_builtin_name(op), tok_spelling(n->op), args, vals, 2);

@@ -52,14 +52,15 @@ typedef enum {
   KERN_OK = 0,
   KERN_ERR_INVALID_ARGUMENT, /* a bad argument: NULL, wrong type, shape, size ... */
   KERN_ERR_COMPILE,          /* kern source, or the generated code, failed to compile */
-  KERN_ERR_NOT_FOUND,        /* a named thing (file, kernel, struct, device) is absent */
+  KERN_ERR_NOT_FOUND,        /* a named kernel, struct or device is absent (a missing
+                                file is KERN_ERR_IO) */
   KERN_ERR_OUT_OF_MEMORY,    /* an allocation failed */
   KERN_ERR_ACCESS,           /* an array is not accessible from the launch device */
   KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed */
   KERN_ERR_CAPTURE,          /* not allowed during graph capture, or a capture misuse */
   KERN_ERR_CUDA,             /* the CUDA driver or NVRTC failed */
   KERN_ERR_UNSUPPORTED,      /* not available on this device or in this build */
-  KERN_ERR_IO                /* a file could not be read or written */
+  KERN_ERR_IO                /* a file could not be read or written, or does not exist */
 } kern_status;
 
 /* The library's version as KERN_VERSION_NUM computes it. */
@@ -97,6 +98,26 @@ KERN_API void kern_shutdown(void);
  * kern_last_error() says why and code is compiled without caching. Valid
  * until kern_shutdown. */
 KERN_API const char *kern_cache_dir(void);
+
+/* What the library uses, for tools and bug reports (`kernc info` prints it).
+ * The strings belong to the library and stay valid until the next call or
+ * kern_shutdown. */
+typedef struct {
+  const char *version;     /* kern_version_string() */
+  const char *cc;          /* the C compiler for CPU kernels (KERN_CC, else clang, else
+                              cc, on PATH) as a path; NULL when none is found */
+  const char *cc_version;  /* the first line of its --version; "" when unknown */
+  const char *nvrtc;       /* the NVRTC library in use (a path); NULL when absent */
+  int nvrtc_version;       /* major * 1000 + minor * 10 (12.4: 12040); 0 when absent */
+  const char *nvrtc_error; /* why NVRTC is absent; "" when it is loaded */
+  const char *cache_dir;   /* kern_cache_dir(); NULL when there is no cache */
+  int num_threads;         /* CPU worker threads (KERN_NUM_THREADS) */
+  bool debug;              /* kern_get_debug() */
+} kern_config;
+/* Fills *out. Finds the C compiler and loads NVRTC unless done already (what
+ * a first compile does), so the first call may take milliseconds.
+ * KERN_ERR_INVALID_ARGUMENT for NULL. */
+KERN_API kern_status kern_config_get(kern_config *out);
 
 /* Debug mode for modules loaded afterwards (also KERN_DEBUG=1): kernels get
  * bounds checks and assert(); a failing launch returns KERN_ERR_BOUNDS with a
@@ -172,7 +193,9 @@ KERN_API kern_device *kern_device_at(int index);
 KERN_API const char *kern_device_name(const kern_device *);
 KERN_API bool kern_device_is_cuda(const kern_device *);
 /* Waits for the device's pending work. CPU launches are synchronous, so on the
- * CPU this returns KERN_OK at once. */
+ * CPU this returns KERN_OK at once. Call it before code that is not ordered on
+ * the device's stream (the host, MPI) reads or writes arrays kern's queued
+ * work uses (docs/distributed.md). */
 KERN_API kern_status kern_device_synchronize(kern_device *);
 /* Coarse device-level rule of the memory-access guide: can kernels launched on
  * `launch` use memory allocated by `owner` with the owner's current allocator? */
@@ -253,7 +276,11 @@ KERN_API kern_status kern_array_copy(kern_array *dst, const kern_array *src);
 /* Sets every element to *value (kern_dtype_size(dtype) bytes). */
 KERN_API kern_status kern_array_fill(kern_array *, const void *value);
 
-/* The address of element [0,0,...] (may be a device address). */
+/* The address of element [0,0,...]: host memory, or on a CUDA device a device
+ * pointer (CUdeviceptr) of the device's primary context, which the CUDA
+ * runtime, NCCL and CUDA-aware MPI take as it is. Stable for the array's life.
+ * Work kern has queued on the array may still be running: see
+ * kern_device_synchronize and kern_stream_cuda_handle. */
 KERN_API void *kern_array_data(kern_array *);
 KERN_API kern_device *kern_array_device(const kern_array *);
 KERN_API kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
@@ -298,8 +325,9 @@ KERN_API struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 /* ---- modules and kernels ------------------------------------------------------------ */
 
 /* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
- * rendered diagnostics as the message when it has errors, KERN_ERR_IO when it
- * cannot be read. Code for a device is generated on the first launch there. */
+ * rendered diagnostics as the message when it has errors (a missing import
+ * included), KERN_ERR_IO when the file cannot be read: missing, a directory,
+ * unreadable. Code for a device is generated on the first launch there. */
 KERN_API kern_module *kern_module_load(const char *path);
 /* The same from text; name is used in diagnostics and to resolve imports. */
 KERN_API kern_module *kern_module_from_source(const char *name, const char *src);
@@ -416,10 +444,13 @@ KERN_API kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int na
  * arguments converted by type: kern_array* -> array; int -> int32; long, long
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
- * uint8/uint16; kern_arg as is. Other types do not compile: wrap them with a
- * constructor (kern_arg_bytes for structs, matrices, float16). In C, `true`
- * and `false` are ints: write (bool)true or kern_arg_bool(true). Use
- * kern_launch directly for kernels without parameters. */
+ * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_float16) -> their dtype;
+ * kern_arg as is. Other types do not compile: wrap them with a constructor
+ * (kern_arg_bytes for structs). A compound literal's commas split macro
+ * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
+ * In C, `true` and `false` are ints: write (bool)true or kern_arg_bool(true).
+ * Use kern_launch directly for kernels without parameters. */
 #define KERN_LAUNCH(kernel, device, dims, ...)                                                     \
   KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
 
@@ -470,6 +501,26 @@ typedef struct kern_mat44 {
 typedef struct kern_quat {
   float x, y, z, w;
 } kern_quat;
+
+/* These values as launch arguments of their dtype (copied: every one fits
+ * KERN_ARG_INLINE_BYTES). KERN_LAUNCH applies them by type, so a kern_vec3
+ * variable is passed as is. */
+static inline kern_arg kern_arg_of_float16(kern_float16 v) {
+  return kern_arg_bytes(KERN_FLOAT16, &v);
+}
+static inline kern_arg kern_arg_of_vec2(kern_vec2 v) { return kern_arg_bytes(KERN_VEC2, &v); }
+static inline kern_arg kern_arg_of_vec3(kern_vec3 v) { return kern_arg_bytes(KERN_VEC3, &v); }
+static inline kern_arg kern_arg_of_vec4(kern_vec4 v) { return kern_arg_bytes(KERN_VEC4, &v); }
+static inline kern_arg kern_arg_of_dvec2(kern_dvec2 v) { return kern_arg_bytes(KERN_DVEC2, &v); }
+static inline kern_arg kern_arg_of_dvec3(kern_dvec3 v) { return kern_arg_bytes(KERN_DVEC3, &v); }
+static inline kern_arg kern_arg_of_dvec4(kern_dvec4 v) { return kern_arg_bytes(KERN_DVEC4, &v); }
+static inline kern_arg kern_arg_of_ivec2(kern_ivec2 v) { return kern_arg_bytes(KERN_IVEC2, &v); }
+static inline kern_arg kern_arg_of_ivec3(kern_ivec3 v) { return kern_arg_bytes(KERN_IVEC3, &v); }
+static inline kern_arg kern_arg_of_ivec4(kern_ivec4 v) { return kern_arg_bytes(KERN_IVEC4, &v); }
+static inline kern_arg kern_arg_of_mat22(kern_mat22 v) { return kern_arg_bytes(KERN_MAT22, &v); }
+static inline kern_arg kern_arg_of_mat33(kern_mat33 v) { return kern_arg_bytes(KERN_MAT33, &v); }
+static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(KERN_MAT44, &v); }
+static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
 
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
  * CPU and the GPU archs it was built for, and its source. */
@@ -525,7 +576,10 @@ KERN_API void kern_stream_free(kern_stream *);
 KERN_API kern_status kern_device_set_stream(kern_device *, kern_stream *);
 /* The device's current stream (NULL on the CPU); owned by kern or the caller as made. */
 KERN_API kern_stream *kern_device_get_stream(kern_device *);
-/* The CUstream behind a stream, for interop. */
+/* The CUstream (the CUDA runtime's cudaStream_t) behind a stream, for interop:
+ * work other libraries queue on it (NCCL, cuBLAS) runs in order with kern's,
+ * and is recorded by a capture open on the device. Valid until the stream is
+ * freed (a device's default stream lives as long as the process). */
 KERN_API void *kern_stream_cuda_handle(const kern_stream *);
 
 /* Graph capture (docs/capture.md). Between begin and end on a device, every
@@ -651,6 +705,20 @@ static inline kern_arg kern_to_arg_(unsigned long long v) { return kern_arg_u64(
 static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
 static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
 static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
+static inline kern_arg kern_to_arg_(kern_float16 v) { return kern_arg_of_float16(v); }
+static inline kern_arg kern_to_arg_(kern_vec2 v) { return kern_arg_of_vec2(v); }
+static inline kern_arg kern_to_arg_(kern_vec3 v) { return kern_arg_of_vec3(v); }
+static inline kern_arg kern_to_arg_(kern_vec4 v) { return kern_arg_of_vec4(v); }
+static inline kern_arg kern_to_arg_(kern_dvec2 v) { return kern_arg_of_dvec2(v); }
+static inline kern_arg kern_to_arg_(kern_dvec3 v) { return kern_arg_of_dvec3(v); }
+static inline kern_arg kern_to_arg_(kern_dvec4 v) { return kern_arg_of_dvec4(v); }
+static inline kern_arg kern_to_arg_(kern_ivec2 v) { return kern_arg_of_ivec2(v); }
+static inline kern_arg kern_to_arg_(kern_ivec3 v) { return kern_arg_of_ivec3(v); }
+static inline kern_arg kern_to_arg_(kern_ivec4 v) { return kern_arg_of_ivec4(v); }
+static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v); }
+static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
+static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
+static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   ([&]() -> kern_status {                                                                          \
     const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
@@ -673,7 +741,21 @@ static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
            : kern_arg_u64, float                                                                   \
            : kern_arg_f32, double                                                                  \
            : kern_arg_f64, kern_arg                                                                \
-           : kern_arg_pass)(x)
+           : kern_arg_pass, kern_float16                                                           \
+           : kern_arg_of_float16, kern_vec2                                                        \
+           : kern_arg_of_vec2, kern_vec3                                                           \
+           : kern_arg_of_vec3, kern_vec4                                                           \
+           : kern_arg_of_vec4, kern_dvec2                                                          \
+           : kern_arg_of_dvec2, kern_dvec3                                                         \
+           : kern_arg_of_dvec3, kern_dvec4                                                         \
+           : kern_arg_of_dvec4, kern_ivec2                                                         \
+           : kern_arg_of_ivec2, kern_ivec3                                                         \
+           : kern_arg_of_ivec3, kern_ivec4                                                         \
+           : kern_arg_of_ivec4, kern_mat22                                                         \
+           : kern_arg_of_mat22, kern_mat33                                                         \
+           : kern_arg_of_mat33, kern_mat44                                                         \
+           : kern_arg_of_mat44, kern_quat                                                          \
+           : kern_arg_of_quat)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})

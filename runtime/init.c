@@ -5,7 +5,7 @@
  * probes (runtime/cpu/, runtime/cuda/: the only core file that names them)
  * and the CPU pool's shutdown. Produces: kern_init, kern_shutdown,
  * rt_ensure_init, rt_at_shutdown, kern_device_count/at/get, kern_set_debug,
- * kern_get_debug, kern_cache_dir.
+ * kern_get_debug, kern_cache_dir, kern_config_get.
  * Breaks: init never fails (a missing or broken CUDA driver leaves the CPU
  * usable); device objects are never freed, so handles stay valid across
  * kern_shutdown/kern_init. State above this file that the library frees at
@@ -15,19 +15,25 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include <string.h>
+
 #include "core.h"
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
+#include "toolchain.h"
 
 enum { MAX_AT_SHUTDOWN = 8 };
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic bool initialized;
 static kern_status init_status;
-static pthread_mutex_t at_mu =
-    PTHREAD_MUTEX_INITIALIZER; /* its own: registered under others' locks */
+/* The shutdown list has a lock of its own: it is registered under others' locks. */
+static pthread_mutex_t at_mu = PTHREAD_MUTEX_INITIALIZER;
 static void (*at_shutdown[MAX_AT_SHUTDOWN])(void);
 static int nat_shutdown;
+/* kern_config_get's compiler path, kept until kern_shutdown (kern_config's strings). */
+static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *report_cc;
 
 /* Every backend, found once per init: the CPU is always there; CUDA devices
  * only with a driver and a GPU. */
@@ -78,6 +84,10 @@ void kern_shutdown(void) {
     run_at_shutdown();
     rt_pool_shutdown();
     rt_config_clear();
+    pthread_mutex_lock(&report_mu);
+    free(report_cc);
+    report_cc = NULL;
+    pthread_mutex_unlock(&report_mu);
     atomic_store(&initialized, false);
   }
   pthread_mutex_unlock(&init_mu);
@@ -117,4 +127,35 @@ kern_device *kern_device_get(const char *name) {
 const char *kern_cache_dir(void) {
   if (rt_ensure_init()) return NULL;
   return rt_cache_dir_or_error();
+}
+
+/* The compiler the JIT would use (the toolchain's rule) and NVRTC, found now
+ * if no compile has yet. */
+kern_status kern_config_get(kern_config *out) {
+  if (!out) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_config_get: out is NULL");
+  rt_ensure_init();
+  const char *why = "";
+  char *cc = tc_cc_find(rt_config_get()->cc, NULL);
+  const char *ident = cc ? tc_cc_identity(cc) : "";
+  bool nvrtc = tc_nvrtc_available(&why);
+  pthread_mutex_lock(&report_mu);
+  if (cc && (!report_cc || strcmp(cc, report_cc) != 0)) {
+    free(report_cc);
+    report_cc = cc;
+    cc = NULL;
+  }
+  *out = (kern_config){.version = kern_version_string(),
+                       .cc = report_cc,
+                       .cc_version = report_cc ? ident : "",
+                       .nvrtc = tc_nvrtc_file(),
+                       .nvrtc_version = nvrtc ? tc_nvrtc_version() : 0,
+                       .nvrtc_error = nvrtc ? ""
+                                      : why ? why
+                                            : "",
+                       .cache_dir = kern_cache_dir(),
+                       .num_threads = rt_config_get()->num_threads,
+                       .debug = kern_get_debug()};
+  pthread_mutex_unlock(&report_mu);
+  free(cc);
+  return KERN_OK;
 }

@@ -3,7 +3,7 @@
  *
  * Requires: dl.c; nothing at build time (the toolkit kern was built with, if
  * any, is one more place to look). Produces: tc_nvrtc_load,
- * tc_nvrtc_available, tc_nvrtc_version, tc_nvrtc_compile,
+ * tc_nvrtc_available, tc_nvrtc_file, tc_nvrtc_version, tc_nvrtc_compile,
  * tc_cuda_toolkit_path. Breaks: NVRTC is loaded once and never unloaded; a
  * missing library or symbol is reported through *why, never fatal.
  */
@@ -108,6 +108,13 @@ const tc_nvrtc_api *tc_nvrtc_load(const char **why) {
 }
 
 bool tc_nvrtc_available(const char **why) { return tc_nvrtc_load(why) != NULL; }
+
+/* Through one of its functions: dladdr names the library it lives in. */
+const char *tc_nvrtc_file(void) {
+  Dl_info info;
+  const tc_nvrtc_api *nv = tc_nvrtc_load(NULL);
+  return nv && dladdr((void *)nv->Version, &info) && info.dli_fname ? info.dli_fname : NULL;
+}
 
 int tc_nvrtc_version(void) {
   int major = 0, minor = 0;

@@ -59,6 +59,8 @@ bool tc_cc_run(const TcCompile *, ProcResult *r);
 bool tc_nvrtc_available(const char **why);
 /* NVRTC's version as major*1000 + minor*10; 0 when absent. */
 int tc_nvrtc_version(void);
+/* The file NVRTC was loaded from (a path); NULL when absent or unknown. */
+const char *tc_nvrtc_file(void);
 /* Compiles CUDA source for sm_<arch> (e.g. 90): CUBIN when NVRTC knows the
  * arch and want_cubin, else PTX for the newest virtual arch it knows that is
  * <= arch. *out (malloc'd, *out_len bytes; PTX is NUL-terminated) and
