@@ -724,9 +724,10 @@ static int broken_links(const char *dir, const char *name) {
 
 /* Every page, as they are installed together (share/doc/kern/README.md and docs/). */
 Test(docs, links_and_anchors_resolve) {
-  static const char *const pages[] = {
-      "language.md",    "runtime.md",    "cuda.md",    "memory.md",   "capture.md",    "aot.md",
-      "performance.md", "robustness.md", "testing.md", "security.md", "distributed.md"};
+  static const char *const pages[] = {"language.md",    "runtime.md",     "cuda.md",
+                                      "memory.md",      "capture.md",     "aot.md",
+                                      "performance.md", "robustness.md",  "testing.md",
+                                      "security.md",    "distributed.md", "architecture.md"};
   for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
     cr_expect_eq(broken_links("docs", pages[i]), 0, "%s has broken links (see the log)", pages[i]);
   cr_expect_eq(broken_links(".", "README.md"), 0, "README.md has broken links (see the log)");
