@@ -6,9 +6,10 @@
  * which C compiler, its flags, running it; NVRTC). Produces:
  * rt_module_binary, which both backends call from their compile op, and
  * rt_cpu_compile (C source -> loaded shared object) under it.
- * Breaks: one pipeline for both kinds: a key that covers everything that
+ * Breaks: both kinds take the same steps: a key that covers everything that
  * changes the output, a look in the cache, on a miss the toolchain, then the
- * cache again. The CPU key covers the source (which embeds the stdlib text),
+ * cache again (C is built in a directory and loaded with dlopen, CUDA is
+ * compiled in memory and the bytes cached). The CPU key covers the source (which embeds the stdlib text),
  * the compiler's path and version line, the flags (-O0 to -O3 by
  * KERN_CPU_OPT), KN_ABI_VERSION, kern's version and the CPU (for
  * -march=native); the GPU key the source, NVRTC's version, the arch, the
