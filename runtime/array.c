@@ -1,7 +1,7 @@
 /* array.c: arrays: creation, views, wrapping, accessors, and the public
  * transfers, copies and fills.
  *
- * Requires: storage.c (the memory), submit.c (every operation that touches
+ * Requires: storage.c (the memory), rt_submit (every operation that touches
  * memory: allocation checks, zeroing, copies, fills, host transfers go there,
  * and so past the recorder while a capture is open), registry.c.
  * Produces: the kern_array_* API.

@@ -1,5 +1,5 @@
 /* capture.c: graph capture and replay, the same rules on every device: the
- * recorder behind submit.c.
+ * recorder behind rt_submit (core.h).
  *
  * Requires: a device's rt_graph_ops (CUDA: stream capture in
  * runtime/cuda/cuda_capture.c) or none (the CPU: recorded here); storage.c's

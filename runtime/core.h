@@ -16,13 +16,13 @@
  *                  probe, and the entry points that start the library
  *                  lazily (device lookups, the debug flag, the cache dir)
  *   module.c       modules, kernel descriptions, debug-error wording
- *   exec.c         running an operation now
+ *   exec.c         running an operation now; rt_submit (below) is the one
+ *                  path every operation takes: to exec.c, or to the recorder
+ *                  while a capture is open
  *   storage.c <-> capture.c   the memory behind arrays, and the recorder.
  *                  The other pair: a free that an open capture cannot record
  *                  waits in the recorder, which finishes it
  *                  (rt_storage_destroy) when the capture ends
- *   submit.c       the one path every operation takes: to exec.c, or to the
- *                  recorder while a capture is open
  *   array.c launch.c      the array and launch API
  *   embedded.c dlpack.c   kernc build's modules; DLPack
  *
@@ -33,6 +33,8 @@
  */
 #ifndef KERN_RT_CORE_H
 #define KERN_RT_CORE_H
+
+#include <string.h>
 
 #include "backend.h"
 
@@ -81,7 +83,7 @@ void rt_storage_destroy(struct rt_storage *);
 /* What kernel IPC needs: the allocation's base, false for external memory. */
 bool rt_storage_owned(const struct rt_storage *, void **base);
 
-/* ---- operations: submit.c, exec.c, capture.c ------------------------------------------------------ */
+/* ---- operations: rt_submit, exec.c, capture.c ------------------------------------------------------ */
 
 typedef enum {
   RT_OP_LAUNCH, /* launch, with its arguments (for the arrays they name) */
@@ -107,22 +109,41 @@ typedef struct rt_op {
   kern_allocator allocator; /* ALLOC */
 } rt_op;
 
-/* submit.c: runs the operation now, or hands it to the recorder while any
- * capture is open (which records it, refuses it or lets it run). */
-kern_status rt_submit(const rt_op *);
 /* exec.c: runs the operation now. */
 kern_status rt_exec(const rt_op *);
-/* A launch now: the device's launch, then any debug error record worded. */
-kern_status rt_exec_launch(const rt_launch *);
+/* A launch now: the device's launch, then any debug error record worded.
+ * Inline, like rt_submit: it is the whole of a launch's way to its device. */
+static inline kern_status rt_exec_launch(const rt_launch *L) {
+  if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
+  kern_status st = L->device->ops->launch(L);
+  if (!st && L->ctx.err && L->ctx.err->flag) st = rt_debug_error(L->kernel, L->ctx.err);
+  return st;
+}
 /* Elements stored contiguously in C order (shape-1 dims ignored). */
 bool rt_array_dense(const kern_array *);
 /* Memory the calling thread may touch directly. */
 bool rt_array_host_ok(const kern_array *);
 
-/* capture.c: the recorder. The number of open captures, which submit.c reads
+/* capture.c: the recorder. The number of open captures, which rt_submit reads
  * to keep operations off the recorder when there are none. */
 extern _Atomic int rt_captures_open;
 kern_status rt_capture_submit(const rt_op *);
+/* The one path every operation on arrays and devices takes: while no capture
+ * is open anywhere, straight to exec.c (one atomic load, no recorder code, no
+ * lock); while one is open, to the recorder, which records the operation (a
+ * CPU graph), lets it run into the capturing stream (CUDA), refuses it, or
+ * runs it when it does not touch a capturing device. Inline: it is on every
+ * launch. */
+static inline kern_status rt_submit(const rt_op *op) {
+  if (atomic_load(&rt_captures_open) != 0) return rt_capture_submit(op);
+  return op->kind == RT_OP_LAUNCH ? rt_exec_launch(op->launch) : rt_exec(op);
+}
+/* rt_submit of a launch, the operation built only when the recorder needs it. */
+static inline kern_status rt_submit_launch(const rt_launch *L, int nargs, const kern_arg *args) {
+  if (atomic_load(&rt_captures_open) == 0) return rt_exec_launch(L);
+  return rt_capture_submit(
+      &(rt_op){.kind = RT_OP_LAUNCH, .launch = L, .nargs = nargs, .args = args});
+}
 /* storage.c asks before freeing memory: true when the open capture keeps
  * the storage to free it (rt_storage_destroy) after the capture ends,
  * because freeing now cannot be recorded. */

@@ -2,10 +2,10 @@
  * copies, fills and host transfers of arrays.
  *
  * Requires: a device's ops (launch, copy), module.c (the wording of a debug
- * error record). Produces: rt_exec for submit.c and for the recorder's
- * replays and let-through operations, rt_exec_launch, and the layout rules
+ * error record). Produces: rt_exec for rt_submit and for the recorder's
+ * replays and let-through operations, and the layout rules
  * copies follow (rt_array_dense, rt_array_host_ok).
- * Breaks: nothing here asks about captures (submit.c and capture.c decide
+ * Breaks: nothing here asks about captures (rt_submit and capture.c decide
  * before). Host-side arrays are walked as maximal contiguous runs in C order;
  * device memory moves in one contiguous copy, and strided device arrays or
  * overlapping views go through a dense host buffer.
@@ -179,14 +179,7 @@ static kern_status fill_now(kern_array *a, const void *value) {
   return st;
 }
 
-/* ---- launches and the dispatch ---------------------------------------------------------------------- */
-
-kern_status rt_exec_launch(const rt_launch *L) {
-  if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
-  kern_status st = L->device->ops->launch(L);
-  if (!st && L->ctx.err && L->ctx.err->flag) st = rt_debug_error(L->kernel, L->ctx.err);
-  return st;
-}
+/* ---- the dispatch (launches: rt_exec_launch, core.h) ---------------------------------------------------------------------- */
 
 kern_status rt_exec(const rt_op *op) {
   switch (op->kind) {

@@ -1,7 +1,7 @@
 /* launch.c: launch arguments, validation, access checks, the args block.
  *
  * Requires: module.c (kernel descriptions, per-device code), device.c (the
- * access rules), submit.c (which runs each validated launch, or hands it to
+ * access rules), rt_submit (which runs each validated launch, or hands it to
  * the recorder while a capture is open). Produces: kern_arg_* constructors,
  * kern_launch, the access-mode setting.
  * Breaks: every check happens before anything runs, so a rejected launch has
@@ -415,7 +415,7 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   kn_error rec;
   if (k->module->debug) L.ctx.err = &rec;
   /* The device's launch, unless a capture takes it. */
-  st = rt_submit(&(rt_op){.kind = RT_OP_LAUNCH, .launch = &L, .nargs = nargs, .args = args});
+  st = rt_submit_launch(&L, nargs, args);
   if (block != small) free(block);
   return st;
 }
