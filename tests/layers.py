@@ -3,7 +3,7 @@
 
   layers.py graph SOURCE_DIR OBJECT_LIST   the runtime's file graph has no cycle
   layers.py cli SOURCE_DIR                 cli/ includes no runtime-internal header
-  layers.py exports LIBKERN_SO             libkern.so exports only kern_* symbols
+  layers.py exports LIBKERN_SO KERN_H      libkern.so exports kern.h's functions, nothing else
 
 graph: the nodes are the files under runtime/; an edge is an #include of
 another of them, or a call (any symbol reference) from one .c file into
@@ -13,6 +13,9 @@ ALLOWED_PAIRS, each explained in runtime/core.h. It also fails when a
 backend (runtime/cpu/, runtime/cuda/) includes core.h or a core file other
 than init.c includes a backend's header: the core reaches the backends only
 through their ops tables.
+
+exports: every name libkern.so exports starts with kern_, and every function
+kern.h declares is marked KERN_API and exported.
 
 Exit status 0 when the check holds, 1 with one line per finding otherwise.
 """
@@ -181,13 +184,25 @@ def check_cli(src):
     return bad
 
 
-def check_exports(lib):
+# A function declaration of kern.h: a line that starts with its type.
+DECL_RE = re.compile(r"^(KERN_API\s+)?(?!static|typedef|enum|extern|#)[a-z_][\w \*]*?\b(kern_\w+)\(")
+
+
+def check_exports(lib, header):
     out = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True,
                          check=True).stdout
-    names = [line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3]
-    bad = ["%s exports %s" % (os.path.basename(lib), n) for n in names if not n.startswith("kern_")]
-    if not any(n.startswith("kern_") for n in names):
-        bad.append("%s exports no kern_ symbol at all" % os.path.basename(lib))
+    names = {line.split()[-1] for line in out.splitlines() if len(line.split()) >= 3}
+    so = os.path.basename(lib)
+    bad = ["%s exports %s" % (so, n) for n in sorted(names) if not n.startswith("kern_")]
+    with open(header, encoding="utf-8") as fh:
+        for line in fh:
+            m = DECL_RE.match(line)
+            if not m:
+                continue
+            if not m.group(1):
+                bad.append("kern.h declares %s without KERN_API" % m.group(2))
+            elif m.group(2) not in names:
+                bad.append("%s does not export %s, which kern.h declares" % (so, m.group(2)))
     return bad
 
 
@@ -196,8 +211,8 @@ def main(argv):
         bad = check_graph(argv[2], argv[3])
     elif len(argv) == 3 and argv[1] == "cli":
         bad = check_cli(argv[2])
-    elif len(argv) == 3 and argv[1] == "exports":
-        bad = check_exports(argv[2])
+    elif len(argv) == 4 and argv[1] == "exports":
+        bad = check_exports(argv[2], argv[3])
     else:
         print(__doc__.strip(), file=sys.stderr)
         return 2
