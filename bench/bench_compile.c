@@ -17,7 +17,12 @@
  *   the runtime's options. With a GPU, also the runtime's CUDA compile (CUBIN
  *   + module load) cold and warm.
  * - kern_init to the first launch finished, in a fresh process (this program
- *   run again with --first-launch), cold and warm cache.
+ *   run again with --first-launch DEVICE), cold and warm cache: what a
+ *   program pays at start. Apart, with a warm cache: kern_init alone, and on a
+ *   GPU the two steps of starting CUDA, finding the GPUs (kern_device_get:
+ *   the driver loaded, cuInit, the devices counted) and the GPU's first use
+ *   (its context and stream, made by the first allocation).
+ * `bench_compile --startup` prints only the rows of a fresh process.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -256,7 +261,7 @@ typedef struct Row {
   int met; /* -1: no target */
 } Row;
 
-static Row rows[16];
+static Row rows[24];
 static int nrows;
 
 static void add(const char *what, double kern, double floor, const char *target, int met) {
@@ -362,52 +367,77 @@ static void bench_gpu(void) {
 
 /* ---- kern_init to the first launch, in a fresh process ------------------------------------------------ */
 
-/* The child: prints the seconds from kern_init to the end of a first launch. */
+/* The steps of a first launch in a new process, seconds. */
+typedef struct Startup {
+  double total; /* kern_init to the launch finished (synchronized) */
+  double init;  /* kern_init */
+  double get;   /* kern_device_get: on a GPU, finding the GPUs */
+  double first; /* the first allocation: on a GPU, its start (context, stream) */
+} Startup;
+
+/* The child: nothing of kern runs before the clock starts; prints the Startup. */
 static int first_launch(const char *device) {
   double t0 = bench_now();
   if (kern_init() != KERN_OK) die("kern_init");
+  double t1 = bench_now();
   kern_device *d = kern_device_get(device);
   if (!d) die("kern_device_get");
+  double t2 = bench_now();
+  int64_t n = 1024;
+  kern_array *x = kern_array_new(d, KERN_FLOAT32, 1, &n);
+  double t3 = bench_now();
+  kern_array *y = kern_array_new(d, KERN_FLOAT32, 1, &n);
   kern_module *m = kern_module_from_source("bench10.kern", module_text);
   kern_kernel *k = m ? kern_module_kernel(m, "saxpy") : NULL;
-  int64_t n = 1024;
-  kern_array *x = kern_array_new(d, KERN_FLOAT32, 1, &n),
-             *y = kern_array_new(d, KERN_FLOAT32, 1, &n);
   if (!k || !x || !y || KERN_LAUNCH(k, d, KERN_DIM1(n), x, y, 2.0f) != KERN_OK ||
       kern_device_synchronize(d) != KERN_OK)
     die("first launch");
-  printf("%.9f\n", bench_now() - t0);
+  double t4 = bench_now();
+  printf("%.9f %.9f %.9f %.9f\n", t4 - t0, t1 - t0, t2 - t1, t3 - t2);
   kern_array_free(x), kern_array_free(y), kern_module_free(m);
   kern_shutdown();
   return 0;
 }
 
-static double child(const char *self, const char *device, const char *cache) {
+static Startup child(const char *self, const char *device, const char *cache) {
   setenv("KERN_CACHE_DIR", cache, 1);
-  char out[64], *argv[] = {(char *)self, "--first-launch", (char *)device, NULL};
-  if (run(argv, out, sizeof out) != 0) {
+  char out[256], *argv[] = {(char *)self, "--first-launch", (char *)device, NULL};
+  Startup s;
+  if (run(argv, out, sizeof out) != 0 ||
+      sscanf(out, "%lf %lf %lf %lf", &s.total, &s.init, &s.get, &s.first) != 4) {
     fprintf(stderr, "bench_compile: the child failed\n");
     exit(1);
   }
-  return atof(out);
+  return s;
 }
 
 static void bench_first_launch(const char *self, const char *device) {
-  double cold[PROC_REPS], warm[PROC_REPS];
-  char name[48], warm_dir[4200], what[120];
+  double cold[PROC_REPS], warm[PROC_REPS], init[PROC_REPS], get[PROC_REPS], first[PROC_REPS];
+  char name[48], warm_dir[4200], what[160];
   for (int r = 0; r < PROC_REPS; r++) {
     snprintf(name, sizeof name, "proc-%s-%d", device, r);
-    cold[r] = child(self, device, subdir(name));
+    cold[r] = child(self, device, subdir(name)).total;
   }
   snprintf(name, sizeof name, "proc-%s-0", device); /* filled by the first cold run */
   snprintf(warm_dir, sizeof warm_dir, "%s", subdir(name));
-  for (int r = 0; r < PROC_REPS; r++) warm[r] = child(self, device, warm_dir);
+  for (int r = 0; r < PROC_REPS; r++) {
+    Startup s = child(self, device, warm_dir);
+    warm[r] = s.total, init[r] = s.init, get[r] = s.get, first[r] = s.first;
+  }
   snprintf(what, sizeof what, "kern_init to the first %s launch finished, cold cache (new process)",
            device);
   add(what, bench_median(cold, PROC_REPS), -1, "", -1);
   snprintf(what, sizeof what, "kern_init to the first %s launch finished, warm cache (new process)",
            device);
   add(what, bench_median(warm, PROC_REPS), -1, "", -1);
+  add("  of which kern_init", bench_median(init, PROC_REPS), -1, "", -1);
+  if (!strcmp(device, "cpu")) return;
+  snprintf(what, sizeof what,
+           "  of which finding the GPUs: kern_device_get(\"%s\") (driver, cuInit, count)", device);
+  add(what, bench_median(get, PROC_REPS), -1, "", -1);
+  snprintf(what, sizeof what, "  of which %s's first use: its context and stream (first array)",
+           device);
+  add(what, bench_median(first, PROC_REPS), -1, "", -1);
 }
 
 /* ---- main ------------------------------------------------------------------------------------------------- */
@@ -454,8 +484,9 @@ static int write_csv(const char *path) {
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--first-launch")) return first_launch(argv[2]);
   const char *csv = argc == 3 && !strcmp(argv[1], "--csv") ? argv[2] : NULL;
-  if (argc != 1 && !csv) {
-    fprintf(stderr, "usage: bench_compile [--csv FILE]\n");
+  bool startup = argc == 2 && !strcmp(argv[1], "--startup");
+  if (argc != 1 && !csv && !startup) {
+    fprintf(stderr, "usage: bench_compile [--csv FILE | --startup]\n");
     return 2;
   }
   const char *tmp = getenv("TMPDIR");
@@ -466,9 +497,11 @@ int main(int argc, char **argv) {
   }
   atexit(remove_root);
   if (kern_init() != KERN_OK) die("kern_init");
-  bench_cpu(c_compiler());
-  bench_nvrtc();
-  bench_gpu();
+  if (!startup) {
+    bench_cpu(c_compiler());
+    bench_nvrtc();
+    bench_gpu();
+  }
   char self[4096];
   ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
   if (n <= 0) {

@@ -10,7 +10,8 @@
  * Arrays live on the launch device and are read back after it synchronizes.
  * Safe by default, for exploring: debug mode (every index checked), launch
  * dims no array covers refused, a crash turned into a message; --release
- * turns the first two off.
+ * turns the first two off. The module's warnings are printed on stderr (the
+ * library's log, at least at its warning level; KERN_LOG=1 adds its lines).
  */
 #include <errno.h>
 #include <math.h>
@@ -763,11 +764,20 @@ static int pick_device(Run *r) {
   return bad_name ? EXIT_USAGE : EXIT_USER;
 }
 
+/* The library's log: a module's warnings always (run is for exploring: the
+ * warning may explain the result), the module lines when KERN_LOG asks. */
+static void print_log(kern_log_level level, const char *msg, void *ud) {
+  (void)ud;
+  fprintf(stderr, "%s%s\n", level == KERN_LOG_INFO ? "kern: " : "", msg);
+}
+
 int cli_run(const Options *o) {
   if (o->nfiles != 2) return cli_bad_usage("%s", "run needs FILE.kern and a KERNEL name");
   if (o->release && o->debug) return cli_bad_usage("%s", "--release and --debug contradict");
   Run r = {.o = o};
   if (kern_init()) return cli_fail("%s", kern_last_error());
+  kern_log_level level = kern_get_log_level();
+  kern_set_log_handler(print_log, NULL, level > KERN_LOG_WARNING ? level : KERN_LOG_WARNING);
   kern_set_debug(!o->release); /* safe by default: every index checked */
   int rc = pick_device(&r);
   if (rc) return rc;

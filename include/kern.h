@@ -8,8 +8,9 @@
  * - Every function that can fail returns a kern_status (or NULL, or an invalid
  *   value where it says so) and leaves a message for kern_last_error() in the
  *   calling thread. The library never prints, exits or aborts on a user error
- *   (one exception: CHECKED-mode warnings go to a handler that defaults to
- *   stderr, see kern_set_warning_handler).
+ *   (exceptions: CHECKED-mode warnings go to a handler that defaults to
+ *   stderr, see kern_set_warning_handler; and the log prints on stderr when
+ *   the environment variable KERN_LOG asks for it, see kern_set_log_handler).
  * - Ownership: an object returned by a function named *_new, *_empty, *_wrap,
  *   *_view, *_load, *_from_source belongs to the caller, who releases it with
  *   the matching *_free. Devices and kernels are owned by the library (devices
@@ -80,12 +81,18 @@ KERN_API void kern_clear_error(void);
 /* "KERN_OK", "KERN_ERR_COMPILE" ...; static storage; "KERN_ERR_?" for unknown values. */
 KERN_API const char *kern_status_name(kern_status);
 
-/* Initializes the library: finds the devices and reads the environment:
+/* Initializes the library: registers the CPU device and reads the environment:
  *   KERN_NUM_THREADS  CPU worker threads (default: the online cores)
  *   KERN_DEBUG=1      like kern_set_debug(true)
  *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
  *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
- * Idempotent and thread-safe; every other function calls it when needed. */
+ *   KERN_LOG=1        log lines on stderr (see kern_set_log_handler)
+ * It does not touch CUDA: the driver is loaded and the GPUs counted when a
+ * call first needs the device list (kern_device_count, kern_device_at,
+ * kern_device_get of a "cuda" name, KERN_ALLOC_PINNED, DLPack of CUDA memory),
+ * and a GPU's CUDA context is created on its first use; so a program that
+ * only uses "cpu" pays nothing for CUDA. Idempotent and thread-safe; every
+ * other function calls it when needed. */
 KERN_API kern_status kern_init(void);
 /* Stops the CPU worker threads and releases the library's global state. Free
  * your arrays and modules first. kern_init() may be called again afterwards;
@@ -124,6 +131,33 @@ KERN_API kern_status kern_config_get(kern_config *out);
  * message naming kernel, file:line, index and shape, and the process goes on. */
 KERN_API void kern_set_debug(bool on);
 KERN_API bool kern_get_debug(void);
+
+/* ---- the log ------------------------------------------------------------------ */
+
+/* What kern tells about its work while a program waits on it. Nothing is
+ * produced unless asked: a handler installed, or KERN_LOG set. */
+typedef enum {
+  KERN_LOG_OFF = 0,
+  KERN_LOG_WARNING = 1, /* a module's warnings, rendered like compiler diagnostics
+                           (file:line:col: warning: ..., the source line, a caret),
+                           when kern_module_load or kern_module_from_source
+                           loads it; and CHECKED-mode warnings when no warning
+                           handler is set (kern_set_warning_handler) */
+  KERN_LOG_INFO = 2     /* also one line per module made ready for a device:
+                           "module 'saxpy.kern' loaded on cpu in 231.4 ms (compiled)",
+                           or (cached), or (kernc build); one when the GPUs are
+                           probed and one when a GPU starts (its CUDA context) */
+} kern_log_level;
+/* msg: one message without a trailing newline (a warning may span lines). */
+typedef void (*kern_log_fn)(kern_log_level level, const char *msg, void *ud);
+/* Sends messages of `level` and more severe (WARNING before INFO) to fn, from
+ * the thread doing the work, with no kern lock held (fn may call kern).
+ * fn == NULL restores the default: KERN_LOG's level (read at kern_init: 1 or
+ * info: INFO; warning: WARNING; unset, 0 or off: nothing), printed on stderr
+ * as "kern: MSG" lines. */
+KERN_API void kern_set_log_handler(kern_log_fn fn, void *ud, kern_log_level level);
+/* The level messages are produced at: the handler's, else KERN_LOG's. */
+KERN_API kern_log_level kern_get_log_level(void);
 
 /* ---- opaque handles --------------------------------------------------------- */
 
@@ -574,7 +608,8 @@ KERN_API kern_stream *kern_stream_wrap_cuda(kern_device *, void *cu_stream);
  * stream the device goes back to its default. NULL is ignored. */
 KERN_API void kern_stream_free(kern_stream *);
 KERN_API kern_status kern_device_set_stream(kern_device *, kern_stream *);
-/* The device's current stream (NULL on the CPU); owned by kern or the caller as made. */
+/* The device's current stream; owned by kern or the caller as made. NULL on
+ * the CPU, or when the GPU cannot start (its first use: the message says why). */
 KERN_API kern_stream *kern_device_get_stream(kern_device *);
 /* The CUstream (the CUDA runtime's cudaStream_t) behind a stream, for interop:
  * work other libraries queue on it (NCCL, cuBLAS) runs in order with kern's,

@@ -128,7 +128,9 @@ static kern_status check_strides(int ndim, const int64_t *shape, const int64_t *
 }
 
 /* kern's own allocations answer from the registry (no driver call); others
- * ask the driver. *owner: the device the memory belongs to, when known. */
+ * ask the driver, if it is in the process at all (GPUs probed now if need be:
+ * without it no pointer is CUDA memory, and a CPU-only program never starts
+ * CUDA to find that out). *owner: the device the memory belongs to, when known. */
 static kern_memory_kind classify(const void *ptr, const kern_device **owner) {
   rt_alloc_info info;
   kern_memory_kind k;
@@ -138,6 +140,7 @@ static kern_memory_kind classify(const void *ptr, const kern_device **owner) {
     *owner = info.device;
     return info.kind;
   }
+  rt_devices_probe_gpus(true);
   if (!rt_host.pointer_kind || !rt_host.pointer_kind(ptr, &k, &ord)) return KERN_MEM_UNKNOWN;
   for (int i = 1; ord >= 0 && i < rt_device_count(); i++) {
     kern_device *d = rt_device_at(i);

@@ -23,6 +23,8 @@ typedef enum { RT_DEV_CPU, RT_DEV_CUDA } rt_device_kind;
 
 typedef struct rt_code rt_code; /* a module compiled for one device: each backend
                                    casts its own type to and from it */
+/* Where a module's code came from: the log's "(compiled)", "(cached)", "(kernc build)". */
+typedef enum { RT_ORIGIN_COMPILED, RT_ORIGIN_CACHED, RT_ORIGIN_EMBEDDED } rt_origin;
 typedef struct rt_launch rt_launch;
 typedef struct rt_graph_ops rt_graph_ops;
 
@@ -47,9 +49,9 @@ typedef struct rt_device_ops {
   bool (*pool_access_enabled)(const kern_device *owner, const kern_device *launch);
   kern_status (*set_peer)(kern_device *target, kern_device *peer, bool on);
   kern_status (*set_pool_access)(kern_device *target, kern_device *peer, bool on);
-  /* Makes a module's code for this device (with rt_module_binary); code_free
-   * releases it. */
-  kern_status (*compile)(kern_module *, kern_device *, rt_code **out);
+  /* Makes a module's code for this device (with rt_module_binary), and says
+   * where it came from (rt_binary.origin, for the log); code_free releases it. */
+  kern_status (*compile)(kern_module *, kern_device *, rt_code **out, rt_origin *origin);
   void (*code_free)(rt_code *);
   /* Runs (or queues) one validated launch. A debug launch that finds an
    * error fills *L->ctx.err (cleared by the core before) and returns
@@ -96,13 +98,20 @@ struct kern_device {
  * kern_init hands back the existing device of the same kind and ordinal.
  * NULL when the table is full or out of memory. */
 kern_device *rt_device_add(rt_device_kind, int ordinal, const rt_device_ops *, void *impl);
-/* The device table, as registered so far (no lazy init: see init.c). */
+/* The GPU backends' probe, which kern_init registers and rt_devices_probe_gpus
+ * runs once per process; driver_loaded says whether the GPU driver is
+ * already in the process (then a foreign pointer may be GPU memory). */
+void rt_device_set_gpu_probe(void (*probe)(void), bool (*driver_loaded)(void));
+/* Probes the GPUs unless done (thread-safe; logs how long it took); with
+ * only_if_driver_loaded, only when the driver is already in the process. */
+void rt_devices_probe_gpus(bool only_if_driver_loaded);
+/* The device table, as registered so far (GPUs once probed; see init.c). */
 int rt_device_count(void);
 kern_device *rt_device_at(int index); /* NULL outside the table */
 /* The device named "cpu", "cuda" or "cuda:N"; NULL with the error set. */
 kern_device *rt_device_find(const char *name);
 kern_device *rt_cpu_device(void);
-/* Why there are no CUDA devices (for messages); set by kern_init's probe. */
+/* Why there are no CUDA devices (for messages); set by the GPU probe. */
 const char *rt_cuda_absent_reason(void);
 void rt_set_cuda_absent_reason(const char *why);
 bool rt_device_is_host_kind(kern_memory_kind);
@@ -223,6 +232,7 @@ typedef struct rt_binary {
   const kn_embed_kernel *aot; /* CPU: kernc build's entry points, one per kernel */
   char *image;                /* GPU: CUBIN, or NUL-terminated PTX (malloc'd) */
   size_t len;
+  rt_origin origin; /* compiled now, found in the disk cache, or kernc build's */
 } rt_binary;
 /* The module's code of that kind (GPU: for sm_<arch>): from kernc build's
  * table, else generated and compiled through the cache (C by the C compiler,

@@ -333,11 +333,12 @@ static void gpu_key(const char *src, int arch, bool debug, char hex[65]) {
 
 /* CUDA source -> CUBIN (or PTX), from the cache when possible. */
 static kern_status gpu_compile(const char *src, const char *name, int arch, bool debug, char **bin,
-                               size_t *len) {
+                               size_t *len, rt_origin *origin) {
   char key[65];
   gpu_key(src, arch, debug, key);
   const char *dir = rt_cache_dir();
   *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
+  *origin = *bin ? RT_ORIGIN_CACHED : RT_ORIGIN_COMPILED;
   kern_status s = KERN_OK;
   if (!*bin) {
     bool is_ptx;
@@ -419,19 +420,25 @@ static kern_status c_source(kern_module *m, const char **out) {
 static kern_status cpu_binary(kern_module *m, rt_binary *out) {
   if (m->embedded) { /* kernc build: its entry points, no compiler */
     out->aot = m->embedded->kernels;
+    out->origin = RT_ORIGIN_EMBEDDED;
     return KERN_OK;
   }
   const char *src;
   kern_status st = c_source(m, &src);
-  return st ? st : rt_cpu_compile(src, strlen(src), m->debug, &out->lib);
+  if (!st) st = rt_cpu_compile(src, strlen(src), m->debug, &out->lib);
+  out->origin = out->lib.from_cache ? RT_ORIGIN_CACHED : RT_ORIGIN_COMPILED;
+  return st;
 }
 
 static kern_status gpu_binary(kern_module *m, int arch, rt_binary *out) {
-  if (m->embedded) return rt_embedded_gpu_image(m, arch, &out->image, &out->len);
+  if (m->embedded) {
+    out->origin = RT_ORIGIN_EMBEDDED;
+    return rt_embedded_gpu_image(m, arch, &out->image, &out->len);
+  }
   EmitOptions o = {.debug = m->debug, .line_directives = true};
   char *src = emit_program(m->prog, EMIT_CUDA, &o);
   if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
-  kern_status st = gpu_compile(src, m->name, arch, m->debug, &out->image, &out->len);
+  kern_status st = gpu_compile(src, m->name, arch, m->debug, &out->image, &out->len, &out->origin);
   free(src);
   return st;
 }

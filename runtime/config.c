@@ -5,8 +5,9 @@
  * friends, kern_version, kern_version_string.
  * Breaks: the environment is read when kern_init (or rt_config_reload) says
  * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
- * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG. A bad
- * thread count falls back to the default.
+ * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, and
+ * KERN_LOG (which support/error.c keeps). A bad thread count falls back to
+ * the default.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ void rt_config_reload(void) {
   const char *dbg = getenv("KERN_DEBUG");
   if (dbg && *dbg && strcmp(dbg, "0") != 0) atomic_store(&debug_flag, true);
   config.debug = atomic_load(&debug_flag);
+  err_log_read_env();
 }
 
 const rt_config *rt_config_get(void) { return &config; }

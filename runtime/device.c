@@ -4,11 +4,15 @@
  * Requires: nothing above backend.h: a device's own ops for its properties.
  * Produces: rt_device_add (for the backends' probes), rt_device_find and the
  * table (init.c wraps them in the public lookups, which start the library),
+ * rt_devices_probe_gpus (the GPU probe init.c registers, run on first need),
  * kern_device_* properties, kern_can_access, rt_host (a GPU driver's host
  * memory services) and rt_capture_refuse.
  * Breaks: device index 0 is always "cpu" (its ops come with the CPU probe);
  * device objects are never freed, so handles stay valid across
- * kern_shutdown/kern_init.
+ * kern_shutdown/kern_init. GPUs are probed once per process, when something
+ * first needs them (starting CUDA costs tens of milliseconds or more, which a
+ * CPU-only program must not pay); the probe is registered here rather than
+ * called, so this file never calls up.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +20,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "proc.h"
 
 static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu"};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
@@ -60,6 +65,50 @@ kern_device *rt_device_at(int index) {
 }
 
 const char *rt_cuda_absent_reason(void) { return cuda_absent; }
+
+/* ---- the GPUs, probed on first need ----------------------------------------------------- */
+
+static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+static void (*gpu_probe)(void);
+static bool (*gpu_driver_loaded)(void);
+static _Atomic bool gpus_probed;
+
+void rt_device_set_gpu_probe(void (*probe)(void), bool (*driver_loaded)(void)) {
+  pthread_mutex_lock(&probe_mu);
+  gpu_probe = probe;
+  gpu_driver_loaded = driver_loaded;
+  pthread_mutex_unlock(&probe_mu);
+}
+
+/* After the probe, outside its lock (a log handler may ask for devices). */
+static void log_probe(double ms) {
+  if (!err_log_on(KERN_LOG_INFO)) return;
+  if (ncuda == 0) {
+    err_log(KERN_LOG_INFO, "GPUs probed in %.2f ms: none (%s)", ms, cuda_absent);
+    return;
+  }
+  Buf b = {0};
+  for (int i = 1; i < ndevices; i++)
+    if (devices[i]->kind == RT_DEV_CUDA) buf_printf(&b, "%s%s", b.s ? ", " : "", devices[i]->name);
+  err_log(KERN_LOG_INFO, "GPUs probed in %.2f ms: %s (CUDA driver started; contexts on first use)",
+          ms, b.s ? b.s : "?");
+  buf_free(&b);
+}
+
+void rt_devices_probe_gpus(bool only_if_driver_loaded) {
+  if (atomic_load_explicit(&gpus_probed, memory_order_acquire)) return;
+  double t0 = proc_now_ms();
+  bool ran = false;
+  pthread_mutex_lock(&probe_mu);
+  bool wanted = !only_if_driver_loaded || (gpu_driver_loaded && gpu_driver_loaded());
+  if (!atomic_load(&gpus_probed) && gpu_probe && wanted) {
+    gpu_probe();
+    ran = true;
+    atomic_store_explicit(&gpus_probed, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&probe_mu);
+  if (ran) log_probe(proc_now_ms() - t0);
+}
 
 void rt_set_cuda_absent_reason(const char *why) { cuda_absent = why; }
 
@@ -193,6 +242,7 @@ kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
     err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
     return KERN_ALLOC_DEFAULT;
   }
+  if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED) rt_devices_probe_gpus(false);
   if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
     if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED)
       err_set(

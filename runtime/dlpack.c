@@ -64,6 +64,7 @@ static kern_status device_from(const DLTensor *t, kern_device **dev, kern_memory
   const char *fn = "kern_array_from_dlpack";
   int type = (int)t->device.device_type, ord = t->device.device_id;
   kern_memory_kind k;
+  if (type == kDLCUDA || type == kDLCUDAManaged) rt_devices_probe_gpus(false);
   switch (type) {
     case kDLCPU: *dev = rt_cpu_device(), *kind = KERN_MEM_HOST; return KERN_OK;
     case kDLCUDAHost: *dev = rt_cpu_device(), *kind = KERN_MEM_PINNED_HOST; return KERN_OK;

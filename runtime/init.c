@@ -7,10 +7,14 @@
  * rt_ensure_init, rt_at_shutdown, kern_device_count/at/get, kern_set_debug,
  * kern_get_debug, kern_cache_dir, kern_config_get.
  * Breaks: init never fails (a missing or broken CUDA driver leaves the CPU
- * usable); device objects are never freed, so handles stay valid across
- * kern_shutdown/kern_init. State above this file that the library frees at
- * shutdown registers with rt_at_shutdown (modules of kernc build), so this
- * file never calls up.
+ * usable) and never touches CUDA: it registers the CPU and hands the GPU
+ * probe to device.c, which runs it the first time a caller needs the device
+ * list (the lookups here, a pinned allocation, a foreign pointer while the
+ * driver is in the process); a GPU's context waits for its first use
+ * (runtime/cuda/). Device objects are never freed, so handles stay valid
+ * across kern_shutdown/kern_init. State above this file that the library
+ * frees at shutdown registers with rt_at_shutdown (modules of kernc build),
+ * so this file never calls up.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -35,12 +39,16 @@ static int nat_shutdown;
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *report_cc;
 
-/* Every backend, found once per init: the CPU is always there; CUDA devices
- * only with a driver and a GPU. */
-static kern_status probe(void) {
-  rt_cpu_probe();
+/* CUDA devices: only with a driver and a GPU; once per process, on first need. */
+static void probe_gpus(void) {
   rt_cuda_probe();
   rt_set_cuda_absent_reason(rt_cuda_probe_reason());
+}
+
+/* The CPU is always there, at once; the GPUs when asked for. */
+static kern_status probe(void) {
+  rt_cpu_probe();
+  rt_device_set_gpu_probe(probe_gpus, rt_cuda_driver_loaded);
   return KERN_OK;
 }
 
@@ -107,11 +115,13 @@ bool kern_get_debug(void) {
 
 int kern_device_count(void) {
   rt_ensure_init();
+  rt_devices_probe_gpus(false);
   return rt_device_count();
 }
 
 kern_device *kern_device_at(int index) {
   rt_ensure_init();
+  if (index != 0) rt_devices_probe_gpus(false); /* index 0 is the CPU */
   kern_device *d = rt_device_at(index);
   if (!d)
     err_set(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index,
@@ -121,6 +131,7 @@ kern_device *kern_device_at(int index) {
 
 kern_device *kern_device_get(const char *name) {
   rt_ensure_init();
+  if (name && strncmp(name, "cuda", 4) == 0) rt_devices_probe_gpus(false);
   return rt_device_find(name);
 }
 

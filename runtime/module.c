@@ -10,7 +10,9 @@
  * Breaks: a module keeps its checked Program for its whole life (parameter
  * types point into it). Code for a device is built on the first launch there,
  * once, under the device slot's mutex; later launches read the slot without
- * locking (an atomic pointer, set once).
+ * locking (an atomic pointer, set once). The log hears of both: a module's
+ * warnings when it loads, and a line per device it is made ready for (how
+ * long it took, compiled or cached), sent after the lock is released.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "core.h"
 #include "emit.h"
 #include "front.h"
+#include "proc.h"
 
 /* ---- describing kernels ------------------------------------------------------- */
 
@@ -120,6 +123,12 @@ static kern_module *module_create(const char *name, FrontResult r) {
   return m;
 }
 
+/* A module's warnings go to the log, so a program sees them without asking. */
+static kern_module *announce(kern_module *m) {
+  if (m && m->diagnostics[0]) err_log(KERN_LOG_WARNING, "%s", m->diagnostics);
+  return m;
+}
+
 kern_module *kern_module_load(const char *path) {
   if (rt_ensure_init()) return NULL;
   if (!path) {
@@ -134,7 +143,7 @@ kern_module *kern_module_load(const char *path) {
   }
   kern_module *m = module_create(path, front_compile(path, src, len));
   free(src);
-  return m;
+  return announce(m);
 }
 
 kern_module *kern_module_from_source(const char *name, const char *src) {
@@ -144,7 +153,7 @@ kern_module *kern_module_from_source(const char *name, const char *src) {
     return NULL;
   }
   if (!name) name = "<string>";
-  return module_create(name, front_compile(name, src, strlen(src)));
+  return announce(module_create(name, front_compile(name, src, strlen(src))));
 }
 
 kern_module *rt_module_create(const char *name, FrontResult r) { return module_create(name, r); }
@@ -247,19 +256,34 @@ int kern_kernel_param_ndim(const kern_kernel *k, int i) {
 
 /* ---- per-device code ---------------------------------------------------------------------- */
 
+/* The first launch's way: compiled once under the slot's lock; the thread
+ * that compiled logs it, after the lock (the handler may call kern). */
+static kern_status compile_once(kern_module *m, kern_device *d, rt_slot *s, rt_code **out) {
+  static const char *const origin[] = {"compiled", "cached", "kernc build"};
+  double t0 = proc_now_ms();
+  rt_origin how = RT_ORIGIN_COMPILED;
+  bool made = false;
+  kern_status st = KERN_OK;
+  pthread_mutex_lock(&s->mu);
+  rt_code *c = atomic_load_explicit(&s->code, memory_order_relaxed);
+  if (!c && (st = d->ops->compile(m, d, &c, &how)) == KERN_OK) {
+    atomic_store_explicit(&s->code, c, memory_order_release);
+    made = true;
+  }
+  pthread_mutex_unlock(&s->mu);
+  *out = c;
+  if (made)
+    err_log(KERN_LOG_INFO, "module '%s' loaded on %s in %.2f ms (%s)", m->name, d->name,
+            proc_now_ms() - t0, origin[how]);
+  return st;
+}
+
 kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
   rt_slot *s = &m->slots[d->index];
   rt_code *c = atomic_load_explicit(&s->code, memory_order_acquire);
-  kern_status st = KERN_OK;
-  if (!c) {
-    pthread_mutex_lock(&s->mu);
-    c = atomic_load_explicit(&s->code, memory_order_relaxed);
-    if (!c && (st = d->ops->compile(m, d, &c)) == KERN_OK)
-      atomic_store_explicit(&s->code, c, memory_order_release);
-    pthread_mutex_unlock(&s->mu);
-  }
+  if (!c) return compile_once(m, d, s, out);
   *out = c;
-  return st;
+  return KERN_OK;
 }
 
 /* ---- debug errors: what a record names ----------------------------------------------------------------------------- */

@@ -1,18 +1,24 @@
-/* error.c: the thread-local error message and the warning handler.
+/* error.c: the thread-local error message, the warning handler and the log.
  *
  * Requires: pthreads. Produces: kern_last_error, kern_last_status,
- * kern_clear_error, kern_status_name, kern_set_warning_handler, and err_set
+ * kern_clear_error, kern_status_name, kern_set_warning_handler,
+ * kern_set_log_handler, kern_get_log_level, and err_set, err_warn, err_log
  * and friends for every layer of the library.
  * Breaks: the message buffer is per thread, freed by a pthread key when the
  * thread exits; out of memory keeps what fits of a message (a truncated
- * message beats none). Nothing here prints except the default warning handler.
+ * message beats none). Nothing here prints except the default warning
+ * handler and, when KERN_LOG asks for it, the default log handler. Handlers
+ * are called with no lock held, so they may call kern.
  */
 #include "error.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "str.h"
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -120,6 +126,74 @@ void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud) {
   pthread_mutex_unlock(&warn_mu);
 }
 
+/* ---- the log ---------------------------------------------------------------------------- */
+
+static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+static kern_log_fn log_fn;
+static void *log_ud;
+static kern_log_level log_fn_level;
+static _Atomic int env_level = -1; /* KERN_LOG's level; -1: not read yet */
+
+/* KERN_LOG: unset, empty, 0, off or none: nothing; warning (or warn): warnings;
+ * anything else (1, info ...): everything. */
+static kern_log_level parse_level(const char *s) {
+  if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "none")) return KERN_LOG_OFF;
+  if (!strcmp(s, "warning") || !strcmp(s, "warn")) return KERN_LOG_WARNING;
+  return KERN_LOG_INFO;
+}
+
+void err_log_read_env(void) { atomic_store(&env_level, (int)parse_level(getenv("KERN_LOG"))); }
+
+void kern_set_log_handler(kern_log_fn fn, void *ud, kern_log_level level) {
+  pthread_mutex_lock(&log_mu);
+  log_fn = fn;
+  log_ud = fn ? ud : NULL;
+  log_fn_level = fn ? level : KERN_LOG_OFF;
+  pthread_mutex_unlock(&log_mu);
+}
+
+/* The handler in effect and its level, copied under the lock. */
+static kern_log_level log_target(kern_log_fn *fn, void **ud) {
+  pthread_mutex_lock(&log_mu);
+  *fn = log_fn;
+  *ud = log_ud;
+  kern_log_level level = log_fn_level;
+  pthread_mutex_unlock(&log_mu);
+  if (*fn) return level;
+  if (atomic_load(&env_level) < 0) err_log_read_env();
+  return (kern_log_level)atomic_load(&env_level);
+}
+
+kern_log_level kern_get_log_level(void) {
+  kern_log_fn fn;
+  void *ud;
+  return log_target(&fn, &ud);
+}
+
+bool err_log_on(kern_log_level level) {
+  return level != KERN_LOG_OFF && level <= kern_get_log_level();
+}
+
+void err_log(kern_log_level level, const char *fmt, ...) {
+  kern_log_fn fn;
+  void *ud;
+  if (level == KERN_LOG_OFF || level > log_target(&fn, &ud)) return;
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg = str_vprintf(fmt, ap);
+  va_end(ap);
+  if (!msg) return; /* out of memory: a log line is not worth failing for */
+  size_t n = strlen(msg);
+  while (n && msg[n - 1] == '\n') msg[--n] = 0; /* one message, no trailing newline */
+  if (fn)
+    fn(level, msg, ud);
+  else
+    fprintf(stderr, "kern: %s\n", msg);
+  free(msg);
+}
+
+/* CHECKED-mode warnings: the warning handler; without one, the log handler
+ * when one is installed; else a line on stderr. */
 void err_warn(const char *fmt, ...) {
   char msg[1024];
   va_list ap;
@@ -130,8 +204,13 @@ void err_warn(const char *fmt, ...) {
   void (*fn)(const char *, void *) = warn_fn;
   void *ud = warn_ud;
   pthread_mutex_unlock(&warn_mu);
+  kern_log_fn lfn;
+  void *lud;
+  kern_log_level level = log_target(&lfn, &lud);
   if (fn)
     fn(msg, ud);
+  else if (lfn && level >= KERN_LOG_WARNING)
+    lfn(KERN_LOG_WARNING, msg, lud);
   else
     fprintf(stderr, "kern: warning: %s\n", msg);
 }

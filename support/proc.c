@@ -72,11 +72,13 @@ char *proc_find(const char *name) {
 
 /* ---- time ---------------------------------------------------------------------------- */
 
-static long long now_ms(void) {
+double proc_now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
-  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
+
+static long long now_ms(void) { return (long long)proc_now_ms(); }
 
 /* Milliseconds left before deadline (-1: no deadline, wait forever). */
 static int left_ms(long long deadline) {

@@ -36,5 +36,7 @@ bool proc_run(const ProcSpec *, ProcResult *);
  * "/usr/local/bin:/usr/bin:/bin"). malloc'd; NULL (errno ENOENT, or ENOMEM)
  * when there is none. */
 char *proc_find(const char *name);
+/* The monotonic clock in milliseconds (for time limits, and the log's timings). */
+double proc_now_ms(void);
 
 #endif

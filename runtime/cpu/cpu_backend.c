@@ -149,11 +149,12 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
   return KERN_OK;
 }
 
-static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
+static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out, rt_origin *origin) {
   (void)d;
   rt_binary bin;
   kern_status st = rt_module_binary(m, RT_CODE_CPU, 0, &bin);
   if (st) return st;
+  *origin = bin.origin;
   cpu_code *c = calloc(1, sizeof *c);
   if (c) c->entries = calloc((size_t)m->nkernels + 1, sizeof *c->entries);
   if (!c || !c->entries) {

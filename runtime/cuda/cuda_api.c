@@ -30,6 +30,7 @@ static const DlSym cu_syms[] = {
     CU(DeviceCanAccessPeer, "cuDeviceCanAccessPeer", true),
     CU(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", true),
     CU(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", true),
+    CU(DevicePrimaryCtxGetState, "cuDevicePrimaryCtxGetState", false),
     CU(DeviceGetDefaultMemPool, "cuDeviceGetDefaultMemPool", false),
     CU(CtxSetCurrent, "cuCtxSetCurrent", true),
     CU(CtxGetCurrent, "cuCtxGetCurrent", true),
@@ -109,6 +110,19 @@ const rt_cu_api *rt_cu_load(const char **why) {
   pthread_once(&cu_once, cu_load_once);
   if (why) *why = cu_why;
   return cu.lib ? &cu : NULL;
+}
+
+bool rt_cu_in_process(void) {
+  const char *env = getenv("KERN_CUDA_LIB");
+  const char *const names[] = {env ? env : "libcuda.so.1", env ? NULL : "libcuda.so", NULL};
+  for (int i = 0; names[i] && *names[i]; i++) {
+    void *lib = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+    if (lib) {
+      dlclose(lib);
+      return true;
+    }
+  }
+  return false;
 }
 
 const char *rt_cu_error_text(CUresult r) {

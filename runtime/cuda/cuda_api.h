@@ -70,6 +70,7 @@ typedef struct rt_cu_api {
   CUresult (*DeviceCanAccessPeer)(int *, CUdevice, CUdevice);
   CUresult (*DevicePrimaryCtxRetain)(CUcontext *, CUdevice);
   CUresult (*DevicePrimaryCtxRelease)(CUdevice);
+  CUresult (*DevicePrimaryCtxGetState)(CUdevice, unsigned *flags, int *active);
   CUresult (*DeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
   CUresult (*CtxSetCurrent)(CUcontext);
   CUresult (*CtxGetCurrent)(CUcontext *);
@@ -118,6 +119,9 @@ void rt_cuda_memory_init(const rt_cu_api *);
 /* Loads the driver once (thread-safe): $KERN_CUDA_LIB (a path; empty hides the
  * driver), else libcuda.so.1. NULL when absent; *why says why. */
 const rt_cu_api *rt_cu_load(const char **why);
+/* Whether the driver kern would load is in the process already (loaded by
+ * kern or by anyone else), asked without loading it. */
+bool rt_cu_in_process(void);
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver result. */
 const char *rt_cu_error_text(CUresult);
 

@@ -5,11 +5,16 @@
  * PTX (NVRTC and the disk cache). Produces rt_cuda_probe, the rt_cuda_ops
  * backend table, the public stream functions, and the context and stream
  * helpers cuda_capture.c records with (a conditional body's stream replaces
- * the current one while it is captured). Each device keeps its
- * primary context current on the calling thread before every driver call.
- * A device whose context hit a sticky fault (illegal address, trap) is marked
- * poisoned: every later call on it fails with the original error, the CPU
- * device keeps working.
+ * the current one while it is captured). The probe starts the driver and
+ * reads each GPU's attributes, nothing more: a device's primary context, its
+ * stream, memory pool and debug buffer are made on its first use (start,
+ * under the device's mutex, once; a failure is reported and the next use
+ * tries again), because creating a context costs about a hundred
+ * milliseconds per GPU. From then on each device makes its primary context
+ * current on the calling thread before every driver call. A device whose
+ * context hit a sticky fault (illegal address, trap) is marked poisoned:
+ * every later call on it fails with the original error, the CPU device keeps
+ * working.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +22,7 @@
 
 #include "cuda_api.h"
 #include "cuda_backend.h"
+#include "proc.h"
 
 struct kern_stream {
   kern_device *device;
@@ -26,7 +32,9 @@ struct kern_stream {
 
 typedef struct cuda_dev {
   CUdevice dev;
-  CUcontext ctx;
+  char gpu[96];         /* the driver's name for it, for the log */
+  _Atomic bool started; /* the members below are made (start) */
+  CUcontext ctx;        /* the primary context, retained at start */
   kern_stream default_stream;
   _Atomic(kern_stream *) stream; /* where launches go */
   _Atomic(CUstream) body;        /* during capture: a conditional body's stream, else NULL */
@@ -36,8 +44,8 @@ typedef struct cuda_dev {
   CUmemoryPool pool;
   bool peer[RT_MAX_DEVICES]; /* peer access from launch device index enabled */
   bool pool_access[RT_MAX_DEVICES];
-  kn_error *err_buf; /* device memory for debug error records */
-  pthread_mutex_t mu;
+  kn_error *err_buf;    /* device memory for debug error records */
+  pthread_mutex_t mu;   /* start, and the first poisoning */
   _Atomic int poisoned; /* a kern_status, stored once after poison_msg is written */
   char poison_msg[512];
 } cuda_dev;
@@ -83,10 +91,65 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
                  rt_cu_error_text(r));
 }
 
-/* Makes the device's context current; fails if the device is poisoned. */
+/* ---- first use -------------------------------------------------------------------- */
+
+/* The context, its stream, the pool and the debug buffer; undone on failure
+ * (*what names the call that failed). */
+static CUresult open_context(cuda_dev *c, const char **what) {
+  CUresult r = cu->DevicePrimaryCtxRetain(&c->ctx, c->dev);
+  if (r) return *what = "cuDevicePrimaryCtxRetain", r;
+  if ((r = cu->CtxSetCurrent(c->ctx)))
+    *what = "cuCtxSetCurrent";
+  else if ((r = cu->StreamCreate(&c->default_stream.s, CU_STREAM_NON_BLOCKING)))
+    *what = "cuStreamCreate";
+  if (r) {
+    cu->DevicePrimaryCtxRelease(c->dev);
+    c->ctx = NULL;
+    return r;
+  }
+  if (c->info.is_mempool_supported && cu->DeviceGetDefaultMemPool)
+    cu->DeviceGetDefaultMemPool(&c->pool, c->dev);
+  CUdeviceptr eb;
+  if (cu->MemAlloc(&eb, sizeof(kn_error)) == 0) c->err_buf = (kn_error *)(uintptr_t)eb;
+  return CUDA_SUCCESS;
+}
+
+/* The device's first use, once however many threads arrive together; the
+ * log line after the lock (its handler may call kern). */
+static kern_status start(kern_device *d) {
+  cuda_dev *c = impl(d);
+  double t0 = proc_now_ms();
+  const char *what = "";
+  CUresult r = CUDA_SUCCESS;
+  bool ran = false;
+  pthread_mutex_lock(&c->mu);
+  if (!atomic_load(&c->started)) {
+    ran = true;
+    if ((r = open_context(c, &what)) == CUDA_SUCCESS)
+      atomic_store_explicit(&c->started, true, memory_order_release);
+  }
+  pthread_mutex_unlock(&c->mu);
+  if (r)
+    return err_set(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA,
+                   "%s (%s) could not be started: %s failed: %s", d->name, c->gpu, what,
+                   rt_cu_error_text(r));
+  if (ran)
+    err_log(KERN_LOG_INFO, "%s (%s) started in %.2f ms (CUDA context and stream)", d->name, c->gpu,
+            proc_now_ms() - t0);
+  return KERN_OK;
+}
+
+static kern_status ensure_started(kern_device *d) {
+  return atomic_load_explicit(&impl(d)->started, memory_order_acquire) ? KERN_OK : start(d);
+}
+
+/* Makes the device's context current (starting the device on its first use);
+ * fails if the device is poisoned. */
 static kern_status enter(kern_device *d) {
   cuda_dev *c = impl(d);
-  kern_status p = (kern_status)c->poisoned;
+  kern_status p = ensure_started(d);
+  if (p) return p;
+  p = (kern_status)c->poisoned;
   if (p) return err_set(p, "%s", c->poison_msg);
   CUresult r = cu->CtxSetCurrent(c->ctx);
   return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
@@ -143,25 +206,25 @@ static void read_info(cuda_dev *c, int ordinal) {
 
 extern const rt_device_ops rt_cuda_ops;
 
-static cuda_dev *open_device(int ordinal) {
+/* A device as the probe leaves it: attributes read, no context yet. */
+static cuda_dev *new_device(int ordinal) {
   cuda_dev *c = calloc(1, sizeof *c);
   if (!c) return NULL;
-  pthread_mutex_init(&c->mu, NULL);
-  if (cu->DeviceGet(&c->dev, ordinal) || cu->DevicePrimaryCtxRetain(&c->ctx, c->dev) ||
-      cu->CtxSetCurrent(c->ctx) || cu->StreamCreate(&c->default_stream.s, CU_STREAM_NON_BLOCKING)) {
+  if (cu->DeviceGet(&c->dev, ordinal)) {
     free(c);
     return NULL;
   }
+  pthread_mutex_init(&c->mu, NULL);
   read_info(c, ordinal);
-  if (c->info.is_mempool_supported && cu->DeviceGetDefaultMemPool)
-    cu->DeviceGetDefaultMemPool(&c->pool, c->dev);
-  CUdeviceptr eb;
-  if (cu->MemAlloc(&eb, sizeof(kn_error)) == 0) c->err_buf = (kn_error *)(uintptr_t)eb;
+  if (cu->DeviceGetName(c->gpu, (int)sizeof c->gpu, c->dev)) snprintf(c->gpu, sizeof c->gpu, "?");
   atomic_store(&c->stream, &c->default_stream);
   return c;
 }
 
+bool rt_cuda_driver_loaded(void) { return rt_cu_in_process(); }
+
 kern_status rt_cuda_probe(void) {
+  if (cu) return KERN_OK; /* once per process */
   cu = rt_cu_load(&absent_why);
   if (!cu) return KERN_OK;
   CUresult r = cu->Init(0);
@@ -175,7 +238,7 @@ kern_status rt_cuda_probe(void) {
   }
   if (n == 0) absent_why = "the CUDA driver reports no GPU";
   for (int i = 0; i < n; i++) {
-    cuda_dev *c = open_device(i);
+    cuda_dev *c = new_device(i);
     kern_device *d = c ? rt_device_add(RT_DEV_CUDA, i, &rt_cuda_ops, c) : NULL;
     if (d) c->default_stream.device = d;
   }
@@ -235,6 +298,7 @@ static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t 
 
 static kern_status cuda_sync(kern_device *d) {
   if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_synchronize");
+  if (!atomic_load(&impl(d)->started)) return KERN_OK; /* never used: nothing queued */
   kern_status s = enter(d);
   if (s) return s;
   CU_TRY(d, cu->CtxSynchronize());
@@ -264,7 +328,8 @@ static bool cuda_pool_access_enabled(const kern_device *owner, const kern_device
 /* Lets `peer` launch on memory of `target` (cuCtxEnablePeerAccess from the peer). */
 static kern_status cuda_set_peer(kern_device *target, kern_device *peer, bool on) {
   if (target == peer) return KERN_OK;
-  kern_status s = enter(peer);
+  kern_status s = ensure_started(target); /* its context is the argument */
+  if (!s) s = enter(peer);
   if (s) return s;
   CUresult r = on ? cu->CtxEnablePeerAccess(impl(target)->ctx, 0)
                   : cu->CtxDisablePeerAccess(impl(target)->ctx);
@@ -283,11 +348,11 @@ typedef struct {
 static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, bool on) {
   cuda_dev *t = impl(target);
   if (target == peer) return KERN_OK;
+  kern_status s = enter(target); /* the pool is found at start */
+  if (s) return s;
   if (!t->pool || !cu->MemPoolSetAccess)
     return err_set(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
   mem_access_desc desc = {1 /* DEVICE */, impl(peer)->info.ordinal, on ? 3 /* READWRITE */ : 0};
-  kern_status s = enter(target);
-  if (s) return s;
   CU_TRY(target, cu->MemPoolSetAccess(t->pool, &desc, 1));
   t->pool_access[peer->index] = on;
   return KERN_OK;
@@ -318,11 +383,12 @@ static void cuda_code_free(rt_code *code) {
   free(cc);
 }
 
-static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
+static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out, rt_origin *origin) {
   kern_status s = enter(d);
   if (s) return s;
   rt_binary b;
   if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
+  *origin = b.origin;
   char *bin = b.image;
   cuda_code *cc = calloc(1, sizeof *cc);
   if (cc) {
@@ -476,8 +542,10 @@ kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
   return KERN_OK;
 }
 
+/* The default stream is made at the device's first use: this may be it. */
 kern_stream *kern_device_get_stream(kern_device *d) {
-  return d && d->kind == RT_DEV_CUDA ? atomic_load(&impl(d)->stream) : NULL;
+  if (!d || d->kind != RT_DEV_CUDA || ensure_started(d)) return NULL;
+  return atomic_load(&impl(d)->stream);
 }
 
 void *kern_stream_cuda_handle(const kern_stream *s) { return s ? (void *)s->s : NULL; }

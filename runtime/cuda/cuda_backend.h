@@ -12,10 +12,16 @@
 
 #include "backend.h"
 
-/* Called by kern_init: adds the CUDA devices it finds (none without a
- * driver, never an error); rt_cuda_probe_reason says why there are none. */
+/* The GPU probe (init.c registers it, device.c runs it on first need):
+ * loads the driver, starts it and adds the CUDA devices it finds (none
+ * without a driver, never an error) without creating their contexts, which
+ * wait for each device's first use; rt_cuda_probe_reason says why there are
+ * none. Once per process. */
 kern_status rt_cuda_probe(void);
 const char *rt_cuda_probe_reason(void);
+/* The CUDA driver is already loaded in the process (by kern or anyone):
+ * only then can a pointer kern did not allocate be CUDA memory. */
+bool rt_cuda_driver_loaded(void);
 
 /* cuda_backend.c <-> cuda_capture.c (stream capture on a CUDA device). */
 struct CUstream_st;

@@ -10,28 +10,63 @@
  * all of it), so the CPU-only behaviour is the same as without a driver. Calls
  * run in a device's primary context; one is made current on the calling
  * thread only when the thread has none, because the CUDA backend sets its own
- * before each of its calls anyway.
+ * before each of its calls anyway. Contexts are retained when first needed:
+ * a pinned allocation makes cuda:0's if none exists, but classifying a
+ * pointer never makes one (with no context in the process, no pointer can be
+ * CUDA memory), so wrapping host memory costs no context.
  */
+#include <pthread.h>
+
 #include "cuda_api.h"
 #include "cuda_backend.h"
 
 enum { CU_MEMORYTYPE_UNIFIED = 4 };
 
 static const rt_cu_api *cu;
-static CUcontext ctxs[RT_MAX_DEVICES]; /* primary context by ordinal */
+static _Atomic(CUcontext) ctxs[RT_MAX_DEVICES]; /* primary context by ordinal, once retained */
 static int nctx;
+static pthread_mutex_t ctx_mu = PTHREAD_MUTEX_INITIALIZER;
 
-static bool use_ctx(int ordinal) {
-  if (ordinal < 0 || ordinal >= nctx || !ctxs[ordinal]) return false;
-  return cu->CtxSetCurrent(ctxs[ordinal]) == CUDA_SUCCESS;
+/* Whether the device's primary context exists (made by kern's backend or by
+ * the CUDA runtime); a driver that cannot say is taken as yes. */
+static bool primary_active(CUdevice dev) {
+  unsigned flags = 0;
+  int active = 0;
+  if (!cu->DevicePrimaryCtxGetState) return true;
+  return cu->DevicePrimaryCtxGetState(dev, &flags, &active) == CUDA_SUCCESS && active;
+}
+
+/* The primary context of a device, retained once; with create false, only
+ * when it exists already. */
+static CUcontext ctx_of(int ordinal, bool create) {
+  if (ordinal < 0 || ordinal >= nctx) return NULL;
+  CUcontext c = atomic_load(&ctxs[ordinal]);
+  if (c) return c;
+  pthread_mutex_lock(&ctx_mu);
+  CUdevice dev;
+  if (!(c = atomic_load(&ctxs[ordinal])) && cu->DeviceGet(&dev, ordinal) == CUDA_SUCCESS &&
+      (create || primary_active(dev))) {
+    if (cu->DevicePrimaryCtxRetain(&c, dev) != CUDA_SUCCESS) c = NULL;
+    atomic_store(&ctxs[ordinal], c);
+  }
+  pthread_mutex_unlock(&ctx_mu);
+  return c;
+}
+
+static bool use_ctx(int ordinal, bool create) {
+  CUcontext c = ctx_of(ordinal, create);
+  return c && cu->CtxSetCurrent(c) == CUDA_SUCCESS;
 }
 
 /* Host allocations and pointer queries work from any context under unified
- * addressing; keep the caller's if it has one. */
-static bool any_ctx(void) {
+ * addressing; keep the caller's if it has one, else take any that exists,
+ * else (create) cuda:0's. */
+static bool any_ctx(bool create) {
   CUcontext cur = NULL;
   if (cu->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur) return true;
-  return use_ctx(0);
+  for (int i = 0; i < nctx; i++)
+    if (use_ctx(i, false)) return true;
+  return create && use_ctx(0, true);
 }
 
 /* ---- pinned host memory ------------------------------------------------------------ */
@@ -40,12 +75,12 @@ static bool any_ctx(void) {
  * by every device at the same address. */
 static void *pinned_alloc(size_t bytes) {
   void *p = NULL;
-  if (!any_ctx() || cu->MemAllocHost(&p, bytes) != CUDA_SUCCESS) return NULL;
+  if (!any_ctx(true) || cu->MemAllocHost(&p, bytes) != CUDA_SUCCESS) return NULL;
   return p;
 }
 
 static void pinned_free(void *p) {
-  if (any_ctx()) cu->MemFreeHost(p);
+  if (any_ctx(true)) cu->MemFreeHost(p);
 }
 
 /* ---- pointer classification ---------------------------------------------------------- */
@@ -68,7 +103,7 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
   uint64_t type = 0, managed = 0;
   void *pool = NULL;
   *ordinal = -1;
-  if (!ptr || !any_ctx() || !query(ptr, &type, &managed, ordinal, &pool)) return false;
+  if (!ptr || !any_ctx(false) || !query(ptr, &type, &managed, ordinal, &pool)) return false;
   if (managed && type)
     *kind = KERN_MEM_CUDA_MANAGED;
   else if (type == CU_MEMORYTYPE_HOST)
@@ -86,7 +121,7 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
 /* ---- IPC ------------------------------------------------------------------------------- */
 
 static kern_status ipc_handle(int ordinal, const void *base, void *out) {
-  if (!use_ctx(ordinal))
+  if (!use_ctx(ordinal, true))
     return err_set(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
                    ordinal);
   CUresult r = cu->IpcGetMemHandle(out, (CUdeviceptr)(uintptr_t)base);
@@ -102,14 +137,7 @@ void rt_cuda_memory_init(const rt_cu_api *api) {
   int n = 0;
   cu = api;
   if (!cu || cu->DeviceGetCount(&n) != CUDA_SUCCESS || n <= 0) return;
-  if (n > RT_MAX_DEVICES) n = RT_MAX_DEVICES;
-  for (int i = 0; i < n; i++) {
-    CUdevice d;
-    /* kern_shutdown + kern_init probes again: keep the contexts retained once. */
-    if (!ctxs[i] && cu->DeviceGet(&d, i) == CUDA_SUCCESS) cu->DevicePrimaryCtxRetain(&ctxs[i], d);
-  }
-  nctx = n;
-  if (!ctxs[0]) return;
+  nctx = n > RT_MAX_DEVICES ? RT_MAX_DEVICES : n;
   rt_host.pinned_alloc = pinned_alloc;
   rt_host.pinned_free = pinned_free;
   if (cu->PointerGetAttributes) rt_host.pointer_kind = pointer_kind;

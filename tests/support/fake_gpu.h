@@ -70,9 +70,10 @@ static inline kern_status th_fake_set_pool(kern_device *target, kern_device *pee
   th_fake_of(target)->pool[peer->index] = on;
   return KERN_OK;
 }
-static inline kern_status th_fake_compile(kern_module *m, kern_device *d, rt_code **out) {
+static inline kern_status th_fake_compile(kern_module *m, kern_device *d, rt_code **out,
+                                          rt_origin *origin) {
   static int code;
-  (void)m, (void)d;
+  (void)m, (void)d, (void)origin;
   *out = (rt_code *)&code;
   return KERN_OK;
 }

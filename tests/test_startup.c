@@ -1,0 +1,509 @@
+/* test_startup.c: what a program pays and hears when it starts: CUDA started
+ * only when needed (checked against a stand-in driver that counts calls), and
+ * the log (its handler, KERN_LOG, module warnings, kernc run).
+ *
+ * Requires: a C compiler for CPU kernels, the stand-in driver
+ * tests/support/fake_cuda.c built as a library (FAKE_CUDA_LIB, loaded through
+ * KERN_CUDA_LIB, so every test behaves the same with and without a GPU), and
+ * kernc (KERNC_PATH). Produces: temporary directories under TMPDIR, removed at
+ * the end of each test. Each Criterion test is its own process, so each
+ * starts kern (and loads the driver) afresh.
+ */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "kern.h"
+
+/* ---- temporary directories -------------------------------------------------------- */
+
+static char tmp_root[512];
+
+static const char *make_tmp(void) {
+  if (tmp_root[0]) return tmp_root;
+  const char *t = getenv("TMPDIR");
+  snprintf(tmp_root, sizeof tmp_root, "%s/kern-startup-XXXXXX", t && *t ? t : "/tmp");
+  cr_assert_not_null(mkdtemp(tmp_root));
+  return tmp_root;
+}
+
+static void remove_tmp(void) {
+  if (!tmp_root[0]) return;
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp_root);
+  th_run(cmd, NULL);
+  tmp_root[0] = 0;
+}
+
+/* root/name, a path (static storage, one at a time per call site). */
+static const char *tmp_path(const char *name, char *out, size_t cap) {
+  snprintf(out, cap, "%s/%s", make_tmp(), name);
+  return out;
+}
+
+/* An empty cache, so the next compile is a real one (set before kern_init). */
+static void fresh_cache(void) {
+  char dir[700];
+  setenv("KERN_CACHE_DIR", tmp_path("cache", dir, sizeof dir), 1);
+}
+
+static void write_text(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  cr_assert_not_null(f, "%s", path);
+  fputs(text, f);
+  fclose(f);
+}
+
+static kern_device *cpu(void) { return kern_device_get("cpu"); }
+
+static const char *fill_src = "kernel void fill(int[] a, int v) { a[tid()] = v + tid(); }\n";
+
+/* A launch on dev of fill over 4 elements, checked. */
+static void launch_fill(kern_module *m, kern_device *dev) {
+  int64_t n = 4;
+  kern_array *a = kern_array_new(dev, KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(m, "fill");
+  cr_assert_not_null(k, "%s", kern_last_error());
+  cr_assert_eq(KERN_LAUNCH(k, dev, KERN_DIM1(n), a, 7), KERN_OK, "%s", kern_last_error());
+  int out[4];
+  cr_assert_eq(kern_array_read(a, out, sizeof out), KERN_OK, "%s", kern_last_error());
+  for (int i = 0; i < 4; i++) cr_assert_eq(out[i], 7 + i);
+  kern_array_free(a);
+}
+
+/* ---- the stand-in driver ---------------------------------------------------------------- */
+
+static int (*calls_of)(const char *);
+static void (*fail_with)(const char *, int);
+
+/* KERN_CUDA_LIB names the stand-in; kern loads it when it needs CUDA. */
+static void use_fake_driver(int gpus) {
+  char n[8];
+  snprintf(n, sizeof n, "%d", gpus);
+  setenv("FAKE_CUDA_DEVICES", n, 1);
+  setenv("KERN_CUDA_LIB", FAKE_CUDA_LIB, 1);
+}
+
+/* Whether kern loaded the driver (asked without loading it). */
+static bool driver_loaded(void) {
+  void *lib = dlopen(FAKE_CUDA_LIB, RTLD_NOW | RTLD_NOLOAD);
+  if (lib) dlclose(lib);
+  return lib != NULL;
+}
+
+/* The stand-in's counters (dlopen of the same path: the library kern loaded, or
+ * loads later). */
+static void open_fake(void) {
+  void *lib = dlopen(FAKE_CUDA_LIB, RTLD_NOW);
+  cr_assert_not_null(lib, "%s", dlerror());
+  calls_of = (int (*)(const char *))dlsym(lib, "fake_cuda_calls");
+  fail_with = (void (*)(const char *, int))dlsym(lib, "fake_cuda_fail");
+  cr_assert(calls_of && fail_with);
+}
+
+static int calls(const char *name) {
+  if (!calls_of) open_fake();
+  return calls_of(name);
+}
+
+/* From now on the driver's entry point `name` returns result (0: works again). */
+static void fake_fault(const char *name, int result) {
+  if (!fail_with) open_fake();
+  fail_with(name, result);
+}
+
+static kern_device *gpu(const char *name) {
+  kern_device *d = kern_device_get(name);
+  cr_assert_not_null(d, "%s", kern_last_error());
+  return d;
+}
+
+TestSuite(lazy_cuda, .fini = remove_tmp);
+
+/* A CPU-only program with a driver present: kern_init, a compile and a launch
+ * on "cpu", arrays made and wrapped: the driver is not even loaded. */
+Test(lazy_cuda, cpu_only_program_never_loads_the_driver) {
+  use_fake_driver(1);
+  fresh_cache();
+  cr_assert_eq(kern_init(), KERN_OK);
+  kern_module *m = kern_module_from_source("fill.kern", fill_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  launch_fill(m, cpu());
+  int host[4] = {0};
+  int64_t n = 4;
+  kern_array *w = kern_array_wrap(host, cpu(), KERN_INT32, 1, &n, NULL);
+  cr_assert_not_null(w, "%s", kern_last_error());
+  cr_expect_eq(kern_array_memory_kind(w), KERN_MEM_UNKNOWN);
+  cr_expect_eq(kern_device_at(0), cpu());
+  cr_expect_eq(kern_device_get_allocator(cpu()), KERN_ALLOC_DEFAULT);
+  kern_array_free(w);
+  kern_module_free(m);
+  cr_assert_not(driver_loaded(), "the CUDA driver was loaded by a CPU-only program");
+  cr_assert_eq(calls("cuInit"), 0);
+}
+
+/* Asking for the device list starts the driver (cuInit, counting) but makes
+ * no context: a GPU's context, stream and buffers come with its first use. */
+Test(lazy_cuda, device_list_starts_the_driver_first_use_the_context) {
+  use_fake_driver(2);
+  cr_assert_eq(kern_init(), KERN_OK);
+  cr_assert_not(driver_loaded());
+  cr_assert_eq(kern_device_count(), 3, "cpu, cuda:0, cuda:1: %s", kern_last_error());
+  cr_expect_eq(calls("cuInit"), 1);
+  kern_device *g0 = gpu("cuda:0"), *g1 = gpu("cuda:1");
+  cr_expect_eq(kern_device_at(1), g0);
+  kern_device_info info;
+  cr_assert_eq(kern_device_info_get(g0, &info), KERN_OK);
+  cr_expect(info.sm_major == 8 && info.sm_minor == 0 && info.is_uva, "read at the probe");
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 0, "no context before a first use");
+  cr_expect_eq(calls("cuStreamCreate"), 0);
+  cr_expect_eq(kern_device_synchronize(g0), KERN_OK, "nothing queued: nothing to start");
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 0);
+
+  int64_t n = 4;
+  kern_array *a = kern_array_new(g0, KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 1, "cuda:0 started");
+  cr_expect_eq(calls("cuStreamCreate"), 1);
+  int out[4] = {1, 1, 1, 1};
+  cr_assert_eq(kern_array_read(a, out, sizeof out), KERN_OK, "%s", kern_last_error());
+  cr_expect(out[0] == 0 && out[3] == 0, "zeroed");
+  kern_array *b = kern_array_new(g0, KERN_INT32, 1, &n);
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 1, "started once");
+  cr_assert_not_null(kern_device_get_stream(g1), "%s", kern_last_error());
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 2, "cuda:1 started by asking for its stream");
+  cr_expect_eq(calls("cuInit"), 1, "the driver starts once");
+  kern_array_free(a), kern_array_free(b);
+}
+
+/* kern_device_get of a "cuda" name is what most programs call first. */
+Test(lazy_cuda, asking_for_a_gpu_by_name_probes) {
+  use_fake_driver(1);
+  cr_assert_not_null(kern_device_get("cpu"));
+  cr_assert_not(driver_loaded(), "\"cpu\" needs no CUDA");
+  cr_assert_null(kern_device_get("cuda:3"));
+  cr_assert(strstr(kern_last_error(), "no such device (CUDA devices are cuda:0 to cuda:0)"), "%s",
+            kern_last_error());
+  cr_expect_eq(calls("cuInit"), 1);
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 0);
+}
+
+static kern_device *racing_gpu;
+static pthread_barrier_t start_line;
+
+static void *allocate_on_gpu(void *arg) {
+  (void)arg;
+  int64_t n = 16;
+  pthread_barrier_wait(&start_line);
+  return kern_array_new(racing_gpu, KERN_FLOAT32, 1, &n);
+}
+
+/* Eight threads whose first call uses the GPU at once: one context, one stream. */
+Test(lazy_cuda, first_use_from_many_threads_starts_once) {
+  use_fake_driver(1);
+  racing_gpu = gpu("cuda");
+  enum { N = 8 };
+  pthread_t t[N];
+  pthread_barrier_init(&start_line, NULL, N);
+  for (int i = 0; i < N; i++) pthread_create(&t[i], NULL, allocate_on_gpu, NULL);
+  for (int i = 0; i < N; i++) {
+    void *a;
+    pthread_join(t[i], &a);
+    cr_assert_not_null(a, "thread %d", i);
+    kern_array_free(a);
+  }
+  pthread_barrier_destroy(&start_line);
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 1);
+  cr_expect_eq(calls("cuStreamCreate"), 1);
+}
+
+/* A GPU whose context cannot be made fails its first use with the driver's
+ * reason, the CPU goes on, and a later use tries again. */
+Test(lazy_cuda, a_gpu_that_cannot_start_says_why_and_retries) {
+  use_fake_driver(1);
+  fresh_cache();
+  kern_device *g = gpu("cuda:0");
+  fake_fault("cuDevicePrimaryCtxRetain", 2);
+  int64_t n = 4;
+  cr_assert_null(kern_array_new(g, KERN_INT32, 1, &n));
+  cr_expect_eq(kern_last_status(), KERN_ERR_OUT_OF_MEMORY, "%s",
+               kern_status_name(kern_last_status()));
+  cr_expect(strstr(kern_last_error(), "cuda:0 (Fake GPU 0) could not be started: "
+                                      "cuDevicePrimaryCtxRetain failed: CUDA_ERROR_OUT_OF_MEMORY"),
+            "%s", kern_last_error());
+  cr_expect_null(kern_device_get_stream(g));
+  kern_module *m = kern_module_from_source("fill.kern", fill_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  launch_fill(m, cpu());
+  fake_fault("cuDevicePrimaryCtxRetain", 0);
+  kern_array *a = kern_array_new(g, KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "the next use starts it: %s", kern_last_error());
+  kern_array_free(a);
+  kern_module_free(m);
+}
+
+/* A sticky fault after a lazy start poisons the device as before: every later
+ * call repeats the first fault, the CPU still works. */
+Test(lazy_cuda, a_fault_still_poisons_the_device) {
+  use_fake_driver(1);
+  fresh_cache();
+  kern_device *g = gpu("cuda:0");
+  int64_t n = 4;
+  kern_array *a = kern_array_new(g, KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  fake_fault("cuMemcpyAsync", 700);
+  int out[4];
+  cr_assert_eq(kern_array_read(a, out, sizeof out), KERN_ERR_CUDA);
+  const char *want = "cuda:0 is unusable after a fault in";
+  cr_expect(strstr(kern_last_error(), want), "%s", kern_last_error());
+  fake_fault("cuMemcpyAsync", 0);
+  cr_assert_null(kern_array_new(g, KERN_INT32, 1, &n));
+  cr_expect(strstr(kern_last_error(), want), "still poisoned: %s", kern_last_error());
+  kern_array_free(a);
+  kern_module *m = kern_module_from_source("fill.kern", fill_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  launch_fill(m, cpu());
+  kern_module_free(m);
+}
+
+/* Pinned memory needs the driver: asking for it probes, and the allocation
+ * makes cuda:0's context (the driver allocates in one). */
+Test(lazy_cuda, pinned_memory_probes_and_makes_a_context) {
+  use_fake_driver(1);
+  cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s",
+               kern_last_error());
+  cr_expect_eq(calls("cuInit"), 1);
+  int64_t n = 8;
+  kern_array *p = kern_array_new(cpu(), KERN_INT32, 1, &n);
+  cr_assert_not_null(p, "%s", kern_last_error());
+  cr_expect_eq(kern_array_memory_kind(p), KERN_MEM_PINNED_HOST);
+  cr_expect_eq(calls("cuMemAllocHost_v2"), 1);
+  kern_array_free(p);
+}
+
+/* Once the driver is in the process, a foreign pointer is asked about only
+ * in a context that exists: wrapping host memory makes none. */
+Test(lazy_cuda, wrapping_host_memory_makes_no_context) {
+  use_fake_driver(1);
+  cr_assert_eq(kern_device_count(), 2);
+  int host[4] = {0};
+  int64_t n = 4;
+  kern_array *w = kern_array_wrap(host, cpu(), KERN_INT32, 1, &n, NULL);
+  cr_assert_not_null(w, "%s", kern_last_error());
+  cr_expect_eq(kern_array_memory_kind(w), KERN_MEM_UNKNOWN);
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 0);
+  cr_expect_eq(calls("cuPointerGetAttributes"), 0, "no context, so no CUDA memory to ask about");
+  kern_array_free(w);
+  kern_array *a = kern_array_new(gpu("cuda:0"), KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  w = kern_array_wrap(host, cpu(), KERN_INT32, 1, &n, NULL);
+  cr_assert_not_null(w, "%s", kern_last_error());
+  cr_expect_geq(calls("cuPointerGetAttributes"), 1, "with a context, the driver is asked");
+  cr_expect_eq(calls("cuDevicePrimaryCtxRetain"), 1);
+  kern_array_free(w), kern_array_free(a);
+}
+
+/* ---- the log ----------------------------------------------------------------------------- */
+
+/* What a handler heard, in order. */
+typedef struct Heard {
+  pthread_mutex_t mu;
+  int n;
+  kern_log_level level[32];
+  char *msg[32];
+} Heard;
+static Heard heard = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static void hear(kern_log_level level, const char *msg, void *ud) {
+  Heard *h = ud;
+  pthread_mutex_lock(&h->mu);
+  if (h->n < 32) h->level[h->n] = level, h->msg[h->n++] = strdup(msg);
+  pthread_mutex_unlock(&h->mu);
+}
+
+/* The index of the first message from `from` that contains needle; -1 if none. */
+static int find_heard(int from, const char *needle) {
+  for (int i = from; i < heard.n; i++)
+    if (strstr(heard.msg[i], needle)) return i;
+  return -1;
+}
+
+static void dump_heard(void) {
+  for (int i = 0; i < heard.n; i++)
+    fprintf(stderr, "heard %d: [%d] %s\n", i, heard.level[i], heard.msg[i]);
+}
+
+static const char *warn_src = "kernel void fill(int[] a, int v) {\n"
+                              "    a[tid()] + 1;\n"
+                              "    a[tid()] = v + tid();\n"
+                              "}\n";
+
+TestSuite(log, .fini = remove_tmp);
+
+/* One line per module made ready for a device: compiled, then from the cache. */
+Test(log, handler_hears_compiled_then_cached) {
+  fresh_cache();
+  kern_set_log_handler(hear, &heard, KERN_LOG_INFO);
+  cr_assert_eq(kern_get_log_level(), KERN_LOG_INFO);
+  for (int round = 0; round < 2; round++) {
+    kern_module *m = kern_module_from_source("log_fill.kern", fill_src);
+    cr_assert_not_null(m, "%s", kern_last_error());
+    launch_fill(m, cpu());
+    launch_fill(m, cpu()); /* ready already: no second line */
+    kern_module_free(m);
+  }
+  int a = find_heard(0, "module 'log_fill.kern' loaded on cpu in ");
+  cr_assert_geq(a, 0, "no line for the compile");
+  cr_expect(strstr(heard.msg[a], " ms (compiled)"), "%s", heard.msg[a]);
+  cr_expect_eq(heard.level[a], KERN_LOG_INFO);
+  double ms = -1;
+  cr_expect_eq(sscanf(heard.msg[a], "module 'log_fill.kern' loaded on cpu in %lf ms", &ms), 1);
+  cr_expect(ms > 0, "%s", heard.msg[a]);
+  int b = find_heard(a + 1, "module 'log_fill.kern' loaded on cpu in ");
+  cr_assert_gt(b, a, "no line for the cached load");
+  cr_expect(strstr(heard.msg[b], " ms (cached)"), "%s", heard.msg[b]);
+  cr_expect_eq(find_heard(b + 1, "module 'log_fill.kern'"), -1, "one line per module and device");
+  if (heard.n != 2) dump_heard();
+  cr_expect_eq(heard.n, 2, "nothing else was said");
+}
+
+/* A module's warnings arrive when it loads, as its diagnostics render them;
+ * a handler at WARNING hears them but not the module lines; OFF, nothing. */
+Test(log, warnings_arrive_at_their_level) {
+  fresh_cache();
+  kern_set_log_handler(hear, &heard, KERN_LOG_WARNING);
+  kern_module *m = kern_module_from_source("warned.kern", warn_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_assert_eq(heard.n, 1, "the warning, when the module loads");
+  cr_expect_eq(heard.level[0], KERN_LOG_WARNING);
+  cr_expect(strstr(heard.msg[0], "warned.kern:2:5: warning: expression result unused"), "%s",
+            heard.msg[0]);
+  size_t len = strlen(heard.msg[0]);
+  cr_expect(len && heard.msg[0][len - 1] != '\n', "no trailing newline");
+  cr_expect(!strncmp(heard.msg[0], kern_module_diagnostics(m), len), "the diagnostics' text");
+  launch_fill(m, cpu());
+  cr_expect_eq(heard.n, 1, "no INFO line at WARNING level");
+  kern_module_free(m);
+  kern_set_log_handler(hear, &heard, KERN_LOG_OFF);
+  m = kern_module_from_source("warned.kern", warn_src);
+  cr_assert_not_null(m);
+  cr_expect_eq(heard.n, 1, "nothing at OFF");
+  kern_module_free(m);
+}
+
+/* CHECKED-mode warnings join the log when no warning handler is set. */
+Test(log, checked_mode_warnings_reach_the_log_handler) {
+  fresh_cache();
+  kern_set_log_handler(hear, &heard, KERN_LOG_WARNING);
+  kern_module *m = kern_module_from_source("fill.kern", fill_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  int host[4];
+  int64_t n = 4;
+  kern_array *w = kern_array_wrap(host, cpu(), KERN_INT32, 1, &n, NULL);
+  kern_set_launch_access_mode(KERN_ACCESS_CHECKED);
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "fill"), cpu(), KERN_DIM1(n), w, 1), KERN_OK, "%s",
+               kern_last_error());
+  cr_assert_eq(heard.n, 1);
+  cr_expect_eq(heard.level[0], KERN_LOG_WARNING);
+  cr_expect(strstr(heard.msg[0], "fill"), "%s", heard.msg[0]);
+  kern_array_free(w);
+  kern_module_free(m);
+}
+
+/* The GPU probe and a GPU's start are logged, with how long they took. */
+Test(log, the_gpu_probe_and_start_are_logged) {
+  use_fake_driver(1);
+  kern_set_log_handler(hear, &heard, KERN_LOG_INFO);
+  cr_assert_eq(kern_device_count(), 2);
+  int p = find_heard(0, "GPUs probed in ");
+  cr_assert_geq(p, 0);
+  cr_expect(strstr(heard.msg[p], "ms: cuda:0 ("), "%s", heard.msg[p]);
+  int64_t n = 4;
+  kern_array *a = kern_array_new(gpu("cuda:0"), KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  int s = find_heard(p + 1, "cuda:0 (Fake GPU 0) started in ");
+  cr_assert_gt(s, p);
+  cr_expect(strstr(heard.msg[s], "ms (CUDA context and stream)"), "%s", heard.msg[s]);
+  kern_array_free(a);
+}
+
+/* KERN_LOG in a new process: lines on stderr, prefixed "kern: "; unset,
+ * nothing at all (the library never prints unless asked). Returns stderr. */
+static char *child_stderr(const char *kern_log) {
+  char path[700];
+  tmp_path(kern_log ? "with-log.txt" : "without-log.txt", path, sizeof path);
+  fflush(NULL);
+  pid_t pid = fork();
+  cr_assert_neq(pid, -1);
+  if (pid == 0) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd < 0 || dup2(fd, 2) < 0) _exit(3);
+    if (kern_log)
+      setenv("KERN_LOG", kern_log, 1);
+    else
+      unsetenv("KERN_LOG");
+    for (int round = 0; round < 2; round++) {
+      kern_module *m = kern_module_from_source("child.kern", warn_src);
+      int64_t n = 4;
+      kern_array *a = kern_array_new(kern_device_get("cpu"), KERN_INT32, 1, &n);
+      kern_kernel *k = m ? kern_module_kernel(m, "fill") : NULL;
+      if (!k || !a || KERN_LAUNCH(k, kern_device_get("cpu"), KERN_DIM1(n), a, 1)) _exit(4);
+      kern_array_free(a);
+      kern_module_free(m);
+    }
+    _exit(0);
+  }
+  int status;
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child failed: %d", status);
+  char *text = th_read_file(path, NULL);
+  cr_assert_not_null(text);
+  return text;
+}
+
+Test(log, kern_log_prints_on_stderr_and_unset_prints_nothing) {
+  fresh_cache();
+  char *err = child_stderr("1");
+  const char *warn = strstr(err, "kern: child.kern:2:5: warning: expression result unused\n");
+  const char *compiled = strstr(err, "kern: module 'child.kern' loaded on cpu in ");
+  cr_assert(warn && compiled, "stderr:\n%s", err);
+  cr_expect(strstr(compiled, " ms (compiled)\n"), "stderr:\n%s", err);
+  const char *cached = strstr(compiled + 1, "kern: module 'child.kern' loaded on cpu in ");
+  cr_assert(cached, "stderr:\n%s", err);
+  cr_expect(strstr(cached, " ms (cached)\n"), "stderr:\n%s", err);
+  free(err);
+  err = child_stderr(NULL);
+  cr_expect_str_eq(err, "", "the library printed without being asked:\n%s", err);
+  free(err);
+  err = child_stderr("warning");
+  cr_expect(strstr(err, "warning: expression result unused"), "stderr:\n%s", err);
+  cr_expect_null(strstr(err, "loaded on cpu"), "stderr:\n%s", err);
+  free(err);
+}
+
+/* kernc run shows a module's warnings; KERN_LOG=1 adds the module lines. */
+Test(log, kernc_run_prints_warnings) {
+  fresh_cache();
+  char file[700], cmd[2000], *out;
+  write_text(tmp_path("warned.kern", file, sizeof file), warn_src);
+  snprintf(cmd, sizeof cmd, "%s run '%s' fill --arg a=zeros:4 --arg v=1", KERNC_PATH, file);
+  cr_assert_eq(th_run(cmd, &out), 0, "%s", out);
+  cr_expect(strstr(out, "warned.kern:2:5: warning: expression result unused"), "%s", out);
+  cr_expect_null(strstr(out, "loaded on cpu"), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "KERN_LOG=1 %s run '%s' fill --arg a=zeros:4 --arg v=1", KERNC_PATH,
+           file);
+  cr_assert_eq(th_run(cmd, &out), 0, "%s", out);
+  cr_expect(strstr(out, "warning: expression result unused"), "%s", out);
+  cr_expect(strstr(out, "kern: module '"), "%s", out);
+  cr_expect(strstr(out, "warned.kern' loaded on cpu in "), "%s", out);
+  free(out);
+}
