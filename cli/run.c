@@ -715,7 +715,7 @@ static int launch(Run *r) {
 }
 
 /* The kernel's parameters from the front end; the module was loaded from the
- * same file, so it checks. NULL (after a message) when it does not any more. */
+ * same file (the one kern_module_load found), so it checks. NULL (after a message) when it does not any more. */
 static Program *describe(Kernel *k, const char *file) {
   FrontResult fr = front_compile(file, NULL, 0);
   if (!fr.prog) return cli_fail("out of memory"), NULL;
@@ -743,7 +743,7 @@ static Program *describe(Kernel *k, const char *file) {
 
 static int run_kernel(Run *r, kern_kernel *handle) {
   Kernel k = {.handle = handle, .name = kern_kernel_name(handle)};
-  Program *prog = describe(&k, r->o->files[0]);
+  Program *prog = describe(&k, kern_module_name(r->mod)); /* the file found (KERN_PATH) */
   if (!prog) return EXIT_USER;
   r->k = &k;
   int rc = launch(r);

@@ -87,6 +87,7 @@ KERN_API const char *kern_status_name(kern_status);
  *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
  *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
  *   KERN_LOG=1        log lines on stderr (see kern_set_log_handler)
+ *   KERN_PATH         directories searched for relative module paths (kern_module_load)
  * It does not touch CUDA: the driver is loaded and the GPUs counted when a
  * call first needs the device list (kern_device_count, kern_device_at,
  * kern_device_get of a "cuda" name, KERN_ALLOC_PINNED, DLPack of CUDA memory),
@@ -361,8 +362,19 @@ KERN_API struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 /* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
  * rendered diagnostics as the message when it has errors (a missing import
  * included), KERN_ERR_IO when the file cannot be read: missing, a directory,
- * unreadable. Code for a device is generated on the first launch there. */
+ * unreadable. Code for a device is generated on the first launch there.
+ * A relative path is looked for in the working directory first, then (unless
+ * it starts with ./ or ../) in each directory of KERN_PATH (':'-separated,
+ * read at kern_init) and of kern_module_search_path_add, in order; the
+ * module is named by the path it was found at, and a missing file's message
+ * names the directories tried. */
 KERN_API kern_module *kern_module_load(const char *path);
+/* Adds a directory to search for relative module paths, after the working
+ * directory and KERN_PATH's. "$ORIGIN" at its start is the directory of the
+ * running program, so "$ORIGIN/../share/app/kernels" finds modules installed
+ * beside it. Process-wide, for the life of the process.
+ * KERN_ERR_INVALID_ARGUMENT for NULL or "". */
+KERN_API kern_status kern_module_search_path_add(const char *dir);
 /* The same from text; name is used in diagnostics and to resolve imports. */
 KERN_API kern_module *kern_module_from_source(const char *name, const char *src);
 /* Frees the module, its kernels and its compiled code. Its kernels must not be

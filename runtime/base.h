@@ -30,6 +30,7 @@ typedef struct rt_config {
   bool debug;      /* KERN_DEBUG at init (rt_debug() has the current flag) */
   char *cache_dir; /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
   char *cc;        /* KERN_CC, or NULL: the toolchain's default */
+  char *path;      /* KERN_PATH: directories for relative module paths, ':'-separated; or NULL */
 } rt_config;
 /* The configuration kern_init read (read-only afterwards, except debug). */
 const rt_config *rt_config_get(void);

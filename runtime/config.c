@@ -5,8 +5,8 @@
  * friends, kern_version, kern_version_string.
  * Breaks: the environment is read when kern_init (or rt_config_reload) says
  * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
- * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, and
- * KERN_LOG (which support/error.c keeps). A bad thread count falls back to
+ * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, KERN_PATH,
+ * and KERN_LOG (which support/error.c keeps). A bad thread count falls back to
  * the default.
  */
 #include <errno.h>
@@ -56,10 +56,13 @@ static char *env_cache_dir(void) {
 void rt_config_reload(void) {
   free(config.cache_dir);
   free(config.cc);
+  free(config.path);
   config.num_threads = env_threads();
   config.cache_dir = env_cache_dir();
   const char *cc = getenv("KERN_CC");
   config.cc = cc && *cc ? str_dup(cc) : NULL;
+  const char *path = getenv("KERN_PATH");
+  config.path = path && *path ? str_dup(path) : NULL;
   const char *dbg = getenv("KERN_DEBUG");
   if (dbg && *dbg && strcmp(dbg, "0") != 0) atomic_store(&debug_flag, true);
   config.debug = atomic_load(&debug_flag);
@@ -71,6 +74,7 @@ const rt_config *rt_config_get(void) { return &config; }
 void rt_config_clear(void) {
   free(config.cache_dir);
   free(config.cc);
+  free(config.path);
   config = (rt_config){0};
 }
 

@@ -15,6 +15,7 @@
  *   init.c         kern_init/kern_shutdown: the configuration, each backend's
  *                  probe, and the entry points that start the library
  *                  lazily (device lookups, the debug flag, the cache dir)
+ *   modpath.c      where a module's file is (the search path)
  *   module.c       modules, kernel descriptions, debug-error wording
  *   exec.c         running an operation now; rt_submit (below) is the one
  *                  path every operation takes: to exec.c, or to the recorder
@@ -47,6 +48,14 @@ kern_status rt_ensure_init(void);
 /* Runs fn at every kern_shutdown from now on (once per fn, however often
  * registered); for state above init.c that the library frees. */
 void rt_at_shutdown(void (*fn)(void));
+
+/* ---- modpath.c ----------------------------------------------------------------------------- */
+
+/* The text of the module file path names (malloc'd; *file: the path it was
+ * read from, malloc'd, which names the module): as given, else found on the
+ * search path. NULL with KERN_ERR_IO and a message that says where it
+ * looked. */
+char *rt_module_read(const char *path, char **file, size_t *len);
 
 /* ---- module.c ------------------------------------------------------------------------------ */
 

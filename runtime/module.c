@@ -2,8 +2,8 @@
  * describing kernel parameters for launches, compiling per device on demand,
  * and wording what a debug launch's error record names.
  *
- * Requires: front.h (front_compile), emit.h (args layout), dtype.c, the
- * device's compile op. Produces: kern_module_*, kern_kernel_*,
+ * Requires: front.h (front_compile), emit.h (args layout), dtype.c,
+ * modpath.c (a module file's path), the device's compile op. Produces: kern_module_*, kern_kernel_*,
  * rt_module_code, rt_debug_error, and rt_module_create / rt_module_destroy
  * for embedded.c (modules built by kernc build, which kern_module_free
  * leaves to the library).
@@ -136,13 +136,11 @@ kern_module *kern_module_load(const char *path) {
     return NULL;
   }
   size_t len;
-  char *src = front_read_file(path, &len);
-  if (!src) {
-    err_set(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-    return NULL;
-  }
-  kern_module *m = module_create(path, front_compile(path, src, len));
+  char *file, *src = rt_module_read(path, &file, &len);
+  if (!src) return NULL;
+  kern_module *m = module_create(file, front_compile(file, src, len));
   free(src);
+  free(file);
   return announce(m);
 }
 

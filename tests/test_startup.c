@@ -1,6 +1,7 @@
-/* test_startup.c: what a program pays and hears when it starts: CUDA started
- * only when needed (checked against a stand-in driver that counts calls), and
- * the log (its handler, KERN_LOG, module warnings, kernc run).
+/* test_startup.c: what a program pays, hears and finds when it starts: CUDA
+ * started only when needed (checked against a stand-in driver that counts
+ * calls), the log (its handler, KERN_LOG, module warnings, kernc run), and
+ * where kern_module_load finds a module (KERN_PATH, the API, $ORIGIN).
  *
  * Requires: a C compiler for CPU kernels, the stand-in driver
  * tests/support/fake_cuda.c built as a library (FAKE_CUDA_LIB, loaded through
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -505,5 +507,170 @@ Test(log, kernc_run_prints_warnings) {
   cr_expect(strstr(out, "warning: expression result unused"), "%s", out);
   cr_expect(strstr(out, "kern: module '"), "%s", out);
   cr_expect(strstr(out, "warned.kern' loaded on cpu in "), "%s", out);
+  free(out);
+}
+
+/* ---- where modules are found ------------------------------------------------------------------ */
+
+static const char *const_src(int v) {
+  static char text[128];
+  snprintf(text, sizeof text, "kernel void fill(int[] a, int v) { a[tid()] = v + tid() + %d; }\n",
+           v);
+  return text;
+}
+
+/* A directory under the test's temp dir holding name with fill adding v. */
+static const char *dir_with(const char *dir, const char *name, int v) {
+  static char path[3][700];
+  static int next;
+  char *d = path[next++ % 3], file[1400];
+  tmp_path(dir, d, 700);
+  mkdir(d, 0700);
+  snprintf(file, sizeof file, "%s/%s", d, name);
+  write_text(file, const_src(v));
+  return d;
+}
+
+/* The value fill adds, read back from one launch on the CPU. */
+static int offset_of(kern_module *m) {
+  int64_t n = 1;
+  kern_array *a = kern_array_new(cpu(), KERN_INT32, 1, &n);
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "fill"), cpu(), KERN_DIM1(n), a, 0), KERN_OK, "%s",
+               kern_last_error());
+  int v;
+  kern_array_read(a, &v, sizeof v);
+  kern_array_free(a);
+  return v;
+}
+
+static void enter_tmp(void) { cr_assert_eq(chdir(make_tmp()), 0); }
+
+TestSuite(module_path, .fini = remove_tmp);
+
+/* A relative path that is nowhere says which directory it was resolved against. */
+Test(module_path, a_missing_relative_path_names_the_working_directory) {
+  enter_tmp();
+  char cwd[700];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  cr_assert_null(kern_module_load("nowhere.kern"));
+  cr_expect_eq(kern_last_status(), KERN_ERR_IO);
+  char want[1200];
+  snprintf(
+      want, sizeof want,
+      "cannot read 'nowhere.kern': No such file or directory (relative to the working "
+      "directory, %s; KERN_PATH or kern_module_search_path_add name more directories to search)",
+      cwd);
+  cr_expect_str_eq(kern_last_error(), want);
+  cr_assert_null(kern_module_load("./sub/nowhere.kern"));
+  snprintf(want, sizeof want,
+           "cannot read './sub/nowhere.kern': No such file or directory (relative to the working "
+           "directory, %s)",
+           cwd);
+  cr_expect_str_eq(kern_last_error(), want);
+  cr_assert_null(kern_module_load("/nonexistent/nowhere.kern"));
+  cr_expect_str_eq(kern_last_error(),
+                   "cannot read '/nonexistent/nowhere.kern': No such file or directory");
+}
+
+/* KERN_PATH's directories, in order, after the working directory; the module
+ * is named by where it was found, and its imports resolve from there. */
+Test(module_path, kern_path_is_searched_after_the_working_directory) {
+  fresh_cache();
+  const char *a = dir_with("a", "m.kern", 10), *b = dir_with("b", "m.kern", 20);
+  dir_with("b", "only_b.kern", 30);
+  char env[2000], file[1400];
+  snprintf(env, sizeof env, "/nonexistent::%s:%s", a, b);
+  setenv("KERN_PATH", env, 1);
+  enter_tmp();
+  kern_module *m = kern_module_load("m.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  snprintf(file, sizeof file, "%s/m.kern", a);
+  cr_expect_str_eq(kern_module_name(m), file);
+  cr_expect_eq(offset_of(m), 10, "the first directory that has it");
+  kern_module_free(m);
+  m = kern_module_load("only_b.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_eq(offset_of(m), 30);
+  kern_module_free(m);
+  /* An import of a module found on the path is relative to it. */
+  snprintf(file, sizeof file, "%s/imp.kern", b);
+  write_text(file, "import \"only_b.kern\";\n");
+  m = kern_module_load("imp.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_eq(offset_of(m), 30);
+  kern_module_free(m);
+  /* The working directory comes first. */
+  write_text("m.kern", const_src(40));
+  m = kern_module_load("m.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_str_eq(kern_module_name(m), "m.kern");
+  cr_expect_eq(offset_of(m), 40);
+  kern_module_free(m);
+  /* ./ and ../ mean the working directory only. */
+  cr_assert_null(kern_module_load("./only_b.kern"));
+  cr_assert_null(kern_module_load("missing.kern"));
+  char want[3000];
+  char cwd[700];
+  cr_assert(getcwd(cwd, sizeof cwd));
+  snprintf(want, sizeof want,
+           "cannot read 'missing.kern': No such file or directory (looked in the working "
+           "directory, %s, then in /nonexistent, %s, %s)",
+           cwd, a, b);
+  cr_expect_str_eq(kern_last_error(), want);
+}
+
+static char origin_file[1024];
+
+static void remove_origin_file(void) {
+  if (origin_file[0]) unlink(origin_file);
+  remove_tmp();
+}
+
+/* The API's directories come after KERN_PATH's; $ORIGIN is the program's directory. */
+Test(module_path, search_path_add_and_origin, .fini = remove_origin_file) {
+  fresh_cache();
+  const char *a = dir_with("a", "m.kern", 10), *b = dir_with("b", "m.kern", 20);
+  dir_with("b", "b_only.kern", 21);
+  cr_expect_eq(kern_module_search_path_add(NULL), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect_eq(kern_module_search_path_add(""), KERN_ERR_INVALID_ARGUMENT);
+  setenv("KERN_PATH", a, 1);
+  cr_assert_eq(kern_module_search_path_add(b), KERN_OK);
+  enter_tmp();
+  kern_module *m = kern_module_load("m.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_eq(offset_of(m), 10, "KERN_PATH before the program's directories");
+  kern_module_free(m);
+  m = kern_module_load("b_only.kern");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_eq(offset_of(m), 21);
+  kern_module_free(m);
+  /* $ORIGIN: this test program's directory (a file put there for the test). */
+  char exe[900];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  cr_assert_gt(n, 0);
+  exe[n] = 0;
+  *strrchr(exe, '/') = 0;
+  snprintf(origin_file, sizeof origin_file, "%s/origin-%d.kern", exe, (int)getpid());
+  write_text(origin_file, const_src(50));
+  cr_assert_eq(kern_module_search_path_add("$ORIGIN"), KERN_OK);
+  char name[64];
+  snprintf(name, sizeof name, "origin-%d.kern", (int)getpid());
+  m = kern_module_load(name);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_str_eq(kern_module_name(m), origin_file);
+  cr_expect_eq(offset_of(m), 50);
+  kern_module_free(m);
+}
+
+/* kernc run finds its FILE the same way. */
+Test(module_path, kernc_run_uses_the_search_path) {
+  fresh_cache();
+  const char *a = dir_with("a", "on_path.kern", 3);
+  char cmd[2000], *out;
+  snprintf(cmd, sizeof cmd,
+           "cd / && KERN_PATH='%s' %s run on_path.kern fill --arg a=zeros:2 --arg v=1", a,
+           KERNC_PATH);
+  cr_assert_eq(th_run(cmd, &out), 0, "%s", out);
+  cr_expect(strstr(out, "[4, 5]"), "%s", out);
   free(out);
 }
