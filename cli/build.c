@@ -57,10 +57,6 @@ typedef struct Build {
 
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static bool is_ident_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-}
-
 /* Words a generated name must avoid in C and C++ (keywords, and macros of the
  * standard headers kern.h includes). */
 static const char *const reserved[] = {"alignas",
@@ -165,18 +161,6 @@ static const char *c_name(const char *name, char *buf, size_t n) {
   return buf;
 }
 
-/* The identifier prefix: --name, else the base name of -o, made an identifier. */
-static char *make_id(const char *name, const char *prefix) {
-  const char *base = name ? name : strrchr(prefix, '/') ? strrchr(prefix, '/') + 1 : prefix;
-  char *id = malloc(strlen(base) + 3);
-  if (!id) return NULL;
-  size_t n = 0;
-  if (base[0] >= '0' && base[0] <= '9') id[n++] = 'm', id[n++] = '_';
-  for (const char *p = base; *p; p++) id[n++] = is_ident_char(*p) ? *p : '_';
-  id[n] = 0;
-  return id;
-}
-
 static int parse_archs(Build *b, const char *list) {
   if (!list) {
     for (size_t i = 0; i < sizeof default_archs / sizeof *default_archs; i++)
@@ -252,41 +236,6 @@ static int gpu_images(Build *b) {
 
 /* ---- the object's C source ------------------------------------------------------------------ */
 
-/* A C string literal: escapes quotes, backslashes, '?' (trigraphs) and every
- * byte outside printable ASCII. */
-static void put_literal(Buf *out, const char *s) {
-  buf_add(out, "\"", 1);
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '"' || *p == '\\' || *p == '?')
-      buf_printf(out, "\\%c", *p);
-    else if (*p < 32 || *p > 126)
-      buf_printf(out, "\\%03o", *p);
-    else
-      buf_add(out, (const char *)p, 1);
-  }
-  buf_add(out, "\"", 1);
-}
-
-/* A byte array with a terminating NUL after the n bytes. */
-static void put_bytes(Buf *out, const char *name, const unsigned char *p, size_t n) {
-  buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name,
-             n + 1);
-  char line[32 * 4 + 8];
-  for (size_t i = 0; i <= n;) {
-    size_t k = 0;
-    for (int j = 0; j < 32 && i <= n; j++, i++) {
-      unsigned v = i < n ? p[i] : 0;
-      if (v >= 100) line[k++] = (char)('0' + v / 100);
-      if (v >= 10) line[k++] = (char)('0' + v / 10 % 10);
-      line[k++] = (char)('0' + v % 10);
-      line[k++] = ',';
-    }
-    line[k++] = '\n';
-    buf_add(out, line, k);
-  }
-  buf_add(out, "};\n", 3);
-}
-
 static void collect_files(Build *b) {
   const Program *p = b->prog;
   int n = 0;
@@ -308,12 +257,12 @@ static void put_files(Buf *out, const Build *b) {
   for (int i = 0; i < b->nfiles; i++) {
     char name[32];
     snprintf(name, sizeof name, "kt_file%d", i);
-    put_bytes(out, name, (const unsigned char *)b->files[i]->src, b->files[i]->src_len);
+    cli_c_bytes(out, name, (const unsigned char *)b->files[i]->src, b->files[i]->src_len);
   }
   buf_add(out, "static const kn_embed_file kt_files[] = {\n", 42);
   for (int i = 0; i < b->nfiles; i++) {
     buf_add(out, "  {", 3);
-    put_literal(out, b->files[i]->path);
+    cli_c_literal(out, b->files[i]->path);
     buf_printf(out, ", (const char *)kt_file%d, %zu},\n", i, b->files[i]->src_len);
   }
   buf_add(out, "};\n", 3);
@@ -330,7 +279,7 @@ static int put_aliases(Buf *out, const Build *b) {
       char *joined = front_import_path(b->files[i]->path, d->path);
       if (!joined) return -1;
       buf_add(out, "  {", 3);
-      put_literal(out, joined);
+      cli_c_literal(out, joined);
       buf_printf(out, ", %d},\n", file_index(b, d->imported));
       free(joined);
       n++;
@@ -356,7 +305,7 @@ static void put_images(Buf *out, const Build *b) {
   for (int i = 0; i < b->nimages; i++) {
     char name[32];
     snprintf(name, sizeof name, "kt_image%d", i);
-    put_bytes(out, name, (const unsigned char *)b->images[i].data, b->images[i].len);
+    cli_c_bytes(out, name, (const unsigned char *)b->images[i].data, b->images[i].len);
   }
   buf_add(out, "static const kn_embed_image kt_images[] = {\n", 44);
   for (int i = 0; i < b->nimages; i++)
@@ -371,7 +320,7 @@ static void put_table(Buf *out, const Build *b, int naliases) {
              "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
              "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
              id, b->o->debug, kern_version_string());
-  put_literal(out, b->prog->root->path);
+  cli_c_literal(out, b->prog->root->path);
   buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles,
              naliases, b->prog->nkernels, b->nimages);
   buf_printf(out,
@@ -577,33 +526,16 @@ static bool write_file(const char *path, const char *data) {
   return file_write(path, O_TRUNC, data, strlen(data));
 }
 
-/* A new empty file "<path>.tmp-XXXXXX" beside path; NULL (errno) if the
- * directory is not writable. */
-static char *temp_beside(const char *path) {
-  size_t n = strlen(path) + 16;
-  char *t = malloc(n);
-  if (!t) return NULL;
-  snprintf(t, n, "%s.tmp-XXXXXX", path);
-  int fd = mkstemp(t);
-  if (fd < 0) {
-    free(t);
-    return NULL;
-  }
-  fchmod(fd, 0644);
-  close(fd);
-  return t;
-}
-
 static int make_temps(Build *b) {
   char *h = str_printf("%s.h", b->prefix), *o = str_printf("%s.o", b->prefix);
   int rc = EXIT_OK;
   if (!h || !o)
     rc = cli_fail("out of memory");
-  else if (!(b->tmp_h = temp_beside(h)))
+  else if (!(b->tmp_h = cli_temp_beside(h)))
     rc = cli_fail("cannot write '%s': %s", h, strerror(errno));
-  else if (!(b->tmp_o = temp_beside(o)))
+  else if (!(b->tmp_o = cli_temp_beside(o)))
     rc = cli_fail("cannot write '%s': %s", o, strerror(errno));
-  else if (b->o->depfile && !(b->tmp_d = temp_beside(b->o->depfile)))
+  else if (b->o->depfile && !(b->tmp_d = cli_temp_beside(b->o->depfile)))
     rc = cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
   free(h);
   free(o);
@@ -678,35 +610,15 @@ static int compile_object(Build *b) {
   return rc;
 }
 
-/* "target: dep dep ..." with spaces escaped, for make and CMake's DEPFILE. */
-static void put_dep(Buf *out, const char *path) {
-  char canon[PATH_MAX];
-  const char *p = realpath(path, canon) ? canon : path;
-  buf_add(out, " ", 1);
-  for (; *p; p++) {
-    if (*p == ' ' || *p == '#') buf_add(out, "\\", 1);
-    if (*p == '$') buf_add(out, "$", 1);
-    buf_add(out, p, 1);
-  }
-}
-
 static int write_depfile(const Build *b) {
   if (!b->tmp_d) return EXIT_OK;
   Buf out = {0};
-  buf_printf(&out, "%s.o %s.h:", b->prefix, b->prefix);
-  for (int i = 0; i < b->nfiles; i++) put_dep(&out, b->files[i]->path);
-  buf_add(&out, "\n", 1);
-  bool ok = !out.oom && write_file(b->tmp_d, out.s);
+  char *targets = str_printf("%s.o %s.h", b->prefix, b->prefix);
+  if (targets) cli_dep_rule(&out, targets, b->prog);
+  bool ok = targets && !out.oom && write_file(b->tmp_d, out.s);
+  free(targets);
   buf_free(&out);
   return ok ? EXIT_OK : cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
-}
-
-static int rename_temp(char **tmp, const char *dst) {
-  if (!*tmp) return EXIT_OK;
-  if (rename(*tmp, dst) != 0) return cli_fail("cannot write '%s': %s", dst, strerror(errno));
-  free(*tmp);
-  *tmp = NULL;
-  return EXIT_OK;
 }
 
 /* The renames make the outputs appear whole; the header after the object, as
@@ -714,9 +626,9 @@ static int rename_temp(char **tmp, const char *dst) {
 static int commit(Build *b) {
   char *h = str_printf("%s.h", b->prefix), *o = str_printf("%s.o", b->prefix);
   int rc = h && o ? EXIT_OK : cli_fail("out of memory");
-  if (rc == EXIT_OK) rc = rename_temp(&b->tmp_o, o);
-  if (rc == EXIT_OK && (rc = rename_temp(&b->tmp_h, h))) unlink(o);
-  if (rc == EXIT_OK) rc = rename_temp(&b->tmp_d, b->o->depfile);
+  if (rc == EXIT_OK) rc = cli_commit_temp(&b->tmp_o, o);
+  if (rc == EXIT_OK && (rc = cli_commit_temp(&b->tmp_h, h))) unlink(o);
+  if (rc == EXIT_OK) rc = cli_commit_temp(&b->tmp_d, b->o->depfile);
   free(h);
   free(o);
   return rc;
@@ -749,15 +661,6 @@ static int build_outputs(Build *b) {
   return rc;
 }
 
-/* -o may name the outputs' stem or one of them. */
-static char *output_prefix(const char *out) {
-  size_t n = strlen(out);
-  if (n > 2 && (!strcmp(out + n - 2, ".o") || !strcmp(out + n - 2, ".h"))) n -= 2;
-  char *p = malloc(n + 1);
-  if (p) memcpy(p, out, n), p[n] = 0;
-  return p;
-}
-
 static void free_build(Build *b) {
   for (int i = 0; i < b->nimages; i++) free(b->images[i].data);
   free(b->files);
@@ -776,8 +679,8 @@ int cli_build(const Options *o) {
   Build b = {.o = o};
   int rc = parse_archs(&b, o->arch);
   if (rc) return rc;
-  b.prefix = output_prefix(o->output);
-  b.id = b.prefix ? make_id(o->name, b.prefix) : NULL;
+  b.prefix = cli_output_prefix(o->output);
+  b.id = b.prefix ? cli_ident(o->name, b.prefix) : NULL;
   if (!b.id) return cli_fail("out of memory");
   if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0)) {
     free_build(&b);

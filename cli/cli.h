@@ -1,13 +1,16 @@
 /* cli.h: what kernc's command files share: options, exit codes, messages.
  *
  * kernc.c parses the command line into Options and dispatches; build.c
- * (`kernc build`), run.c (`kernc run`), info.c (`kernc info`) and npy.c
- * (NumPy files for run) do the work. Only kernc.c's main maps results to the process exit status.
+ * (`kernc build`), embed.c (`kernc embed`), run.c (`kernc run`), info.c
+ * (`kernc info`) and npy.c (NumPy files for run) do the work; output.c
+ * writes the generators' files. Only kernc.c's main maps results to the
+ * process exit status.
  */
 #ifndef KERN_CLI_H
 #define KERN_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "ast.h"
 
@@ -41,7 +44,31 @@ int cli_report(const Program *, bool color);
 /* "kernc: <message>" on stderr; returns EXIT_USER. */
 int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* ---- output.c: writing generated files ---------------------------------------------------- */
+
+struct Buf;
+/* -o may name the outputs' stem or one of them (.o, .h, .c): the stem (malloc'd). */
+char *cli_output_prefix(const char *out);
+bool cli_is_ident_char(char c);
+/* The C name prefix: name (--name), else the base name of prefix, made an
+ * identifier (malloc'd). */
+char *cli_ident(const char *name, const char *prefix);
+/* s as a C string literal. */
+void cli_c_literal(struct Buf *, const char *s);
+/* `static const unsigned char name[n + 1]`: the n bytes and a NUL. */
+void cli_c_bytes(struct Buf *, const char *name, const unsigned char *p, size_t n);
+/* A new empty file "<path>.tmp-XXXXXX" beside path (malloc'd name); NULL
+ * (errno) if the directory is not writable. */
+char *cli_temp_beside(const char *path);
+/* Renames *tmp to dst (nothing when *tmp is NULL) and forgets it; a message
+ * and EXIT_USER on failure. */
+int cli_commit_temp(char **tmp, const char *dst);
+/* "targets: the module's files" (root first), paths made canonical and
+ * escaped for make and CMake's DEPFILE. */
+void cli_dep_rule(struct Buf *, const char *targets, const Program *);
+
 int cli_build(const Options *);
+int cli_embed(const Options *);
 int cli_run(const Options *);
 int cli_info(const Options *);
 

@@ -4,6 +4,7 @@
  *   kernc emit [--target=c|cuda|ptx|ast] FILE   print a stage's output (default c)
  *   kernc --dump=tokens,ast,types,c,cuda FILE   (also after check or emit)
  *   kernc build FILE -o PREFIX           ahead-of-time module (build.c)
+ *   kernc embed FILE -o PREFIX           the module's source as C data (embed.c)
  *   kernc run FILE KERNEL --arg ...      one launch from the shell (run.c)
  *   kernc info                           devices, compilers, cache (info.c)
  *   kernc COMMAND --help                 one command's options
@@ -42,6 +43,12 @@ static const char usage_build[] =
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
     "       [--debug]                with bounds checks and assert\n";
+static const char usage_embed[] =
+    "  embed FILE -o PREFIX          the module's source (and its imports') as C data:\n"
+    "                                PREFIX.h and PREFIX.c with PREFIX_load(), which compiles\n"
+    "                                it at run time from memory; see docs/aot.md\n"
+    "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
+    "       [--depfile=FILE]         write make-style dependencies\n";
 static const char usage_run[] =
     "  run FILE KERNEL               launch one kernel and print its arrays\n"
     "       --arg NAME=VALUE ...     arrays: zeros:N[,M..], ones:SHAPE, range:SHAPE, file:PATH.npy;\n"
@@ -68,6 +75,7 @@ static const struct {
 } usages[] = {{"check", "check [--dump=STAGES] FILE...", usage_check},
               {"emit", "emit [--target=T] [options] FILE", usage_emit},
               {"build", "build FILE -o PREFIX [options]", usage_build},
+              {"embed", "embed FILE -o PREFIX [options]", usage_embed},
               {"run", "run FILE KERNEL --arg NAME=VALUE... [options]", usage_run},
               {"info", "info", usage_info}};
 
@@ -331,11 +339,8 @@ typedef struct Command {
   int (*run)(const Options *);
 } Command;
 
-static const Command commands[] = {{"check", cmd_check},
-                                   {"emit", cmd_emit},
-                                   {"build", cli_build},
-                                   {"run", cli_run},
-                                   {"info", cli_info}};
+static const Command commands[] = {{"check", cmd_check}, {"emit", cmd_emit}, {"build", cli_build},
+                                   {"embed", cli_embed}, {"run", cli_run},   {"info", cli_info}};
 
 static const Command *find_command(const char *name) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

@@ -377,6 +377,19 @@ KERN_API kern_module *kern_module_load(const char *path);
 KERN_API kern_status kern_module_search_path_add(const char *dir);
 /* The same from text; name is used in diagnostics and to resolve imports. */
 KERN_API kern_module *kern_module_from_source(const char *name, const char *src);
+/* One source file held in memory: the path it is known by (diagnostics,
+ * imports) and its text. `kernc embed` writes a table of them. */
+typedef struct kern_source {
+  const char *path;
+  const char *text;
+} kern_source;
+/* A module from files in memory, none read from disk: files[0] is the root;
+ * an import is joined to the importing file's path as kern_module_load would
+ * and looked up among the paths of files[] (entries with the same text
+ * pointer are one file under several spellings). NULL with KERN_ERR_COMPILE
+ * when it has errors (an import not in files[] is one),
+ * KERN_ERR_INVALID_ARGUMENT for nfiles < 1 or a NULL path or text. */
+KERN_API kern_module *kern_module_from_sources(int nfiles, const kern_source *files);
 /* Frees the module, its kernels and its compiled code. Its kernels must not be
  * used afterwards, nor while a launch of them is running. NULL is ignored.
  * Struct dtypes it registered stay valid. */

@@ -154,6 +154,43 @@ kern_module *kern_module_from_source(const char *name, const char *src) {
   return announce(module_create(name, front_compile(name, src, strlen(src))));
 }
 
+/* Imports of kern_module_from_sources: a spelling's key is the path of the
+ * first entry with the same text, so two spellings of a file are one file. */
+typedef struct Sources {
+  int n;
+  const kern_source *f;
+} Sources;
+
+static const char *read_source(void *ud, const char *path, size_t *len, const char **key) {
+  const Sources *s = ud;
+  for (int i = 0; i < s->n; i++) {
+    if (strcmp(s->f[i].path, path) != 0) continue;
+    int first = 0;
+    while (s->f[first].text != s->f[i].text) first++;
+    *key = s->f[first].path;
+    *len = strlen(s->f[i].text);
+    return s->f[i].text;
+  }
+  errno = ENOENT;
+  return NULL;
+}
+
+kern_module *kern_module_from_sources(int nfiles, const kern_source *files) {
+  if (rt_ensure_init()) return NULL;
+  bool ok = nfiles >= 1 && files;
+  for (int i = 0; ok && i < nfiles; i++) ok = files[i].path && files[i].text;
+  if (!ok) {
+    err_set(KERN_ERR_INVALID_ARGUMENT,
+            "kern_module_from_sources: needs at least one file, each with a path and a text");
+    return NULL;
+  }
+  Sources s = {nfiles, files};
+  FrontReader reader = {read_source, &s};
+  const char *root = files[0].text;
+  return announce(
+      module_create(files[0].path, front_compile_with(files[0].path, root, strlen(root), &reader)));
+}
+
 kern_module *rt_module_create(const char *name, FrontResult r) { return module_create(name, r); }
 
 /* Embedded modules belong to the library (embedded.c frees them). */

@@ -550,3 +550,85 @@ Test(aot, deeply_nested_expressions_build_with_clang) {
   rm_rf(dir);
   free(dir);
 }
+
+/* ---- kernc embed: the source in the program, compiled at run time ------------------------- */
+
+static const char embed_host[] =
+    "#include <stdio.h>\n"
+    "#include \"src.h\"\n"
+    "int main(void) {\n"
+    "  kern_module *m = src_load();\n"
+    "  if (!m) { fprintf(stderr, \"%s\\n\", kern_last_error()); return 1; }\n"
+    "  kern_device *d = kern_device_get(\"cpu\");\n"
+    "  int64_t n = 4;\n"
+    "  float x[4] = {1, 1, 1, 1};\n"
+    "  kern_array *a = kern_array_new(d, KERN_FLOAT32, 1, &n);\n"
+    "  if (!a || kern_array_write(a, x, sizeof x) ||\n"
+    "      KERN_LAUNCH(kern_module_kernel(m, \"scale\"), d, KERN_DIM1(n), a, 3.0f) ||\n"
+    "      kern_array_read(a, x, sizeof x)) {\n"
+    "    fprintf(stderr, \"%s\\n\", kern_last_error());\n"
+    "    return 1;\n"
+    "  }\n"
+    "  printf(\"embed ok: %s %d files %g\\n\", kern_module_name(m), src_nsources, x[3]);\n"
+    "  kern_array_free(a);\n"
+    "  kern_module_free(m);\n"
+    "  return 0;\n"
+    "}\n";
+
+/* The module and its import travel inside the program: it runs where no
+ * .kern file is, compiling them for this machine; names stay as given. */
+Test(aot, embed_writes_the_sources_a_program_compiles_at_run_time, .timeout = 300) {
+  char *dir = tmp_dir(), *out, p[4200];
+  int rc = sh(&out, "cd %s && %s embed aot_main.kern -o %s/src --depfile=%s/src.d", AOT_DIR,
+              KERNC_PATH, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  char *ls = listing(dir);
+  cr_expect_str_eq(ls, "src.c src.d src.h ", "%s", ls);
+  free(ls);
+  snprintf(p, sizeof p, "%s/src.d", dir);
+  char *dep = th_read_file(p, NULL);
+  cr_assert(dep);
+  cr_expect(strstr(dep, "/src.c ") && strstr(dep, "/aot_main.kern") && strstr(dep, "/aot_lib.kern"),
+            "%s", dep);
+  free(dep);
+  snprintf(p, sizeof p, "%s/host.c", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fputs(embed_host, f);
+  fclose(f);
+  rc = sh(&out,
+          "%s -std=c11 -Wall -Wextra -Werror %s -I%s/include -I%s %s/host.c %s/src.c %s "
+          "-lpthread -ldl -lm -o %s/host",
+          compiler(false), SANITIZE_FLAGS, KERN_SOURCE_DIR, dir, dir, dir, libkern(), dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  rc = sh(&out, "cd %s && mkdir cache && KERN_CACHE_DIR=%s/cache ./host", dir, dir);
+  cr_expect_eq(rc, 0, "%s", out);
+  cr_expect(strstr(out, "embed ok: aot_main.kern 2 files 6"), "%s", out);
+  free(out);
+  rm_rf(dir);
+  free(dir);
+}
+
+Test(aot, embed_refuses_bad_usage_and_bad_source) {
+  char *dir = tmp_dir(), *out, p[4200];
+  cr_expect_eq(sh(&out, "%s embed %s/aot_main.kern 2>&1", KERNC_PATH, AOT_DIR), 2, "no -o: %s",
+               out);
+  free(out);
+  cr_expect_eq(sh(&out, "%s embed -o %s/x 2>&1", KERNC_PATH, dir), 2, "no FILE: %s", out);
+  free(out);
+  snprintf(p, sizeof p, "%s/bad.kern", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert_not_null(f);
+  fputs("kernel void k(int[] a) { a[tid()] = nope; }\n", f);
+  fclose(f);
+  cr_expect_eq(sh(&out, "%s embed %s -o %s/bad 2>&1", KERNC_PATH, p, dir), 1, "%s", out);
+  cr_expect(strstr(out, "bad.kern:1:"), "%s", out);
+  free(out);
+  char *ls = listing(dir);
+  cr_expect_str_eq(ls, "bad.kern ", "nothing written: %s", ls);
+  free(ls);
+  rm_rf(dir);
+  free(dir);
+}

@@ -639,7 +639,8 @@ static int unknown_api_words(const char *doc, const char *md, const char *h, cha
     size_t len = 0;
     while (is_ident((unsigned char)p[len]) && len < sizeof word - 1) word[len] = p[len], len++;
     word[len] = 0;
-    bool known = has_word(h, word) || strcmp(word, "kern_add_kernels") == 0; /* CMake's */
+    bool known = has_word(h, word) || strcmp(word, "kern_add_kernels") == 0 ||
+                 strcmp(word, "kern_embed_sources") == 0; /* CMake's */
     for (int i = 0; i < nenv && !known; i++) known = strcmp(env[i], word) == 0;
     if (!known) {
       cr_log_error("%s mentions %s, which kern.h does not declare", doc, word);

@@ -130,10 +130,11 @@ Test(kernc, emit_ptx_for_an_arch) {
 }
 
 Test(kernc, every_command_takes_help) {
-  const char *cmds[] = {"check", "emit", "build", "run", "info"};
-  const char *option[] = {"--dump=STAGES", "--target=T", "--depfile=FILE", "--release", "info"};
+  const char *cmds[] = {"check", "emit", "build", "embed", "run", "info"};
+  const char *option[] = {"--dump=STAGES",  "--target=T", "--depfile=FILE",
+                          "--depfile=FILE", "--release",  "info"};
   char *out, args[64];
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 6; i++) {
     snprintf(args, sizeof args, "%s --help", cmds[i]);
     cr_expect_eq(kernc(args, &out), 0, "%s: %s", args, out);
     char want[64];

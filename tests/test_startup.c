@@ -674,3 +674,34 @@ Test(module_path, kernc_run_uses_the_search_path) {
   cr_expect(strstr(out, "[4, 5]"), "%s", out);
   free(out);
 }
+
+/* kern_module_from_sources: imports come from the table, never the disk; two
+ * spellings of a file with one text are one file. */
+Test(module_path, sources_in_memory_resolve_imports_among_themselves) {
+  fresh_cache();
+  enter_tmp();
+  static const char lib[] = "int twice(int x) { return 2 * x; }\n";
+  const kern_source files[] = {
+      {"k/main.kern", "import \"lib.kern\";\nimport \"../k/lib.kern\";\n"
+                      "kernel void fill(int[] a, int v) { a[tid()] = twice(v) + tid(); }\n"},
+      {"k/lib.kern", lib},
+      {"k/../k/lib.kern", lib}};
+  kern_module *m = kern_module_from_sources(3, files);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  cr_expect_str_eq(kern_module_name(m), "k/main.kern");
+  cr_expect_eq(offset_of(m), 0);
+  kern_module_free(m);
+  /* Not in the table: an error, even when the file exists on disk. */
+  mkdir("k", 0700);
+  write_text("k/other.kern", lib);
+  const kern_source missing[] = {{"k/main.kern", "import \"other.kern\";\n"}};
+  cr_assert_null(kern_module_from_sources(1, missing));
+  cr_expect_eq(kern_last_status(), KERN_ERR_COMPILE);
+  cr_expect(strstr(kern_last_error(), "cannot read imported file 'k/other.kern'"), "%s",
+            kern_last_error());
+  cr_expect_null(kern_module_from_sources(0, files));
+  cr_expect_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
+  const kern_source no_text[] = {{"a.kern", NULL}};
+  cr_expect_null(kern_module_from_sources(1, no_text));
+  cr_expect_eq(kern_last_status(), KERN_ERR_INVALID_ARGUMENT);
+}

@@ -3,8 +3,10 @@
 # builds examples/aot (find_package(kern) + kern_add_kernels) against it, with
 # Make and, when present, Ninja. The program must run with no C compiler, no
 # NVRTC and an empty read-only cache (on cuda:0 too when a GPU is present), and
-# touching an imported .kern file must rebuild the kernels. Exits non-zero on
-# any failure.
+# touching an imported .kern file must rebuild the kernels. Then
+# tests/install/embed (kern_embed_sources) with the same .kern files: the
+# program must run where no .kern file is, and touching the import must run
+# kernc embed again. Exits non-zero on any failure.
 set -eu
 build=$1 src=$2
 tmp=$(mktemp -d)
@@ -36,4 +38,20 @@ for gen in "Unix Makefiles" Ninja; do
   cmake --build "$dir" >"$tmp/log" 2>&1
   grep -q "kernc build particles.kern" "$tmp/log" || { echo "$gen: touching physics.kern did not rebuild"; cat "$tmp/log"; exit 1; }
 done
+# kern_embed_sources: the source built in, compiled at run time.
+mkdir "$tmp/embed-src" "$tmp/embed-cache"
+cp "$src/tests/install/embed/"* "$src/examples/aot/particles.kern" "$src/examples/aot/physics.kern" \
+  "$tmp/embed-src/"
+dir="$tmp/build-embed"
+cmake -S "$tmp/embed-src" -B "$dir" -DCMAKE_PREFIX_PATH="$tmp/prefix" >/dev/null
+cmake --build "$dir" >"$tmp/log" 2>&1 || { cat "$tmp/log"; exit 1; }
+grep -q "kernc embed particles.kern" "$tmp/log" || { echo "embed: kernc embed did not run"; cat "$tmp/log"; exit 1; }
+out=$(cd / && KERN_CACHE_DIR="$tmp/embed-cache" "$dir/embedded" cpu)
+[ "$out" = "embed ok on cpu: particles.kern" ] || { echo "embed: the program said: $out"; exit 1; }
+cmake --build "$dir" >"$tmp/log" 2>&1
+if grep -q "kernc embed" "$tmp/log"; then echo "embed: rerun with nothing changed"; exit 1; fi
+sleep 1
+touch "$tmp/embed-src/physics.kern"
+cmake --build "$dir" >"$tmp/log" 2>&1
+grep -q "kernc embed particles.kern" "$tmp/log" || { echo "embed: touching physics.kern did not rerun kernc embed"; cat "$tmp/log"; exit 1; }
 echo "aot package: ok"
