@@ -140,8 +140,8 @@ static kern_memory_kind classify(const void *ptr, const kern_device **owner) {
     *owner = info.device;
     return info.kind;
   }
-  rt_devices_probe_gpus(true);
-  if (!rt_host.pointer_kind || !rt_host.pointer_kind(ptr, &k, &ord)) return KERN_MEM_UNKNOWN;
+  if (!rt_devices_probe_gpus(true) || !rt_host.pointer_kind || !rt_host.pointer_kind(ptr, &k, &ord))
+    return KERN_MEM_UNKNOWN;
   for (int i = 1; ord >= 0 && i < rt_device_count(); i++) {
     kern_device *d = rt_device_at(i);
     if (d->kind == RT_DEV_CUDA && d->ordinal == ord) *owner = d;

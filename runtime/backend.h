@@ -103,8 +103,10 @@ kern_device *rt_device_add(rt_device_kind, int ordinal, const rt_device_ops *, v
  * already in the process (then a foreign pointer may be GPU memory). */
 void rt_device_set_gpu_probe(void (*probe)(void), bool (*driver_loaded)(void));
 /* Probes the GPUs unless done (thread-safe; logs how long it took); with
- * only_if_driver_loaded, only when the driver is already in the process. */
-void rt_devices_probe_gpus(bool only_if_driver_loaded);
+ * only_if_driver_loaded, only when the driver is already in the process.
+ * True once probed: only then may the caller read what the probe set (the
+ * device table's GPUs, rt_host). */
+bool rt_devices_probe_gpus(bool only_if_driver_loaded);
 /* The device table, as registered so far (GPUs once probed; see init.c). */
 int rt_device_count(void);
 kern_device *rt_device_at(int index); /* NULL outside the table */

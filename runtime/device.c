@@ -95,8 +95,8 @@ static void log_probe(double ms) {
   buf_free(&b);
 }
 
-void rt_devices_probe_gpus(bool only_if_driver_loaded) {
-  if (atomic_load_explicit(&gpus_probed, memory_order_acquire)) return;
+bool rt_devices_probe_gpus(bool only_if_driver_loaded) {
+  if (atomic_load_explicit(&gpus_probed, memory_order_acquire)) return true;
   double t0 = proc_now_ms();
   bool ran = false;
   pthread_mutex_lock(&probe_mu);
@@ -106,8 +106,10 @@ void rt_devices_probe_gpus(bool only_if_driver_loaded) {
     ran = true;
     atomic_store_explicit(&gpus_probed, true, memory_order_release);
   }
+  bool probed = atomic_load(&gpus_probed);
   pthread_mutex_unlock(&probe_mu);
   if (ran) log_probe(proc_now_ms() - t0);
+  return probed;
 }
 
 void rt_set_cuda_absent_reason(const char *why) { cuda_absent = why; }

@@ -138,6 +138,7 @@ Test(kinds, a_foreign_host_pointer_is_unknown) {
 }
 
 Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
+  kern_device_count(); /* the GPUs probed (as th_fake_gpu_new does): the driver's turn */
   rt_host.pointer_kind = fake_pointer_kind;
   hook_ptr = NULL;
   kern_array *a = new1(cpu(), KERN_INT32, 100);
