@@ -31,7 +31,9 @@
 
 extern char **environ;
 
-enum { MAX_ARCHS = 16 };
+/* NAME_BUF holds a header name: the prefix, '_', a kern name and a suffix
+ * (both at most AST_MAX_IDENT bytes: make_id's caller checks the prefix). */
+enum { MAX_ARCHS = 16, NAME_BUF = 2 * AST_MAX_IDENT + 32 };
 /* GPUs a default build runs on natively; PTX for the newest covers later ones. */
 static const int default_archs[] = {75, 80, 90};
 
@@ -476,7 +478,7 @@ static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, i
   if (done[index]) return;
   done[index] = true;
   put_struct_deps(out, b, s, done);
-  char tb[256], nb[256], sb[256];
+  char tb[NAME_BUF], nb[NAME_BUF], sb[NAME_BUF];
   const char *sname = c_type(b, s->sty, sb, sizeof sb);
   rt_buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
   for (int f = 0; f < s->nfields; f++)
@@ -502,7 +504,7 @@ static void put_signature_comment(rt_buf *out, const Decl *k) {
 }
 
 static void put_launch(rt_buf *out, const Build *b, const Decl *k, int index) {
-  char tb[256], nb[256];
+  char tb[NAME_BUF], nb[NAME_BUF];
   put_signature_comment(out, k);
   rt_buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims",
                 b->id, k->name);
@@ -572,6 +574,76 @@ static char *header_source(const Build *b) {
   return out.s;
 }
 
+/* ---- names in the header ------------------------------------------------------------------------ */
+
+/* A name the header declares, and what it stands for (for the message). */
+typedef struct HName {
+  char *name, *what;
+} HName;
+
+static int hname_cmp(const void *a, const void *b) {
+  return strcmp(((const HName *)a)->name, ((const HName *)b)->name);
+}
+
+/* Sorts the n names; "kernc: X and Y are both NAME in P.h ..." for the first
+ * repeat, or EXIT_OK. Frees the names. */
+static int distinct(const Build *b, HName *v, int n) {
+  int rc = EXIT_OK;
+  for (int i = 0; i < n && rc == EXIT_OK; i++)
+    if (!v[i].name || !v[i].what) rc = cli_fail("out of memory");
+  if (rc == EXIT_OK) qsort(v, (size_t)n, sizeof *v, hname_cmp);
+  for (int i = 1; i < n && rc == EXIT_OK; i++)
+    if (!strcmp(v[i - 1].name, v[i].name))
+      rc = cli_fail("%s and %s are both named '%s' in %s.h (reserved words and names starting "
+                    "with 'kern' get a '_' there): rename one",
+                    v[i - 1].what, v[i].what, v[i].name, b->prefix);
+  for (int i = 0; i < n; i++) free(v[i].name), free(v[i].what);
+  free(v);
+  return rc;
+}
+
+static void add_name(HName *v, int *n, char *name, char *what) {
+  v[*n].name = name;
+  v[*n].what = what;
+  ++*n;
+}
+
+/* The header's own names must differ: the structs' typedefs, the launch
+ * functions, PREFIX_module and PREFIX_embedded; within a struct its fields;
+ * within a launch function its parameters. A user name escaped for C can
+ * meet another one (struct 'x_launch' and kernel 'x'; fields 'class' and
+ * 'class_'): kern reports it rather than write a header that cannot compile. */
+static int header_names(const Build *b) {
+  const Program *p = b->prog;
+  char buf[NAME_BUF];
+  HName *v = calloc((size_t)(p->nstructs + p->nkernels + 2), sizeof *v);
+  int n = 0, rc;
+  if (!v) return cli_fail("out of memory");
+  add_name(v, &n, rt_printf("%s_module", b->id), rt_printf("the module function"));
+  add_name(v, &n, rt_printf("%s_embedded", b->id), rt_printf("the module table"));
+  for (int i = 0; i < p->nstructs; i++)
+    add_name(v, &n, rt_printf("%s", c_type(b, p->structs[i]->sty, buf, sizeof buf)),
+             rt_printf("struct '%s'", p->structs[i]->name));
+  for (int i = 0; i < p->nkernels; i++)
+    add_name(v, &n, rt_printf("%s_%s_launch", b->id, p->kernels[i]->name),
+             rt_printf("the launch function of kernel '%s'", p->kernels[i]->name));
+  if ((rc = distinct(b, v, n))) return rc;
+  for (int i = 0; rc == EXIT_OK && i < p->nstructs + p->nkernels; i++) {
+    const Decl *d = i < p->nstructs ? p->structs[i] : p->kernels[i - p->nstructs];
+    int m = i < p->nstructs ? d->nfields : d->nparams;
+    HName *w = calloc((size_t)m + 1, sizeof *w);
+    if (!w) return cli_fail("out of memory");
+    for (int j = 0, k = 0; j < m; j++) {
+      const char *name = i < p->nstructs ? d->fields[j].name : d->params[j]->name;
+      add_name(w, &k, rt_printf("%s", c_name(name, buf, sizeof buf)),
+               rt_printf("%s '%s' of %s '%s'", i < p->nstructs ? "field" : "parameter", name,
+                         i < p->nstructs ? "struct" : "kernel", d->name));
+    }
+    rc = distinct(b, w, m);
+  }
+  return rc;
+}
+
 /* ---- files and the compiler -------------------------------------------------------------------- */
 
 static bool write_all(int fd, const char *data, size_t len) {
@@ -639,10 +711,18 @@ static void remove_temps(Build *b) {
   if (b->workdir) rmdir(b->workdir);
 }
 
-/* Runs argv with the terminal's stdout/stderr; the exit status, or -1. */
-static int spawn_wait(char *const argv[]) {
+/* Runs argv with the terminal's stdout/stderr (quiet: none); the exit
+ * status, or -1. */
+static int spawn_wait(char *const argv[], bool quiet) {
   pid_t pid;
-  int err = posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ);
+  posix_spawn_file_actions_t fa, *use = NULL;
+  if (quiet && posix_spawn_file_actions_init(&fa) == 0) {
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    use = &fa;
+  }
+  int err = posix_spawnp(&pid, argv[0], use, NULL, argv, environ);
+  if (use) posix_spawn_file_actions_destroy(use);
   if (err) {
     errno = err;
     return -1;
@@ -664,6 +744,27 @@ static int add_user_flags(const Options *o, char *copy, const char **argv, int n
     copy += strlen(o->cpu_flags[i]) + 1;
   }
   return n;
+}
+
+/* After the compiler failed on the generated code: does it compile a trivial
+ * file with the same command line? Then the generated code is at fault, and
+ * that is kern's bug (the checker accepted the source); else the compiler or
+ * its flags are (--cc, --cpu-flags, KERN_CC): the user's to fix. */
+static bool compiler_works(const Build *b, const char **argv, int n) {
+  char *c = rt_printf("%s/probe.c", b->workdir), *o = rt_printf("%s/probe.o", b->workdir);
+  int fd = c && o ? open(c, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
+  bool ok = fd >= 0 && write_all(fd, "int kern_probe_;\n", 17);
+  if (fd >= 0 && close(fd) != 0) ok = false;
+  if (ok) {
+    const char *tail[] = {"-c", c, "-o", o, NULL};
+    memcpy(argv + n, tail, sizeof tail);
+    ok = spawn_wait((char *const *)argv, true) == 0;
+  }
+  if (c) unlink(c);
+  if (o) unlink(o);
+  free(c);
+  free(o);
+  return ok;
 }
 
 /* cc: --cc, else $KERN_CC, else cc. Flags: the runtime's (the generated code's
@@ -691,11 +792,17 @@ static int compile_object(Build *b) {
     n = add_user_flags(o, copy, argv, n);
     const char *tail[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
     memcpy(argv + n, tail, sizeof tail);
-    int status = spawn_wait((char *const *)argv);
+    int status = spawn_wait((char *const *)argv, false);
     if (status == -1)
       rc =
           cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", cc, strerror(errno));
-    else if (status)
+    else if (status && compiler_works(b, argv, n)) {
+      fprintf(stderr,
+              "kernc: internal error: the C compiler '%s' failed (exit status %d) on the code "
+              "kern generated for %s, though it compiles other C code with the same flags; %s\n",
+              cc, status, b->prog->root->path, EMIT_BUG_REPORT);
+      rc = EXIT_INTERNAL;
+    } else if (status)
       rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", cc, status,
                     b->prefix);
   }
@@ -769,7 +876,8 @@ static int write_sources(Build *b) {
 }
 
 static int build_outputs(Build *b) {
-  int rc = make_temps(b);
+  int rc = header_names(b);
+  if (rc == EXIT_OK) rc = make_temps(b);
   if (rc == EXIT_OK) rc = gpu_images(b);
   if (rc == EXIT_OK) rc = write_sources(b);
   if (rc == EXIT_OK) rc = compile_object(b);
@@ -809,9 +917,10 @@ int cli_build(const Options *o) {
   b.prefix = output_prefix(o->output);
   b.id = b.prefix ? make_id(o->name, b.prefix) : NULL;
   if (!b.id) return cli_fail("out of memory");
-  if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0)) {
+  if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0) || strlen(b.id) > AST_MAX_IDENT) {
     free_build(&b);
-    return cli_bad_usage("--name or the base name of -o must be a C identifier: '%s'",
+    return cli_bad_usage("--name or the base name of -o must be a C identifier of at most 1024 "
+                         "bytes: '%.1100s'",
                          o->name ? o->name : o->output);
   }
   FrontResult r = front_compile(o->files[0], NULL, 0);

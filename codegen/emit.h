@@ -20,6 +20,10 @@
 
 typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
 
+/* Said when the code emitted for a source the checker accepted does not
+ * compile (C compiler or NVRTC): that is kern's fault, never the user's. */
+#define EMIT_BUG_REPORT "this is a bug in kern: please report it, with the .kern source"
+
 typedef struct EmitOptions {
   bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
   bool line_directives; /* #line directives pointing at the .kern source (default on) */

@@ -71,8 +71,9 @@ __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
 /* Deeper expressions or statements than this are refused rather than risking
- * the C stack (the parser limits parentheses; long operator chains it cannot). */
-enum { MAX_NEST = 2000, MAX_CAND_NOTES = 8 };
+ * the C stack (the parser limits parentheses and stops operator chains there
+ * too; an else-if chain is walked in a loop, not nested). */
+enum { MAX_NEST = AST_MAX_DEPTH, MAX_CAND_NOTES = 8, MAX_CYCLE_NAMES = 10, MAX_FMT_FIELD = 1000 };
 
 /* ---- values ------------------------------------------------------------- */
 
@@ -1716,14 +1717,28 @@ static Val sp_identity(Check *c, Node *n) {
 
 typedef enum { FMT_SINT, FMT_UINT, FMT_HEX, FMT_FLOAT, FMT_STR } FmtClass;
 
+/* A width or precision of digits at p, at most MAX_FMT_FIELD (C's printf
+ * fails, printing nothing, past INT_MAX; the CPU prints 1023 bytes a call). */
+static void fmt_field(Check *c, SrcLoc loc, const char *start, const char **p, const char *what) {
+  size_t n = strspn(*p, "0123456789");
+  long long v = 0;
+  for (size_t i = 0; i < n && v <= MAX_FMT_FIELD; i++) v = v * 10 + ((*p)[i] - '0');
+  *p += n;
+  if (v <= MAX_FMT_FIELD) return;
+  const char *end = *p + strspn(*p, ".0123456789l");
+  end += *end != 0;
+  diag_error(c->diags, loc, "%s %.*s in '%.*s' is too large (the limit is %d)", what, (int)n,
+             *p - n, (int)(end - start), start, MAX_FMT_FIELD);
+}
+
 /* Parses the conversion whose '%' is at start; *pp moves past it. -1: reported. */
 static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bool *is_long) {
   const char *p = start + 1;
   p += strspn(p, "-+ #0");
-  p += strspn(p, "0123456789");
+  fmt_field(c, loc, start, &p, "field width");
   if (*p == '.') {
     p++;
-    p += strspn(p, "0123456789");
+    fmt_field(c, loc, start, &p, "precision");
   }
   int nl = (int)strspn(p, "l");
   *is_long = nl > 0;
@@ -2208,9 +2223,12 @@ static void stmt_kind(Check *c, Node *n) {
       for (Node *s = n->body; s; s = s->next) stmt(c, s);
       scope_close(c);
       break;
-    case ND_IF:
-      expect_bool(c, n->cond, "the condition of 'if'");
-      scoped_stmt(c, n->then);
+    case ND_IF: /* an else-if chain in a loop: it is not nesting */
+      for (;; n = n->els) {
+        expect_bool(c, n->cond, "the condition of 'if'");
+        scoped_stmt(c, n->then);
+        if (!n->els || n->els->kind != ND_IF) break;
+      }
       scoped_stmt(c, n->els);
       break;
     case ND_WHILE:
@@ -2256,7 +2274,10 @@ static bool breaks(const Node *s) {
   if (!s) return false;
   switch (s->kind) {
     case ND_BREAK: return true;
-    case ND_IF: return breaks(s->then) || breaks(s->els);
+    case ND_IF:
+      for (; s && s->kind == ND_IF; s = s->els) /* else-if chains: a loop */
+        if (breaks(s->then)) return true;
+      return breaks(s);
     case ND_BLOCK:
       for (const Node *k = s->body; k; k = k->next)
         if (breaks(k)) return true;
@@ -2273,7 +2294,10 @@ static bool returns(const Node *s) {
       for (const Node *k = s->body; k; k = k->next)
         if (returns(k)) return true;
       return false;
-    case ND_IF: return s->els && returns(s->then) && returns(s->els);
+    case ND_IF:
+      for (; s && s->kind == ND_IF; s = s->els) /* else-if chains: a loop */
+        if (!returns(s->then)) return false;
+      return returns(s);
     case ND_WHILE:
     case ND_FOR: return const_true(s->cond) && !breaks(s->body);
     case ND_DO: return returns(s->body) || (const_true(s->cond) && !breaks(s->body));
@@ -2595,12 +2619,17 @@ typedef struct Frame {
   int next;
 } Frame;
 
+/* The cycle as "a -> b -> ... -> a"; a long one shows its first functions
+ * and its last, and counts the rest. */
 static void report_cycle(Check *c, Frame *st, int top, Info *callee, Edge e) {
-  size_t len = strlen(e.callee->name) + 1;
-  for (int i = callee->stackpos; i <= top; i++) len += strlen(st[i].d->name) + 4;
+  int first = callee->stackpos, n = top - first + 1;
+  int head = n > MAX_CYCLE_NAMES ? MAX_CYCLE_NAMES - 1 : n;
+  size_t len = strlen(e.callee->name) + 64 + strlen(st[top].d->name);
+  for (int i = first; i < first + head; i++) len += strlen(st[i].d->name) + 4;
   char *path = alloc(c, len);
   char *p = path;
-  for (int i = callee->stackpos; i <= top; i++) p += sprintf(p, "%s -> ", st[i].d->name);
+  for (int i = first; i < first + head; i++) p += sprintf(p, "%s -> ", st[i].d->name);
+  if (head < n) p += sprintf(p, "... (%d more) -> %s -> ", n - head - 1, st[top].d->name);
   strcpy(p, e.callee->name);
   diag_error(c->diags, e.loc, "recursion is not allowed: %s", path);
   diag_note(c->diags, (SrcLoc){0}, "GPUs have no call stack for recursive calls; use a loop");
@@ -2703,5 +2732,8 @@ bool check_program(Program *prog) {
   prog->nfuncs = L->nfuncs;
   prog->kernels = L->kernels;
   prog->nkernels = L->nkernels;
+  for (int i = 0; i < L->nstructs; i++) L->structs[i]->index = i;
+  for (int i = 0; i < L->nfuncs; i++) L->funcs[i]->index = i;
+  for (int i = 0; i < L->nkernels; i++) L->kernels[i]->index = i;
   return diag_errors(prog->diags) == before;
 }

@@ -10,6 +10,7 @@
  * and mmap depends only on the size, so free() can tell them apart.
  */
 #include "rt.h"
+#include "ast.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,7 +131,7 @@ static rt_range_fn as_fn(void *p) {
 }
 
 static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
-  char name[512];
+  char name[AST_MAX_IDENT + 32]; /* kk_<kernel name>_range_dense */
   snprintf(name, sizeof name, "kk_%s_range", k->name);
   void *range = rt_cpu_lib_sym(&c->lib, name);
   snprintf(name, sizeof name, "kk_%s_range_dense", k->name);

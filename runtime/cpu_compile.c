@@ -13,6 +13,7 @@
  * meta names the same source.
  */
 #include "rt.h"
+#include "emit.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -332,7 +333,11 @@ static kern_status compile_failed(const char *cc, int status, rt_buf *log) {
   else
     snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n",
              cc, WEXITSTATUS(status));
-  return rt_error_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
+  if (status != -1) { /* the checker accepted the source: bad C is kern's bug */
+    if (!log->len) rt_buf_add(log, "(no output)", 11);
+    rt_buf_printf(log, "\n(if '%s' builds other C code, %s)", cc, EMIT_BUG_REPORT);
+  }
+  return rt_error_text(KERN_ERR_COMPILE, head, log->s && !log->oom ? log->s : "(no output)");
 }
 
 /* clang stops at 256 nested brackets, and programs within the parser's

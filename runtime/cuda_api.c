@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rt.h"
+#include "emit.h"
 
 typedef struct Sym {
   const char *name;
@@ -294,7 +295,8 @@ int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   int status;
   if (r != 0) {
     char *log = program_log(prog);
-    status = rt_error_text(KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n",
+    status = rt_error_text(KERN_ERR_COMPILE,
+                           "NVRTC failed to compile the generated CUDA (" EMIT_BUG_REPORT "):\n",
                            log ? log : "");
     free(log);
   } else {

@@ -337,7 +337,7 @@ static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
     for (int dense = 0; dense < 2; dense++) {
-      char name[300];
+      char name[AST_MAX_IDENT + 32]; /* kk_<kernel name>_cuda_dense */
       int grid = 0, *block = &cc->block[2 * k + dense];
       CUfunction *f = &cc->fn[2 * k + dense];
       snprintf(name, sizeof name, "kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");

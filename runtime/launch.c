@@ -319,22 +319,25 @@ static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
   return false;
 }
 
+typedef struct AtomicsOf {
+  const Var *v;
+  int calls;
+} AtomicsOf;
+
+static bool applies_atomic(const Node *n, void *arg) {
+  const AtomicsOf *q = arg;
+  if (n->kind != ND_CALL) return false;
+  return is_atomic(n) ? atomic_array(n) == q->v : passes_to_atomics(n, q->v, q->calls);
+}
+
 /* Does code under n apply an atomic to array v, directly or through calls?
  * Recursion is a compile error, so the call depth is bounded; the cap only
- * guards against a malformed tree (and then answers yes). */
+ * guards against a malformed tree (and then answers yes), as does running
+ * out of memory. The tree is walked without recursion (else-if chains). */
 static bool uses_atomics(const Node *n, const Var *v, int calls) {
   if (calls > 64) return true;
-  for (; n; n = n->next) {
-    if (n->kind == ND_CALL &&
-        (is_atomic(n) ? atomic_array(n) == v : passes_to_atomics(n, v, calls)))
-      return true;
-    if (n->kind == ND_VARDECL && n->var && uses_atomics(n->var->init, v, calls)) return true;
-    const Node *kids[] = {n->lhs,  n->rhs, n->cond, n->then, n->els,
-                          n->init, n->inc, n->body, n->args};
-    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
-      if (kids[i] && uses_atomics(kids[i], v, calls)) return true;
-  }
-  return false;
+  AtomicsOf q = {v, calls};
+  return ast_walk(n, applies_atomic, &q) != 0;
 }
 
 /* The GPU whose atomics could meet CPU atomics on the array's memory in this
@@ -469,9 +472,14 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
 
 /* ---- debug errors ----------------------------------------------------------------------------- */
 
-static void list_i64(rt_buf *b, const int64_t *v, int n) {
+/* Bit k of unsigned_mask: v[k] is a uint64 index (2^64-1, not -1). */
+static void list_i64(rt_buf *b, const int64_t *v, int n, int unsigned_mask) {
   rt_buf_add(b, "[", 1);
-  for (int i = 0; i < n; i++) rt_buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  for (int i = 0; i < n; i++)
+    if (unsigned_mask >> i & 1)
+      rt_buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+    else
+      rt_buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
   rt_buf_add(b, "]", 1);
 }
 
@@ -493,12 +501,13 @@ kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   if (e->kind == KN_ERR_ASSERT)
     return rt_error(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
                     k->name, file, e->line, (long long)e->tid);
-  int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
+  int nd = e->ndim & 0xff, unsigned_mask = e->ndim >> 8 & 0xf; /* kern_abi.h */
+  nd = nd < 1 ? 1 : nd > 4 ? 4 : nd;
   rt_buf b = {0};
   rt_buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
-  list_i64(&b, e->index, nd);
+  list_i64(&b, e->index, nd, unsigned_mask);
   rt_buf_add(&b, " is outside shape ", 18);
-  list_i64(&b, e->shape, nd);
+  list_i64(&b, e->shape, nd, 0);
   rt_buf_add(&b, " (", 2);
   describe_param(&b, k, e->param);
   rt_buf_printf(&b, ", thread %lld)", (long long)e->tid);
