@@ -133,7 +133,7 @@ static const char *tok_desc(Parser *p, const Token *t) {
 }
 
 static void vreport(Parser *p, SrcLoc loc, const char *fmt, va_list ap) {
-  char msg[512];
+  char msg[2 * AST_MAX_IDENT + 512]; /* room for two names at the limit */
   vsnprintf(msg, sizeof msg, fmt, ap);
   diag_error(p->diags, loc, "%s", msg);
 }

@@ -788,6 +788,15 @@ Test(names, names_of_1024_bytes_work_everywhere) {
   src = long_names(1025);
   expect_compile_error(src, "identifier is too long (1025 bytes; the limit is 1024)");
   free(src);
+  /* Messages carry such names whole. */
+  char *vname = letters('v', 1024);
+  Str bad = {0}, msg = {0};
+  sadd(&bad, "kernel void k(int[] x) { int %s; }\n", vname);
+  sadd(&msg, "variable '%s' needs an initializer", vname);
+  expect_compile_error(bad.s, msg.s);
+  free(vname);
+  free(bad.s);
+  free(msg.s);
 }
 
 /* kernc build writes a header whose launch function and struct carry the long
