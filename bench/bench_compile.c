@@ -1,7 +1,7 @@
 /* bench_compile: how long a module of 10 kernels takes to become runnable.
  *
- * Requires: the runtime's internals (rt.h: rt_module_code, rt_config_reload,
- * rt_cpu_compile_flags; cuda_api.h: NVRTC), a C compiler, and NVRTC for the
+ * Requires: the runtime's internals (core.h: rt_module_code, rt_config_reload;
+ * support/toolchain.h: tc_cc_flags, NVRTC), a C compiler, and NVRTC for the
  * CUDA rows (skipped without it). Produces: a Markdown table on stdout and,
  * with `--csv FILE`, the same numbers as CSV. Breaks: nothing; its caches live
  * in a temporary directory that it removes.
@@ -31,12 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "emit.h"
 #include "front.h"
 #include "bench.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 extern char **environ;
 
@@ -236,7 +237,7 @@ static double cc_alone(const char *cc, const char *src, const char *dir) {
   const char *argv[32];
   int n = 0;
   argv[n++] = cc;
-  for (const char *const *fl = rt_cpu_compile_flags(); *fl && n < 26; fl++) argv[n++] = *fl;
+  for (const char *const *fl = tc_cc_flags(TC_SHARED_NATIVE); *fl && n < 26; fl++) argv[n++] = *fl;
   argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm", argv[n] = NULL;
   double t0 = bench_now();
   if (run((char *const *)argv, NULL, 0) != 0) {
@@ -290,7 +291,7 @@ static void bench_cpu(const char *cc) {
 
 /* ---- CUDA: NVRTC through the runtime vs NVRTC alone ------------------------------------------------ */
 
-static double nvrtc_alone(const rt_nvrtc_api *nv, const char *src) {
+static double nvrtc_alone(const tc_nvrtc_api *nv, const char *src) {
   const char *opts[] = {"--gpu-architecture=compute_90", "-default-device", "--std=c++17", "-w",
                         "--fmad=false"};
   double t0 = bench_now();
@@ -314,7 +315,7 @@ static double nvrtc_kern(void) {
   char *src = generated(EMIT_CUDA, &fe), *ptx = NULL;
   size_t len;
   bool is_ptx;
-  if (rt_nvrtc_compile(src, "bench10.kern", 90, false, false, &ptx, &len, &is_ptx) != KERN_OK)
+  if (tc_nvrtc_compile(src, "bench10.kern", 90, false, false, &ptx, &len, &is_ptx) != KERN_OK)
     die("rt_nvrtc_compile");
   double t = bench_now() - t0;
   free(src);
@@ -325,7 +326,7 @@ static double nvrtc_kern(void) {
 static void bench_nvrtc(void) {
   const char *why = NULL;
   double t0 = bench_now();
-  const rt_nvrtc_api *nv = rt_nvrtc_load(&why);
+  const tc_nvrtc_api *nv = tc_nvrtc_load(&why);
   double load = bench_now() - t0;
   if (!nv) {
     fprintf(stderr, "bench_compile: NVRTC absent (%s): CUDA rows skipped\n", why ? why : "?");

@@ -24,6 +24,8 @@
 
 #include "bench.h"
 #include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "front.h"
 #include "kern.h"
 
@@ -453,7 +455,7 @@ static CUmodule baseline(const char *cubin_path, const char **how) {
     src = front_read_file(path, &len);
     kern_device_info info;
     BENCH_CHECK(kern_device_info_get(gpu, &info));
-    BENCH_CHECK(rt_nvrtc_compile(src, "baseline.cu", info.sm_major * 10 + info.sm_minor, true,
+    BENCH_CHECK(tc_nvrtc_compile(src, "baseline.cu", info.sm_major * 10 + info.sm_minor, true,
                                  false, &bin, &len, &is_ptx));
     free(src);
     *how = "NVRTC (no nvcc CUBIN given)";

@@ -16,9 +16,11 @@
 #include <time.h>
 
 #include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "bench.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 enum { N = 1000, REPS = 21, ELEMS = 32 };
 
@@ -170,7 +172,7 @@ static void raw_setup(Raw *r, kern_device *gpu) {
   char *bin;
   size_t len;
   bool is_ptx;
-  BENCH_CHECK(rt_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true,
+  BENCH_CHECK(tc_nvrtc_compile(raw_src, "raw_inc.cu", info.sm_major * 10 + info.sm_minor, true,
                                false, &bin, &len, &is_ptx));
   CUmodule m;
   CU_CHECK(r->cu->ModuleLoadData(&m, bin));

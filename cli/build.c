@@ -1,7 +1,8 @@
 /* build.c: `kernc build FILE.kern -o PREFIX`: a module compiled ahead of time.
  *
- * Requires: the front end and emitter (C and CUDA source), a C compiler
- * (spawned with an argument vector, no shell) and NVRTC (rt_nvrtc_compile).
+ * Requires: the front end and emitter (C and CUDA source), the toolchain
+ * (support/toolchain.h: the C compiler, run with an argument vector and no
+ * shell, and NVRTC).
  * Produces: cli_build, which writes PREFIX.h (typed launch functions and the
  * module's structs as C structs) and PREFIX.o.
  * Breaks: PREFIX.o is one generated C file compiled with -c: the module's C
@@ -15,21 +16,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
-#include "cuda_api.h"
 #include "emit.h"
+#include "error.h"
+#include "file.h"
 #include "front.h"
-#include "rt.h"
-
-extern char **environ;
+#include "kern.h"
+#include "str.h"
+#include "toolchain.h"
 
 /* NAME_BUF holds a header name: the prefix, '_', a kern name and a suffix
  * (both at most AST_MAX_IDENT bytes: make_id's caller checks the prefix). */
@@ -215,7 +216,7 @@ static int newest_arch(const Build *b) {
 static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
   Image *im = &b->images[b->nimages];
   bool is_ptx = false;
-  int st = rt_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len,
+  int st = tc_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len,
                             &is_ptx);
   if (st == KERN_ERR_COMPILE) {
     fprintf(stderr, "kernc: internal error: %s\n", kern_last_error());
@@ -226,7 +227,7 @@ static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
     free(im->data);
     return cli_fail(
         "NVRTC %d.%d cannot make a CUBIN for sm_%d: choose archs it supports with --arch",
-        rt_nvrtc_version() / 1000, rt_nvrtc_version() % 1000 / 10, arch);
+        tc_nvrtc_version() / 1000, tc_nvrtc_version() % 1000 / 10, arch);
   }
   im->arch = arch;
   im->is_ptx = ptx;
@@ -238,7 +239,7 @@ static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
 static int gpu_images(Build *b) {
   const char *why;
   if (b->o->no_cuda) return EXIT_OK;
-  if (!rt_nvrtc_load(&why)) {
+  if (!tc_nvrtc_available(&why)) {
     fprintf(stderr, "kernc: note: %s; %s.o gets CPU code only\n", why, b->prefix);
     return EXIT_OK;
   }
@@ -256,23 +257,23 @@ static int gpu_images(Build *b) {
 
 /* A C string literal: escapes quotes, backslashes, '?' (trigraphs) and every
  * byte outside printable ASCII. */
-static void put_literal(rt_buf *out, const char *s) {
-  rt_buf_add(out, "\"", 1);
+static void put_literal(Buf *out, const char *s) {
+  buf_add(out, "\"", 1);
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (*p == '"' || *p == '\\' || *p == '?')
-      rt_buf_printf(out, "\\%c", *p);
+      buf_printf(out, "\\%c", *p);
     else if (*p < 32 || *p > 126)
-      rt_buf_printf(out, "\\%03o", *p);
+      buf_printf(out, "\\%03o", *p);
     else
-      rt_buf_add(out, (const char *)p, 1);
+      buf_add(out, (const char *)p, 1);
   }
-  rt_buf_add(out, "\"", 1);
+  buf_add(out, "\"", 1);
 }
 
 /* A byte array with a terminating NUL after the n bytes. */
-static void put_bytes(rt_buf *out, const char *name, const unsigned char *p, size_t n) {
-  rt_buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name,
-                n + 1);
+static void put_bytes(Buf *out, const char *name, const unsigned char *p, size_t n) {
+  buf_printf(out, "static const unsigned char %s[%zu] __attribute__((aligned(16))) = {\n", name,
+             n + 1);
   char line[32 * 4 + 8];
   for (size_t i = 0; i <= n;) {
     size_t k = 0;
@@ -284,9 +285,9 @@ static void put_bytes(rt_buf *out, const char *name, const unsigned char *p, siz
       line[k++] = ',';
     }
     line[k++] = '\n';
-    rt_buf_add(out, line, k);
+    buf_add(out, line, k);
   }
-  rt_buf_add(out, "};\n", 3);
+  buf_add(out, "};\n", 3);
 }
 
 static void collect_files(Build *b) {
@@ -306,115 +307,114 @@ static int file_index(const Build *b, const Module *m) {
   return 0;
 }
 
-static void put_files(rt_buf *out, const Build *b) {
+static void put_files(Buf *out, const Build *b) {
   for (int i = 0; i < b->nfiles; i++) {
     char name[32];
     snprintf(name, sizeof name, "kt_file%d", i);
     put_bytes(out, name, (const unsigned char *)b->files[i]->src, b->files[i]->src_len);
   }
-  rt_buf_add(out, "static const kn_embed_file kt_files[] = {\n", 42);
+  buf_add(out, "static const kn_embed_file kt_files[] = {\n", 42);
   for (int i = 0; i < b->nfiles; i++) {
-    rt_buf_add(out, "  {", 3);
+    buf_add(out, "  {", 3);
     put_literal(out, b->files[i]->path);
-    rt_buf_printf(out, ", (const char *)kt_file%d, %zu},\n", i, b->files[i]->src_len);
+    buf_printf(out, ", (const char *)kt_file%d, %zu},\n", i, b->files[i]->src_len);
   }
-  rt_buf_add(out, "};\n", 3);
+  buf_add(out, "};\n", 3);
 }
 
 /* Every spelling front.c will ask the runtime's reader for: each import's
  * joined path, mapped to the file it resolved to at build time. */
-static int put_aliases(rt_buf *out, const Build *b) {
+static int put_aliases(Buf *out, const Build *b) {
   int n = 0;
-  rt_buf_add(out, "static const kn_embed_alias kt_aliases[] = {\n", 45);
+  buf_add(out, "static const kn_embed_alias kt_aliases[] = {\n", 45);
   for (int i = 0; i < b->nfiles; i++)
     for (const Decl *d = b->files[i]->decls; d; d = d->next) {
       if (d->kind != DECL_IMPORT || !d->imported) continue;
       char *joined = front_import_path(b->files[i]->path, d->path);
       if (!joined) return -1;
-      rt_buf_add(out, "  {", 3);
+      buf_add(out, "  {", 3);
       put_literal(out, joined);
-      rt_buf_printf(out, ", %d},\n", file_index(b, d->imported));
+      buf_printf(out, ", %d},\n", file_index(b, d->imported));
       free(joined);
       n++;
     }
-  rt_buf_add(out, "  {0, 0}\n};\n", 12);
+  buf_add(out, "  {0, 0}\n};\n", 12);
   return n;
 }
 
-static void put_kernels(rt_buf *out, const Build *b) {
+static void put_kernels(Buf *out, const Build *b) {
   const Program *p = b->prog;
-  rt_buf_add(out, "static const kn_embed_kernel kt_kernels[] = {\n", 46);
+  buf_add(out, "static const kn_embed_kernel kt_kernels[] = {\n", 46);
   for (int i = 0; i < p->nkernels; i++) {
     const char *k = p->kernels[i]->name;
-    rt_buf_printf(
+    buf_printf(
         out,
         "  {\"%s\", (kn_range_fn)kk_%s_range, (kn_range_fn)kk_%s_range_dense, sizeof(kk_%s_args)},\n",
         k, k, k, k);
   }
-  rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
+  buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
 }
 
-static void put_images(rt_buf *out, const Build *b) {
+static void put_images(Buf *out, const Build *b) {
   for (int i = 0; i < b->nimages; i++) {
     char name[32];
     snprintf(name, sizeof name, "kt_image%d", i);
     put_bytes(out, name, (const unsigned char *)b->images[i].data, b->images[i].len);
   }
-  rt_buf_add(out, "static const kn_embed_image kt_images[] = {\n", 44);
+  buf_add(out, "static const kn_embed_image kt_images[] = {\n", 44);
   for (int i = 0; i < b->nimages; i++)
-    rt_buf_printf(out, "  {%d, %d, kt_image%d, %zu},\n", b->images[i].arch, b->images[i].is_ptx, i,
-                  b->images[i].len);
-  rt_buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
+    buf_printf(out, "  {%d, %d, kt_image%d, %zu},\n", b->images[i].arch, b->images[i].is_ptx, i,
+               b->images[i].len);
+  buf_add(out, "  {0, 0, 0, 0}\n};\n", 18);
 }
 
-static void put_table(rt_buf *out, const Build *b, int naliases) {
+static void put_table(Buf *out, const Build *b, int naliases) {
   const char *id = b->id;
-  rt_buf_printf(
-      out,
-      "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
-      "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
-      id, b->o->debug, kern_version_string());
+  buf_printf(out,
+             "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
+             "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
+             id, b->o->debug, kern_version_string());
   put_literal(out, b->prog->root->path);
-  rt_buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n",
-                b->nfiles, naliases, b->prog->nkernels, b->nimages);
-  rt_buf_printf(out,
-                "struct kern_module;\n"
-                "struct kern_module *kern_module_embedded(const struct kern_embedded *);\n"
-                "__attribute__((visibility(\"default\"))) struct kern_module *%s_module(void) {\n"
-                "  return kern_module_embedded(&%s_embedded);\n}\n",
-                id, id);
+  buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles,
+             naliases, b->prog->nkernels, b->nimages);
+  buf_printf(out,
+             "struct kern_module;\n"
+             "struct kern_module *kern_module_embedded(const struct kern_embedded *);\n"
+             "__attribute__((visibility(\"default\"))) struct kern_module *%s_module(void) {\n"
+             "  return kern_module_embedded(&%s_embedded);\n}\n",
+             id, id);
 }
 
 static char *object_source(Build *b) {
-  rt_buf out = {0};
-  rt_buf_printf(
+  Buf out = {0};
+  buf_printf(
       &out,
       "/* Generated by kernc build %s from %s: the CPU code, GPU images and module table. */\n",
       kern_version_string(), b->prog->root->path);
   for (int i = 0; i < b->prog->nkernels; i++) {
     const char *k = b->prog->kernels[i]->name;
-    rt_buf_printf(
+    buf_printf(
         &out,
         "#define kk_%s_range %s_kk_%s_range\n#define kk_%s_range_dense %s_kk_%s_range_dense\n", k,
         b->id, k, k, b->id, k);
-    rt_buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
+    buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
   }
   EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
   char *code = emit_program(b->prog, EMIT_C, &eo);
   if (!code) {
-    rt_buf_free(&out);
+    buf_free(&out);
     return NULL;
   }
-  rt_buf_add(&out, code, strlen(code));
+  buf_add(&out, code, strlen(code));
   free(code);
-  rt_buf_add(&out, "\n/* ---- the module table (kern_abi.h) ---- */\n", 47);
+  buf_add(&out, "\n/* ---- the module table (kern_abi.h) ---- */\n", 47);
   put_files(&out, b);
   int naliases = put_aliases(&out, b);
   put_kernels(&out, b);
   put_images(&out, b);
   put_table(&out, b, naliases);
   if (out.oom || naliases < 0) {
-    rt_buf_free(&out);
+    buf_free(&out);
     return NULL;
   }
   return out.s;
@@ -462,10 +462,10 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
   }
 }
 
-static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, int index);
+static void put_struct(Buf *out, const Build *b, const Decl *s, bool *done, int index);
 
 /* Structs before the structs that contain them. */
-static void put_struct_deps(rt_buf *out, const Build *b, const Decl *s, bool *done) {
+static void put_struct_deps(Buf *out, const Build *b, const Decl *s, bool *done) {
   for (int f = 0; f < s->nfields; f++) {
     const Type *t = s->fields[f].ty;
     if (t->kind != TY_STRUCT) continue;
@@ -474,56 +474,56 @@ static void put_struct_deps(rt_buf *out, const Build *b, const Decl *s, bool *do
   }
 }
 
-static void put_struct(rt_buf *out, const Build *b, const Decl *s, bool *done, int index) {
+static void put_struct(Buf *out, const Build *b, const Decl *s, bool *done, int index) {
   if (done[index]) return;
   done[index] = true;
   put_struct_deps(out, b, s, done);
   char tb[NAME_BUF], nb[NAME_BUF], sb[NAME_BUF];
   const char *sname = c_type(b, s->sty, sb, sizeof sb);
-  rt_buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
+  buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
   for (int f = 0; f < s->nfields; f++)
-    rt_buf_printf(out, "  %s %s;\n", c_type(b, s->fields[f].ty, tb, sizeof tb),
-                  c_name(s->fields[f].name, nb, sizeof nb));
-  rt_buf_printf(out, "} %s;\n", sname);
-  rt_buf_printf(
+    buf_printf(out, "  %s %s;\n", c_type(b, s->fields[f].ty, tb, sizeof tb),
+               c_name(s->fields[f].name, nb, sizeof nb));
+  buf_printf(out, "} %s;\n", sname);
+  buf_printf(
       out,
       "KERN_AOT_SASSERT_(sizeof(%s) == %d && KERN_AOT_ALIGNOF_(%s) == %d, \"layout of kern struct %s\");\n",
       sname, s->sty->size, sname, s->sty->align, s->name);
   for (int f = 0; f < s->nfields; f++)
-    rt_buf_printf(out, "KERN_AOT_SASSERT_(offsetof(%s, %s) == %d, \"offset of %s.%s\");\n", sname,
-                  c_name(s->fields[f].name, nb, sizeof nb), s->fields[f].offset, s->name,
-                  s->fields[f].name);
-  rt_buf_add(out, "\n", 1);
+    buf_printf(out, "KERN_AOT_SASSERT_(offsetof(%s, %s) == %d, \"offset of %s.%s\");\n", sname,
+               c_name(s->fields[f].name, nb, sizeof nb), s->fields[f].offset, s->name,
+               s->fields[f].name);
+  buf_add(out, "\n", 1);
 }
 
-static void put_signature_comment(rt_buf *out, const Decl *k) {
-  rt_buf_printf(out, "/* kernel void %s(", k->name);
+static void put_signature_comment(Buf *out, const Decl *k) {
+  buf_printf(out, "/* kernel void %s(", k->name);
   for (int i = 0; i < k->nparams; i++)
-    rt_buf_printf(out, "%s%s %s", i ? ", " : "", type_name(k->params[i]->ty), k->params[i]->name);
-  rt_buf_printf(out, ") */\n");
+    buf_printf(out, "%s%s %s", i ? ", " : "", type_name(k->params[i]->ty), k->params[i]->name);
+  buf_printf(out, ") */\n");
 }
 
-static void put_launch(rt_buf *out, const Build *b, const Decl *k, int index) {
+static void put_launch(Buf *out, const Build *b, const Decl *k, int index) {
   char tb[NAME_BUF], nb[NAME_BUF];
   put_signature_comment(out, k);
-  rt_buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims",
-                b->id, k->name);
+  buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims",
+             b->id, k->name);
   for (int i = 0; i < k->nparams; i++) {
     const char *t = c_type(b, k->params[i]->ty, tb, sizeof tb);
-    rt_buf_printf(out, ",%s%s%s%s", i % 3 == 0 ? "\n    " : " ", t,
-                  t[strlen(t) - 1] == '*' ? "" : " ", c_name(k->params[i]->name, nb, sizeof nb));
+    buf_printf(out, ",%s%s%s%s", i % 3 == 0 ? "\n    " : " ", t, t[strlen(t) - 1] == '*' ? "" : " ",
+               c_name(k->params[i]->name, nb, sizeof nb));
   }
-  rt_buf_add(out, ") {\n", 4);
+  buf_add(out, ") {\n", 4);
   if (k->nparams == 0) {
-    rt_buf_printf(out,
-                  "  return kern_launch_embedded(&%s_embedded, %d, device, dims, 0, NULL);\n}\n\n",
-                  b->id, index);
+    buf_printf(out,
+               "  return kern_launch_embedded(&%s_embedded, %d, device, dims, 0, NULL);\n}\n\n",
+               b->id, index);
     return;
   }
-  rt_buf_add(out, "  const void *const kern_args_[] = {", 36);
+  buf_add(out, "  const void *const kern_args_[] = {", 36);
   for (int i = 0; i < k->nparams; i++)
-    rt_buf_printf(out, "%s&%s", i ? ", " : "", c_name(k->params[i]->name, nb, sizeof nb));
-  rt_buf_printf(
+    buf_printf(out, "%s&%s", i ? ", " : "", c_name(k->params[i]->name, nb, sizeof nb));
+  buf_printf(
       out,
       "};\n  return kern_launch_embedded(&%s_embedded, %d, device, dims, %d, kern_args_);\n}\n\n",
       b->id, index, k->nparams);
@@ -542,33 +542,33 @@ static const char header_prologue[] = "#include \"kern.h\"\n\n"
                                       "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n";
 
 static char *header_source(const Build *b) {
-  rt_buf out = {0};
+  Buf out = {0};
   const Program *p = b->prog;
-  rt_buf_printf(
+  buf_printf(
       &out,
       "/* %s.h: generated by kernc build %s from %s; do not edit.\n"
       " * Launch functions for its kernels: link %s.o and libkern (-lkern -lpthread -ldl -lm).\n"
       " * Running them needs no C compiler, no NVRTC and no cache. */\n"
       "#ifndef KERN_AOT_%s_H\n#define KERN_AOT_%s_H\n\n",
       b->id, kern_version_string(), p->root->path, b->id, b->id, b->id);
-  rt_buf_add(&out, header_prologue, sizeof header_prologue - 1);
+  buf_add(&out, header_prologue, sizeof header_prologue - 1);
   bool *done = calloc((size_t)p->nstructs + 1, 1);
   if (!done) {
-    rt_buf_free(&out);
+    buf_free(&out);
     return NULL;
   }
   for (int i = 0; i < p->nstructs; i++) put_struct(&out, b, p->structs[i], done, i);
   free(done);
-  rt_buf_printf(
+  buf_printf(
       &out,
       "/* The module table in %s.o. */\nextern const kern_embedded %s_embedded;\n"
       "/* The module, for the dynamic API (kern_module_kernel, kern_module_dtype ...): made on the\n"
       " * first call, owned by the library. */\nkern_module *%s_module(void);\n\n",
       b->id, b->id, b->id);
   for (int i = 0; i < p->nkernels; i++) put_launch(&out, b, p->kernels[i], i);
-  rt_buf_add(&out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", 36);
+  buf_add(&out, "#ifdef __cplusplus\n}\n#endif\n\n#endif\n", 36);
   if (out.oom) {
-    rt_buf_free(&out);
+    buf_free(&out);
     return NULL;
   }
   return out.s;
@@ -619,14 +619,14 @@ static int header_names(const Build *b) {
   HName *v = calloc((size_t)(p->nstructs + p->nkernels + 2), sizeof *v);
   int n = 0, rc;
   if (!v) return cli_fail("out of memory");
-  add_name(v, &n, rt_printf("%s_module", b->id), rt_printf("the module function"));
-  add_name(v, &n, rt_printf("%s_embedded", b->id), rt_printf("the module table"));
+  add_name(v, &n, str_printf("%s_module", b->id), str_printf("the module function"));
+  add_name(v, &n, str_printf("%s_embedded", b->id), str_printf("the module table"));
   for (int i = 0; i < p->nstructs; i++)
-    add_name(v, &n, rt_printf("%s", c_type(b, p->structs[i]->sty, buf, sizeof buf)),
-             rt_printf("struct '%s'", p->structs[i]->name));
+    add_name(v, &n, str_printf("%s", c_type(b, p->structs[i]->sty, buf, sizeof buf)),
+             str_printf("struct '%s'", p->structs[i]->name));
   for (int i = 0; i < p->nkernels; i++)
-    add_name(v, &n, rt_printf("%s_%s_launch", b->id, p->kernels[i]->name),
-             rt_printf("the launch function of kernel '%s'", p->kernels[i]->name));
+    add_name(v, &n, str_printf("%s_%s_launch", b->id, p->kernels[i]->name),
+             str_printf("the launch function of kernel '%s'", p->kernels[i]->name));
   if ((rc = distinct(b, v, n))) return rc;
   for (int i = 0; rc == EXIT_OK && i < p->nstructs + p->nkernels; i++) {
     const Decl *d = i < p->nstructs ? p->structs[i] : p->kernels[i - p->nstructs];
@@ -635,9 +635,9 @@ static int header_names(const Build *b) {
     if (!w) return cli_fail("out of memory");
     for (int j = 0, k = 0; j < m; j++) {
       const char *name = i < p->nstructs ? d->fields[j].name : d->params[j]->name;
-      add_name(w, &k, rt_printf("%s", c_name(name, buf, sizeof buf)),
-               rt_printf("%s '%s' of %s '%s'", i < p->nstructs ? "field" : "parameter", name,
-                         i < p->nstructs ? "struct" : "kernel", d->name));
+      add_name(w, &k, str_printf("%s", c_name(name, buf, sizeof buf)),
+               str_printf("%s '%s' of %s '%s'", i < p->nstructs ? "field" : "parameter", name,
+                          i < p->nstructs ? "struct" : "kernel", d->name));
     }
     rc = distinct(b, w, m);
   }
@@ -646,22 +646,8 @@ static int header_names(const Build *b) {
 
 /* ---- files and the compiler -------------------------------------------------------------------- */
 
-static bool write_all(int fd, const char *data, size_t len) {
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = write(fd, data + done, len - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += (size_t)n;
-  }
-  return true;
-}
-
 static bool write_file(const char *path, const char *data) {
-  int fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (fd < 0) return false;
-  bool ok = write_all(fd, data, strlen(data));
-  return close(fd) == 0 && ok;
+  return file_write(path, O_TRUNC, data, strlen(data));
 }
 
 /* A new empty file "<path>.tmp-XXXXXX" beside path; NULL (errno) if the
@@ -682,7 +668,7 @@ static char *temp_beside(const char *path) {
 }
 
 static int make_temps(Build *b) {
-  char *h = rt_printf("%s.h", b->prefix), *o = rt_printf("%s.o", b->prefix);
+  char *h = str_printf("%s.h", b->prefix), *o = str_printf("%s.o", b->prefix);
   int rc = EXIT_OK;
   if (!h || !o)
     rc = cli_fail("out of memory");
@@ -696,10 +682,10 @@ static int make_temps(Build *b) {
   free(o);
   if (rc) return rc;
   const char *tmp = getenv("TMPDIR");
-  b->workdir = rt_printf("%s/kernc-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  b->workdir = str_printf("%s/kernc-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   if (!b->workdir || !mkdtemp(b->workdir))
     return cli_fail("cannot create a temporary directory: %s", strerror(errno));
-  b->c_path = rt_printf("%s/%s.c", b->workdir, b->id);
+  b->c_path = str_printf("%s/%s.c", b->workdir, b->id);
   return b->c_path ? EXIT_OK : cli_fail("out of memory");
 }
 
@@ -709,28 +695,6 @@ static void remove_temps(Build *b) {
   if (b->tmp_d) unlink(b->tmp_d);
   if (b->c_path) unlink(b->c_path);
   if (b->workdir) rmdir(b->workdir);
-}
-
-/* Runs argv with the terminal's stdout/stderr (quiet: none); the exit
- * status, or -1. */
-static int spawn_wait(char *const argv[], bool quiet) {
-  pid_t pid;
-  posix_spawn_file_actions_t fa, *use = NULL;
-  if (quiet && posix_spawn_file_actions_init(&fa) == 0) {
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, 1, 2);
-    use = &fa;
-  }
-  int err = posix_spawnp(&pid, argv[0], use, NULL, argv, environ);
-  if (use) posix_spawn_file_actions_destroy(use);
-  if (err) {
-    errno = err;
-    return -1;
-  }
-  int status;
-  while (waitpid(pid, &status, 0) < 0)
-    if (errno != EINTR) return -1;
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 /* The user's --cpu-flags split at blanks, appended to argv (room checked by
@@ -750,15 +714,18 @@ static int add_user_flags(const Options *o, char *copy, const char **argv, int n
  * file with the same command line? Then the generated code is at fault, and
  * that is kern's bug (the checker accepted the source); else the compiler or
  * its flags are (--cc, --cpu-flags, KERN_CC): the user's to fix. */
-static bool compiler_works(const Build *b, const char **argv, int n) {
-  char *c = rt_printf("%s/probe.c", b->workdir), *o = rt_printf("%s/probe.o", b->workdir);
-  int fd = c && o ? open(c, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600) : -1;
-  bool ok = fd >= 0 && write_all(fd, "int kern_probe_;\n", 17);
-  if (fd >= 0 && close(fd) != 0) ok = false;
+static bool compiler_works(const Build *b, const TcCompile *job) {
+  char *c = str_printf("%s/probe.c", b->workdir), *o = str_printf("%s/probe.o", b->workdir);
+  bool ok = c && o && file_write(c, O_CREAT | O_EXCL, "int kern_probe_;\n", 17);
   if (ok) {
-    const char *tail[] = {"-c", c, "-o", o, NULL};
-    memcpy(argv + n, tail, sizeof tail);
-    ok = spawn_wait((char *const *)argv, true) == 0;
+    Buf log = {0}; /* the probe's messages are not the user's business */
+    const char *inputs[] = {"-c", c, "-o", o, NULL};
+    TcCompile probe = *job;
+    probe.inputs = inputs;
+    probe.log = &log;
+    ProcResult r;
+    ok = tc_cc_run(&probe, &r);
+    buf_free(&log);
   }
   if (c) unlink(c);
   if (o) unlink(o);
@@ -767,70 +734,73 @@ static bool compiler_works(const Build *b, const char **argv, int n) {
   return ok;
 }
 
-/* cc: --cc, else $KERN_CC, else cc. Flags: the runtime's (the generated code's
- * meaning depends on some, e.g. -fwrapv) without -march=native and -shared,
- * then the user's, so the default object runs on any CPU of the target. */
+/* The compiler by the toolchain's rule (--cc, else $KERN_CC, else clang,
+ * else cc) with kern's flags for a portable object (the generated code's
+ * meaning depends on some, e.g. -fwrapv; no -march=native), hidden symbols,
+ * then the user's flags. Its messages go to the terminal. */
 static int compile_object(Build *b) {
   const Options *o = b->o;
-  const char *env = getenv("KERN_CC");
-  const char *cc = o->cc ? o->cc : env && *env ? env : "cc";
-  size_t room = 32, chars = 1;
-  for (const char *const *f = rt_cpu_compile_flags(); *f; f++) room++;
+  const char *name, *asked = o->cc ? o->cc : getenv("KERN_CC");
+  char *cc = tc_cc_find(asked, &name);
+  if (!cc)
+    return cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
+                    strerror(errno));
+  size_t room = 2, chars = 1;
   for (int i = 0; i < o->ncpu_flags; i++)
     room += strlen(o->cpu_flags[i]) / 2 + 1, chars += strlen(o->cpu_flags[i]) + 1;
-  const char **argv = calloc(room, sizeof *argv);
+  const char **flags = calloc(room, sizeof *flags);
   char *copy = calloc(chars, 1);
-  int n = 0, rc = EXIT_OK;
-  if (!argv || !copy) rc = cli_fail("out of memory");
+  int rc = EXIT_OK;
+  if (!flags || !copy) rc = cli_fail("out of memory");
   if (rc == EXIT_OK) {
-    argv[n++] = cc;
-    for (const char *const *f = rt_cpu_compile_flags(); *f; f++)
-      if (strcmp(*f, "-march=native") && strcmp(*f, "-shared")) argv[n++] = *f;
-    argv[n++] = "-fvisibility=hidden";
-    if (rt_cc_is_clang(cc)) argv[n++] = "-fbracket-depth=4096";
-    if (o->debug) argv[n++] = "-g";
-    n = add_user_flags(o, copy, argv, n);
-    const char *tail[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
-    memcpy(argv + n, tail, sizeof tail);
-    int status = spawn_wait((char *const *)argv, false);
-    if (status == -1)
-      rc =
-          cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", cc, strerror(errno));
-    else if (status && compiler_works(b, argv, n)) {
+    flags[0] = "-fvisibility=hidden";
+    add_user_flags(o, copy, flags, 1);
+    const char *inputs[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
+    TcCompile job = {.cc = cc,
+                     .output = TC_OBJECT_PORTABLE,
+                     .debug = o->debug,
+                     .flags = flags,
+                     .inputs = inputs};
+    ProcResult r;
+    if (!tc_cc_run(&job, &r) && !r.started)
+      rc = cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
+                    strerror(r.err));
+    else if ((r.status || r.signal) && compiler_works(b, &job)) {
       fprintf(stderr,
               "kernc: internal error: the C compiler '%s' failed (exit status %d) on the code "
               "kern generated for %s, though it compiles other C code with the same flags; %s\n",
-              cc, status, b->prog->root->path, EMIT_BUG_REPORT);
+              name, r.signal ? 128 + r.signal : r.status, b->prog->root->path, ERR_BUG_REPORT);
       rc = EXIT_INTERNAL;
-    } else if (status)
-      rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", cc, status,
-                    b->prefix);
+    } else if (r.status || r.signal)
+      rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", name,
+                    r.signal ? 128 + r.signal : r.status, b->prefix);
   }
-  free(argv);
+  free(cc);
+  free(flags);
   free(copy);
   return rc;
 }
 
 /* "target: dep dep ..." with spaces escaped, for make and CMake's DEPFILE. */
-static void put_dep(rt_buf *out, const char *path) {
+static void put_dep(Buf *out, const char *path) {
   char canon[PATH_MAX];
   const char *p = realpath(path, canon) ? canon : path;
-  rt_buf_add(out, " ", 1);
+  buf_add(out, " ", 1);
   for (; *p; p++) {
-    if (*p == ' ' || *p == '#') rt_buf_add(out, "\\", 1);
-    if (*p == '$') rt_buf_add(out, "$", 1);
-    rt_buf_add(out, p, 1);
+    if (*p == ' ' || *p == '#') buf_add(out, "\\", 1);
+    if (*p == '$') buf_add(out, "$", 1);
+    buf_add(out, p, 1);
   }
 }
 
 static int write_depfile(const Build *b) {
   if (!b->tmp_d) return EXIT_OK;
-  rt_buf out = {0};
-  rt_buf_printf(&out, "%s.o %s.h:", b->prefix, b->prefix);
+  Buf out = {0};
+  buf_printf(&out, "%s.o %s.h:", b->prefix, b->prefix);
   for (int i = 0; i < b->nfiles; i++) put_dep(&out, b->files[i]->path);
-  rt_buf_add(&out, "\n", 1);
+  buf_add(&out, "\n", 1);
   bool ok = !out.oom && write_file(b->tmp_d, out.s);
-  rt_buf_free(&out);
+  buf_free(&out);
   return ok ? EXIT_OK : cli_fail("cannot write '%s': %s", b->o->depfile, strerror(errno));
 }
 
@@ -845,7 +815,7 @@ static int rename_temp(char **tmp, const char *dst) {
 /* The renames make the outputs appear whole; the header after the object, as
  * it is what a build looks at first. */
 static int commit(Build *b) {
-  char *h = rt_printf("%s.h", b->prefix), *o = rt_printf("%s.o", b->prefix);
+  char *h = str_printf("%s.h", b->prefix), *o = str_printf("%s.o", b->prefix);
   int rc = h && o ? EXIT_OK : cli_fail("out of memory");
   if (rc == EXIT_OK) rc = rename_temp(&b->tmp_o, o);
   if (rc == EXIT_OK && (rc = rename_temp(&b->tmp_h, h))) unlink(o);
@@ -864,12 +834,8 @@ static int write_sources(Build *b) {
     rc = cli_fail("out of memory");
   else if (!write_file(b->tmp_h, h))
     rc = cli_fail("cannot write '%s.h': %s", b->prefix, strerror(errno));
-  else {
-    int fd = open(b->c_path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    bool ok = fd >= 0 && write_all(fd, c, strlen(c));
-    if (fd >= 0 && close(fd) != 0) ok = false;
-    if (!ok) rc = cli_fail("cannot write '%s': %s", b->c_path, strerror(errno));
-  }
+  else if (!file_write(b->c_path, O_CREAT | O_EXCL, c, strlen(c)))
+    rc = cli_fail("cannot write '%s': %s", b->c_path, strerror(errno));
   free(c);
   free(h);
   return rc;

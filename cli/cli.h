@@ -1,8 +1,8 @@
 /* cli.h: what kernc's command files share: options, exit codes, messages.
  *
  * kernc.c parses the command line into Options and dispatches; build.c
- * (`kernc build`), run.c (`kernc run`) and npy.c (NumPy files for run) do
- * the work. Only kernc.c's main maps results to the process exit status.
+ * (`kernc build`), run.c (`kernc run`), info.c (`kernc info`) and npy.c
+ * (NumPy files for run) do the work. Only kernc.c's main maps results to the process exit status.
  */
 #ifndef KERN_CLI_H
 #define KERN_CLI_H
@@ -29,6 +29,7 @@ typedef struct Options {
   const char **args;   /* run --arg NAME=VALUE */
   int nargs;
   bool debug, no_line, color, no_cuda, quiet;
+  bool release;       /* run --release: no debug mode, no dims check */
   const char **files; /* positional arguments */
   int nfiles;
 } Options;
@@ -42,5 +43,6 @@ int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 int cli_build(const Options *);
 int cli_run(const Options *);
+int cli_info(const Options *);
 
 #endif

@@ -1,10 +1,12 @@
 /* kernc: the command-line compiler.
  *
  *   kernc check FILE...                  type-check; diagnostics on stderr
- *   kernc emit --target=c|cuda|ast FILE  print a stage's output
- *   kernc --dump=tokens,ast,types,c,cuda FILE
+ *   kernc emit [--target=c|cuda|ptx|ast] FILE   print a stage's output (default c)
+ *   kernc --dump=tokens,ast,types,c,cuda FILE   (also after check or emit)
  *   kernc build FILE -o PREFIX           ahead-of-time module (build.c)
  *   kernc run FILE KERNEL --arg ...      one launch from the shell (run.c)
+ *   kernc info                           devices, compilers, cache (info.c)
+ *   kernc COMMAND --help                 one command's options
  *
  * The only place that maps statuses to exit codes: 0 ok, 1 user error
  * (diagnostics printed), 2 bad usage, 3 internal error.
@@ -16,44 +18,73 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
 #include "kern.h"
+#include "toolchain.h"
 
-static const char usage[] =
-    "usage: kernc <command> [options] FILE...\n"
-    "\n"
-    "commands:\n"
+static const char usage_check[] =
     "  check FILE...                 type-check; diagnostics to stderr\n"
-    "  emit --target=T FILE          print generated code; T is c, cuda, ptx or ast\n"
+    "       [--dump=STAGES]          also print stages of the one FILE (see --dump below)\n";
+static const char usage_emit[] =
+    "  emit [--target=T] FILE        print generated code; T is c (default), cuda, ptx or ast\n"
     "       [--arch=sm_90]           the GPU arch for ptx (default sm_90)\n"
     "       [--debug]                with bounds checks and assert\n"
     "       [--no-line]              without #line directives\n"
+    "       [--dump=STAGES]          print these stages first (see --dump below)\n";
+static const char usage_build[] =
     "  build FILE -o PREFIX          compile ahead of time: PREFIX.h (typed launch functions)\n"
     "                                and PREFIX.o (CPU code + CUBINs + PTX); see docs/aot.md\n"
     "       [--arch=sm_80,sm_90]     GPU archs for CUBINs, PTX for the newest (default sm_75,sm_80,sm_90)\n"
     "       [--no-cuda]              CPU code only (also --cpu)\n"
     "       [--cpu-flags=FLAGS]      extra C compiler flags, e.g. -march=x86-64-v3\n"
-    "       [--cc=CC]                the C compiler (default $KERN_CC, else cc)\n"
+    "       [--cc=CC]                the C compiler (default $KERN_CC, else clang, else cc)\n"
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
-    "       [--debug]                with bounds checks and assert\n"
+    "       [--debug]                with bounds checks and assert\n";
+static const char usage_run[] =
     "  run FILE KERNEL               launch one kernel and print its arrays\n"
     "       --arg NAME=VALUE ...     arrays: zeros:N[,M..], ones:SHAPE, range:SHAPE, file:PATH.npy;\n"
     "                                values: 1, 2.5, true, 1,2,3 (vectors, matrices)\n"
-    "       [--device=cpu|cuda:0]    default cpu\n"
+    "       [--device=cpu|cuda:N]    default cpu\n"
     "       [--dim=N[,M..]]          launch dims (default: the first array's shape)\n"
     "       [--out=DIR]              write every array argument to DIR/NAME.npy\n"
-    "       [--debug]                with bounds checks and assert\n"
-    "\n"
-    "options:\n"
-    "  --dump=STAGES FILE            print stages: tokens,ast,types,c,cuda\n"
+    "       [--release]              launch unchecked: by default run checks every index\n"
+    "                                (debug mode) and refuses dims larger than the arrays\n";
+static const char usage_info[] =
+    "  info                          the devices and their capabilities, the C compiler and\n"
+    "                                NVRTC in use, the cache directory and its size\n";
+static const char usage_common[] =
     "  --color / --no-color          colour diagnostics (default: when stderr is a terminal)\n"
-    "  -h, --help                    this text\n"
-    "  --version                     print the version\n"
+    "  -h, --help                    this text (after a command: that command's)\n";
+static const char usage_tail[] =
     "\n"
-    "exit status: 0 ok, 1 errors in the input, 2 bad usage, 3 internal error\n";
+    "exit status: 0 ok, 1 errors in the input, 2 bad usage, 3 internal error\n"
+    "manual: man kernc; docs/aot.md, docs/language.md, docs/runtime.md\n"
+    "        (installed under share/doc/kern/docs)\n";
+
+static const struct {
+  const char *name, *synopsis, *text;
+} usages[] = {{"check", "check [--dump=STAGES] FILE...", usage_check},
+              {"emit", "emit [--target=T] [options] FILE", usage_emit},
+              {"build", "build FILE -o PREFIX [options]", usage_build},
+              {"run", "run FILE KERNEL --arg NAME=VALUE... [options]", usage_run},
+              {"info", "info", usage_info}};
+
+/* Every command (command NULL), or one. */
+static void print_usage(FILE *f, const char *command) {
+  if (!command) fputs("usage: kernc <command> [options] FILE...\n\ncommands:\n", f);
+  for (size_t i = 0; i < sizeof usages / sizeof *usages; i++)
+    if (!command)
+      fputs(usages[i].text, f);
+    else if (!strcmp(command, usages[i].name))
+      fprintf(f, "usage: kernc %s\n\n%s", usages[i].synopsis, usages[i].text);
+  fputs("\noptions:\n", f);
+  if (!command) fputs("  --dump=STAGES FILE            print stages: tokens,ast,types,c,cuda\n", f);
+  fputs(usage_common, f);
+  if (!command) fputs("  --version                     print the version\n", f);
+  fputs(usage_tail, f);
+}
 
 int cli_bad_usage(const char *fmt, const char *arg) {
   fprintf(stderr, "kernc: ");
@@ -140,7 +171,7 @@ static int print_ptx(const Program *p, const Options *o) {
   if (!code) return EXIT_INTERNAL;
   size_t len;
   bool is_ptx;
-  kern_status s = rt_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
+  kern_status s = tc_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
   free(code);
   if (s != KERN_OK) {
     fprintf(stderr, "kernc: %s\n", kern_last_error());
@@ -161,8 +192,10 @@ static int print_ast(const Program *p, bool typed) {
   return EXIT_OK;
 }
 
-static int dump_stages(const Options *o, const char *stages) {
+/* A --dump list: known stages, separated by commas, at least one. */
+static int check_stages(const char *stages) {
   const char *known[] = {"tokens", "ast", "types", "c", "cuda"};
+  if (!*stages) return cli_bad_usage("%s", "--dump= needs stages: tokens,ast,types,c,cuda");
   for (const char *p = stages; *p;) {
     size_t n = strcspn(p, ",");
     bool ok = false;
@@ -171,38 +204,46 @@ static int dump_stages(const Options *o, const char *stages) {
       return cli_bad_usage("unknown stage in --dump: '%s' (stages: tokens,ast,types,c,cuda)", p);
     p += n + (p[n] == ',');
   }
-  if (o->nfiles != 1) return cli_bad_usage("%s", "--dump needs exactly one FILE");
-  if (wants(stages, "tokens")) dump_tokens(o->files[0]);
+  return EXIT_OK;
+}
+
+static int print_target(const Program *p, const char *t, const Options *o) {
+  if (strcmp(t, "ast") == 0) return print_ast(p, true);
+  if (strcmp(t, "ptx") == 0) return print_ptx(p, o);
+  return print_code(p, strcmp(t, "cuda") == 0 ? EMIT_CUDA : EMIT_C, o);
+}
+
+/* Compiles the one FILE and reports its diagnostics, then prints the stages
+ * of `stages` (--dump; may be NULL) and the emitted `target` (may be NULL). */
+static int compile_and_print(const Options *o, const char *stages, const char *target) {
+  int rc = stages ? check_stages(stages) : EXIT_OK;
+  if (rc != EXIT_OK) return rc;
+  if (o->nfiles != 1)
+    return cli_bad_usage("%s",
+                         stages ? "--dump needs exactly one FILE" : "emit needs exactly one FILE");
+  if (stages && wants(stages, "tokens")) dump_tokens(o->files[0]);
   FrontResult r = front_compile(o->files[0], NULL, 0);
   if (!r.prog) return EXIT_INTERNAL;
-  int rc = cli_report(r.prog, o->color);
-  if (wants(stages, "ast") && r.prog->root) print_ast(r.prog, false);
-  if (rc == EXIT_OK && wants(stages, "types")) print_ast(r.prog, true);
-  if (rc == EXIT_OK && wants(stages, "c")) rc = print_code(r.prog, EMIT_C, o);
-  if (rc == EXIT_OK && wants(stages, "cuda")) rc = print_code(r.prog, EMIT_CUDA, o);
+  rc = cli_report(r.prog, o->color);
+  if (stages && wants(stages, "ast") && r.prog->root) print_ast(r.prog, false);
+  if (rc == EXIT_OK && stages && wants(stages, "types")) print_ast(r.prog, true);
+  if (rc == EXIT_OK && stages && wants(stages, "c")) rc = print_code(r.prog, EMIT_C, o);
+  if (rc == EXIT_OK && stages && wants(stages, "cuda")) rc = print_code(r.prog, EMIT_CUDA, o);
+  if (rc == EXIT_OK && target) rc = print_target(r.prog, target, o);
   front_free(r.prog);
   return rc;
 }
 
-static int emit_file(const Options *o) {
-  if (!o->target) return cli_bad_usage("%s", "emit needs --target=c|cuda|ast");
-  const char *t = o->target;
+static int cmd_check(const Options *o) {
+  if (o->dump) return compile_and_print(o, o->dump, NULL);
+  return o->nfiles ? check_files(o) : cli_bad_usage("%s", "check needs at least one FILE");
+}
+
+static int cmd_emit(const Options *o) {
+  const char *t = o->target ? o->target : "c";
   if (strcmp(t, "c") && strcmp(t, "cuda") && strcmp(t, "ptx") && strcmp(t, "ast"))
     return cli_bad_usage("unknown target '%s' (targets: c, cuda, ptx, ast)", t);
-  if (o->nfiles != 1) return cli_bad_usage("%s", "emit needs exactly one FILE");
-  FrontResult r = front_compile(o->files[0], NULL, 0);
-  if (!r.prog) return EXIT_INTERNAL;
-  int rc = cli_report(r.prog, o->color);
-  if (rc == EXIT_OK) {
-    if (strcmp(t, "ast") == 0)
-      rc = print_ast(r.prog, true);
-    else if (strcmp(t, "ptx") == 0)
-      rc = print_ptx(r.prog, o);
-    else
-      rc = print_code(r.prog, strcmp(t, "cuda") == 0 ? EMIT_CUDA : EMIT_C, o);
-  }
-  front_free(r.prog);
-  return rc;
+  return compile_and_print(o, o->dump, t);
 }
 
 /* An option's value slot; --arg and --cpu-flags collect into lists. */
@@ -226,6 +267,7 @@ static bool set_flag(Options *o, const char *a) {
             : !strcmp(a, "--no-line")                           ? &o->no_line
             : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu")    ? &o->no_cuda
             : !strcmp(a, "--quiet")                             ? &o->quiet
+            : !strcmp(a, "--release")                           ? &o->release
             : !strcmp(a, "--color") || !strcmp(a, "--no-color") ? &o->color
                                                                 : NULL;
   if (f) *f = strcmp(a, "--no-color") != 0;
@@ -263,9 +305,10 @@ static int parse_args(int argc, char **argv, Options *o) {
   if (!o->files || !o->args || !o->cpu_flags) return EXIT_INTERNAL;
   for (int i = 2; i < argc; i++) {
     const char *a = argv[i];
-    if (strncmp(a, "--dump=", 7) == 0)
+    if (strncmp(a, "--dump=", 7) == 0 || strcmp(a, "--dump") == 0) {
+      if (a[6] != '=') return cli_bad_usage("%s", "--dump needs stages: --dump=ast,types");
       o->dump = a + 7;
-    else if (set_flag(o, a))
+    } else if (set_flag(o, a))
       continue;
     else if (a[0] == '-' && takes_value(o, a)) {
       if ((i = take_value(o, argc, argv, i)) < 0) return EXIT_USAGE;
@@ -283,37 +326,65 @@ static void free_options(Options *o) {
   free(o->cpu_flags);
 }
 
+typedef struct Command {
+  const char *name;
+  int (*run)(const Options *);
+} Command;
+
+static const Command commands[] = {{"check", cmd_check},
+                                   {"emit", cmd_emit},
+                                   {"build", cli_build},
+                                   {"run", cli_run},
+                                   {"info", cli_info}};
+
+static const Command *find_command(const char *name) {
+  for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+    if (!strcmp(commands[i].name, name)) return &commands[i];
+  return NULL;
+}
+
+static bool is_help(const char *a) { return !strcmp(a, "-h") || !strcmp(a, "--help"); }
+
+/* `kernc CMD ... --help` and `kernc help [CMD]`: the usage, exit 0. */
+static int help(int argc, char **argv) {
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "help") || is_help(cmd))
+    cmd = argc > 2 && !is_help(argv[2]) ? argv[2] : NULL;
+  else if (cmd[0] == '-')
+    cmd = NULL; /* kernc --dump=ast --help */
+  if (cmd && !find_command(cmd)) return cli_bad_usage("unknown command '%s'", cmd);
+  print_usage(stdout, cmd);
+  return EXIT_OK;
+}
+
+static int dispatch(const char *cmd, Options *o) {
+  if (!strncmp(cmd, "--dump", 6)) {
+    if (cmd[6] != '=') return cli_bad_usage("%s", "--dump needs stages: --dump=ast,types");
+    if (o->dump) return cli_bad_usage("%s", "--dump given twice");
+    return compile_and_print(o, cmd + 7, NULL);
+  }
+  const Command *c = find_command(cmd);
+  if (!c) return cli_bad_usage("unknown command '%s'", cmd);
+  if (o->dump && c->run != cmd_check && c->run != cmd_emit)
+    return cli_bad_usage("--dump goes with check or emit (or alone), not with %s", cmd);
+  return c->run(o);
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fputs(usage, stderr);
+    print_usage(stderr, NULL);
     return EXIT_USAGE;
   }
-  const char *cmd = argv[1];
-  if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
-    fputs(usage, stdout);
-    return EXIT_OK;
-  }
-  if (!strcmp(cmd, "--version")) {
+  if (!strcmp(argv[1], "--version")) {
     printf("kernc %s\n", KERN_VERSION_STRING);
     return EXIT_OK;
   }
+  bool want_help = !strcmp(argv[1], "help");
+  for (int i = 1; i < argc; i++) want_help |= is_help(argv[i]);
+  if (want_help) return help(argc, argv);
   Options o = {0};
-  bool dump = strncmp(cmd, "--dump=", 7) == 0;
   int rc = parse_args(argc, argv, &o);
-  if (rc < 0) {
-    if (dump)
-      rc = dump_stages(&o, cmd + 7);
-    else if (!strcmp(cmd, "check"))
-      rc = o.nfiles ? check_files(&o) : cli_bad_usage("%s", "check needs at least one FILE");
-    else if (!strcmp(cmd, "emit"))
-      rc = emit_file(&o);
-    else if (!strcmp(cmd, "build"))
-      rc = cli_build(&o);
-    else if (!strcmp(cmd, "run"))
-      rc = cli_run(&o);
-    else
-      rc = cli_bad_usage("unknown command '%s'", cmd);
-  }
+  if (rc < 0) rc = dispatch(argv[1], &o);
   free_options(&o);
   return rc;
 }

@@ -1,23 +1,33 @@
 /* run.c: `kernc run FILE KERNEL --arg NAME=VALUE ...`: one launch from the shell.
  *
- * Requires: libkern's API (load, arrays, launch), the kernel's parameter types
- * from rt.h's kernel description, npy.c for file: arguments and --out.
+ * Requires: libkern's API (load, arrays, launch), the front end for the
+ * kernel's parameter types (the file is checked once more, as kernc check
+ * does), npy.c for file: arguments and --out.
  * Produces: cli_run.
  * Breaks: every argument is parsed and every array made before the launch, so
  * a bad argument launches nothing. Values take the parameter's exact type: an
  * integer out of range or a malformed number is an error, never truncated.
  * Arrays live on the launch device and are read back after it synchronizes.
+ * Safe by default, for exploring: debug mode (every index checked), launch
+ * dims no array covers refused, a crash turned into a message; --release
+ * turns the first two off.
  */
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "buf.h"
 #include "cli.h"
+#include "emit.h"
+#include "front.h"
+#include "kern.h"
 #include "npy.h"
-#include "rt.h"
+#include "str.h"
 
 typedef struct Arg {
   const char *text;     /* VALUE of --arg NAME=VALUE */
@@ -25,17 +35,36 @@ typedef struct Arg {
   unsigned char *value; /* by-value parameters: the bytes in the type's layout */
 } Arg;
 
+/* A parameter as the front end checked it: its type says how to parse and
+ * print values; the launch needs only its dtype. */
+typedef struct Param {
+  const char *name;
+  const Type *ty;
+  bool is_array;
+  int ndim;         /* arrays */
+  kern_dtype dtype; /* value dtype, or element dtype for arrays */
+  size_t size;      /* bytes of a value */
+} Param;
+
+/* The kernel: libkern's handle and the front end's view of its parameters. */
+typedef struct Kernel {
+  kern_kernel *handle;
+  const char *name;
+  int nparams;
+  Param *params;
+} Kernel;
+
 typedef struct Run {
   const Options *o;
   kern_device *dev;
   kern_module *mod;
-  kern_kernel *k;
+  Kernel *k;
   Arg *args;
 } Run;
 
 /* ---- types ---------------------------------------------------------------------------- */
 
-static const Type *elem_type(const rt_param *p) { return p->is_array ? p->ty->elem : p->ty; }
+static const Type *elem_type(const Param *p) { return p->is_array ? p->ty->elem : p->ty; }
 
 /* The scalar type of a vector, matrix or quaternion's components. */
 static const Type *scalar_of(const Type *t) {
@@ -209,7 +238,7 @@ static double load_scalar(TypeKind k, const unsigned char *p) {
 /* ---- by-value arguments ------------------------------------------------------------------------ */
 
 /* "1.5", "1,2,3" (components in order; matrices row by row), or "zeros". */
-static int parse_value(const rt_param *p, const char *text, unsigned char *dst) {
+static int parse_value(const Param *p, const char *text, unsigned char *dst) {
   const Type *t = p->ty, *s = scalar_of(t);
   if (!strcmp(text, "zeros")) return EXIT_OK;
   if (t->kind == TY_STRUCT)
@@ -234,7 +263,7 @@ static int parse_value(const rt_param *p, const char *text, unsigned char *dst) 
 
 /* ---- array arguments ----------------------------------------------------------------------------- */
 
-static int parse_shape(const char *s, int ndim, int64_t *shape, const rt_param *p) {
+static int parse_shape(const char *s, int ndim, int64_t *shape, const Param *p) {
   int n = 0;
   for (const char *c = s; *c; n++) {
     char *end;
@@ -255,7 +284,7 @@ static int parse_shape(const char *s, int ndim, int64_t *shape, const rt_param *
 }
 
 /* ones: and range: fill every component with 1 or the element's linear index. */
-static int fill_host(const rt_param *p, unsigned char *host, int64_t count, bool range) {
+static int fill_host(const Param *p, unsigned char *host, int64_t count, bool range) {
   const Type *t = elem_type(p), *s = scalar_of(t);
   if (t->kind == TY_STRUCT)
     return cli_bad_usage("parameter '%s' holds structs: use zeros: or file:", p->name);
@@ -267,7 +296,7 @@ static int fill_host(const rt_param *p, unsigned char *host, int64_t count, bool
 }
 
 static int make_array(Run *r, int i, int ndim, const int64_t *shape, const void *host) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   kern_array *a = kern_array_new(r->dev, p->dtype, ndim, shape);
   if (!a) return cli_fail("cannot make array '%s': %s", p->name, kern_last_error());
   r->args[i].array = a;
@@ -277,7 +306,7 @@ static int make_array(Run *r, int i, int ndim, const int64_t *shape, const void 
 }
 
 static int generated_array(Run *r, int i, const char *kind, const char *shape_text) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   int64_t shape[4], count = 1;
   int rc = parse_shape(shape_text, p->ndim, shape, p);
   if (rc) return rc;
@@ -294,7 +323,7 @@ static int generated_array(Run *r, int i, const char *kind, const char *shape_te
 
 /* Does the file's dtype and shape fit the parameter? The shape is the array's
  * plus the element's own dims (a vec3 array of n is (n, 3)). */
-static bool file_fits(const rt_param *p, const NpyFile *f, char *why, size_t n) {
+static bool file_fits(const Param *p, const NpyFile *f, char *why, size_t n) {
   const Type *t = elem_type(p);
   if (t->kind == TY_STRUCT) {
     char v[32];
@@ -323,7 +352,7 @@ static bool file_fits(const rt_param *p, const NpyFile *f, char *why, size_t n) 
 }
 
 static int file_array(Run *r, int i, const char *path) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   NpyFile f;
   char err[512];
   if (!npy_read(path, &f, err, sizeof err)) return cli_fail("%s: %s", path, err);
@@ -355,13 +384,13 @@ static int array_arg(Run *r, int i, const char *text) {
 
 /* ---- the arguments ------------------------------------------------------------------------------------- */
 
-static int param_index(const kern_kernel *k, const char *name, size_t n) {
+static int param_index(const Kernel *k, const char *name, size_t n) {
   for (int i = 0; i < k->nparams; i++)
     if (strlen(k->params[i].name) == n && !strncmp(k->params[i].name, name, n)) return i;
   return -1;
 }
 
-static int unknown_param(const kern_kernel *k, const char *arg) {
+static int unknown_param(const Kernel *k, const char *arg) {
   fprintf(stderr,
           "kernc: kernel '%s' has no parameter named in --arg '%s'; its parameters:", k->name, arg);
   for (int i = 0; i < k->nparams; i++)
@@ -391,7 +420,7 @@ static int assign_args(Run *r) {
 
 static int make_args(Run *r, kern_arg *kargs) {
   for (int i = 0; i < r->k->nparams; i++) {
-    const rt_param *p = &r->k->params[i];
+    const Param *p = &r->k->params[i];
     int rc;
     if (p->is_array) {
       rc = array_arg(r, i, r->args[i].text);
@@ -433,43 +462,118 @@ static int launch_dims(const Run *r, kern_dims *dims) {
   return dims->ndim ? EXIT_OK : cli_bad_usage("%s", "--dim needs at least one size");
 }
 
+/* Does the array reach every index of the launch? Same rank: dim by dim;
+ * another rank: by element count. */
+static bool covers(const kern_array *a, const kern_dims *d, int64_t total) {
+  if (kern_array_ndim(a) != d->ndim) return kern_array_size(a) >= total;
+  for (int k = 0; k < d->ndim; k++)
+    if (kern_array_shape(a, k) < d->shape[k]) return false;
+  return true;
+}
+
+static void dims_text(char *buf, size_t n, int ndim, const int64_t *shape) {
+  size_t at = 0;
+  for (int k = 0; k < ndim && at < n; k++)
+    at += (size_t)snprintf(buf + at, n - at, "%s%lld", k ? "," : "", (long long)shape[k]);
+}
+
+/* kernc run is for exploring: a launch that no array argument covers would
+ * index past them all in a kernel that indexes by tid(), so it is refused
+ * (--release launches anyway). Kernels without arrays are not checked. */
+static int check_dims(const Run *r, const kern_dims *d) {
+  int64_t total = 1;
+  for (int k = 0; k < d->ndim; k++) total *= d->shape[k];
+  int big = -1;
+  for (int i = 0; i < r->k->nparams; i++) {
+    const kern_array *a = r->args[i].array;
+    if (!a) continue;
+    if (r->o->release || total == 0 || covers(a, d, total)) return EXIT_OK;
+    if (big < 0 || kern_array_size(a) > kern_array_size(r->args[big].array)) big = i;
+  }
+  if (big < 0) return EXIT_OK;
+  const kern_array *a = r->args[big].array;
+  int64_t shape[4];
+  for (int k = 0; k < kern_array_ndim(a); k++) shape[k] = kern_array_shape(a, k);
+  char want[96], have[96];
+  dims_text(want, sizeof want, d->ndim, d->shape);
+  dims_text(have, sizeof have, kern_array_ndim(a), shape);
+  fprintf(stderr,
+          "kernc: launch dims %s are larger than every array argument (the largest is '%s', "
+          "shape %s):\na kernel indexing its arrays by tid() would go past their ends. Give "
+          "--dim=%s or less, or --release to launch anyway.\n",
+          want, r->k->params[big].name, have, have);
+  return EXIT_USAGE;
+}
+
+/* ---- crashes --------------------------------------------------------------------------------- */
+
+/* A kernel that crashes the process (--release turns the bounds checks off;
+ * an integer division by zero traps either way) gets a message, not a bare
+ * "Segmentation fault". Async-signal-safe: write and _exit only. */
+static const char *crash_hint;
+
+static void on_crash(int sig) {
+  const char *what = sig == SIGSEGV  ? "a segmentation fault (SIGSEGV)"
+                     : sig == SIGBUS ? "a bus error (SIGBUS)"
+                     : sig == SIGFPE
+                         ? "an arithmetic trap (SIGFPE), e.g. an integer division by zero"
+                         : "an illegal instruction (SIGILL)";
+  const char *parts[] = {"kernc: the kernel crashed the process: ", what, ".\n", crash_hint};
+  for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+    if (write(2, parts[i], strlen(parts[i])) < 0) break;
+  _exit(EXIT_USER);
+}
+
+static void catch_crashes(bool release) {
+  crash_hint = release ? "It ran with --release: run it without --release (debug mode, the "
+                         "default) to have every index checked and the bad one named.\n"
+                       : "Debug mode was on; the bounds checks did not see this fault.\n";
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_crash;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESETHAND;
+  int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
+  for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaction(sigs[i], &sa, NULL);
+}
+
 /* ---- output ---------------------------------------------------------------------------------------------- */
 
-static void fmt_value(rt_buf *b, const Type *t, const unsigned char *p) {
+static void fmt_value(Buf *b, const Type *t, const unsigned char *p) {
   if (t->kind == TY_STRUCT) {
     const Decl *s = t->sdecl;
-    rt_buf_add(b, "{", 1);
+    buf_add(b, "{", 1);
     for (int f = 0; f < s->nfields; f++) {
-      rt_buf_printf(b, "%s%s=", f ? ", " : "", s->fields[f].name);
+      buf_printf(b, "%s%s=", f ? ", " : "", s->fields[f].name);
       fmt_value(b, s->fields[f].ty, p + s->fields[f].offset);
     }
-    rt_buf_add(b, "}", 1);
+    buf_add(b, "}", 1);
   } else if (t->kind == TY_MAT) {
     for (int row = 0; row < t->n; row++) {
-      rt_buf_add(b, row ? ", (" : "((", 2 + (row > 0));
+      buf_add(b, row ? ", (" : "((", 2 + (row > 0));
       for (int c = 0; c < t->n; c++)
-        rt_buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
-      rt_buf_add(b, ")", 1);
+        buf_printf(b, "%s%g", c ? ", " : "", load_scalar(TY_F32, p + 4 * (row * t->n + c)));
+      buf_add(b, ")", 1);
     }
-    rt_buf_add(b, ")", 1);
+    buf_add(b, ")", 1);
   } else if (t->kind == TY_VEC || t->kind == TY_QUAT) {
     const Type *s = scalar_of(t);
     for (int c = 0; c < ncomp(t); c++)
-      rt_buf_printf(b, "%s%.9g", c ? ", " : "(",
-                    load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
-    rt_buf_add(b, ")", 1);
+      buf_printf(b, "%s%.9g", c ? ", " : "(",
+                 load_scalar(s->kind, p + (size_t)c * (size_t)s->size));
+    buf_add(b, ")", 1);
   } else if (t->kind == TY_BOOL)
-    rt_buf_printf(b, "%s", *p ? "true" : "false");
+    buf_printf(b, "%s", *p ? "true" : "false");
   else if (t->kind == TY_U64) {
     uint64_t v;
     memcpy(&v, p, 8);
-    rt_buf_printf(b, "%llu", (unsigned long long)v);
+    buf_printf(b, "%llu", (unsigned long long)v);
   } else if (t->kind == TY_I64) {
     int64_t v;
     memcpy(&v, p, 8);
-    rt_buf_printf(b, "%lld", (long long)v);
+    buf_printf(b, "%lld", (long long)v);
   } else
-    rt_buf_printf(b, "%.9g", load_scalar(t->kind, p));
+    buf_printf(b, "%.9g", load_scalar(t->kind, p));
 }
 
 static void print_stats(const Type *t, const unsigned char *host, int64_t count) {
@@ -491,7 +595,7 @@ static void print_stats(const Type *t, const unsigned char *host, int64_t count)
   printf("\n");
 }
 
-static void print_array(const rt_param *p, const kern_array *a, const unsigned char *host) {
+static void print_array(const Param *p, const kern_array *a, const unsigned char *host) {
   const Type *t = elem_type(p);
   int64_t count = kern_array_size(a);
   printf("%s: %s[", p->name, type_name(t));
@@ -500,54 +604,54 @@ static void print_array(const rt_param *p, const kern_array *a, const unsigned c
   printf("]\n");
   if (count > 0 && t->kind != TY_STRUCT) print_stats(t, host, count);
   int show = t->kind == TY_STRUCT ? 3 : ncomp(t) > 1 ? 4 : 8;
-  rt_buf b = {0};
+  Buf b = {0};
   for (int64_t i = 0; i < count && i < show; i++) {
-    rt_buf_add(&b, i ? ", " : "  [", i ? 2 : 3);
+    buf_add(&b, i ? ", " : "  [", i ? 2 : 3);
     fmt_value(&b, t, host + (size_t)i * (size_t)t->size);
   }
-  if (count > show) rt_buf_add(&b, ", ...", 5);
+  if (count > show) buf_add(&b, ", ...", 5);
   if (count > 0) printf("%s]\n", b.s ? b.s : "");
-  rt_buf_free(&b);
+  buf_free(&b);
 }
 
 /* A structured NumPy dtype with the C layout: explicit padding fields. */
-static void struct_descr(rt_buf *b, const Type *t) {
+static void struct_descr(Buf *b, const Type *t) {
   const Decl *s = t->sdecl;
   int at = 0;
-  rt_buf_add(b, "[", 1);
+  buf_add(b, "[", 1);
   for (int f = 0; f < s->nfields; f++) {
     const Type *ft = s->fields[f].ty;
-    if (s->fields[f].offset > at) rt_buf_printf(b, "('', '|V%d'), ", s->fields[f].offset - at);
-    rt_buf_printf(b, "('%s', ", s->fields[f].name);
+    if (s->fields[f].offset > at) buf_printf(b, "('', '|V%d'), ", s->fields[f].offset - at);
+    buf_printf(b, "('%s', ", s->fields[f].name);
     int64_t ed[2] = {1, 1};
     int ne = elem_dims(ft, ed);
     if (ft->kind == TY_STRUCT)
       struct_descr(b, ft);
     else
-      rt_buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
-    if (ne == 1) rt_buf_printf(b, ", (%lld,)", (long long)ed[0]);
-    if (ne == 2) rt_buf_printf(b, ", (%lld, %lld)", (long long)ed[0], (long long)ed[1]);
-    rt_buf_add(b, "), ", 3);
+      buf_printf(b, "'%s'", npy_scalar(scalar_of(ft)->kind));
+    if (ne == 1) buf_printf(b, ", (%lld,)", (long long)ed[0]);
+    if (ne == 2) buf_printf(b, ", (%lld, %lld)", (long long)ed[0], (long long)ed[1]);
+    buf_add(b, "), ", 3);
     at = s->fields[f].offset + ft->size;
   }
-  if (t->size > at) rt_buf_printf(b, "('', '|V%d'), ", t->size - at);
+  if (t->size > at) buf_printf(b, "('', '|V%d'), ", t->size - at);
   if (b->len >= 2 && b->s[b->len - 2] == ',') b->len -= 2; /* the last ", " */
-  rt_buf_add(b, "]", 1);
+  buf_add(b, "]", 1);
 }
 
 static int write_npy(const Run *r, int i, const unsigned char *host) {
-  const rt_param *p = &r->k->params[i];
+  const Param *p = &r->k->params[i];
   const Type *t = elem_type(p);
   int64_t shape[6], ed[2] = {1, 1};
   int nd = p->ndim, ne = elem_dims(t, ed);
   for (int d = 0; d < nd; d++) shape[d] = kern_array_shape(r->args[i].array, d);
   for (int d = 0; d < ne; d++) shape[nd + d] = ed[d];
-  rt_buf descr = {0};
+  Buf descr = {0};
   if (t->kind == TY_STRUCT)
     struct_descr(&descr, t);
   else
-    rt_buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
-  char *path = rt_printf("%s/%s.npy", r->o->out_dir, p->name), err[512];
+    buf_printf(&descr, "'%s'", npy_scalar(scalar_of(t)->kind));
+  char *path = str_printf("%s/%s.npy", r->o->out_dir, p->name), err[512];
   int rc = EXIT_OK;
   if (!path || descr.oom)
     rc = cli_fail("out of memory");
@@ -557,7 +661,7 @@ static int write_npy(const Run *r, int i, const unsigned char *host) {
   else if (!r->o->quiet)
     printf("wrote %s\n", path);
   free(path);
-  rt_buf_free(&descr);
+  buf_free(&descr);
   return rc;
 }
 
@@ -593,8 +697,10 @@ static int launch(Run *r) {
   if (rc == EXIT_OK) rc = make_args(r, kargs);
   kern_dims dims;
   if (rc == EXIT_OK) rc = launch_dims(r, &dims);
+  if (rc == EXIT_OK) rc = check_dims(r, &dims);
+  if (rc == EXIT_OK) catch_crashes(r->o->release);
   if (rc == EXIT_OK &&
-      (kern_launch(r->k, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
+      (kern_launch(r->k->handle, r->dev, dims, n, kargs) || kern_device_synchronize(r->dev)))
     rc = cli_fail("launch of kernel '%s' on %s failed: %s", r->k->name, kern_device_name(r->dev),
                   kern_last_error());
   if (rc == EXIT_OK) rc = output(r);
@@ -607,19 +713,70 @@ static int launch(Run *r) {
   return rc;
 }
 
+/* The kernel's parameters from the front end; the module was loaded from the
+ * same file, so it checks. NULL (after a message) when it does not any more. */
+static Program *describe(Kernel *k, const char *file) {
+  FrontResult fr = front_compile(file, NULL, 0);
+  if (!fr.prog) return cli_fail("out of memory"), NULL;
+  const Decl *d = NULL;
+  for (int i = 0; fr.ok && i < fr.prog->nkernels; i++)
+    if (!strcmp(fr.prog->kernels[i]->name, k->name)) d = fr.prog->kernels[i];
+  if (!d || !(k->params = calloc((size_t)d->nparams + 1, sizeof *k->params))) {
+    d ? cli_fail("out of memory") : cli_fail("'%s' changed while kernc read it", file);
+    front_free(fr.prog);
+    return NULL;
+  }
+  k->nparams = d->nparams;
+  for (int i = 0; i < d->nparams; i++) {
+    const Var *v = d->params[i];
+    size_t align;
+    k->params[i] = (Param){.name = v->name,
+                           .ty = v->ty,
+                           .is_array = v->ty->kind == TY_ARRAY,
+                           .ndim = kern_kernel_param_ndim(k->handle, i),
+                           .dtype = kern_kernel_param_dtype(k->handle, i),
+                           .size = emit_param_size(v->ty, &align)};
+  }
+  return fr.prog;
+}
+
+static int run_kernel(Run *r, kern_kernel *handle) {
+  Kernel k = {.handle = handle, .name = kern_kernel_name(handle)};
+  Program *prog = describe(&k, r->o->files[0]);
+  if (!prog) return EXIT_USER;
+  r->k = &k;
+  int rc = launch(r);
+  free(k.params);
+  front_free(prog);
+  return rc;
+}
+
+/* --device: a name that is not a device name is bad usage, a device that
+ * is not there a user error; both list the devices there are. */
+static int pick_device(Run *r) {
+  if ((r->dev = kern_device_get(r->o->device ? r->o->device : "cpu"))) return EXIT_OK;
+  bool bad_name = kern_last_status() == KERN_ERR_INVALID_ARGUMENT;
+  fprintf(stderr, "kernc: %s\nkernc: the devices here:", kern_last_error());
+  for (int i = 0; i < kern_device_count(); i++)
+    fprintf(stderr, "%s %s", i ? "," : "", kern_device_name(kern_device_at(i)));
+  fprintf(stderr, "%s\n", bad_name ? " (run 'kernc run --help' for usage)" : "");
+  return bad_name ? EXIT_USAGE : EXIT_USER;
+}
+
 int cli_run(const Options *o) {
   if (o->nfiles != 2) return cli_bad_usage("%s", "run needs FILE.kern and a KERNEL name");
+  if (o->release && o->debug) return cli_bad_usage("%s", "--release and --debug contradict");
   Run r = {.o = o};
   if (kern_init()) return cli_fail("%s", kern_last_error());
-  if (o->debug) kern_set_debug(true);
-  if (!(r.dev = kern_device_get(o->device ? o->device : "cpu")))
-    return cli_fail("%s", kern_last_error());
+  kern_set_debug(!o->release); /* safe by default: every index checked */
+  int rc = pick_device(&r);
+  if (rc) return rc;
   if (!(r.mod = kern_module_load(o->files[0]))) {
     fprintf(stderr, "%s%s", kern_last_error(), kern_last_status() == KERN_ERR_COMPILE ? "" : "\n");
     return EXIT_USER;
   }
-  int rc = (r.k = kern_module_kernel(r.mod, o->files[1])) ? launch(&r)
-                                                          : cli_fail("%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(r.mod, o->files[1]);
+  rc = k ? run_kernel(&r, k) : cli_fail("%s", kern_last_error());
   kern_module_free(r.mod);
   kern_shutdown();
   return rc;

@@ -24,7 +24,7 @@ elseif(KERN_FUZZ)
     add_executable(${name} ${CMAKE_SOURCE_DIR}/tests/fuzz/${name}.c
       ${CMAKE_SOURCE_DIR}/tests/fuzz/fuzz_util.c)
     target_link_libraries(${name} PRIVATE kern_static)
-    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/frontend
+    target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/support ${CMAKE_SOURCE_DIR}/frontend
       ${CMAKE_SOURCE_DIR}/codegen ${CMAKE_SOURCE_DIR}/runtime ${CMAKE_SOURCE_DIR}/stdlib)
     target_compile_options(${name} PRIVATE ${KERN_WARN} -fsanitize=fuzzer ${KERN_FUZZ_SAN})
     target_link_options(${name} PRIVATE -fsanitize=fuzzer,address,undefined)

@@ -39,42 +39,6 @@
 
 extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[];
 
-/* ---- buffer ---------------------------------------------------------------- */
-
-static void buf_grow(Buf *b, size_t need) {
-  if (b->oom || b->len + need < b->cap) return;
-  size_t cap = b->cap ? b->cap : 1 << 14;
-  while (cap <= b->len + need) cap *= 2;
-  char *p = realloc(b->p, cap);
-  if (!p) {
-    b->oom = true;
-    return;
-  }
-  b->p = p;
-  b->cap = cap;
-}
-
-void buf_puts(Buf *b, const char *s) {
-  size_t n = strlen(s);
-  buf_grow(b, n + 1);
-  if (b->oom) return;
-  memcpy(b->p + b->len, s, n + 1);
-  b->len += n;
-}
-
-void buf_printf(Buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  buf_grow(b, (size_t)n + 1);
-  if (b->oom) return;
-  va_start(ap, fmt);
-  vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  b->len += (size_t)n;
-}
-
 #define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
 
 static void indent(Emitter *e) {
@@ -127,39 +91,6 @@ static int file_index(const Program *p, const char *file) {
   for (const Module *m = p->modules; m; m = m->next, i++)
     if (file && m->path && strcmp(m->path, file) == 0) return i;
   return 0;
-}
-
-/* Array parameters are numbered across the whole program: functions in
- * Program.funcs order, then kernels; the runtime maps the number back. */
-static int array_param_id(const Program *p, const Decl *fn, const Var *v) {
-  int id = 0;
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
-        if (list[i] == fn && list[i]->params[j] == v) return id;
-        id++;
-      }
-  }
-  return -1;
-}
-
-const Var *emit_array_param(const Program *p, int id, const Decl **owner) {
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        if (list[i]->params[j]->ty->kind != TY_ARRAY) continue;
-        if (id-- == 0) {
-          if (owner) *owner = list[i];
-          return list[i]->params[j];
-        }
-      }
-  }
-  return NULL;
 }
 
 static void line_directive(Emitter *e, SrcLoc loc) {
@@ -332,49 +263,6 @@ static const char *uint_of(const Type *t) {
   }
 }
 
-static const char *op_text(int op) {
-  switch (op) {
-    case TK_PLUS: return "+";
-    case TK_MINUS: return "-";
-    case TK_STAR: return "*";
-    case TK_SLASH: return "/";
-    case TK_PERCENT: return "%";
-    case TK_AMP: return "&";
-    case TK_PIPE: return "|";
-    case TK_CARET: return "^";
-    case TK_SHL: return "<<";
-    case TK_SHR: return ">>";
-    case TK_LT: return "<";
-    case TK_GT: return ">";
-    case TK_LE: return "<=";
-    case TK_GE: return ">=";
-    case TK_EQEQ: return "==";
-    case TK_NE: return "!=";
-    case TK_ANDAND: return "&&";
-    case TK_OROR: return "||";
-    case TK_BANG: return "!";
-    case TK_TILDE: return "~";
-    default: return "?";
-  }
-}
-
-/* Compound assignment token -> its binary operator. */
-static int compound_op(int op) {
-  switch (op) {
-    case TK_PLUSEQ: return TK_PLUS;
-    case TK_MINUSEQ: return TK_MINUS;
-    case TK_STAREQ: return TK_STAR;
-    case TK_SLASHEQ: return TK_SLASH;
-    case TK_PERCENTEQ: return TK_PERCENT;
-    case TK_AMPEQ: return TK_AMP;
-    case TK_PIPEEQ: return TK_PIPE;
-    case TK_CARETEQ: return TK_CARET;
-    case TK_SHLEQ: return TK_SHL;
-    case TK_SHREQ: return TK_SHR;
-    default: return 0;
-  }
-}
-
 /* How scalar_binop_text writes op on values of type t. */
 typedef enum { BIN_F16, BIN_DIVMOD, BIN_SHIFT, BIN_WRAP, BIN_PLAIN } BinForm;
 
@@ -399,7 +287,7 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
   if (form == BIN_F16) {
     OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
     L();
-    OUT(e, ") %s kn_cvt_f16_f32(", op_text(op));
+    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(op));
     expr(e, r);
     OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
@@ -418,13 +306,13 @@ static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, 
     const char *u = uint_of(t);
     OUT(e, "((%s)((%s)(", c, u);
     L();
-    OUT(e, ") %s (%s)(", op_text(op), u);
+    OUT(e, ") %s (%s)(", tok_spelling(op), u);
     expr(e, r);
     OUT(e, ")))");
   } else {
     OUT(e, "((");
     L();
-    OUT(e, ") %s (", op_text(op));
+    OUT(e, ") %s (", tok_spelling(op));
     expr(e, r);
     OUT(e, "))");
   }
@@ -436,14 +324,14 @@ static void comparison(Emitter *e, const Node *n) {
   if (t->kind == TY_F16) {
     OUT(e, "(kn_cvt_f16_f32(");
     expr(e, n->lhs);
-    OUT(e, ") %s kn_cvt_f16_f32(", op_text(n->op));
+    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(n->op));
     expr(e, n->rhs);
     OUT(e, "))");
     return;
   }
   OUT(e, "((");
   expr(e, n->lhs);
-  OUT(e, ") %s (", op_text(n->op));
+  OUT(e, ") %s (", tok_spelling(n->op));
   expr(e, n->rhs);
   OUT(e, "))");
 }
@@ -495,7 +383,7 @@ static void chain_operands(Emitter *e, const Node *top, const Node *n, const cha
     expr(e, l);
     OUT(e, ")");
   }
-  OUT(e, " %s %s(", op_text(n->op), cast);
+  OUT(e, " %s %s(", tok_spelling(n->op), cast);
   expr(e, n->rhs);
   OUT(e, ")");
 }
@@ -580,8 +468,9 @@ static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
   const char *ct = storage_ctype(e, at->elem);
   if (e->opts->debug) {
-    int param =
-        n->lhs->kind == ND_IDENT && n->lhs->var ? array_param_id(e->prog, e->fn, n->lhs->var) : -1;
+    /* The checker numbered array parameters program-wide (Var.array_id). */
+    const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
+    int param = v && v->is_param && v->ty->kind == TY_ARRAY ? v->array_id : -1;
     /* which indices are unsigned rides above the rank (kern_abi.h, kn_error.ndim) */
     int unsigned_mask = 0, d = 0;
     for (const Node *ix = n->args; ix; ix = ix->next, d++)
@@ -1053,16 +942,6 @@ static void expr(Emitter *e, const Node *n) {
   if (byte) OUT(e, ")");
 }
 
-/* Inserts text at byte offset at of the output. */
-static void out_insert(Emitter *e, size_t at, const char *text) {
-  size_t n = strlen(text);
-  buf_grow(&e->out, n + 1);
-  if (e->out.oom) return;
-  memmove(e->out.p + at + n, e->out.p + at, e->out.len - at + 1);
-  memcpy(e->out.p + at, text, n);
-  e->out.len += n;
-}
-
 /* ---- statements --------------------------------------------------------------- */
 
 static void stmt(Emitter *e, const Node *n);
@@ -1098,7 +977,7 @@ static void loop_body(Emitter *e, const Node *s) {
 /* x op= v as x = x op v, with the target's address taken once. */
 static void compound_assign(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
-  int op = compound_op(n->op);
+  int op = tok_compound_op(n->op);
   bool first = effects(e, n->rhs); /* then the target's value is read before the value */
   const char *cur = first ? "kn_v" : "*kn_p";
   OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
@@ -1324,10 +1203,10 @@ static void stmt(Emitter *e, const Node *n) {
   stmt_text(e, n);
   if (e->temps.len > indent_len) {
     buf_puts(&e->temps, "\n");
-    out_insert(e, at, e->temps.p);
+    buf_insert(&e->out, at, e->temps.s);
   }
   e->out.oom |= e->temps.oom;
-  free(e->temps.p);
+  free(e->temps.s);
   e->temps = outer;
 }
 
@@ -1543,8 +1422,8 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   free(e.snames);
   free(e.bound);
   if (e.out.oom) {
-    free(e.out.p);
+    free(e.out.s);
     return NULL;
   }
-  return e.out.p;
+  return e.out.s;
 }

@@ -20,10 +20,6 @@
 
 typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
 
-/* Said when the code emitted for a source the checker accepted does not
- * compile (C compiler or NVRTC): that is kern's fault, never the user's. */
-#define EMIT_BUG_REPORT "this is a bug in kern: please report it, with the .kern source"
-
 typedef struct EmitOptions {
   bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
   bool line_directives; /* #line directives pointing at the .kern source (default on) */
@@ -38,9 +34,6 @@ size_t emit_args_layout(const Decl *kernel, size_t *offsets, size_t *align);
 /* The bytes a parameter of this type takes in the args block (arrays: kn_array). */
 size_t emit_param_size(const Type *, size_t *align);
 
-/* The array parameter the emitter numbered `id` in debug error records
- * (kn_error.param), and the function or kernel that owns it; NULL if none. */
-const Var *emit_array_param(const Program *, int id, const Decl **owner);
 /* Does the kernel use tid(d) (so launches must decompose the linear index)? */
 bool emit_kernel_uses_tid_dims(const Decl *kernel);
 

@@ -7,18 +7,8 @@
 #ifndef KERN_EMIT_INTERNAL_H
 #define KERN_EMIT_INTERNAL_H
 
-#include <stdarg.h>
-
+#include "buf.h"
 #include "emit.h"
-
-typedef struct Buf {
-  char *p;
-  size_t len, cap;
-  bool oom;
-} Buf;
-
-void buf_puts(Buf *, const char *s);
-void buf_printf(Buf *, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 typedef struct Emitter Emitter;
 

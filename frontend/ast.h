@@ -18,81 +18,9 @@
 
 #include "arena.h"
 #include "diag.h"
+#include "token.h"
 
-/* ---- tokens -------------------------------------------------------------- */
-
-typedef enum {
-  TK_EOF,
-  TK_ERROR, /* the lexer already reported it; the parser skips it */
-  TK_IDENT,
-  TK_INT,    /* ival, suffix */
-  TK_FLOAT,  /* fval, suffix */
-  TK_STRING, /* str/len: the bytes between the quotes, escapes decoded */
-  /* keywords */
-  TK_KERNEL,
-  TK_STRUCT,
-  TK_CONST,
-  TK_IMPORT,
-  TK_AUTO,
-  TK_VOID,
-  TK_IF,
-  TK_ELSE,
-  TK_FOR,
-  TK_WHILE,
-  TK_DO,
-  TK_BREAK,
-  TK_CONTINUE,
-  TK_RETURN,
-  TK_TRUE,
-  TK_FALSE,
-  TK_TYPENAME, /* a builtin type name: bool int float vec3 mat33 ...; `ty` says which */
-  /* punctuation */
-  TK_LPAREN,
-  TK_RPAREN,
-  TK_LBRACE,
-  TK_RBRACE,
-  TK_LBRACKET,
-  TK_RBRACKET,
-  TK_SEMI,
-  TK_COMMA,
-  TK_DOT,
-  TK_QUESTION,
-  TK_COLON,
-  TK_PLUS,
-  TK_MINUS,
-  TK_STAR,
-  TK_SLASH,
-  TK_PERCENT,
-  TK_AMP,
-  TK_PIPE,
-  TK_CARET,
-  TK_TILDE,
-  TK_BANG,
-  TK_SHL,
-  TK_SHR,
-  TK_LT,
-  TK_GT,
-  TK_LE,
-  TK_GE,
-  TK_EQEQ,
-  TK_NE,
-  TK_ANDAND,
-  TK_OROR,
-  TK_ASSIGN,
-  TK_PLUSEQ,
-  TK_MINUSEQ,
-  TK_STAREQ,
-  TK_SLASHEQ,
-  TK_PERCENTEQ,
-  TK_AMPEQ,
-  TK_PIPEEQ,
-  TK_CARETEQ,
-  TK_SHLEQ,
-  TK_SHREQ,
-  TK_INC,
-  TK_DEC,
-  TK__COUNT
-} TokKind;
+/* ---- tokens (kinds and spellings: support/token.h) ------------------------ */
 
 /* Literal suffixes (TK_INT / TK_FLOAT). SUF_NONE means an untyped constant. */
 typedef enum { SUF_NONE, SUF_U, SUF_L, SUF_UL, SUF_F, SUF_D } LitSuffix;
@@ -119,12 +47,10 @@ typedef struct {
 /* Limits every pass relies on. Identifiers are at most AST_MAX_IDENT bytes
  * (the lexer refuses longer ones), so generated names that add a prefix fit
  * in AST_MAX_IDENT + a few bytes. An expression or statement tree deeper than
- * AST_MAX_DEPTH is refused (check.c counts every level; the parser stops a
+ * AST_MAX_DEPTH is refused (the checker counts every level; the parser stops a
  * long operator chain there, before building more), so passes may recurse on
  * expressions. */
 enum { AST_MAX_IDENT = 1024, AST_MAX_DEPTH = 2000 };
-
-const char *tok_kind_name(TokKind k); /* "identifier", "'+='", "keyword 'while'" ... */
 
 /* ---- types --------------------------------------------------------------- */
 
@@ -310,6 +236,9 @@ struct Var {
   bool is_const;   /* `const` local or parameter declared const */
   bool is_param;
   int id; /* unique within its function (codegen names) */
+  /* array parameters, after check: */
+  int array_id; /* the program-wide number a debug record names it by */
+  bool atomics; /* an atomic applies to it, here or in a function it is passed to */
 };
 
 typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL } DeclKind;
@@ -359,6 +288,12 @@ typedef struct Module {
   struct Module *next; /* in the Program's list, imports first */
 } Module;
 
+/* An array parameter by its program-wide number (Var.array_id). */
+typedef struct ArrayParam {
+  const Var *param;
+  const Decl *owner; /* the function or kernel it belongs to */
+} ArrayParam;
+
 /* A compilation: the root module and everything it imports. */
 typedef struct Program {
   Arena *arena;
@@ -374,6 +309,10 @@ typedef struct Program {
   int nfuncs; /* user functions (not kernels) */
   Decl **kernels;
   int nkernels;
+  /* after check: every array parameter, functions' (Program.funcs order) then
+   * kernels', numbered in that order: what debug error records name */
+  ArrayParam *array_params;
+  int narray_params;
 } Program;
 
 /* ---- passes ---------------------------------------------------------------- */

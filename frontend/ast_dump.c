@@ -22,52 +22,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 typedef struct {
-  char *s;
-  size_t len, cap;
-  bool oom;
+  Buf text;
   bool typed;
 } Out;
 
-static void put(Out *o, const char *s, size_t n) {
-  if (o->oom) return;
-  if (o->len + n + 1 > o->cap) {
-    size_t cap = o->cap ? o->cap : 1024;
-    while (cap < o->len + n + 1) cap *= 2;
-    char *p = realloc(o->s, cap);
-    if (!p) {
-      o->oom = true;
-      return;
-    }
-    o->s = p;
-    o->cap = cap;
-  }
-  memcpy(o->s + o->len, s, n);
-  o->len += n;
-  o->s[o->len] = 0;
-}
+static void put(Out *o, const char *s, size_t n) { buf_add(&o->text, s, n); }
 
-static void puts_(Out *o, const char *s) { put(o, s, strlen(s)); }
+static void puts_(Out *o, const char *s) { buf_puts(&o->text, s); }
 
 static void putf(Out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void putf(Out *o, const char *fmt, ...) {
-  char buf[128];
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  buf_vprintf(&o->text, fmt, ap);
   va_end(ap);
-  if (n > 0) put(o, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-/* The operator's spelling, from tok_kind_name's "'+='" form. */
-static void put_op(Out *o, int op) {
-  const char *s = tok_kind_name((TokKind)op);
-  size_t n = strlen(s);
-  if (n >= 2 && s[0] == '\'' && s[n - 1] == '\'')
-    put(o, s + 1, n - 2);
-  else
-    puts_(o, s);
-}
+static void put_op(Out *o, int op) { puts_(o, tok_spelling((TokKind)op)); }
 
 static void put_texpr(Out *o, const TypeExpr *t) {
   if (!t) {
@@ -387,9 +361,9 @@ char *ast_dump_module(const Module *m, bool typed) {
     dump_decl(&o, d);
     puts_(&o, "\n");
   }
-  if (o.oom) {
-    free(o.s);
+  if (o.text.oom) {
+    free(o.text.s);
     return NULL;
   }
-  return o.s;
+  return o.text.s;
 }

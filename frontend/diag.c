@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+#include "str.h"
+
 enum { DIAG_DEFAULT_MAX_ERRORS = 100 };
 
 void diags_init(Diags *d) { memset(d, 0, sizeof *d); }
@@ -31,17 +34,6 @@ static int max_errors(const Diags *d) {
   return d->max_errors > 0 ? d->max_errors : DIAG_DEFAULT_MAX_ERRORS;
 }
 
-static char *vformat(const char *fmt, va_list ap) {
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
-  va_end(ap2);
-  if (n < 0) return NULL;
-  char *s = malloc((size_t)n + 1);
-  if (s) vsnprintf(s, (size_t)n + 1, fmt, ap);
-  return s;
-}
-
 void diag_at(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, ...) {
   if (level == DIAG_ERROR)
     d->nerrors++;
@@ -56,7 +48,7 @@ void diag_at(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, ...) {
   if (!g) return;
   va_list ap;
   va_start(ap, fmt);
-  g->msg = vformat(fmt, ap);
+  g->msg = str_vprintf(fmt, ap);
   va_end(ap);
   g->level = level;
   g->loc = loc;
@@ -80,46 +72,6 @@ SrcLoc loc_span(SrcLoc a, SrcLoc b) {
 
 /* ---- rendering ----------------------------------------------------------- */
 
-typedef struct {
-  char *s;
-  size_t len, cap;
-  bool oom;
-} Buf;
-
-static void buf_add(Buf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->s, cap);
-    if (!p) {
-      b->oom = true;
-      return;
-    }
-    b->s = p;
-    b->cap = cap;
-  }
-  memcpy(b->s + b->len, s, n);
-  b->len += n;
-  b->s[b->len] = 0;
-}
-
-static void buf_str(Buf *b, const char *s) { buf_add(b, s, strlen(s)); }
-
-static void buf_printf(Buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void buf_printf(Buf *b, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = vformat(fmt, ap);
-  va_end(ap);
-  if (!s) {
-    b->oom = true;
-    return;
-  }
-  buf_str(b, s);
-  free(s);
-}
-
 #define C_RESET   "\033[0m"
 #define C_BOLD    "\033[1m"
 #define C_RED     "\033[1;31m"
@@ -130,9 +82,9 @@ static void buf_printf(Buf *b, const char *fmt, ...) {
 static void render_level(Buf *b, DiagLevel level, bool color) {
   static const char *names[] = {"error: ", "warning: ", "note: "};
   static const char *colors[] = {C_RED, C_MAGENTA, C_CYAN};
-  if (color) buf_str(b, colors[level]);
-  buf_str(b, names[level]);
-  if (color) buf_str(b, C_RESET C_BOLD);
+  if (color) buf_puts(b, colors[level]);
+  buf_puts(b, names[level]);
+  if (color) buf_puts(b, C_RESET C_BOLD);
 }
 
 /* UTF-8 continuation bytes take no column of their own on a terminal. */
@@ -161,44 +113,44 @@ static void render_source(Buf *b, SrcLoc loc, bool color) {
     cut_right = true;
   }
   if (end < pos) end = pos;
-  buf_str(b, cut_left ? "..." : "");
+  buf_puts(b, cut_left ? "..." : "");
   buf_add(b, start, (size_t)(end - start));
-  buf_str(b, cut_right ? "...\n" : "\n");
-  buf_str(b, cut_left ? "   " : "");
+  buf_puts(b, cut_right ? "...\n" : "\n");
+  buf_puts(b, cut_left ? "   " : "");
   for (const char *p = start; p < pos; p++)
     if (!is_cont(*p)) buf_add(b, *p == '\t' ? "\t" : " ", 1);
-  if (color) buf_str(b, C_GREEN);
-  buf_str(b, "^");
+  if (color) buf_puts(b, C_GREEN);
+  buf_puts(b, "^");
   for (const char *p = pos + 1; p < pos + loc.len && p < end; p++)
-    if (!is_cont(*p)) buf_str(b, "~");
-  if (color) buf_str(b, C_RESET);
-  buf_str(b, "\n");
+    if (!is_cont(*p)) buf_puts(b, "~");
+  if (color) buf_puts(b, C_RESET);
+  buf_puts(b, "\n");
 }
 
 static void render_one(Buf *b, const Diag *g, bool color) {
-  if (color) buf_str(b, C_BOLD);
+  if (color) buf_puts(b, C_BOLD);
   if (g->loc.file)
     buf_printf(b, "%s:%d:%d: ", g->loc.file, g->loc.line, g->loc.col);
   else
-    buf_str(b, "kern: ");
+    buf_puts(b, "kern: ");
   render_level(b, g->level, color);
-  buf_str(b, g->msg ? g->msg : "(out of memory)");
-  if (color) buf_str(b, C_RESET);
-  buf_str(b, "\n");
+  buf_puts(b, g->msg ? g->msg : "(out of memory)");
+  if (color) buf_puts(b, C_RESET);
+  buf_puts(b, "\n");
   if (g->loc.file && g->loc.src) render_source(b, g->loc, color);
 }
 
 char *diag_render(const Diags *d, bool color) {
   Buf b = {0};
-  buf_str(&b, "");
+  buf_puts(&b, "");
   for (const Diag *g = d->head; g; g = g->next) render_one(&b, g, color);
   if (d->truncated) {
-    if (color) buf_str(&b, C_RED);
-    buf_str(&b, "error: ");
-    if (color) buf_str(&b, C_RESET C_BOLD);
+    if (color) buf_puts(&b, C_RED);
+    buf_puts(&b, "error: ");
+    if (color) buf_puts(&b, C_RESET C_BOLD);
     buf_printf(&b, "too many errors; stopping after %d", max_errors(d));
-    if (color) buf_str(&b, C_RESET);
-    buf_str(&b, "\n");
+    if (color) buf_puts(&b, C_RESET);
+    buf_puts(&b, "\n");
   }
   if (b.oom) {
     free(b.s);

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "file.h"
+
 enum { MAX_SOURCE_BYTES = 256 << 20, MAX_IMPORT_DEPTH = 64 };
 
 typedef enum { UNSEEN, VISITING, DONE } VisitState;
@@ -37,31 +39,7 @@ typedef struct Loader {
 } Loader;
 
 char *front_read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 1 << 16, n = 0;
-  char *buf = malloc(cap);
-  while (buf) {
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (ferror(f) || feof(f) || n > MAX_SOURCE_BYTES) break;
-    char *bigger = realloc(buf, cap *= 2);
-    if (!bigger) {
-      free(buf);
-      buf = NULL;
-      errno = ENOMEM;
-    }
-    buf = bigger;
-  }
-  bool bad = !buf || ferror(f) || n > MAX_SOURCE_BYTES;
-  if (buf && n > MAX_SOURCE_BYTES) errno = EFBIG;
-  fclose(f);
-  if (bad) {
-    free(buf);
-    return NULL;
-  }
-  buf[n] = 0;
-  *len = n;
-  return buf;
+  return file_read(path, MAX_SOURCE_BYTES, len);
 }
 
 static Unit *unit_find(Loader *L, const char *key) {

@@ -625,36 +625,3 @@ TokenList lex_source(Arena *a, Diags *d, const char *path, const char *src, size
   lex_close(lx);
   return tl;
 }
-
-/* ---- names for messages -------------------------------------------------- */
-
-const char *tok_kind_name(TokKind k) {
-  static const char *const names[TK__COUNT] = {
-      [TK_EOF] = "end of file", [TK_ERROR] = "invalid token", [TK_IDENT] = "identifier",
-      [TK_INT] = "integer literal", [TK_FLOAT] = "floating-point literal",
-      [TK_STRING] = "string literal",
-      [TK_KERNEL] = "keyword 'kernel'", [TK_STRUCT] = "keyword 'struct'",
-      [TK_CONST] = "keyword 'const'", [TK_IMPORT] = "keyword 'import'",
-      [TK_AUTO] = "keyword 'auto'", [TK_VOID] = "keyword 'void'", [TK_IF] = "keyword 'if'",
-      [TK_ELSE] = "keyword 'else'", [TK_FOR] = "keyword 'for'",
-      [TK_WHILE] = "keyword 'while'", [TK_DO] = "keyword 'do'",
-      [TK_BREAK] = "keyword 'break'", [TK_CONTINUE] = "keyword 'continue'",
-      [TK_RETURN] = "keyword 'return'", [TK_TRUE] = "keyword 'true'",
-      [TK_FALSE] = "keyword 'false'", [TK_TYPENAME] = "type name",
-      [TK_LPAREN] = "'('", [TK_RPAREN] = "')'", [TK_LBRACE] = "'{'", [TK_RBRACE] = "'}'",
-      [TK_LBRACKET] = "'['", [TK_RBRACKET] = "']'", [TK_SEMI] = "';'", [TK_COMMA] = "','",
-      [TK_DOT] = "'.'", [TK_QUESTION] = "'?'", [TK_COLON] = "':'", [TK_PLUS] = "'+'",
-      [TK_MINUS] = "'-'", [TK_STAR] = "'*'", [TK_SLASH] = "'/'", [TK_PERCENT] = "'%'",
-      [TK_AMP] = "'&'", [TK_PIPE] = "'|'", [TK_CARET] = "'^'", [TK_TILDE] = "'~'",
-      [TK_BANG] = "'!'", [TK_SHL] = "'<<'", [TK_SHR] = "'>>'", [TK_LT] = "'<'",
-      [TK_GT] = "'>'", [TK_LE] = "'<='", [TK_GE] = "'>='", [TK_EQEQ] = "'=='",
-      [TK_NE] = "'!='", [TK_ANDAND] = "'&&'", [TK_OROR] = "'||'", [TK_ASSIGN] = "'='",
-      [TK_PLUSEQ] = "'+='", [TK_MINUSEQ] = "'-='", [TK_STAREQ] = "'*='",
-      [TK_SLASHEQ] = "'/='", [TK_PERCENTEQ] = "'%='", [TK_AMPEQ] = "'&='",
-      [TK_PIPEEQ] = "'|='", [TK_CARETEQ] = "'^='", [TK_SHLEQ] = "'<<='",
-      [TK_SHREQ] = "'>>='", [TK_INC] = "'++'", [TK_DEC] = "'--'",
-  };
-  if ((unsigned)k >= TK__COUNT || !names[k])
-    return "token";
-  return names[k];
-}

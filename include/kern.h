@@ -34,6 +34,14 @@
 #define KERN_VERSION_NUM                                                                           \
   (KERN_VERSION_MAJOR * 10000 + KERN_VERSION_MINOR * 100 + KERN_VERSION_PATCH)
 
+/* KERN_API marks what libkern exports: libkern.so is built with hidden
+ * visibility, so these functions are its whole dynamic interface. */
+#if defined(__GNUC__) || defined(__clang__)
+#define KERN_API __attribute__((visibility("default")))
+#else
+#define KERN_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -44,32 +52,33 @@ typedef enum {
   KERN_OK = 0,
   KERN_ERR_INVALID_ARGUMENT, /* a bad argument: NULL, wrong type, shape, size ... */
   KERN_ERR_COMPILE,          /* kern source, or the generated code, failed to compile */
-  KERN_ERR_NOT_FOUND,        /* a named thing (file, kernel, struct, device) is absent */
+  KERN_ERR_NOT_FOUND,        /* a named kernel, struct or device is absent (a missing
+                                file is KERN_ERR_IO) */
   KERN_ERR_OUT_OF_MEMORY,    /* an allocation failed */
   KERN_ERR_ACCESS,           /* an array is not accessible from the launch device */
   KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed */
   KERN_ERR_CAPTURE,          /* not allowed during graph capture, or a capture misuse */
   KERN_ERR_CUDA,             /* the CUDA driver or NVRTC failed */
   KERN_ERR_UNSUPPORTED,      /* not available on this device or in this build */
-  KERN_ERR_IO                /* a file could not be read or written */
+  KERN_ERR_IO                /* a file could not be read or written, or does not exist */
 } kern_status;
 
 /* The library's version as KERN_VERSION_NUM computes it. */
-int kern_version(void);
+KERN_API int kern_version(void);
 /* "0.1.0". Static storage. */
-const char *kern_version_string(void);
+KERN_API const char *kern_version_string(void);
 
 /* The message of the last failed call in this thread; "" when none. The text
  * stays valid until the next failing call in the same thread. Successful calls
  * do not clear it. */
-const char *kern_last_error(void);
+KERN_API const char *kern_last_error(void);
 /* The status of the last failed call in this thread (KERN_OK when none): how
  * functions that return NULL say which error it was. */
-kern_status kern_last_status(void);
+KERN_API kern_status kern_last_status(void);
 /* Clears this thread's message and status. */
-void kern_clear_error(void);
+KERN_API void kern_clear_error(void);
 /* "KERN_OK", "KERN_ERR_COMPILE" ...; static storage; "KERN_ERR_?" for unknown values. */
-const char *kern_status_name(kern_status);
+KERN_API const char *kern_status_name(kern_status);
 
 /* Initializes the library: finds the devices and reads the environment:
  *   KERN_NUM_THREADS  CPU worker threads (default: the online cores)
@@ -77,24 +86,44 @@ const char *kern_status_name(kern_status);
  *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
  *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
  * Idempotent and thread-safe; every other function calls it when needed. */
-kern_status kern_init(void);
+KERN_API kern_status kern_init(void);
 /* Stops the CPU worker threads and releases the library's global state. Free
  * your arrays and modules first. kern_init() may be called again afterwards;
  * device handles stay valid. Not to be called while other threads use kern. */
-void kern_shutdown(void);
+KERN_API void kern_shutdown(void);
 
 /* The compiled-code cache directory in use (created with mode 0700 when
  * missing). NULL when there is none: unset, not creatable, or not trusted
  * because another user owns it or its group or others may write it; then
  * kern_last_error() says why and code is compiled without caching. Valid
  * until kern_shutdown. */
-const char *kern_cache_dir(void);
+KERN_API const char *kern_cache_dir(void);
+
+/* What the library uses, for tools and bug reports (`kernc info` prints it).
+ * The strings belong to the library and stay valid until the next call or
+ * kern_shutdown. */
+typedef struct {
+  const char *version;     /* kern_version_string() */
+  const char *cc;          /* the C compiler for CPU kernels (KERN_CC, else clang, else
+                              cc, on PATH) as a path; NULL when none is found */
+  const char *cc_version;  /* the first line of its --version; "" when unknown */
+  const char *nvrtc;       /* the NVRTC library in use (a path); NULL when absent */
+  int nvrtc_version;       /* major * 1000 + minor * 10 (12.4: 12040); 0 when absent */
+  const char *nvrtc_error; /* why NVRTC is absent; "" when it is loaded */
+  const char *cache_dir;   /* kern_cache_dir(); NULL when there is no cache */
+  int num_threads;         /* CPU worker threads (KERN_NUM_THREADS) */
+  bool debug;              /* kern_get_debug() */
+} kern_config;
+/* Fills *out. Finds the C compiler and loads NVRTC unless done already (what
+ * a first compile does), so the first call may take milliseconds.
+ * KERN_ERR_INVALID_ARGUMENT for NULL. */
+KERN_API kern_status kern_config_get(kern_config *out);
 
 /* Debug mode for modules loaded afterwards (also KERN_DEBUG=1): kernels get
  * bounds checks and assert(); a failing launch returns KERN_ERR_BOUNDS with a
  * message naming kernel, file:line, index and shape, and the process goes on. */
-void kern_set_debug(bool on);
-bool kern_get_debug(void);
+KERN_API void kern_set_debug(bool on);
+KERN_API bool kern_get_debug(void);
 
 /* ---- opaque handles --------------------------------------------------------- */
 
@@ -144,33 +173,33 @@ enum {
   KERN_DTYPE_FIRST_STRUCT = 256
 };
 /* Bytes per element (vec3: 12, mat33: 36, structs: their C layout); 0 if invalid. */
-size_t kern_dtype_size(kern_dtype);
+KERN_API size_t kern_dtype_size(kern_dtype);
 /* Alignment in bytes; 0 if invalid. */
-size_t kern_dtype_align(kern_dtype);
+KERN_API size_t kern_dtype_align(kern_dtype);
 /* "float32", "vec3", a struct's name ...; "<invalid dtype>" if invalid. Static
  * storage (struct names live as long as the process). */
-const char *kern_dtype_name(kern_dtype);
+KERN_API const char *kern_dtype_name(kern_dtype);
 
 /* ---- devices ------------------------------------------------------------------ */
 
 /* Devices: index 0 is "cpu", then "cuda:0", "cuda:1" ... */
-int kern_device_count(void);
+KERN_API int kern_device_count(void);
 /* "cpu", "cuda" (the first CUDA device) or "cuda:N". NULL (and a message that
  * says why: bad name, no CUDA device present, no such ordinal) if absent. */
-kern_device *kern_device_get(const char *name);
+KERN_API kern_device *kern_device_get(const char *name);
 /* NULL if index is outside [0, kern_device_count()). */
-kern_device *kern_device_at(int index);
+KERN_API kern_device *kern_device_at(int index);
 /* "cpu", "cuda:0" ...; "" for NULL. Static storage. */
-const char *kern_device_name(const kern_device *);
-bool kern_device_is_cuda(const kern_device *);
+KERN_API const char *kern_device_name(const kern_device *);
+KERN_API bool kern_device_is_cuda(const kern_device *);
 /* Waits for the device's pending work. CPU launches are synchronous, so on the
  * CPU this returns KERN_OK at once. Call it before code that is not ordered on
  * the device's stream (the host, MPI) reads or writes arrays kern's queued
  * work uses (docs/distributed.md). */
-kern_status kern_device_synchronize(kern_device *);
+KERN_API kern_status kern_device_synchronize(kern_device *);
 /* Coarse device-level rule of the memory-access guide: can kernels launched on
  * `launch` use memory allocated by `owner` with the owner's current allocator? */
-bool kern_device_can_access(const kern_device *launch, const kern_device *owner);
+KERN_API bool kern_device_can_access(const kern_device *launch, const kern_device *owner);
 
 typedef struct {
   int ordinal, sm_major, sm_minor; /* the CPU: ordinal -1, sm 0.0 */
@@ -182,11 +211,13 @@ typedef struct {
       is_cpu_gpu_atomic_supported;             /* host-native atomics */
 } kern_device_info;
 /* Every capability is false on the CPU. */
-kern_status kern_device_info_get(const kern_device *, kern_device_info *out);
+KERN_API kern_status kern_device_info_get(const kern_device *, kern_device_info *out);
 /* CUDA only: let kernels on `peer` access `target`'s device memory (peer
  * access) or `target`'s memory pool (pool access). */
-kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer, bool on);
-kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on);
+KERN_API kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer,
+                                                    bool on);
+KERN_API kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer,
+                                                       bool on);
 
 /* ---- arrays and memory ----------------------------------------------------------- */
 
@@ -214,9 +245,9 @@ typedef enum {
  * refuses is KERN_ERR_OUT_OF_MEMORY. Arrays are C-ordered (row-major). */
 
 /* A new array filled with zero bytes, allocated with the device's allocator. */
-kern_array *kern_array_new(kern_device *, kern_dtype, int ndim, const int64_t *shape);
+KERN_API kern_array *kern_array_new(kern_device *, kern_dtype, int ndim, const int64_t *shape);
 /* Like kern_array_new, contents unspecified. */
-kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t *shape);
+KERN_API kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t *shape);
 /* An array over memory kern does not own (kern_array_free leaves it alone; it
  * must outlive the array). strides: bytes per step along each dim, NULL for
  * dense C order; negative strides are rejected. The memory kind is the one kern
@@ -226,53 +257,54 @@ kern_array *kern_array_empty(kern_device *, kern_dtype, int ndim, const int64_t 
  * KERN_MEM_UNKNOWN (so pageable memory kern did not allocate is UNKNOWN). GPU
  * memory must be wrapped with the device it belongs to: anything else is
  * KERN_ERR_INVALID_ARGUMENT. */
-kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim, const int64_t *shape,
-                            const int64_t *strides);
+KERN_API kern_array *kern_array_wrap(void *ptr, kern_device *, kern_dtype, int ndim,
+                                     const int64_t *shape, const int64_t *strides);
 /* A window [offset, offset + shape) of an array, sharing its memory and
  * strides; ndim must equal the array's. The view holds a reference: the memory
  * stays allocated until the array and all its views are freed, in any order. */
-kern_array *kern_array_view(kern_array *, int ndim, const int64_t *offset, const int64_t *shape);
+KERN_API kern_array *kern_array_view(kern_array *, int ndim, const int64_t *offset,
+                                     const int64_t *shape);
 /* Releases the handle (and the memory once no view uses it). NULL is ignored. */
-void kern_array_free(kern_array *);
+KERN_API void kern_array_free(kern_array *);
 
 /* Host memory <-> array; bytes must equal kern_array_nbytes(). Host data is
  * dense C order; strided arrays are gathered/scattered. */
-kern_status kern_array_write(kern_array *, const void *src, size_t bytes);
-kern_status kern_array_read(const kern_array *, void *dst, size_t bytes);
+KERN_API kern_status kern_array_write(kern_array *, const void *src, size_t bytes);
+KERN_API kern_status kern_array_read(const kern_array *, void *dst, size_t bytes);
 /* dst <- src: same dtype and shape; overlapping views are handled. */
-kern_status kern_array_copy(kern_array *dst, const kern_array *src);
+KERN_API kern_status kern_array_copy(kern_array *dst, const kern_array *src);
 /* Sets every element to *value (kern_dtype_size(dtype) bytes). */
-kern_status kern_array_fill(kern_array *, const void *value);
+KERN_API kern_status kern_array_fill(kern_array *, const void *value);
 
 /* The address of element [0,0,...]: host memory, or on a CUDA device a device
  * pointer (CUdeviceptr) of the device's primary context, which the CUDA
  * runtime, NCCL and CUDA-aware MPI take as it is. Stable for the array's life.
  * Work kern has queued on the array may still be running: see
  * kern_device_synchronize and kern_stream_cuda_handle. */
-void *kern_array_data(kern_array *);
-kern_device *kern_array_device(const kern_array *);
-kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
-int kern_array_ndim(const kern_array *);                     /* 0 for NULL */
-int64_t kern_array_shape(const kern_array *, int dim);       /* 0 outside [0, ndim) */
-int64_t kern_array_stride(const kern_array *, int dim);      /* bytes; 0 outside [0, ndim) */
-kern_dtype kern_array_dtype(const kern_array *);
-int64_t kern_array_size(const kern_array *);       /* elements */
-size_t kern_array_nbytes(const kern_array *);      /* size * dtype size */
-bool kern_array_is_contiguous(const kern_array *); /* dense C order */
+KERN_API void *kern_array_data(kern_array *);
+KERN_API kern_device *kern_array_device(const kern_array *);
+KERN_API kern_memory_kind kern_array_memory_kind(const kern_array *); /* views: the owner's */
+KERN_API int kern_array_ndim(const kern_array *);                     /* 0 for NULL */
+KERN_API int64_t kern_array_shape(const kern_array *, int dim);       /* 0 outside [0, ndim) */
+KERN_API int64_t kern_array_stride(const kern_array *, int dim); /* bytes; 0 outside [0, ndim) */
+KERN_API kern_dtype kern_array_dtype(const kern_array *);
+KERN_API int64_t kern_array_size(const kern_array *);       /* elements */
+KERN_API size_t kern_array_nbytes(const kern_array *);      /* size * dtype size */
+KERN_API bool kern_array_is_contiguous(const kern_array *); /* dense C order */
 
 /* Can kernels launched on `launch` use this array (the memory-access table)?
  * false means "not verified accessible". */
-bool kern_can_access(const kern_device *launch, const kern_array *);
+KERN_API bool kern_can_access(const kern_device *launch, const kern_array *);
 /* Sets the allocator for the device's later allocations and returns the
  * previous one. An allocator the device cannot use (a CUDA allocator on the
  * CPU, PINNED on a GPU) is refused: nothing changes, the message says why, and
  * the current allocator is returned. */
-kern_allocator kern_device_set_allocator(kern_device *, kern_allocator);
-kern_allocator kern_device_get_allocator(const kern_device *);
+KERN_API kern_allocator kern_device_set_allocator(kern_device *, kern_allocator);
+KERN_API kern_allocator kern_device_get_allocator(const kern_device *);
 /* CUDA device memory only (a cuIpcMemHandle, 64 bytes, into handle_out) of an
  * array that owns its allocation; managed, memory-pool, host, external
  * (wrapped or from DLPack) and view arrays: KERN_ERR_UNSUPPORTED saying why. */
-kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
+KERN_API kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
 /* DLPack both ways, zero-copy (the DLManagedTensor of dlpack.h; docs/memory.md).
  * from_dlpack: kDLCPU, kDLCUDA (device_id N -> "cuda:N"), kDLCUDAHost (pinned,
  * on "cpu") and kDLCUDAManaged tensors of bool, int/uint 8-64 and float
@@ -287,38 +319,39 @@ kern_status kern_array_ipc_handle(const kern_array *, void *handle_out);
  * matrix and quat dtypes become trailing dims of their component type; struct
  * dtypes are KERN_ERR_UNSUPPORTED. Neither direction synchronizes: finish or
  * order pending CUDA work before handing memory over. */
-kern_array *kern_array_from_dlpack(struct DLManagedTensor *);
-struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
+KERN_API kern_array *kern_array_from_dlpack(struct DLManagedTensor *);
+KERN_API struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 
 /* ---- modules and kernels ------------------------------------------------------------ */
 
 /* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
- * rendered diagnostics as the message when it has errors, KERN_ERR_IO when it
- * cannot be read. Code for a device is generated on the first launch there. */
-kern_module *kern_module_load(const char *path);
+ * rendered diagnostics as the message when it has errors (a missing import
+ * included), KERN_ERR_IO when the file cannot be read: missing, a directory,
+ * unreadable. Code for a device is generated on the first launch there. */
+KERN_API kern_module *kern_module_load(const char *path);
 /* The same from text; name is used in diagnostics and to resolve imports. */
-kern_module *kern_module_from_source(const char *name, const char *src);
+KERN_API kern_module *kern_module_from_source(const char *name, const char *src);
 /* Frees the module, its kernels and its compiled code. Its kernels must not be
  * used afterwards, nor while a launch of them is running. NULL is ignored.
  * Struct dtypes it registered stay valid. */
-void kern_module_free(kern_module *);
+KERN_API void kern_module_free(kern_module *);
 /* NULL (KERN_ERR_NOT_FOUND, the message lists the kernels there are) if absent. */
-kern_kernel *kern_module_kernel(kern_module *, const char *name);
+KERN_API kern_kernel *kern_module_kernel(kern_module *, const char *name);
 /* A struct of the module as an array dtype; KERN_DTYPE_INVALID if absent. */
-kern_dtype kern_module_dtype(kern_module *, const char *struct_name);
+KERN_API kern_dtype kern_module_dtype(kern_module *, const char *struct_name);
 /* The rendered warnings of a module that compiled; "" when none. Owned by the module. */
-const char *kern_module_diagnostics(const kern_module *);
+KERN_API const char *kern_module_diagnostics(const kern_module *);
 /* The module's name or path. */
-const char *kern_module_name(const kern_module *);
+KERN_API const char *kern_module_name(const kern_module *);
 
 /* Kernel introspection (for generic launchers such as `kernc run`). */
-const char *kern_kernel_name(const kern_kernel *);
-int kern_kernel_num_params(const kern_kernel *);
-const char *kern_kernel_param_name(const kern_kernel *, int i);
+KERN_API const char *kern_kernel_name(const kern_kernel *);
+KERN_API int kern_kernel_num_params(const kern_kernel *);
+KERN_API const char *kern_kernel_param_name(const kern_kernel *, int i);
 /* The dtype of a scalar parameter, or the element dtype of an array parameter. */
-kern_dtype kern_kernel_param_dtype(const kern_kernel *, int i);
+KERN_API kern_dtype kern_kernel_param_dtype(const kern_kernel *, int i);
 /* 0 for a by-value parameter, else the array's ndim. -1 if i is out of range. */
-int kern_kernel_param_ndim(const kern_kernel *, int i);
+KERN_API int kern_kernel_param_ndim(const kern_kernel *, int i);
 
 /* ---- launches ------------------------------------------------------------------ */
 
@@ -374,26 +407,26 @@ typedef struct kern_arg {
   } value;
 } kern_arg;
 
-kern_arg kern_arg_array(kern_array *);
-kern_arg kern_arg_bool(bool);
-kern_arg kern_arg_i8(int8_t);
-kern_arg kern_arg_i16(int16_t);
-kern_arg kern_arg_i32(int32_t);
-kern_arg kern_arg_i64(int64_t);
-kern_arg kern_arg_u8(uint8_t);
-kern_arg kern_arg_u16(uint16_t);
-kern_arg kern_arg_u32(uint32_t);
-kern_arg kern_arg_u64(uint64_t);
-kern_arg kern_arg_f32(float);
-kern_arg kern_arg_f64(double);
-kern_arg kern_arg_vec2(float, float);
-kern_arg kern_arg_vec3(float, float, float);
-kern_arg kern_arg_vec4(float, float, float, float);
+KERN_API kern_arg kern_arg_array(kern_array *);
+KERN_API kern_arg kern_arg_bool(bool);
+KERN_API kern_arg kern_arg_i8(int8_t);
+KERN_API kern_arg kern_arg_i16(int16_t);
+KERN_API kern_arg kern_arg_i32(int32_t);
+KERN_API kern_arg kern_arg_i64(int64_t);
+KERN_API kern_arg kern_arg_u8(uint8_t);
+KERN_API kern_arg kern_arg_u16(uint16_t);
+KERN_API kern_arg kern_arg_u32(uint32_t);
+KERN_API kern_arg kern_arg_u64(uint64_t);
+KERN_API kern_arg kern_arg_f32(float);
+KERN_API kern_arg kern_arg_f64(double);
+KERN_API kern_arg kern_arg_vec2(float, float);
+KERN_API kern_arg kern_arg_vec3(float, float, float);
+KERN_API kern_arg kern_arg_vec4(float, float, float, float);
 /* Any by-value dtype (float16 bits, dvec3, mat33, a struct ...) from its bytes
  * in the dtype's layout; see kern_arg for how long they must live. */
-kern_arg kern_arg_bytes(kern_dtype, const void *);
+KERN_API kern_arg kern_arg_bytes(kern_dtype, const void *);
 /* Returns its argument: lets KERN_LAUNCH take prebuilt kern_args. */
-kern_arg kern_arg_pass(kern_arg);
+KERN_API kern_arg kern_arg_pass(kern_arg);
 
 /* Runs `kernel` once per index of dims on `device`. Checks, with
  * KERN_ERR_INVALID_ARGUMENT and a message naming the kernel, the parameter and
@@ -404,16 +437,20 @@ kern_arg kern_arg_pass(kern_arg);
  * (KERN_ERR_COMPILE on failure). On the CPU the call returns when the kernel
  * has finished; on CUDA it is queued on the device's stream. Any number of
  * threads may launch at once. */
-kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs, const kern_arg *args);
+KERN_API kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs,
+                                 const kern_arg *args);
 
 /* KERN_LAUNCH(kernel, device, dims, args...): kern_launch with 1 to 16
  * arguments converted by type: kern_array* -> array; int -> int32; long, long
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
- * uint8/uint16; kern_arg as is. Other types do not compile: wrap them with a
- * constructor (kern_arg_bytes for structs, matrices, float16). In C, `true`
- * and `false` are ints: write (bool)true or kern_arg_bool(true). Use
- * kern_launch directly for kernels without parameters. */
+ * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_float16) -> their dtype;
+ * kern_arg as is. Other types do not compile: wrap them with a constructor
+ * (kern_arg_bytes for structs). A compound literal's commas split macro
+ * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
+ * In C, `true` and `false` are ints: write (bool)true or kern_arg_bool(true).
+ * Use kern_launch directly for kernels without parameters. */
 #define KERN_LAUNCH(kernel, device, dims, ...)                                                     \
   KERN_LAUNCH_IMPL_((kernel), (device), (dims), __VA_ARGS__)
 
@@ -465,6 +502,26 @@ typedef struct kern_quat {
   float x, y, z, w;
 } kern_quat;
 
+/* These values as launch arguments of their dtype (copied: every one fits
+ * KERN_ARG_INLINE_BYTES). KERN_LAUNCH applies them by type, so a kern_vec3
+ * variable is passed as is. */
+static inline kern_arg kern_arg_of_float16(kern_float16 v) {
+  return kern_arg_bytes(KERN_FLOAT16, &v);
+}
+static inline kern_arg kern_arg_of_vec2(kern_vec2 v) { return kern_arg_bytes(KERN_VEC2, &v); }
+static inline kern_arg kern_arg_of_vec3(kern_vec3 v) { return kern_arg_bytes(KERN_VEC3, &v); }
+static inline kern_arg kern_arg_of_vec4(kern_vec4 v) { return kern_arg_bytes(KERN_VEC4, &v); }
+static inline kern_arg kern_arg_of_dvec2(kern_dvec2 v) { return kern_arg_bytes(KERN_DVEC2, &v); }
+static inline kern_arg kern_arg_of_dvec3(kern_dvec3 v) { return kern_arg_bytes(KERN_DVEC3, &v); }
+static inline kern_arg kern_arg_of_dvec4(kern_dvec4 v) { return kern_arg_bytes(KERN_DVEC4, &v); }
+static inline kern_arg kern_arg_of_ivec2(kern_ivec2 v) { return kern_arg_bytes(KERN_IVEC2, &v); }
+static inline kern_arg kern_arg_of_ivec3(kern_ivec3 v) { return kern_arg_bytes(KERN_IVEC3, &v); }
+static inline kern_arg kern_arg_of_ivec4(kern_ivec4 v) { return kern_arg_bytes(KERN_IVEC4, &v); }
+static inline kern_arg kern_arg_of_mat22(kern_mat22 v) { return kern_arg_bytes(KERN_MAT22, &v); }
+static inline kern_arg kern_arg_of_mat33(kern_mat33 v) { return kern_arg_bytes(KERN_MAT33, &v); }
+static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(KERN_MAT44, &v); }
+static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
+
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
  * CPU and the GPU archs it was built for, and its source. */
 typedef struct kern_embedded kern_embedded;
@@ -473,12 +530,12 @@ typedef struct kern_embedded kern_embedded;
  * kern_shutdown (kern_module_free ignores it); later calls return the same
  * module. NULL with KERN_ERR_UNSUPPORTED for a table built for another kern
  * ABI version. */
-kern_module *kern_module_embedded(const kern_embedded *);
+KERN_API kern_module *kern_module_embedded(const kern_embedded *);
 /* Launches the embedded module's kernel number `kernel` (declaration order)
  * with args[i] pointing at argument i: a kern_array * for an array parameter,
  * else the value in its C layout. The PREFIX_KERNEL_launch functions call it. */
-kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *, kern_dims,
-                                 int nargs, const void *const *args);
+KERN_API kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *,
+                                          kern_dims, int nargs, const void *const *args);
 
 /* ---- access checks --------------------------------------------------------------- */
 
@@ -498,11 +555,11 @@ typedef enum {
                           unknown provenance warns once and launches */
 } kern_access_mode;
 /* Process-wide; returns the previous mode. */
-kern_access_mode kern_set_launch_access_mode(kern_access_mode);
-kern_access_mode kern_get_launch_access_mode(void);
+KERN_API kern_access_mode kern_set_launch_access_mode(kern_access_mode);
+KERN_API kern_access_mode kern_get_launch_access_mode(void);
 /* Where CHECKED-mode warnings go (default: a line on stderr). fn == NULL
  * restores the default. fn may be called from any launching thread. */
-void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud);
+KERN_API void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud);
 
 /* ---- streams and graph capture ----------------------------------------------------- */
 
@@ -510,20 +567,20 @@ void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud);
  * kern_device_set_stream(d, s) sends d's later launches and copies to s (NULL:
  * back to the default). The CPU has no streams. */
 /* A new stream on a CUDA device; kern_stream_free destroys it. */
-kern_stream *kern_stream_new(kern_device *);
+KERN_API kern_stream *kern_stream_new(kern_device *);
 /* Wraps a CUstream the caller created and keeps owning (never destroyed by kern). */
-kern_stream *kern_stream_wrap_cuda(kern_device *, void *cu_stream);
+KERN_API kern_stream *kern_stream_wrap_cuda(kern_device *, void *cu_stream);
 /* Frees a stream (after its work finished); if it was a device's current
  * stream the device goes back to its default. NULL is ignored. */
-void kern_stream_free(kern_stream *);
-kern_status kern_device_set_stream(kern_device *, kern_stream *);
+KERN_API void kern_stream_free(kern_stream *);
+KERN_API kern_status kern_device_set_stream(kern_device *, kern_stream *);
 /* The device's current stream (NULL on the CPU); owned by kern or the caller as made. */
-kern_stream *kern_device_get_stream(kern_device *);
+KERN_API kern_stream *kern_device_get_stream(kern_device *);
 /* The CUstream (the CUDA runtime's cudaStream_t) behind a stream, for interop:
  * work other libraries queue on it (NCCL, cuBLAS) runs in order with kern's,
  * and is recorded by a capture open on the device. Valid until the stream is
  * freed (a device's default stream lives as long as the process). */
-void *kern_stream_cuda_handle(const kern_stream *);
+KERN_API void *kern_stream_cuda_handle(const kern_stream *);
 
 /* Graph capture (docs/capture.md). Between begin and end on a device, every
  * kern operation on that device, from any thread, is recorded instead of run:
@@ -556,13 +613,13 @@ typedef enum {
 } kern_capture_mode;
 
 /* Starts a capture on the device: kern_capture_begin_mode(d, KERN_CAPTURE_GLOBAL). */
-kern_status kern_capture_begin(kern_device *);
-kern_status kern_capture_begin_mode(kern_device *, kern_capture_mode);
+KERN_API kern_status kern_capture_begin(kern_device *);
+KERN_API kern_status kern_capture_begin_mode(kern_device *, kern_capture_mode);
 /* Ends the capture (on the thread that began it) and makes it an executable
  * graph in *out (free with kern_graph_free). When the capture was broken by a
  * driver failure inside it, returns that failure as KERN_ERR_CAPTURE, discards
  * the capture, and the device's stream is usable again. */
-kern_status kern_capture_end(kern_device *, kern_graph **out);
+KERN_API kern_status kern_capture_end(kern_device *, kern_graph **out);
 /* Ends the capture into an existing graph of the same device, replacing what
  * it runs. When the new capture has the same shape (the same operations in
  * the same order; arguments, dims and addresses may differ) the executable is
@@ -570,12 +627,12 @@ kern_status kern_capture_end(kern_device *, kern_graph **out);
  * instantiating; otherwise it is rebuilt. *updated (may be NULL) says which.
  * Replays already queued on CUDA run the old contents. On failure the graph
  * keeps its old contents. */
-kern_status kern_capture_end_update(kern_device *, kern_graph *, bool *updated);
+KERN_API kern_status kern_capture_end_update(kern_device *, kern_graph *, bool *updated);
 /* Ends and discards the capture (on the thread that began it): nothing is run;
  * pool memory allocated inside it must not be used afterwards. */
-kern_status kern_capture_abort(kern_device *);
+KERN_API kern_status kern_capture_abort(kern_device *);
 /* A capture is open on the device (begun by any thread). */
-bool kern_capture_is_active(const kern_device *);
+KERN_API bool kern_capture_is_active(const kern_device *);
 
 /* Conditional blocks inside a capture, on a device flag: `flag` is an int32
  * array with one element, on the capturing device. At replay, the operations
@@ -586,20 +643,20 @@ bool kern_capture_is_active(const kern_device *);
  * (up to 8 deep). Inside a block, allocations are refused. CUDA uses
  * conditional graph nodes (driver 12.4 or newer, else KERN_ERR_UNSUPPORTED); the
  * CPU evaluates the flag in the replay. */
-kern_status kern_capture_if(kern_device *, kern_array *flag);
-kern_status kern_capture_end_if(kern_device *);
-kern_status kern_capture_while(kern_device *, kern_array *flag);
-kern_status kern_capture_end_while(kern_device *);
+KERN_API kern_status kern_capture_if(kern_device *, kern_array *flag);
+KERN_API kern_status kern_capture_end_if(kern_device *);
+KERN_API kern_status kern_capture_while(kern_device *, kern_array *flag);
+KERN_API kern_status kern_capture_end_while(kern_device *);
 
 /* Replays a graph on the device it was captured on (CUDA: queued on the
  * device's current stream; the CPU: returns when done). A graph with debug
  * kernels replays synchronously and reports KERN_ERR_BOUNDS like a launch.
  * Replaying during a capture on the same device is KERN_ERR_CAPTURE. Several
  * threads may replay one graph at once, but not while it is being updated. */
-kern_status kern_graph_launch(kern_graph *);
-kern_device *kern_graph_device(const kern_graph *);
+KERN_API kern_status kern_graph_launch(kern_graph *);
+KERN_API kern_device *kern_graph_device(const kern_graph *);
 /* Releases the graph and its references to array memory. NULL is ignored. */
-void kern_graph_free(kern_graph *);
+KERN_API void kern_graph_free(kern_graph *);
 
 #ifdef __cplusplus
 } /* extern "C" */
@@ -648,6 +705,20 @@ static inline kern_arg kern_to_arg_(unsigned long long v) { return kern_arg_u64(
 static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
 static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
 static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
+static inline kern_arg kern_to_arg_(kern_float16 v) { return kern_arg_of_float16(v); }
+static inline kern_arg kern_to_arg_(kern_vec2 v) { return kern_arg_of_vec2(v); }
+static inline kern_arg kern_to_arg_(kern_vec3 v) { return kern_arg_of_vec3(v); }
+static inline kern_arg kern_to_arg_(kern_vec4 v) { return kern_arg_of_vec4(v); }
+static inline kern_arg kern_to_arg_(kern_dvec2 v) { return kern_arg_of_dvec2(v); }
+static inline kern_arg kern_to_arg_(kern_dvec3 v) { return kern_arg_of_dvec3(v); }
+static inline kern_arg kern_to_arg_(kern_dvec4 v) { return kern_arg_of_dvec4(v); }
+static inline kern_arg kern_to_arg_(kern_ivec2 v) { return kern_arg_of_ivec2(v); }
+static inline kern_arg kern_to_arg_(kern_ivec3 v) { return kern_arg_of_ivec3(v); }
+static inline kern_arg kern_to_arg_(kern_ivec4 v) { return kern_arg_of_ivec4(v); }
+static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v); }
+static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
+static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
+static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   ([&]() -> kern_status {                                                                          \
     const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
@@ -670,7 +741,21 @@ static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
            : kern_arg_u64, float                                                                   \
            : kern_arg_f32, double                                                                  \
            : kern_arg_f64, kern_arg                                                                \
-           : kern_arg_pass)(x)
+           : kern_arg_pass, kern_float16                                                           \
+           : kern_arg_of_float16, kern_vec2                                                        \
+           : kern_arg_of_vec2, kern_vec3                                                           \
+           : kern_arg_of_vec3, kern_vec4                                                           \
+           : kern_arg_of_vec4, kern_dvec2                                                          \
+           : kern_arg_of_dvec2, kern_dvec3                                                         \
+           : kern_arg_of_dvec3, kern_dvec4                                                         \
+           : kern_arg_of_dvec4, kern_ivec2                                                         \
+           : kern_arg_of_ivec2, kern_ivec3                                                         \
+           : kern_arg_of_ivec3, kern_ivec4                                                         \
+           : kern_arg_of_ivec4, kern_mat22                                                         \
+           : kern_arg_of_mat22, kern_mat33                                                         \
+           : kern_arg_of_mat33, kern_mat44                                                         \
+           : kern_arg_of_mat44, kern_quat                                                          \
+           : kern_arg_of_quat)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})

@@ -1,7 +1,7 @@
 /* cache.c: the on-disk cache of compiled code, and whether to trust it.
  *
  * Requires: sha256.c, the configuration (the cache dir). Produces:
- * rt_cache_dir and kern_cache_dir, rt_cache_load/store (CPU shared objects),
+ * rt_cache_dir (and its reason, for kern_cache_dir), rt_cache_load/store (CPU shared objects),
  * rt_cache_blob_read/write (GPU images) and file helpers.
  * Breaks: the directory is used only when this user (or root) owns it and
  * neither its group nor others may write it; kern creates it, and any missing
@@ -19,7 +19,7 @@
  * dlopen'd by the same path: in a directory only this user or root can
  * write, nobody else can swap the file in between (docs/security.md).
  */
-#include "rt.h"
+#include "base.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -31,6 +31,8 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "file.h"
 
 #define META_MAGIC "kern-cache 1"
 
@@ -68,7 +70,7 @@ static int open_entry(const char *path) {
 
 /* mkdir -p; what it creates gets mode 0700 whatever the umask. */
 static bool make_dirs(const char *path) {
-  char *p = rt_strdup(path);
+  char *p = str_dup(path);
   if (!p) return false;
   for (char *s = p + 1; *s; s++) {
     if (*s != '/') continue;
@@ -120,12 +122,11 @@ const char *rt_cache_dir(void) {
   return checked_dir(&st, why, sizeof why);
 }
 
-const char *kern_cache_dir(void) {
+const char *rt_cache_dir_or_error(void) {
   kern_status st;
   char why[1024];
-  if (rt_ensure_init()) return NULL;
   const char *dir = checked_dir(&st, why, sizeof why);
-  if (!dir) rt_error(st, "%s", why);
+  if (!dir) err_set(st, "%s", why);
   return dir;
 }
 
@@ -133,7 +134,7 @@ kern_status rt_cache_explain(kern_status st) {
   kern_status why_st;
   char why[1024];
   if (st == KERN_OK || checked_dir(&why_st, why, sizeof why)) return st;
-  return rt_error(st, "%s (no cached build could be used: %s)", kern_last_error(), why);
+  return err_set(st, "%s (no cached build could be used: %s)", kern_last_error(), why);
 }
 
 /* ---- hashing and writing files ---------------------------------------------------------- */
@@ -163,25 +164,14 @@ static void mem_sha256(const void *data, size_t len, char hex[65]) {
   rt_hex(d, 32, hex);
 }
 
-static bool write_all(int fd, const char *data, size_t len) {
-  while (len > 0) {
-    ssize_t n = write(fd, data, len);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    len -= (size_t)n;
-  }
-  return true;
-}
-
 /* Writes data to path via a unique 0600 temp file in the same directory. */
 static bool write_atomic(const char *path, const void *data, size_t len) {
   char suffix[64];
   rt_unique_suffix(suffix, sizeof suffix);
-  char *tmp = rt_printf("%s.tmp-%s", path, suffix);
+  char *tmp = str_printf("%s.tmp-%s", path, suffix);
   if (!tmp) return false;
   int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  bool ok = fd >= 0 && write_all(fd, data, len) && fsync(fd) == 0;
+  bool ok = fd >= 0 && file_write_all(fd, data, len) && fsync(fd) == 0;
   if (fd >= 0) ok = close(fd) == 0 && ok;
   ok = ok && rename(tmp, path) == 0;
   if (!ok) unlink(tmp);
@@ -241,7 +231,7 @@ static bool entry_verified(const char *so, const char *meta_path, const char *ke
 }
 
 bool rt_cache_load(const char *dir, const char *key, const char *source, void **handle) {
-  char *so = rt_printf("%s/%s.so", dir, key), *meta_path = rt_printf("%s/%s.meta", dir, key);
+  char *so = str_printf("%s/%s.so", dir, key), *meta_path = str_printf("%s/%s.meta", dir, key);
   bool hit = so && meta_path && entry_verified(so, meta_path, key, source);
   if (hit) {
     *handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
@@ -263,8 +253,8 @@ static bool seal_built(const char *path, char hex[65]) {
 bool rt_cache_store(const char *dir, const char *key, const char *source, const char *built_so) {
   char hex[65] = "";
   bool ok = seal_built(built_so, hex);
-  char *so = rt_printf("%s/%s.so", dir, key), *meta_path = rt_printf("%s/%s.meta", dir, key);
-  char *text = rt_printf(META_MAGIC "\nsha256 %s\nkey %s\nsource %s\n", hex, key, source);
+  char *so = str_printf("%s/%s.so", dir, key), *meta_path = str_printf("%s/%s.meta", dir, key);
+  char *text = str_printf(META_MAGIC "\nsha256 %s\nkey %s\nsource %s\n", hex, key, source);
   ok = ok && so && meta_path && text && rename(built_so, so) == 0 &&
        write_atomic(meta_path, text, strlen(text));
   if (ok) fsync_path(dir, O_RDONLY | O_DIRECTORY);
@@ -279,28 +269,14 @@ bool rt_cache_store(const char *dir, const char *key, const char *source, const 
 /* The whole of a regular file opened by open_entry; NUL-terminated. */
 static char *read_entry(const char *path, size_t *len) {
   int fd = open_entry(path);
-  struct stat st;
-  char *buf = NULL;
-  if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size <= MAX_BLOB)
-    buf = malloc((size_t)st.st_size + 1);
-  size_t n = 0, want = buf ? (size_t)st.st_size : 0;
-  while (buf && n < want) {
-    ssize_t r = read(fd, buf + n, want - n);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) break;
-    n += (size_t)r;
-  }
-  if (fd >= 0) close(fd);
-  if (buf && n != want) {
-    free(buf);
-    return NULL;
-  }
-  if (buf) buf[n] = 0, *len = n;
+  if (fd < 0) return NULL;
+  char *buf = file_read_fd(fd, MAX_BLOB, len);
+  close(fd);
   return buf;
 }
 
 char *rt_cache_blob_read(const char *dir, const char *key, size_t *len) {
-  char *path = rt_printf("%s/%s.gpu", dir, key), *sha = rt_printf("%s/%s.gpu.sha", dir, key);
+  char *path = str_printf("%s/%s.gpu", dir, key), *sha = str_printf("%s/%s.gpu.sha", dir, key);
   size_t sha_len = 0;
   char *want = sha ? read_entry(sha, &sha_len) : NULL, have[65];
   char *data = path && want && sha_len == 64 ? read_entry(path, len) : NULL;
@@ -318,7 +294,7 @@ char *rt_cache_blob_read(const char *dir, const char *key, size_t *len) {
 void rt_cache_blob_write(const char *dir, const char *key, const void *data, size_t len) {
   char hex[65];
   mem_sha256(data, len, hex);
-  char *path = rt_printf("%s/%s.gpu", dir, key), *sha = rt_printf("%s/%s.gpu.sha", dir, key);
+  char *path = str_printf("%s/%s.gpu", dir, key), *sha = str_printf("%s/%s.gpu.sha", dir, key);
   if (path && sha && write_atomic(path, data, len)) write_atomic(sha, hex, 64);
   free(path);
   free(sha);
@@ -330,7 +306,7 @@ void rt_remove_tree(const char *dir) {
     struct dirent *e;
     while ((e = readdir(d))) {
       if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-      char *p = rt_printf("%s/%s", dir, e->d_name);
+      char *p = str_printf("%s/%s", dir, e->d_name);
       if (p) unlink(p);
       free(p);
     }

@@ -1,11 +1,12 @@
-/* capture.c: graph capture and replay, the same rules on every device.
+/* capture.c: graph capture and replay, the same rules on every device: the
+ * recorder behind rt_submit (core.h).
  *
- * Requires: a device's rt_graph_ops (CUDA: stream capture in cuda_capture.c)
- * or none (the CPU: recorded here); array.c's storage references and its
- * capture-free copy/fill; launch.c and array.c call the rt_capture_* hooks.
- * Produces: kern_capture_*, kern_graph_*, and the hooks that decide, for each
- * operation during a capture, whether it is recorded, let through to the
- * capturing stream, or refused.
+ * Requires: a device's rt_graph_ops (CUDA: stream capture in
+ * runtime/cuda/cuda_capture.c) or none (the CPU: recorded here); storage.c's
+ * references; exec.c to run what is let through and to replay. Produces:
+ * kern_capture_*, kern_graph_*, and rt_capture_submit, which decides for each
+ * operation submitted while a capture is open whether it is recorded, let
+ * through to the capturing stream, refused, or run as usual.
  * Breaks: a refused operation has no effect and leaves the capture open and
  * valid (it is refused before any driver call). A graph holds a reference to
  * the memory of every array it uses, so freeing an array after capture cannot
@@ -15,10 +16,10 @@
  * mutex guards all capture state; the launch path only takes it while some
  * capture is open.
  */
-#include "rt.h"
-
 #include <stdlib.h>
 #include <string.h>
+
+#include "core.h"
 
 enum { MAX_DEPTH = 8 };
 
@@ -66,9 +67,10 @@ typedef struct deferred {
 } deferred;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+/* caps[i].id is also device i's `capture` field, which others read without mu. */
 static capture caps[RT_MAX_DEVICES];
-static _Atomic uint64_t open_id[RT_MAX_DEVICES]; /* caps[i].id, readable without mu */
-static _Atomic int nopen, ncuda_open;            /* ncuda_open: backend (CUDA) captures */
+_Atomic int rt_captures_open;
+static _Atomic int ncuda_open; /* backend (CUDA) captures */
 static uint64_t last_id;
 static deferred *waiting; /* frees blocked by a capture */
 static size_t nwaiting, capwaiting;
@@ -77,31 +79,9 @@ static const rt_graph_ops *graph_ops(const kern_device *d) { return d->ops->grap
 
 /* ---- state queries -------------------------------------------------------------- */
 
-bool rt_capture_active(const kern_device *d) {
-  return d && atomic_load(&nopen) > 0 && atomic_load(&open_id[d->index]) != 0;
-}
-
 bool kern_capture_is_active(const kern_device *d) { return rt_capture_active(d); }
 
-bool rt_capture_any_cuda(void) { return atomic_load(&ncuda_open) > 0; }
-
-uint64_t rt_capture_id(const kern_device *d) {
-  return atomic_load(&nopen) > 0 ? atomic_load(&open_id[d->index]) : 0;
-}
-
-kern_status rt_capture_refuse(const kern_device *d, const char *what) {
-  return rt_error(
-      KERN_ERR_CAPTURE,
-      "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
-      "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
-      what, d->name);
-}
-
-/* Memory the calling thread may touch directly (array.c's rule). */
-static bool host_side(const kern_array *a) {
-  return rt_device_is_host_kind(a->kind) ||
-         (a->kind == KERN_MEM_UNKNOWN && a->device->kind == RT_DEV_CPU);
-}
+static bool any_cuda_capture(void) { return atomic_load(&ncuda_open) > 0; }
 
 /* ---- graphs ------------------------------------------------------------------------ */
 
@@ -165,7 +145,7 @@ static cap_op *add_op(kern_graph *g, op_kind kind) {
  * capture allocated (outside conditional bodies); cuMemFree and
  * cuMemFreeHost are unsafe while a capture is open. Called under mu. */
 static bool free_blocked(kern_device *dev, uint64_t alloc, kern_memory_kind kind) {
-  if (kind == KERN_MEM_PINNED_HOST && atomic_load(&ncuda_open) > 0) return true;
+  if (kind == KERN_MEM_PINNED_HOST && any_cuda_capture()) return true;
   const capture *c = &caps[dev->index];
   if (!c->id || !graph_ops(dev)) return false;
   return !(kind == KERN_MEM_CUDA_MEMPOOL && alloc == c->id && c->depth == 0);
@@ -173,7 +153,7 @@ static bool free_blocked(kern_device *dev, uint64_t alloc, kern_memory_kind kind
 
 bool rt_capture_defer_free(struct rt_storage *s, kern_device *dev, uint64_t alloc,
                            kern_memory_kind kind) {
-  if (atomic_load(&nopen) == 0) return false;
+  if (atomic_load(&rt_captures_open) == 0) return false;
   pthread_mutex_lock(&mu);
   bool defer = free_blocked(dev, alloc, kind);
   if (defer && nwaiting == capwaiting) {
@@ -215,10 +195,10 @@ static const char *who(const capture *c) {
 static capture *owned(kern_device *d, const char *fn, kern_status *st) {
   capture *c = &caps[d->index];
   if (!c->id)
-    *st = rt_error(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)",
-                   fn, d->name);
+    *st = err_set(KERN_ERR_CAPTURE, "%s: no capture is open on %s (call kern_capture_begin first)",
+                  fn, d->name);
   else if (!pthread_equal(c->owner, pthread_self()))
-    *st = rt_error(
+    *st = err_set(
         KERN_ERR_CAPTURE,
         "%s: the capture on %s was begun by another thread and must be ended there; nothing changed",
         fn, d->name);
@@ -232,29 +212,29 @@ kern_status kern_capture_begin(kern_device *d) {
 }
 
 kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
   if ((unsigned)mode > KERN_CAPTURE_THREAD_LOCAL)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
-                    (int)mode);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
+                   (int)mode);
   kern_status st = rt_ensure_init();
   if (st) return st;
   pthread_mutex_lock(&mu);
   capture *c = &caps[d->index];
   kern_graph *g = NULL;
   if (c->id)
-    st = rt_error(KERN_ERR_CAPTURE,
-                  "kern_capture_begin: a capture is already open on %s (begun by %s); "
-                  "captures do not nest: end or abort it first",
-                  d->name, who(c));
+    st = err_set(KERN_ERR_CAPTURE,
+                 "kern_capture_begin: a capture is already open on %s (begun by %s); "
+                 "captures do not nest: end or abort it first",
+                 d->name, who(c));
   else if (!(g = calloc(1, sizeof *g)))
-    st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
+    st = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   void *cap = NULL;
   if (!st && graph_ops(d)) st = graph_ops(d)->begin(d, mode, &cap);
   if (!st) {
     g->device = d;
     *c = (capture){.id = ++last_id, .owner = pthread_self(), .g = g, .cap = cap};
-    atomic_store(&open_id[d->index], c->id);
-    atomic_fetch_add(&nopen, 1);
+    atomic_store(&d->capture, c->id);
+    atomic_fetch_add(&rt_captures_open, 1);
     if (graph_ops(d)) atomic_fetch_add(&ncuda_open, 1);
   } else {
     free(g);
@@ -267,8 +247,8 @@ kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
 static capture detach(kern_device *d) {
   capture *c = &caps[d->index], old = *c;
   memset(c, 0, sizeof *c);
-  atomic_store(&open_id[d->index], 0);
-  atomic_fetch_sub(&nopen, 1);
+  atomic_store(&d->capture, 0);
+  atomic_fetch_sub(&rt_captures_open, 1);
   if (graph_ops(d)) atomic_fetch_sub(&ncuda_open, 1);
   return old;
 }
@@ -280,10 +260,10 @@ static kern_status close_capture(kern_device *d, const char *fn, bool allow_open
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth > 0 && !allow_open_blocks)
-    st = rt_error(KERN_ERR_CAPTURE,
-                  "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
-                  c->depth, c->depth == 1 ? " is" : "s are", d->name, c->depth == 1 ? "it" : "them",
-                  c->open_while[c->depth - 1] ? "kern_capture_end_while" : "kern_capture_end_if");
+    st = err_set(KERN_ERR_CAPTURE,
+                 "%s: %d conditional block%s still open on %s (close %s with %s first)", fn,
+                 c->depth, c->depth == 1 ? " is" : "s are", d->name, c->depth == 1 ? "it" : "them",
+                 c->open_while[c->depth - 1] ? "kern_capture_end_while" : "kern_capture_end_if");
   if (c && !st) *out = detach(d);
   pthread_mutex_unlock(&mu);
   return st;
@@ -291,15 +271,14 @@ static kern_status close_capture(kern_device *d, const char *fn, bool allow_open
 
 static kern_status check_recorded(const kern_graph *g, const char *fn) {
   if (g->oom)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory while recording the capture", fn);
   return KERN_OK;
 }
 
 kern_status kern_capture_end(kern_device *d, kern_graph **out) {
   if (out) *out = NULL;
   if (!d || !out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL",
-                    d ? "out" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_end: %s is NULL", d ? "out" : "device");
   capture c;
   kern_status st = close_capture(d, "kern_capture_end", false, &c);
   if (st) return st;
@@ -315,7 +294,7 @@ kern_status kern_capture_end(kern_device *d, kern_graph **out) {
 }
 
 kern_status kern_capture_abort(kern_device *d) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_capture_abort: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_abort: device is NULL");
   capture c;
   kern_status st = close_capture(d, "kern_capture_abort", true, &c);
   if (st) return st;
@@ -354,10 +333,10 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
   const char *fn = "kern_capture_end_update";
   if (updated) *updated = false;
   if (!d || !g)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "graph" : "device");
   if (g->device != d)
-    return rt_error(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed",
-                    fn, g->device->name, d->name);
+    return err_set(KERN_ERR_CAPTURE, "%s: the graph was captured on %s, not %s; nothing changed",
+                   fn, g->device->name, d->name);
   capture c;
   kern_status st = close_capture(d, fn, false, &c);
   if (st) return st;
@@ -388,19 +367,20 @@ kern_status kern_capture_end_update(kern_device *d, kern_graph *g, bool *updated
 
 static kern_status check_flag(kern_device *d, const kern_array *f, const char *fn) {
   if (!d || !f)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
-  if (f->dtype != KERN_INT32 || kern_array_size(f) != 1)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "%s: the flag must be an int32 array of one element, got %s with "
-                    "%lld elements",
-                    fn, kern_dtype_name(f->dtype), (long long)kern_array_size(f));
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: %s is NULL", fn, d ? "flag" : "device");
+  int64_t size = f->elem_size ? (int64_t)(f->nbytes / f->elem_size) : 0;
+  if (f->dtype != KERN_INT32 || size != 1)
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "%s: the flag must be an int32 array of one element, got %s with "
+                   "%lld elements",
+                   fn, kern_dtype_name(f->dtype), (long long)size);
   if (f->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "%s: the flag is an array of %s; it must live on the capturing "
-                    "device %s",
-                    fn, f->device->name, d->name);
-  if (!graph_ops(d) && !host_side(f)) /* a software replay reads it from the host */
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is not host memory", fn);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "%s: the flag is an array of %s; it must live on the capturing "
+                   "device %s",
+                   fn, f->device->name, d->name);
+  if (!graph_ops(d) && !rt_array_host_ok(f)) /* a software replay reads it from the host */
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the flag is not host memory", fn);
   return KERN_OK;
 }
 
@@ -411,13 +391,13 @@ static kern_status cond_begin(kern_device *d, kern_array *flag, bool is_while) {
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth == MAX_DEPTH)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: conditional blocks nest at most %d deep", fn, MAX_DEPTH);
+    st = err_set(KERN_ERR_CAPTURE, "%s: conditional blocks nest at most %d deep", fn, MAX_DEPTH);
   if (c && !st && graph_ops(d)) {
     st = graph_ops(d)->cond_begin(d, c->cap, is_while, flag);
   } else if (c && !st) {
     cap_op *op = add_op(c->g, is_while ? OP_WHILE : OP_IF);
     if (!op)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+      st = err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     else
       op->a = *flag, c->open[c->depth] = c->g->nops - 1;
   }
@@ -431,15 +411,15 @@ static kern_status cond_begin(kern_device *d, kern_array *flag, bool is_while) {
 
 static kern_status cond_end(kern_device *d, bool is_while) {
   const char *fn = is_while ? "kern_capture_end_while" : "kern_capture_end_if";
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: device is NULL", fn);
   kern_status st = KERN_OK;
   pthread_mutex_lock(&mu);
   capture *c = owned(d, fn, &st);
   if (c && c->depth == 0)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: no conditional block is open on %s", fn, d->name);
+    st = err_set(KERN_ERR_CAPTURE, "%s: no conditional block is open on %s", fn, d->name);
   else if (c && c->open_while[c->depth - 1] != is_while)
-    st = rt_error(KERN_ERR_CAPTURE, "%s: the innermost open block on %s is a %s block", fn, d->name,
-                  is_while ? "kern_capture_if" : "kern_capture_while");
+    st = err_set(KERN_ERR_CAPTURE, "%s: the innermost open block on %s is a %s block", fn, d->name,
+                 is_while ? "kern_capture_if" : "kern_capture_while");
   if (!c || st) {
     pthread_mutex_unlock(&mu);
     return st;
@@ -450,7 +430,7 @@ static kern_status cond_end(kern_device *d, bool is_while) {
   } else {
     cap_op *op = add_op(c->g, OP_END);
     if (!op)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
+      st = err_set(KERN_ERR_OUT_OF_MEMORY, "%s: out of memory", fn);
     else
       op->jump = c->open[c->depth - 1], c->g->ops[op->jump].jump = c->g->nops - 1;
   }
@@ -474,7 +454,7 @@ static kern_status check_foreign(const rt_launch *L, int nargs, const kern_arg *
   for (int i = 0; i < nargs; i++) {
     const kern_array *a = args[i].kind == KERN_ARG_ARRAY ? args[i].array : NULL;
     if (a && a->device != L->device && rt_capture_active(a->device))
-      return rt_error(
+      return err_set(
           KERN_ERR_CAPTURE,
           "kern_launch of kernel '%s' on %s: parameter '%s' (#%d) is an array of %s, which is "
           "capturing a graph; the launch would run outside the capture (launch it on %s, or after "
@@ -491,8 +471,8 @@ static kern_status record_launch(kern_graph *g, const rt_launch *L) {
   if (op) op->bytes = aligned_alloc(16, n ? n : 16);
   if (!op || !op->bytes) {
     if (op) g->nops--;
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'",
-                    L->kernel->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a launch of kernel '%s'",
+                   L->kernel->name);
   }
   memcpy(op->bytes, L->args, L->args_size);
   op->L = *L;
@@ -502,31 +482,37 @@ static kern_status record_launch(kern_graph *g, const rt_launch *L) {
   return KERN_OK;
 }
 
-kern_status rt_capture_launch(const rt_launch *L, int nargs, const kern_arg *args) {
+static kern_status capture_launch(const rt_launch *L, int nargs, const kern_arg *args) {
   kern_device *d = L->device;
-  if (atomic_load(&nopen) == 0) return d->ops->launch(L);
   kern_status st = check_foreign(L, nargs, args);
   if (st) return st;
   pthread_mutex_lock(&mu);
   capture *c = &caps[d->index];
   if (!c->id) {
     pthread_mutex_unlock(&mu);
-    return d->ops->launch(L);
+    return rt_exec_launch(L);
   }
   uint64_t own = graph_ops(d) ? c->id : 0;
   for (int i = 0; i < nargs; i++)
     if (args[i].kind == KERN_ARG_ARRAY) hold(c->g, args[i].array, own);
   if (!graph_ops(d)) st = record_launch(c->g, L);
   pthread_mutex_unlock(&mu);
-  return graph_ops(d) ? d->ops->launch(L) : st;
+  return graph_ops(d) ? rt_exec_launch(L) : st;
 }
 
-/* ---- array hooks ----------------------------------------------------------------------------- */
+/* ---- array operations ----------------------------------------------------------------------------- */
 
-kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
-  if (atomic_load(&nopen) == 0) return KERN_OK;
-  if (al == KERN_ALLOC_PINNED && rt_capture_any_cuda())
-    return rt_error(
+/* cuMemAllocManaged is not stream-ordered: a graph cannot record it; and
+ * only pool allocations outside conditional bodies can be captured. */
+static kern_status check_alloc(kern_device *d, kern_allocator al) {
+  if (al == KERN_ALLOC_CUDA_MANAGED && rt_capture_active(d))
+    return err_set(
+        KERN_ERR_CAPTURE,
+        "cannot allocate CUDA managed memory on %s during graph capture: allocate managed arrays "
+        "before kern_capture_begin",
+        d->name);
+  if (al == KERN_ALLOC_PINNED && any_cuda_capture())
+    return err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate pinned host memory while a CUDA device is capturing a "
         "graph (cuMemAllocHost is unsafe during capture): allocate it before kern_capture_begin");
@@ -534,13 +520,13 @@ kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
   const capture *c = &caps[d->index];
   kern_status st = KERN_OK;
   if (c->id && c->depth > 0)
-    st = rt_error(
+    st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate an array on %s inside a conditional block of a capture "
         "(CUDA conditional bodies cannot allocate): allocate it before kern_capture_if/while",
         d->name);
   else if (c->id && graph_ops(d) && al != KERN_ALLOC_CUDA_MEMPOOL)
-    st = rt_error(
+    st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate %s memory on %s during graph capture: only memory-pool "
         "allocations can be captured; set KERN_ALLOC_CUDA_MEMPOOL with kern_device_set_allocator, or "
@@ -552,7 +538,7 @@ kern_status rt_capture_check_alloc(kern_device *d, kern_allocator al) {
 
 /* The CPU zeroes a new array at allocation; a replay zeroes it again, as
  * the memset node CUDA records with a pool allocation does. */
-void rt_capture_new_array(kern_array *a) {
+static void capture_zeroed(kern_array *a) {
   if (!rt_capture_active(a->device) || graph_ops(a->device)) return;
   pthread_mutex_lock(&mu);
   capture *c = &caps[a->device->index];
@@ -564,9 +550,9 @@ void rt_capture_new_array(kern_array *a) {
   pthread_mutex_unlock(&mu);
 }
 
-kern_status rt_capture_host_access(const kern_array *a, const char *fn) {
+static kern_status host_access(const kern_array *a, const char *fn) {
   if (!rt_capture_active(a->device)) return KERN_OK;
-  return rt_error(
+  return err_set(
       KERN_ERR_CAPTURE,
       "%s of an array of %s during graph capture: the host cannot read or write "
       "the capturing device's arrays until kern_capture_end (nothing recorded has run yet); the "
@@ -576,10 +562,10 @@ kern_status rt_capture_host_access(const kern_array *a, const char *fn) {
 
 static kern_status copy_refused(const kern_array *dst, const kern_array *src, kern_device *d,
                                 const char *why) {
-  return rt_error(KERN_ERR_CAPTURE,
-                  "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
-                  "is still open and usable",
-                  src->device->name, dst->device->name, d->name, why);
+  return err_set(KERN_ERR_CAPTURE,
+                 "kern_array_copy from %s to %s during a graph capture on %s: %s; the capture "
+                 "is still open and usable",
+                 src->device->name, dst->device->name, d->name, why);
 }
 
 /* The destination's device performs a copy, so it must be the capturing one
@@ -588,7 +574,7 @@ static kern_status copy_refused(const kern_array *dst, const kern_array *src, ke
  * stream; a host side would need a synchronize. */
 static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, const kern_array *src,
                                 bool *taken) {
-  bool dh = host_side(dst), sh = host_side(src);
+  bool dh = rt_array_host_ok(dst), sh = rt_array_host_ok(src);
   if (dst->device != d) {
     *taken = true;
     return copy_refused(dst, src, d,
@@ -599,7 +585,7 @@ static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, con
     if (!dh || !sh)
       return copy_refused(dst, src, d, "a CPU graph records copies between host memory only");
     cap_op *op = add_op(c->g, OP_COPY);
-    if (!op) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a copy");
+    if (!op) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a copy");
     op->a = *dst, op->b = *src;
   } else if (dh || sh) {
     *taken = true;
@@ -617,9 +603,8 @@ static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, con
   return KERN_OK;
 }
 
-bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st) {
+static bool take_copy(kern_array *dst, const kern_array *src, kern_status *st) {
   *st = KERN_OK;
-  if (atomic_load(&nopen) == 0) return false;
   bool taken = false;
   pthread_mutex_lock(&mu);
   kern_device *d = caps[dst->device->index].id   ? dst->device
@@ -632,25 +617,25 @@ bool rt_capture_copy(kern_array *dst, const kern_array *src, kern_status *st) {
 
 static kern_status capture_fill(capture *c, kern_device *d, kern_array *a, const void *value) {
   if (graph_ops(d)) {
-    if (host_side(a) || !rt_array_dense(a))
-      return rt_error(KERN_ERR_CAPTURE,
-                      "kern_array_fill during a graph capture on %s: only dense arrays in device "
-                      "memory can be filled inside a capture",
-                      d->name);
+    if (rt_array_host_ok(a) || !rt_array_dense(a))
+      return err_set(KERN_ERR_CAPTURE,
+                     "kern_array_fill during a graph capture on %s: only dense arrays in device "
+                     "memory can be filled inside a capture",
+                     d->name);
     kern_status st = graph_ops(d)->fill(d, c->cap, a, value);
     if (!st) hold(c->g, a, c->id);
     return st;
   }
   cap_op *op = add_op(c->g, OP_FILL);
   if (op && !(op->bytes = malloc(a->elem_size))) c->g->nops--, op = NULL;
-  if (!op) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a fill");
+  if (!op) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory recording a fill");
   memcpy(op->bytes, value, a->elem_size);
   op->a = *a;
   hold(c->g, a, 0);
   return KERN_OK;
 }
 
-bool rt_capture_fill(kern_array *a, const void *value, kern_status *st) {
+static bool take_fill(kern_array *a, const void *value, kern_status *st) {
   *st = KERN_OK;
   if (!rt_capture_active(a->device)) return false;
   pthread_mutex_lock(&mu);
@@ -661,13 +646,27 @@ bool rt_capture_fill(kern_array *a, const void *value, kern_status *st) {
   return taken;
 }
 
+kern_status rt_capture_submit(const rt_op *op) {
+  kern_status st = KERN_OK;
+  switch (op->kind) {
+    case RT_OP_LAUNCH: return capture_launch(op->launch, op->nargs, op->args);
+    case RT_OP_COPY: return take_copy(op->dst, op->src, &st) ? st : rt_exec(op);
+    case RT_OP_FILL: return take_fill(op->dst, op->value, &st) ? st : rt_exec(op);
+    case RT_OP_ZEROED: capture_zeroed(op->dst); return KERN_OK;
+    case RT_OP_ALLOC: return check_alloc(op->device, op->allocator);
+    case RT_OP_READ: st = host_access(op->src, "kern_array_read"); break;
+    case RT_OP_WRITE: st = host_access(op->dst, "kern_array_write"); break;
+  }
+  return st ? st : rt_exec(op);
+}
+
 /* ---- replay ---------------------------------------------------------------------------------- */
 
 static kern_status replay_launch(const cap_op *op) {
   rt_launch L = op->L;
   kn_error rec;
   if (op->debug) L.ctx.err = &rec;
-  return L.device->ops->launch(&L);
+  return rt_exec_launch(&L);
 }
 
 static bool flag_set(const kern_array *f) {
@@ -685,8 +684,10 @@ static kern_status replay(const kern_graph *g) {
     kern_status st = KERN_OK;
     switch (op->kind) {
       case OP_LAUNCH: st = replay_launch(op); break;
-      case OP_COPY: st = rt_array_copy_now(&x, &y); break;
-      case OP_FILL: st = rt_array_fill_now(&x, op->bytes); break;
+      case OP_COPY: st = rt_exec(&(rt_op){.kind = RT_OP_COPY, .dst = &x, .src = &y}); break;
+      case OP_FILL:
+        st = rt_exec(&(rt_op){.kind = RT_OP_FILL, .dst = &x, .value = op->bytes});
+        break;
       case OP_IF:
       case OP_WHILE:
         if (!flag_set(&op->a)) pc = op->jump; /* past the END below */
@@ -705,14 +706,18 @@ static kern_status replay(const kern_graph *g) {
 }
 
 kern_status kern_graph_launch(kern_graph *g) {
-  if (!g) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
+  if (!g) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
   kern_device *d = g->device;
   if (rt_capture_active(d))
-    return rt_error(KERN_ERR_CAPTURE,
-                    "kern_graph_launch: %s is capturing a graph; replay this graph before "
-                    "kern_capture_begin or after kern_capture_end",
-                    d->name);
-  return graph_ops(d) ? graph_ops(d)->launch(d, g->exec) : replay(g);
+    return err_set(KERN_ERR_CAPTURE,
+                   "kern_graph_launch: %s is capturing a graph; replay this graph before "
+                   "kern_capture_begin or after kern_capture_end",
+                   d->name);
+  if (!graph_ops(d)) return replay(g);
+  const kern_kernel *failed = NULL;
+  kn_error rec;
+  kern_status st = graph_ops(d)->launch(d, g->exec, &failed, &rec);
+  return !st && failed ? rt_debug_error(failed, &rec) : st;
 }
 
 kern_device *kern_graph_device(const kern_graph *g) { return g ? g->device : NULL; }

@@ -1,27 +1,38 @@
-/* device.c: the device table, device names, capabilities and the
- * memory-access rules.
+/* device.c: the device table, device names and properties, the
+ * memory-access rules, and the capture state every device carries.
  *
- * Requires: cpu_backend.c (rt_cpu_ops), cuda_backend.c (rt_cuda_probe, which
- * adds the CUDA devices it finds, and the reason when there are none). Produces: kern_device_* and kern_can_access.
- * Breaks: device index 0 is always "cpu"; device objects are never freed, so
- * handles stay valid across kern_shutdown/kern_init.
+ * Requires: nothing above backend.h: a device's own ops for its properties.
+ * Produces: rt_device_add (for the backends' probes), rt_device_find and the
+ * table (init.c wraps them in the public lookups, which start the library),
+ * kern_device_* properties, kern_can_access, rt_host (a GPU driver's host
+ * memory services) and rt_capture_refuse.
+ * Breaks: device index 0 is always "cpu" (its ops come with the CPU probe);
+ * device objects are never freed, so handles stay valid across
+ * kern_shutdown/kern_init.
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static kern_device cpu = {
-    .kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu", .ops = &rt_cpu_ops};
+#include "backend.h"
+
+static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu"};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
 static int ndevices = 1;
 static int ncuda;
+static const char *cuda_absent = "no CUDA device present";
+
+rt_host_services rt_host;
 
 kern_device *rt_cpu_device(void) { return &cpu; }
 
 kern_device *rt_device_add(rt_device_kind kind, int ordinal, const rt_device_ops *ops, void *impl) {
+  if (kind == RT_DEV_CPU && ordinal == -1) {
+    cpu.ops = ops;
+    cpu.impl = impl;
+    return &cpu;
+  }
   /* kern_shutdown + kern_init probes again: hand back the existing device. */
   for (int i = 1; i < ndevices; i++)
     if (devices[i]->kind == kind && devices[i]->ordinal == ordinal) {
@@ -42,25 +53,15 @@ kern_device *rt_device_add(rt_device_kind kind, int ordinal, const rt_device_ops
   return d;
 }
 
-kern_status rt_devices_init(void) {
-  /* A missing or broken CUDA driver leaves the CPU usable: never fail init. */
-  rt_cuda_probe();
-  return KERN_OK;
+int rt_device_count(void) { return ndevices; }
+
+kern_device *rt_device_at(int index) {
+  return index >= 0 && index < ndevices ? devices[index] : NULL;
 }
 
-int kern_device_count(void) {
-  rt_ensure_init();
-  return ndevices;
-}
+const char *rt_cuda_absent_reason(void) { return cuda_absent; }
 
-kern_device *kern_device_at(int index) {
-  rt_ensure_init();
-  if (index < 0 || index >= ndevices) {
-    rt_error(KERN_ERR_NOT_FOUND, "no device at index %d (there are %d devices)", index, ndevices);
-    return NULL;
-  }
-  return devices[index];
-}
+void rt_set_cuda_absent_reason(const char *why) { cuda_absent = why; }
 
 /* Parses the N of "cuda:N": digits only, no sign, no overflow. */
 static bool parse_ordinal(const char *s, int *out) {
@@ -80,22 +81,21 @@ static kern_device *cuda_by_ordinal(int ord, const char *name) {
     if (devices[i]->kind == RT_DEV_CUDA && devices[i]->ordinal == ord) return devices[i];
   const char *why = rt_cuda_absent_reason();
   if (ncuda == 0 && (!why || strstr(why, "no CUDA device present")))
-    rt_error(KERN_ERR_NOT_FOUND,
-             "device '%s': no CUDA device present; the CPU device \"cpu\" is available", name);
+    err_set(KERN_ERR_NOT_FOUND,
+            "device '%s': no CUDA device present; the CPU device \"cpu\" is available", name);
   else if (ncuda == 0)
-    rt_error(KERN_ERR_NOT_FOUND,
-             "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name,
-             why);
+    err_set(KERN_ERR_NOT_FOUND,
+            "device '%s': no CUDA device present (%s); the CPU device \"cpu\" is available", name,
+            why);
   else
-    rt_error(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
-             name, ncuda - 1);
+    err_set(KERN_ERR_NOT_FOUND, "device '%s': no such device (CUDA devices are cuda:0 to cuda:%d)",
+            name, ncuda - 1);
   return NULL;
 }
 
-kern_device *kern_device_get(const char *name) {
-  rt_ensure_init();
+kern_device *rt_device_find(const char *name) {
   if (!name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "device name is NULL");
     return NULL;
   }
   if (strcmp(name, "cpu") == 0) return &cpu;
@@ -103,13 +103,13 @@ kern_device *kern_device_get(const char *name) {
   if (strncmp(name, "cuda:", 5) == 0) {
     int ord;
     if (parse_ordinal(name + 5, &ord)) return cuda_by_ordinal(ord, name);
-    rt_error(KERN_ERR_INVALID_ARGUMENT,
-             "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer",
-             name);
+    err_set(KERN_ERR_INVALID_ARGUMENT,
+            "bad device name '%s': the ordinal after \"cuda:\" must be a non-negative integer",
+            name);
     return NULL;
   }
-  rt_error(KERN_ERR_INVALID_ARGUMENT,
-           "bad device name '%s': expected \"cpu\", \"cuda\" or \"cuda:N\"", name);
+  err_set(KERN_ERR_INVALID_ARGUMENT,
+          "bad device name '%s': expected \"cpu\", \"cuda\" or \"cuda:N\"", name);
   return NULL;
 }
 
@@ -117,8 +117,16 @@ const char *kern_device_name(const kern_device *d) { return d ? d->name : ""; }
 
 bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_CUDA; }
 
+kern_status rt_capture_refuse(const kern_device *d, const char *what) {
+  return err_set(
+      KERN_ERR_CAPTURE,
+      "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
+      "kern_capture_begin or after kern_capture_end (the capture is still open and usable)",
+      what, d->name);
+}
+
 kern_status kern_device_synchronize(kern_device *d) {
-  if (!d) return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
+  if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
   if (rt_capture_active(d))
     return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
   return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
@@ -126,8 +134,8 @@ kern_status kern_device_synchronize(kern_device *d) {
 
 kern_status kern_device_info_get(const kern_device *d, kern_device_info *out) {
   if (!d || !out)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_info_get: %s is NULL",
-                    d ? "out" : "device");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_info_get: %s is NULL",
+                   d ? "out" : "device");
   memset(out, 0, sizeof *out);
   return d->ops->info(d, out);
 }
@@ -140,21 +148,21 @@ static kern_device_info info_of(const kern_device *d) {
 
 kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer, bool on) {
   if (!target || !peer)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_enable_peer_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_peer)
-    return rt_error(KERN_ERR_UNSUPPORTED, "peer access is between two CUDA devices, not %s and %s",
-                    target->name, peer->name);
+    return err_set(KERN_ERR_UNSUPPORTED, "peer access is between two CUDA devices, not %s and %s",
+                   target->name, peer->name);
   return target->ops->set_peer(target, peer, on);
 }
 
 kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer, bool on) {
   if (!target || !peer)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_device_enable_mempool_access: a device is NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_device_enable_mempool_access: a device is NULL");
   if (target->kind != RT_DEV_CUDA || peer->kind != RT_DEV_CUDA || !target->ops->set_pool_access)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "memory pool access is between two CUDA devices, not %s and %s", target->name,
-                    peer->name);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "memory pool access is between two CUDA devices, not %s and %s", target->name,
+                   peer->name);
   return target->ops->set_pool_access(target, peer, on);
 }
 
@@ -182,19 +190,19 @@ static const char *allocator_hint(const kern_device *d, kern_allocator a) {
 
 kern_allocator kern_device_set_allocator(kern_device *d, kern_allocator a) {
   if (!d) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_allocator: device is NULL");
     return KERN_ALLOC_DEFAULT;
   }
   if ((unsigned)a > KERN_ALLOC_CUDA_MANAGED || !d->ops->allocator_ok(d, a)) {
     if (d->kind == RT_DEV_CPU && a == KERN_ALLOC_PINNED)
-      rt_error(
+      err_set(
           KERN_ERR_UNSUPPORTED,
           "device cpu cannot allocate with KERN_ALLOC_PINNED: pinned host memory needs the CUDA driver "
           "and a GPU (%s)",
           rt_cuda_absent_reason() ? rt_cuda_absent_reason() : "none found");
     else
-      rt_error(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name,
-               allocator_name(a), allocator_hint(d, a));
+      err_set(KERN_ERR_UNSUPPORTED, "device %s cannot allocate with %s%s", d->name,
+              allocator_name(a), allocator_hint(d, a));
     return kern_device_get_allocator(d);
   }
   return (kern_allocator)atomic_exchange(&d->allocator, (int)a);

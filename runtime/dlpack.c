@@ -1,7 +1,7 @@
 /* dlpack.c: DLPack exchange, zero-copy both ways (the DLManagedTensor C ABI
  * of dlpack.h, unchanged from v0.6 to v1.x's "legacy" tensor).
  *
- * Requires: array.c (kern_array_wrap, rt_array_adopt, rt_array_retain), the
+ * Requires: array.c (kern_array_wrap), storage.c (rt_array_adopt, rt_array_retain), the
  * device table, the driver's pointer classification when present.
  * Produces: kern_array_from_dlpack and kern_array_to_dlpack.
  * Breaks: a tensor handed to kern_array_from_dlpack belongs to kern once the
@@ -11,7 +11,7 @@
  * memory, so the memory outlives the array handle until the consumer calls
  * the deleter. Neither direction synchronizes streams: order CUDA work first.
  */
-#include "rt.h"
+#include "core.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,37 +71,37 @@ static kern_status device_from(const DLTensor *t, kern_device **dev, kern_memory
     case kDLCUDAManaged:
       /* DLPack sets device_id 0 for managed memory: the driver knows the owner. */
       *kind = KERN_MEM_CUDA_MANAGED;
-      if (rt_pointer_kind_hook && rt_pointer_kind_hook(t->data, &k, &ord) &&
+      if (rt_host.pointer_kind && rt_host.pointer_kind(t->data, &k, &ord) &&
           k == KERN_MEM_CUDA_MANAGED)
         break;
       ord = t->device.device_id;
       break;
     default:
-      return rt_error(
+      return err_set(
           KERN_ERR_UNSUPPORTED,
           "%s: the tensor is on %s (device type %d), which kern cannot use; it takes kDLCPU, "
           "kDLCUDA, kDLCUDAHost and kDLCUDAManaged tensors",
           fn, dl_device_name(type), type);
   }
   if ((*dev = cuda_device(ord))) return KERN_OK;
-  return rt_error(KERN_ERR_UNSUPPORTED,
-                  "%s: the tensor is on %s device %d, but kern has no device cuda:%d (%s)", fn,
-                  dl_device_name(type), t->device.device_id, ord,
-                  kern_device_count() > 1 ? "no such ordinal" : rt_cuda_absent_reason());
+  return err_set(KERN_ERR_UNSUPPORTED,
+                 "%s: the tensor is on %s device %d, but kern has no device cuda:%d (%s)", fn,
+                 dl_device_name(type), t->device.device_id, ord,
+                 kern_device_count() > 1 ? "no such ordinal" : rt_cuda_absent_reason());
 }
 
 static kern_status check_tensor(const DLTensor *t, kern_dtype *dt) {
   const char *fn = "kern_array_from_dlpack";
   if (t->ndim < 1 || t->ndim > 4)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "%s: the tensor has %d dimensions; kern arrays have 1 to 4", fn, t->ndim);
-  if (!t->shape) return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape is NULL", fn);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "%s: the tensor has %d dimensions; kern arrays have 1 to 4", fn, t->ndim);
+  if (!t->shape) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape is NULL", fn);
   for (int d = 0; d < t->ndim; d++)
     if (t->shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape[%d] is negative (%lld)",
-                      fn, d, (long long)t->shape[d]);
+      return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the tensor's shape[%d] is negative (%lld)", fn,
+                     d, (long long)t->shape[d]);
   if ((*dt = dtype_from(t->dtype)) == KERN_DTYPE_INVALID)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "%s: the tensor's dtype (%s, %d bits, %d lanes) is not supported; kern takes bool, "
         "int8-64, uint8-64 and float16/32/64 with 1 lane",
@@ -119,15 +119,14 @@ static kern_status byte_strides(const DLTensor *t, size_t elem, int64_t *out) {
     int64_t s = t->strides[d];
     if (empty || t->shape[d] <= 1) s = s < 0 ? 0 : s;
     if (s < 0)
-      return rt_error(
+      return err_set(
           KERN_ERR_UNSUPPORTED,
           "kern_array_from_dlpack: the tensor's stride %lld along dim %d is negative; kern arrays "
           "need non-negative strides (copy the tensor first)",
           (long long)s, d);
     if (s > INT64_MAX / (int64_t)elem)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "kern_array_from_dlpack: stride %lld along dim %d overflows", (long long)s,
-                      d);
+      return err_set(KERN_ERR_INVALID_ARGUMENT,
+                     "kern_array_from_dlpack: stride %lld along dim %d overflows", (long long)s, d);
     out[d] = s * (int64_t)elem;
   }
   return KERN_OK;
@@ -148,7 +147,7 @@ static kern_array *wrap_tensor(DLManagedTensor *m, kern_device *dev, kern_dtype 
   if (!a) {
     char why[512];
     snprintf(why, sizeof why, "%s", kern_last_error());
-    rt_error(kern_last_status(), "kern_array_from_dlpack: cannot use the tensor's memory: %s", why);
+    err_set(kern_last_status(), "kern_array_from_dlpack: cannot use the tensor's memory: %s", why);
   }
   return a;
 }
@@ -156,7 +155,7 @@ static kern_array *wrap_tensor(DLManagedTensor *m, kern_device *dev, kern_dtype 
 kern_array *kern_array_from_dlpack(struct DLManagedTensor *m) {
   if (rt_ensure_init() != KERN_OK) return NULL;
   if (!m) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_from_dlpack: tensor is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_from_dlpack: tensor is NULL");
     return NULL;
   }
   const DLTensor *t = &m->dl_tensor;
@@ -250,7 +249,7 @@ static kern_status fill_layout(const kern_array *a, const dl_elem *e, export_ctx
   for (int d = 0; d < nd; d++) {
     int64_t s = kern_array_stride(a, d);
     if (s % comp)
-      return rt_error(
+      return err_set(
           KERN_ERR_UNSUPPORTED,
           "kern_array_to_dlpack: stride %lld bytes along dim %d is not a multiple of the %d-byte "
           "element, which DLPack cannot describe",
@@ -267,19 +266,19 @@ static kern_status fill_layout(const kern_array *a, const dl_elem *e, export_ctx
 struct DLManagedTensor *kern_array_to_dlpack(kern_array *a) {
   dl_elem e;
   if (!a) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_array_to_dlpack: array is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_to_dlpack: array is NULL");
     return NULL;
   }
   if (!elem_of(kern_array_dtype(a), &e)) {
-    rt_error(KERN_ERR_UNSUPPORTED,
-             "kern_array_to_dlpack: dtype %s has no DLPack equivalent (struct dtypes "
-             "are not exported)",
-             kern_dtype_name(kern_array_dtype(a)));
+    err_set(KERN_ERR_UNSUPPORTED,
+            "kern_array_to_dlpack: dtype %s has no DLPack equivalent (struct dtypes "
+            "are not exported)",
+            kern_dtype_name(kern_array_dtype(a)));
     return NULL;
   }
   export_ctx *c = calloc(1, sizeof *c);
   if (!c) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "kern_array_to_dlpack: out of memory");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "kern_array_to_dlpack: out of memory");
     return NULL;
   }
   if (fill_layout(a, &e, c)) {

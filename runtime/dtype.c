@@ -8,7 +8,7 @@
  * the same name and layout signature share one id, so arrays made with one
  * module's Particle can be passed to another module's kernels.
  */
-#include "rt.h"
+#include "base.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,8 +88,8 @@ static kern_dtype add_struct(const char *name, const char *signature, size_t siz
   if (!chunks[i / CHUNK] && !(chunks[i / CHUNK] = calloc(CHUNK, sizeof(struct_info))))
     return KERN_DTYPE_INVALID;
   struct_info *e = &chunks[i / CHUNK][i % CHUNK];
-  e->info.name = rt_strdup(name);
-  e->signature = rt_strdup(signature);
+  e->info.name = str_dup(name);
+  e->signature = str_dup(signature);
   if (!e->info.name || !e->signature) {
     free((char *)e->info.name);
     free(e->signature);
@@ -158,22 +158,22 @@ static SigEntry *sig_entry(SigMap *m, const Decl *d) {
 }
 
 /* d's signature; its nested structs are hashed already (hash_nested). */
-static void write_signature(rt_buf *b, SigMap *m, const Decl *d) {
-  rt_buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", d->sty->size, d->sty->align);
+static void write_signature(Buf *b, SigMap *m, const Decl *d) {
+  buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", d->sty->size, d->sty->align);
   for (int i = 0; i < d->nfields; i++) {
     const Type *t = d->fields[i].ty;
-    rt_buf_printf(b, ";%s:", d->fields[i].name);
+    buf_printf(b, ";%s:", d->fields[i].name);
     if (t->kind == TY_STRUCT && t->sdecl)
-      rt_buf_printf(b, "%s#%s", t->sdecl->name, m->v[sig_slot(m->v, m->cap, t->sdecl)].hash);
+      buf_printf(b, "%s#%s", t->sdecl->name, m->v[sig_slot(m->v, m->cap, t->sdecl)].hash);
     else
-      rt_buf_printf(b, "%s", type_name(t));
-    rt_buf_printf(b, "@%d", d->fields[i].offset);
+      buf_printf(b, "%s", type_name(t));
+    buf_printf(b, "@%d", d->fields[i].offset);
   }
-  rt_buf_add(b, "}", 1);
+  buf_add(b, "}", 1);
 }
 
 static bool hash_signature(SigMap *m, const Decl *d) {
-  rt_buf b = {0};
+  Buf b = {0};
   write_signature(&b, m, d);
   bool ok = !b.oom && b.s;
   if (ok) {
@@ -184,7 +184,7 @@ static bool hash_signature(SigMap *m, const Decl *d) {
     rt_sha256_done(&h, digest);
     rt_hex(digest, 16, m->v[sig_slot(m->v, m->cap, d)].hash);
   }
-  rt_buf_free(&b);
+  buf_free(&b);
   return ok;
 }
 
@@ -227,12 +227,12 @@ static bool hash_nested(SigMap *m, const Decl *root) {
 
 static kern_dtype struct_dtype(const Type *t) {
   SigMap m = {0};
-  rt_buf b = {0};
+  Buf b = {0};
   kern_dtype dt = KERN_DTYPE_INVALID;
   if (hash_nested(&m, t->sdecl)) write_signature(&b, &m, t->sdecl);
   if (!b.oom && b.s)
     dt = rt_dtype_register_struct(t->sdecl->name, b.s, (size_t)t->size, (size_t)t->align);
-  rt_buf_free(&b);
+  buf_free(&b);
   free(m.v);
   return dt;
 }

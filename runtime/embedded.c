@@ -3,21 +3,20 @@
  * Requires: the table layout of kern_abi.h (struct kern_embedded), module.c
  * (rt_module_create), front.h (the embedded source is checked again for the
  * kernels' signatures; that needs no C compiler and no NVRTC).
- * Produces: kern_module_embedded, kern_launch_embedded, and for the backends
- * the CPU entry points (rt_embedded_cpu) and the GPU image for an arch
- * (rt_embedded_gpu_image), so neither compiles anything nor touches the cache.
+ * Produces: kern_module_embedded, kern_launch_embedded; compile.c hands the
+ * table's entry points and GPU images to the backends, so neither compiles
+ * anything nor touches the cache.
  * Breaks: a table's module is made on its first use (no global constructors)
  * under a mutex and found afterwards without locking: an append-only list with
  * an atomic head. kern_shutdown frees the modules; the next use makes them
  * again. A table built for another ABI is refused before anything but its
  * fixed head (magic ... name) is read.
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "front.h"
 
 typedef struct entry {
@@ -35,17 +34,17 @@ static const char *str_or(const char *s, const char *dflt) { return s ? s : dflt
 
 static kern_status check_head(const kern_embedded *e) {
   if (e->magic != KN_EMBED_MAGIC)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_module_embedded: not a module table written by kernc build");
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_module_embedded: not a module table written by kernc build");
   if (e->abi_version != KN_ABI_VERSION)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "module '%s' was built by kernc %s for kern ABI version %u, but this libkern (%s) has ABI "
         "version %d: rebuild it with this kern's kernc build",
         str_or(e->name, "?"), str_or(e->kern_version, "?"), (unsigned)e->abi_version,
         kern_version_string(), KN_ABI_VERSION);
   if (e->layout != KN_EMBED_LAYOUT)
-    return rt_error(
+    return err_set(
         KERN_ERR_UNSUPPORTED,
         "module '%s' was built by kernc %s with table layout %u; this libkern (%s) reads layout %d: "
         "rebuild it with this kern's kernc build",
@@ -65,27 +64,27 @@ static kern_status check_body(const kern_embedded *e) {
     ok = e->kernels[i].name && e->kernels[i].range && e->kernels[i].range_dense;
   for (int i = 0; ok && i < e->nimages; i++) ok = e->images[i].data && e->images[i].size > 0;
   if (!ok)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "module table '%s' is malformed",
-                    str_or(e->name, "?"));
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "module table '%s' is malformed",
+                   str_or(e->name, "?"));
   return KERN_OK;
 }
 
 /* The module the runtime rebuilt must have the kernels the table has code for. */
 static kern_status check_kernels(const kern_embedded *e, const kern_module *m) {
   if (m->nkernels != e->nkernels)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "module '%s': the table has %d kernels but its source declares %d", e->name,
-                    e->nkernels, m->nkernels);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "module '%s': the table has %d kernels but its source declares %d", e->name,
+                   e->nkernels, m->nkernels);
   for (int i = 0; i < m->nkernels; i++) {
     const kern_kernel *k = &m->kernels[i];
     const kn_embed_kernel *t = &e->kernels[i];
     if (strcmp(k->name, t->name) != 0)
-      return rt_error(KERN_ERR_UNSUPPORTED,
-                      "module '%s': kernel #%d is '%s' in the table but '%s' in its source",
-                      e->name, i + 1, t->name, k->name);
+      return err_set(KERN_ERR_UNSUPPORTED,
+                     "module '%s': kernel #%d is '%s' in the table but '%s' in its source", e->name,
+                     i + 1, t->name, k->name);
     /* A kernel without parameters has a one-byte placeholder struct. */
     if (t->args_size != k->args_size && !(k->nparams == 0 && t->args_size <= 1))
-      return rt_error(
+      return err_set(
           KERN_ERR_UNSUPPORTED,
           "ABI mismatch in kernel '%s' of module '%s': the compiled argument block is %llu bytes, "
           "the runtime's %zu",
@@ -131,19 +130,22 @@ static kern_module *find(const kern_embedded *e) {
   return NULL;
 }
 
+static void free_modules(void);
+
 static kern_module *add(const kern_embedded *e) {
   kern_module *m = find(e);
   if (m) return m;
   if (check_head(e) || check_body(e)) return NULL;
   entry *n = calloc(1, sizeof *n);
   if (!n) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", e->name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", e->name);
     return NULL;
   }
   if (!(m = make_module(e))) {
     free(n);
     return NULL;
   }
+  rt_at_shutdown(free_modules);
   n->table = e;
   n->module = m;
   n->next = atomic_load_explicit(&head, memory_order_relaxed);
@@ -154,7 +156,7 @@ static kern_module *add(const kern_embedded *e) {
 kern_module *kern_module_embedded(const kern_embedded *e) {
   if (rt_ensure_init()) return NULL;
   if (!e) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_embedded: the table is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_embedded: the table is NULL");
     return NULL;
   }
   kern_module *m = find(e);
@@ -165,7 +167,8 @@ kern_module *kern_module_embedded(const kern_embedded *e) {
   return m;
 }
 
-void rt_embedded_shutdown(void) {
+/* At kern_shutdown (registered with the first module). */
+static void free_modules(void) {
   pthread_mutex_lock(&mu);
   entry *n = atomic_exchange(&head, NULL);
   while (n) {
@@ -185,9 +188,9 @@ static kern_status build_args(const kern_kernel *k, const void *const *args, ker
   for (int i = 0; i < k->nparams; i++) {
     const rt_param *p = &k->params[i];
     if (!args[i])
-      return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                      "kernel '%s' parameter '%s' (#%d): the argument pointer is NULL", k->name,
-                      p->name, i + 1);
+      return err_set(KERN_ERR_INVALID_ARGUMENT,
+                     "kernel '%s' parameter '%s' (#%d): the argument pointer is NULL", k->name,
+                     p->name, i + 1);
     out[i] = p->is_array ? kern_arg_array(*(kern_array *const *)args[i])
                          : kern_arg_bytes(p->dtype, args[i]);
   }
@@ -199,79 +202,19 @@ kern_status kern_launch_embedded(const kern_embedded *e, int kernel, kern_device
   kern_module *m = kern_module_embedded(e);
   if (!m) return kern_last_status();
   if (kernel < 0 || kernel >= m->nkernels)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "module '%s' has no kernel #%d (it has %d)", m->name,
-                    kernel, m->nkernels);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "module '%s' has no kernel #%d (it has %d)", m->name,
+                   kernel, m->nkernels);
   kern_kernel *k = &m->kernels[kernel];
   if (nargs != k->nparams || (nargs > 0 && !args))
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d%s",
-                    k->name, k->nparams, k->nparams == 1 ? "" : "s", nargs,
-                    nargs > 0 && !args ? " in a NULL list" : "");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d%s",
+                   k->name, k->nparams, k->nparams == 1 ? "" : "s", nargs,
+                   nargs > 0 && !args ? " in a NULL list" : "");
   kern_arg small[INLINE_ARGS], *a = small;
   if (nargs > INLINE_ARGS && !(a = malloc((size_t)nargs * sizeof *a)))
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
-                    k->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
+                   k->name);
   kern_status st = build_args(k, args, a);
   if (!st) st = kern_launch(k, dev, dims, nargs, a);
   if (a != small) free(a);
   return st;
-}
-
-/* ---- code for the backends ---------------------------------------------------------------- */
-
-kern_status rt_embedded_cpu(const kern_module *m, int kernel, rt_range_fn *range,
-                            rt_range_fn *dense) {
-  const kn_embed_kernel *k = &m->embedded->kernels[kernel];
-  *range = k->range;
-  *dense = k->range_dense;
-  return KERN_OK;
-}
-
-/* The best image for sm_<arch>: a CUBIN of the same major arch and the highest
- * minor not above the device's (binary compatible), else the newest PTX not
- * above it (the driver compiles it). NULL if none fits. */
-static const kn_embed_image *pick_image(const kern_embedded *e, int arch) {
-  const kn_embed_image *best = NULL;
-  for (int i = 0; i < e->nimages; i++) {
-    const kn_embed_image *im = &e->images[i];
-    if (!im->is_ptx && im->arch / 10 == arch / 10 && im->arch <= arch &&
-        (!best || im->arch > best->arch))
-      best = im;
-  }
-  for (int i = 0; !best && i < e->nimages; i++) {
-    const kn_embed_image *im = &e->images[i];
-    if (im->is_ptx && im->arch <= arch && (!best || im->arch > best->arch)) best = im;
-  }
-  return best;
-}
-
-static kern_status no_image(const kern_embedded *e, int arch) {
-  if (e->nimages == 0)
-    return rt_error(
-        KERN_ERR_UNSUPPORTED,
-        "module '%s' has no GPU code (kernc build ran with --no-cuda or without NVRTC): rebuild it "
-        "with --arch=sm_%d to run it on this GPU (sm_%d)",
-        e->name, arch, arch);
-  rt_buf b = {0};
-  for (int i = 0; i < e->nimages; i++)
-    rt_buf_printf(&b, "%s%s_%d", i ? ", " : "", e->images[i].is_ptx ? "PTX compute" : "sm",
-                  (int)e->images[i].arch);
-  kern_status st =
-      rt_error(KERN_ERR_UNSUPPORTED,
-               "module '%s' has no GPU code that runs on sm_%d (it has %s): rebuild it with "
-               "kernc build --arch=sm_%d",
-               e->name, arch, b.s ? b.s : "?", arch);
-  rt_buf_free(&b);
-  return st;
-}
-
-kern_status rt_embedded_gpu_image(const kern_module *m, int arch, char **image, size_t *len) {
-  const kn_embed_image *im = pick_image(m->embedded, arch);
-  if (!im) return no_image(m->embedded, arch);
-  *image = malloc((size_t)im->size + 1);
-  if (!*image)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
-  memcpy(*image, im->data, (size_t)im->size);
-  (*image)[im->size] = 0; /* PTX is text; the driver wants it terminated */
-  *len = (size_t)im->size;
-  return KERN_OK;
 }

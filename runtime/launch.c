@@ -1,24 +1,19 @@
 /* launch.c: launch arguments, validation, access checks, the args block.
  *
- * Requires: module.c (kernel descriptions, per-device code), a device's ops,
- * capture.c (which runs, records or refuses each validated launch).
- * Produces: kern_arg_* constructors, kern_launch, the access-mode setting,
- * rt_debug_error.
+ * Requires: module.c (kernel descriptions, per-device code), device.c (the
+ * access rules), rt_submit (which runs each validated launch, or hands it to
+ * the recorder while a capture is open). Produces: kern_arg_* constructors,
+ * kern_launch, the access-mode setting.
  * Breaks: every check happens before anything runs, so a rejected launch has
  * no effect. The args block follows emit_args_layout: arrays as kn_array
  * (unused dims shape 1, stride 0), values as their bytes; padding is zeroed
  * so identical launches produce identical blocks.
  */
-#include "rt.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
-
-/* emit.c: maps the program-wide array parameter number of a debug record back. */
-const Var *emit_array_param(const Program *, int id, const Decl **owner);
+#include "core.h"
 
 /* ---- arguments ------------------------------------------------------------------ */
 
@@ -87,7 +82,7 @@ static _Atomic int access_mode = KERN_ACCESS_RELAXED;
 
 kern_access_mode kern_set_launch_access_mode(kern_access_mode m) {
   if ((unsigned)m > KERN_ACCESS_CHECKED) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_set_launch_access_mode: unknown mode %d", (int)m);
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_set_launch_access_mode: unknown mode %d", (int)m);
     return kern_get_launch_access_mode();
   }
   return (kern_access_mode)atomic_exchange(&access_mode, (int)m);
@@ -139,8 +134,8 @@ static kern_status param_error(kern_status st, const kern_kernel *k, int i, cons
   va_start(ap, fmt);
   vsnprintf(rest, sizeof rest, fmt, ap);
   va_end(ap);
-  return rt_error(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1,
-                  rest);
+  return err_set(st, "kernel '%s' parameter '%s' (#%d) %s", k->name, k->params[i].name, i + 1,
+                 rest);
 }
 
 /* How to build an argument of dtype dt, for messages. */
@@ -164,7 +159,7 @@ static const char *ctor_hint(kern_dtype dt) {
   }
 }
 
-static const char *ptype(const rt_param *p) { return type_name(p->ty); }
+static const char *ptype(const rt_param *p) { return p->type; }
 
 static kern_status check_array_arg(const kern_kernel *k, int i, const kern_array *a) {
   const rt_param *p = &k->params[i];
@@ -203,10 +198,10 @@ static kern_status check_value_arg(const kern_kernel *k, int i, const kern_arg *
 
 static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *args) {
   if (nargs != k->nparams)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name,
-                    k->nparams, k->nparams == 1 ? "" : "s", nargs);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kernel '%s' expects %d argument%s, got %d", k->name,
+                   k->nparams, k->nparams == 1 ? "" : "s", nargs);
   if (nargs > 0 && !args)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kernel '%s': the argument list is NULL", k->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kernel '%s': the argument list is NULL", k->name);
   for (int i = 0; i < nargs; i++) {
     kern_status st;
     if (args[i].kind == KERN_ARG_ARRAY)
@@ -224,15 +219,15 @@ static kern_status check_args(const kern_kernel *k, int nargs, const kern_arg *a
 /* Fills ctx's dims and launch size (0 when a dim is 0). */
 static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx) {
   if (dims.ndim < 1 || dims.ndim > 4)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d", k->name,
-                    dims.ndim);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': dims must have 1 to 4 dimensions, got %d", k->name,
+                   dims.ndim);
   uint64_t n = 1;
   bool huge = false; /* the product does not even fit 63 bits */
   for (int d = 0; d < dims.ndim; d++) {
     if (dims.shape[d] < 0)
-      return rt_error(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)",
-                      k->name, d, (long long)dims.shape[d]);
+      return err_set(KERN_ERR_INVALID_ARGUMENT, "launch of kernel '%s': dim %d is negative (%lld)",
+                     k->name, d, (long long)dims.shape[d]);
     uint64_t s = (uint64_t)dims.shape[d];
     if (s && n > (uint64_t)INT64_MAX / s)
       huge = true;
@@ -242,13 +237,13 @@ static kern_status check_dims(const kern_kernel *k, kern_dims dims, kn_ctx *ctx)
   for (int d = 0; d < dims.ndim; d++)
     if (dims.shape[d] == 0) huge = false, n = 0;
   if (huge)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
-                    k->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': launch size overflows 64 bits and exceeds 2^31-1",
+                   k->name);
   if (n > INT32_MAX)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
-                    (unsigned long long)n);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "launch of kernel '%s': launch size %llu exceeds 2^31-1", k->name,
+                   (unsigned long long)n);
   for (int d = 0; d < 4; d++) ctx->dim[d] = d < dims.ndim ? dims.shape[d] : 1;
   ctx->n = (int64_t)n;
   ctx->ndim = dims.ndim;
@@ -294,52 +289,6 @@ static kern_status access_error(const kern_kernel *k, int i, const kern_array *a
                      a->device->name, kind_name(a->kind), dev->name, access_hint(dev, a));
 }
 
-static bool is_atomic(const Node *n) {
-  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special >= SP_ATOMIC_ADD &&
-         n->special <= SP_ATOMIC_CAS;
-}
-
-/* The array an atomic's &a[i...] names (arrays are always parameters). */
-static const Var *atomic_array(const Node *call) {
-  const Node *e = call->args && call->args->kind == ND_ADDR ? call->args->lhs : NULL;
-  while (e && (e->kind == ND_INDEX || e->kind == ND_MEMBER)) e = e->lhs;
-  return e && e->kind == ND_IDENT ? e->var : NULL;
-}
-
-static bool uses_atomics(const Node *n, const Var *v, int calls);
-
-/* A call that hands v to a function parameter used by atomics. */
-static bool passes_to_atomics(const Node *call, const Var *v, int calls) {
-  const Decl *fn = call->call_kind == CALL_FUNC ? call->fn : NULL;
-  int j = 0;
-  for (const Node *a = fn ? call->args : NULL; a; a = a->next, j++)
-    if (a->kind == ND_IDENT && a->var == v && j < fn->nparams &&
-        uses_atomics(fn->body, fn->params[j], calls + 1))
-      return true;
-  return false;
-}
-
-typedef struct AtomicsOf {
-  const Var *v;
-  int calls;
-} AtomicsOf;
-
-static bool applies_atomic(const Node *n, void *arg) {
-  const AtomicsOf *q = arg;
-  if (n->kind != ND_CALL) return false;
-  return is_atomic(n) ? atomic_array(n) == q->v : passes_to_atomics(n, q->v, q->calls);
-}
-
-/* Does code under n apply an atomic to array v, directly or through calls?
- * Recursion is a compile error, so the call depth is bounded; the cap only
- * guards against a malformed tree (and then answers yes), as does running
- * out of memory. The tree is walked without recursion (else-if chains). */
-static bool uses_atomics(const Node *n, const Var *v, int calls) {
-  if (calls > 64) return true;
-  AtomicsOf q = {v, calls};
-  return ast_walk(n, applies_atomic, &q) != 0;
-}
-
 /* The GPU whose atomics could meet CPU atomics on the array's memory in this
  * launch: the launch device for host and managed memory on a GPU launch, the
  * owner for managed memory on a CPU launch; NULL when the memory is one side's. */
@@ -360,10 +309,10 @@ static void check_shared_atomics(const kern_kernel *k, const kern_device *dev, i
   kern_device_info info;
   if (!gpu || kern_device_info_get(gpu, &info) != KERN_OK || info.is_cpu_gpu_atomic_supported)
     return;
-  if (k->decl && !uses_atomics(k->decl->body, k->decl->params[i], 0)) return;
+  if (!k->params[i].atomics) return; /* the checker found no atomic on it */
   warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_ATOMICS};
   if (first_warning(w))
-    rt_warn(
+    err_warn(
         "kernel '%s' parameter '%s' (#%d) applies atomics to %s memory of %s that both the CPU and %s can "
         "use, but %s does not report CPU/GPU atomic support (is_cpu_gpu_atomic_supported): its atomics "
         "are atomic only against other atomics of the same side, so CPU and GPU atomics on this array "
@@ -377,7 +326,7 @@ static kern_status check_checked(const kern_kernel *k, kern_device *dev, int i,
   if (a->kind == KERN_MEM_UNKNOWN) {
     warned w = {k->module->id, k->index, i, a->device->index, dev->index, WARN_UNKNOWN};
     if (first_warning(w))
-      rt_warn(
+      err_warn(
           "kernel '%s' parameter '%s' (#%d): cannot verify that an array of unknown provenance on %s is "
           "accessible from a launch on %s; launching anyway",
           k->name, k->params[i].name, i + 1, a->device->name, dev->name);
@@ -437,7 +386,7 @@ static bool marshal(const kern_kernel *k, const kern_arg *args, unsigned char *b
 static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
                             const kern_arg *args, kn_ctx *ctx) {
   if (!k || !dev)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_launch: %s is NULL", k ? "device" : "kernel");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_launch: %s is NULL", k ? "device" : "kernel");
   kern_status st = check_args(k, nargs, args);
   if (!st) st = check_dims(k, dims, ctx);
   for (int i = 0; !st && i < nargs; i++)
@@ -456,8 +405,8 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   unsigned char *block = small;
   if (k->args_size > sizeof small &&
       !(block = aligned_alloc(16, (k->args_size + 15) & ~(size_t)15)))
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
-                    k->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory for the arguments of kernel '%s'",
+                   k->name);
   L.kernel = k;
   L.device = dev;
   L.args = block;
@@ -465,53 +414,8 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   L.dense = marshal(k, args, block);
   kn_error rec;
   if (k->module->debug) L.ctx.err = &rec;
-  st = rt_capture_launch(&L, nargs, args); /* the device's launch, unless a capture takes it */
+  /* The device's launch, unless a capture takes it. */
+  st = rt_submit_launch(&L, nargs, args);
   if (block != small) free(block);
-  return st;
-}
-
-/* ---- debug errors ----------------------------------------------------------------------------- */
-
-/* Bit k of unsigned_mask: v[k] is a uint64 index (2^64-1, not -1). */
-static void list_i64(rt_buf *b, const int64_t *v, int n, int unsigned_mask) {
-  rt_buf_add(b, "[", 1);
-  for (int i = 0; i < n; i++)
-    if (unsigned_mask >> i & 1)
-      rt_buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
-    else
-      rt_buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
-  rt_buf_add(b, "]", 1);
-}
-
-/* The array a bounds record names: a kernel parameter, or a function's. */
-static void describe_param(rt_buf *b, const kern_kernel *k, int id) {
-  const Decl *owner = NULL;
-  const Var *v = id >= 0 ? emit_array_param(k->module->prog, id, &owner) : NULL;
-  if (!v)
-    rt_buf_printf(b, "an array");
-  else if (owner == k->decl)
-    rt_buf_printf(b, "parameter '%s'", v->name);
-  else
-    rt_buf_printf(b, "parameter '%s' of function '%s'", v->name,
-                  owner && owner->name ? owner->name : "?");
-}
-
-kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
-  const char *file = rt_module_file(k->module, e->file);
-  if (e->kind == KN_ERR_ASSERT)
-    return rt_error(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
-                    k->name, file, e->line, (long long)e->tid);
-  int nd = e->ndim & 0xff, unsigned_mask = e->ndim >> 8 & 0xf; /* kern_abi.h */
-  nd = nd < 1 ? 1 : nd > 4 ? 4 : nd;
-  rt_buf b = {0};
-  rt_buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
-  list_i64(&b, e->index, nd, unsigned_mask);
-  rt_buf_add(&b, " is outside shape ", 18);
-  list_i64(&b, e->shape, nd, 0);
-  rt_buf_add(&b, " (", 2);
-  describe_param(&b, k, e->param);
-  rt_buf_printf(&b, ", thread %lld)", (long long)e->tid);
-  kern_status st = rt_error_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
-  rt_buf_free(&b);
   return st;
 }

@@ -1,21 +1,22 @@
 /* module.c: modules and kernels: compiling .kern source with the front end,
- * describing kernel parameters for launches, compiling per device on demand.
+ * describing kernel parameters for launches, compiling per device on demand,
+ * and wording what a debug launch's error record names.
  *
- * Requires: front.h (front_compile), emit.h (C source, args layout), dtype.c.
- * Produces: kern_module_*, kern_kernel_*, rt_module_code, and
- * rt_module_create / rt_module_destroy for embedded.c (modules built by
- * kernc build, which kern_module_free leaves to the library).
+ * Requires: front.h (front_compile), emit.h (args layout), dtype.c, the
+ * device's compile op. Produces: kern_module_*, kern_kernel_*,
+ * rt_module_code, rt_debug_error, and rt_module_create / rt_module_destroy
+ * for embedded.c (modules built by kernc build, which kern_module_free
+ * leaves to the library).
  * Breaks: a module keeps its checked Program for its whole life (parameter
  * types point into it). Code for a device is built on the first launch there,
  * once, under the device slot's mutex; later launches read the slot without
  * locking (an atomic pointer, set once).
  */
-#include "rt.h"
-
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "emit.h"
 #include "front.h"
 
@@ -28,7 +29,7 @@ static kern_status describe_params(kern_kernel *k) {
   size_t *offs = calloc((size_t)d->nparams + 1, sizeof *offs);
   if (!k->params || !offs) {
     free(offs);
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading kernel '%s'", k->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading kernel '%s'", k->name);
   }
   k->args_size = emit_args_layout(d, offs, &k->args_align);
   kern_status st = KERN_OK;
@@ -37,7 +38,8 @@ static kern_status describe_params(kern_kernel *k) {
     const Var *v = d->params[i];
     size_t align;
     p->name = v->name;
-    p->ty = v->ty;
+    p->type = type_name(v->ty);
+    p->atomics = v->atomics;
     p->is_array = v->ty->kind == TY_ARRAY;
     p->ndim = p->is_array ? v->ty->ndim : 0;
     p->dtype = rt_dtype_of_type(p->is_array ? v->ty->elem : v->ty);
@@ -45,12 +47,12 @@ static kern_status describe_params(kern_kernel *k) {
     p->offset = offs[i];
     const Type *elem = p->is_array ? v->ty->elem : v->ty;
     if (p->dtype == KERN_DTYPE_INVALID && elem && elem->kind == TY_STRUCT)
-      st = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'",
-                    type_name(elem));
+      st =
+          err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", type_name(elem));
     else if (p->dtype == KERN_DTYPE_INVALID)
-      st = rt_error(KERN_ERR_COMPILE,
-                    "kernel '%s' parameter '%s' has type %s, which a launch cannot pass", k->name,
-                    p->name, type_name(v->ty));
+      st = err_set(KERN_ERR_COMPILE,
+                   "kernel '%s' parameter '%s' has type %s, which a launch cannot pass", k->name,
+                   p->name, type_name(v->ty));
   }
   free(offs);
   return st;
@@ -60,7 +62,7 @@ static kern_status describe_kernels(kern_module *m) {
   Program *p = m->prog;
   m->kernels = calloc((size_t)p->nkernels + 1, sizeof *m->kernels);
   if (!m->kernels)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
   m->nkernels = p->nkernels;
   for (int i = 0; i < p->nkernels; i++) {
     kern_kernel *k = &m->kernels[i];
@@ -86,13 +88,13 @@ static kern_module *module_fail(kern_module *m) {
 /* Takes ownership of the front end's result. */
 static kern_module *module_create(const char *name, FrontResult r) {
   if (!r.prog) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling '%s'", name);
     return NULL;
   }
   if (!r.ok) {
     char *text = diag_render(r.prog->diags, false);
-    rt_error_text(KERN_ERR_COMPILE, "",
-                  text ? text : "compilation failed (out of memory rendering diagnostics)");
+    err_text(KERN_ERR_COMPILE, "",
+             text ? text : "compilation failed (out of memory rendering diagnostics)");
     free(text);
     front_free(r.prog);
     return NULL;
@@ -100,7 +102,7 @@ static kern_module *module_create(const char *name, FrontResult r) {
   kern_module *m = calloc(1, sizeof *m);
   if (!m) {
     front_free(r.prog);
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     return NULL;
   }
   m->prog = r.prog;
@@ -108,10 +110,10 @@ static kern_module *module_create(const char *name, FrontResult r) {
   m->debug = kern_get_debug();
   pthread_mutex_init(&m->source_mu, NULL);
   for (int i = 0; i < RT_MAX_DEVICES; i++) pthread_mutex_init(&m->slots[i].mu, NULL);
-  m->name = rt_strdup(name);
-  m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : rt_strdup("");
+  m->name = str_dup(name);
+  m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : str_dup("");
   if (!m->name || !m->diagnostics) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading '%s'", name);
     return module_fail(m);
   }
   if (describe_kernels(m)) return module_fail(m);
@@ -121,13 +123,13 @@ static kern_module *module_create(const char *name, FrontResult r) {
 kern_module *kern_module_load(const char *path) {
   if (rt_ensure_init()) return NULL;
   if (!path) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_load: path is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_load: path is NULL");
     return NULL;
   }
   size_t len;
   char *src = front_read_file(path, &len);
   if (!src) {
-    rt_error(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
+    err_set(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
     return NULL;
   }
   kern_module *m = module_create(path, front_compile(path, src, len));
@@ -138,7 +140,7 @@ kern_module *kern_module_load(const char *path) {
 kern_module *kern_module_from_source(const char *name, const char *src) {
   if (rt_ensure_init()) return NULL;
   if (!src) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_from_source: src is NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_from_source: src is NULL");
     return NULL;
   }
   if (!name) name = "<string>";
@@ -156,7 +158,7 @@ void rt_module_destroy(kern_module *m) {
   if (!m) return;
   for (int i = 0; i < RT_MAX_DEVICES; i++) {
     rt_code *c = atomic_load(&m->slots[i].code);
-    kern_device *d = c ? kern_device_at(i) : NULL;
+    kern_device *d = c ? rt_device_at(i) : NULL;
     if (d && d->ops->code_free) d->ops->code_free(c);
     pthread_mutex_destroy(&m->slots[i].mu);
   }
@@ -174,27 +176,26 @@ void rt_module_destroy(kern_module *m) {
 
 kern_kernel *kern_module_kernel(kern_module *m, const char *name) {
   if (!m || !name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_kernel: %s is NULL", m ? "name" : "module");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_kernel: %s is NULL", m ? "name" : "module");
     return NULL;
   }
   for (int i = 0; i < m->nkernels; i++)
     if (strcmp(m->kernels[i].name, name) == 0) return &m->kernels[i];
-  rt_buf b = {0};
-  for (int i = 0; i < m->nkernels; i++)
-    rt_buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
+  Buf b = {0};
+  for (int i = 0; i < m->nkernels; i++) buf_printf(&b, "%s'%s'", i ? ", " : "", m->kernels[i].name);
   if (m->nkernels)
-    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
-             b.s ? b.s : "?");
+    err_set(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (its kernels: %s)", m->name, name,
+            b.s ? b.s : "?");
   else
-    rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name,
-             name);
-  rt_buf_free(&b);
+    err_set(KERN_ERR_NOT_FOUND, "module '%s' has no kernel '%s' (it has no kernels)", m->name,
+            name);
+  buf_free(&b);
   return NULL;
 }
 
 kern_dtype kern_module_dtype(kern_module *m, const char *name) {
   if (!m || !name) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_module_dtype: %s is NULL", m ? "name" : "module");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_dtype: %s is NULL", m ? "name" : "module");
     return KERN_DTYPE_INVALID;
   }
   const Program *p = m->prog;
@@ -202,10 +203,10 @@ kern_dtype kern_module_dtype(kern_module *m, const char *name) {
     if (p->structs[i]->name && strcmp(p->structs[i]->name, name) == 0) {
       kern_dtype dt = rt_dtype_of_type(p->structs[i]->sty);
       if (dt == KERN_DTYPE_INVALID)
-        rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
+        err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory registering struct '%s'", name);
       return dt;
     }
-  rt_error(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
+  err_set(KERN_ERR_NOT_FOUND, "module '%s' has no struct '%s'", m->name, name);
   return KERN_DTYPE_INVALID;
 }
 
@@ -244,21 +245,7 @@ int kern_kernel_param_ndim(const kern_kernel *k, int i) {
   return p ? p->ndim : -1;
 }
 
-/* ---- per-device code -------------------------------------------------------------------- */
-
-kern_status rt_module_c_source(kern_module *m, const char **out) {
-  pthread_mutex_lock(&m->source_mu);
-  if (!m->c_source) {
-    EmitOptions o = {.debug = m->debug, .line_directives = true};
-    m->c_source = emit_program(m->prog, EMIT_C, &o);
-  }
-  *out = m->c_source;
-  pthread_mutex_unlock(&m->source_mu);
-  if (!*out)
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating code for module '%s'",
-                    m->name);
-  return KERN_OK;
-}
+/* ---- per-device code ---------------------------------------------------------------------- */
 
 kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
   rt_slot *s = &m->slots[d->index];
@@ -272,5 +259,54 @@ kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
     pthread_mutex_unlock(&s->mu);
   }
   *out = c;
+  return st;
+}
+
+/* ---- debug errors: what a record names ----------------------------------------------------------------------------- */
+
+/* Bit k of unsigned_mask: v[k] is a uint64 index (2^64-1, not -1). */
+static void list_i64(Buf *b, const int64_t *v, int n, int unsigned_mask) {
+  buf_add(b, "[", 1);
+  for (int i = 0; i < n; i++)
+    if (unsigned_mask >> i & 1)
+      buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+    else
+      buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  buf_add(b, "]", 1);
+}
+
+/* The array a bounds record names (by the checker's number): a kernel
+ * parameter, or a function's. */
+static void describe_param(Buf *b, const kern_kernel *k, int id) {
+  const Program *p = k->module->prog;
+  const ArrayParam *ap = id >= 0 && id < p->narray_params ? &p->array_params[id] : NULL;
+  const Var *v = ap ? ap->param : NULL;
+  const Decl *owner = ap ? ap->owner : NULL;
+  if (!v)
+    buf_printf(b, "an array");
+  else if (owner == k->decl)
+    buf_printf(b, "parameter '%s'", v->name);
+  else
+    buf_printf(b, "parameter '%s' of function '%s'", v->name,
+               owner && owner->name ? owner->name : "?");
+}
+
+kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
+  const char *file = rt_module_file(k->module, e->file);
+  if (e->kind == KN_ERR_ASSERT)
+    return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
+                   k->name, file, e->line, (long long)e->tid);
+  int nd = e->ndim & 0xff, unsigned_mask = e->ndim >> 8 & 0xf; /* kern_abi.h */
+  nd = nd < 1 ? 1 : nd > 4 ? 4 : nd;
+  Buf b = {0};
+  buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
+  list_i64(&b, e->index, nd, unsigned_mask);
+  buf_add(&b, " is outside shape ", 18);
+  list_i64(&b, e->shape, nd, 0);
+  buf_add(&b, " (", 2);
+  describe_param(&b, k, e->param);
+  buf_printf(&b, ", thread %lld)", (long long)e->tid);
+  kern_status st = err_text(KERN_ERR_BOUNDS, "", b.s ? b.s : "out-of-bounds access");
+  buf_free(&b);
   return st;
 }

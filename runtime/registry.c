@@ -6,7 +6,7 @@
  * Open addressing with linear probing and backward-shift deletion (no
  * tombstones), one mutex: lookups are rare (wrap, checks), not per element.
  */
-#include "rt.h"
+#include "base.h"
 
 #include <stdlib.h>
 

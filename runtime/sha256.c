@@ -4,7 +4,7 @@
  * Breaks: cache keys; changing the digest invalidates every cached entry
  * (harmless: they become misses).
  */
-#include "rt.h"
+#include "base.h"
 
 #include <string.h>
 

@@ -13,9 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "harness.h"
-#include "rt.h"
+#include "core.h"
 
 #define AOT_DIR KERN_TESTS_DIR "/aot"
 
@@ -243,7 +244,7 @@ static const char inspect_c[] =
     "  return 0;\n}\n";
 
 Test(aot, object_embeds_cubins_for_each_arch_and_ptx_for_the_newest, .timeout = 120) {
-  if (!rt_nvrtc_load(NULL)) cr_skip_test("NVRTC is not available");
+  if (!tc_nvrtc_load(NULL)) cr_skip_test("NVRTC is not available");
   char *dir = tmp_dir(), path[4200], *out;
   int rc = sh(&out, "%s build %s/aot_other.kern -o %s/aot_other --arch=sm_90,sm_80", KERNC_PATH,
               AOT_DIR, dir);

@@ -18,7 +18,8 @@
 
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
+#include "cpu/cpu_backend.h"
 
 static const char *answer_src = "int kk_answer(void) { return 42; }\n";
 

@@ -15,7 +15,8 @@
 
 #include "expect.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
+#include "cpu/cpu_backend.h"
 
 static const char *src = "kernel void add(int[] x, int v) {\n"
                          "    int i = tid();\n"

@@ -709,6 +709,45 @@ Test(check, conversions_are_explicit_nodes, .fini = drop) {
   cr_expect(tenth->kind == ND_FLOAT && tenth->fval == 0.1 && type_equal(tenth->ty, &ty_f64));
 }
 
+/* What later stages read instead of walking the tree: every array parameter's
+ * program-wide number, and which arrays atomics reach (through calls too). */
+Test(check, records_array_numbers_and_atomics_for_later_stages, .fini = drop) {
+  Program *p = compile_ok("void bump(int[] a, int k) { atomic_add(&a[k], 1); }\n"
+                          "void relay(int[] b, float[] f) { bump(b, 0); f[0] = 1.0; }\n"
+                          "kernel void k(int[] x, int[] y, float[] z, int n) {\n"
+                          "    relay(x, z);\n"
+                          "    y[0] = n;\n"
+                          "}\n");
+  cr_assert_eq(p->narray_params, 6);
+  bool seen[6] = {false};
+  const char *fns[] = {"bump", "relay", "k"};
+  for (int f = 0; f < 3; f++) {
+    Decl *d = decl_named(p, fns[f]);
+    for (int j = 0; j < d->nparams; j++) {
+      Var *v = d->params[j];
+      if (v->ty->kind != TY_ARRAY) {
+        cr_expect_eq(v->array_id, -1, "%s is no array", v->name);
+        continue;
+      }
+      cr_assert(v->array_id >= 0 && v->array_id < 6, "%s: %d", v->name, v->array_id);
+      cr_expect_not(seen[v->array_id], "numbers are distinct");
+      seen[v->array_id] = true;
+      cr_expect_eq(p->array_params[v->array_id].param, v);
+      cr_expect_eq(p->array_params[v->array_id].owner, d);
+    }
+  }
+  struct {
+    const char *fn;
+    int param;
+    bool atomics;
+  } want[] = {{"bump", 0, true}, {"relay", 0, true}, {"relay", 1, false},
+              {"k", 0, true},    {"k", 1, false},    {"k", 2, false}};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    const Var *v = decl_named(p, want[i].fn)->params[want[i].param];
+    cr_expect_eq(v->atomics, want[i].atomics, "%s.%s", want[i].fn, v->name);
+  }
+}
+
 Test(check, calls_casts_and_operators, .fini = drop) {
   Program *p = compile_ok("struct S { int a; float b; };\n"
                           "kernel void k(int[] i, vec3[] v, ivec3[] iv, S[] s) {\n"

@@ -18,7 +18,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "diff_suite.h"
 #include "emit.h"
 #include "front.h"
@@ -198,7 +199,7 @@ static bool nvrtc_compiles(const Batch *b, char *err, size_t n) {
   EmitOptions o = {.debug = false, .line_directives = true};
   char *cuda = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
   size_t len;
-  bool is_ptx, ok = cuda && rt_nvrtc_compile(cuda, "progen.kern", 90, false, false, &out, &len,
+  bool is_ptx, ok = cuda && tc_nvrtc_compile(cuda, "progen.kern", 90, false, false, &out, &len,
                                              &is_ptx) == KERN_OK;
   snprintf(err, n, "%s", !r.ok ? "does not check" : !cuda ? "emit failed" : kern_last_error());
   ok = ok && is_ptx && strstr(out, ".entry");
@@ -211,7 +212,7 @@ static bool nvrtc_compiles(const Batch *b, char *err, size_t n) {
 
 static void nvrtc_part(int part) {
   const char *why;
-  if (!rt_nvrtc_load(&why)) {
+  if (!tc_nvrtc_load(&why)) {
     diff_cache_remove(); /* a skipped test does not reach .fini */
     cr_skip_test("NVRTC not available (%s): CUDA compiles of random programs skipped", why);
   }
@@ -230,7 +231,7 @@ static void nvrtc_part(int part) {
     }
     if (t.failed == before) report(&t, bt.seeds[0], "NVRTC fails on its batch of programs", err);
   }
-  cr_log_info("NVRTC %d, part %d: %d programs, %d failed", rt_nvrtc_version(), part, t.count,
+  cr_log_info("NVRTC %d, part %d: %d programs, %d failed", tc_nvrtc_version(), part, t.count,
               t.failed);
   cr_expect_eq(t.failed, 0, "%d of %d programs failed to compile for CUDA", t.failed, t.count);
 }

@@ -14,7 +14,7 @@
 
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 #include "fake_gpu.h"
 
 #include "rt_dlpack.h"
@@ -449,8 +449,8 @@ static void *fake_pinned_alloc(size_t n) {
 
 Test(to_dlpack, memory_kinds_become_device_types) {
   kern_device *g = fake_gpu();
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = free;
   int64_t n = 4;
   kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED);
   kern_array *pin = kern_array_new(cpu(), KERN_INT32, 1, &n);

@@ -596,16 +596,22 @@ static int env_names(const char *src, char names[][64], int n, int cap) {
 }
 
 /* Every variable the runtime's sources read with getenv. */
+/* The library's sources: the runtime, its backends and the support layer. */
 static int runtime_env_names(char names[][64], int cap) {
-  char **files;
-  int nf = th_list(KERN_SOURCE_DIR "/runtime", ".c", &files), n = 0;
-  for (int i = 0; i < nf; i++) {
-    char *src = th_read_file(files[i], NULL);
-    n = src ? env_names(src, names, n, cap) : n;
-    free(src);
-    free(files[i]);
+  static const char *const dirs[] = {KERN_SOURCE_DIR "/runtime", KERN_SOURCE_DIR "/runtime/cpu",
+                                     KERN_SOURCE_DIR "/runtime/cuda", KERN_SOURCE_DIR "/support"};
+  int n = 0;
+  for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
+    char **files;
+    int nf = th_list(dirs[d], ".c", &files);
+    for (int i = 0; i < nf; i++) {
+      char *src = th_read_file(files[i], NULL);
+      n = src ? env_names(src, names, n, cap) : n;
+      free(src);
+      free(files[i]);
+    }
+    free(files);
   }
-  free(files);
   return n;
 }
 
@@ -613,7 +619,7 @@ Test(docs, runtime_names_every_environment_variable_the_runtime_reads) {
   char *md = read_doc(DOC("runtime.md"));
   static char names[64][64];
   int n = runtime_env_names(names, 64);
-  cr_expect_geq(n, 4, "found only %d getenv() calls in runtime/", n);
+  cr_expect_geq(n, 4, "found only %d getenv() calls in the library", n);
   for (int i = 0; i < n; i++)
     cr_expect(has_word(md, names[i]), "runtime.md does not mention the environment variable %s",
               names[i]);
@@ -633,7 +639,7 @@ static int unknown_api_words(const char *doc, const char *md, const char *h, cha
     size_t len = 0;
     while (is_ident((unsigned char)p[len]) && len < sizeof word - 1) word[len] = p[len], len++;
     word[len] = 0;
-    bool known = has_word(h, word);
+    bool known = has_word(h, word) || strcmp(word, "kern_add_kernels") == 0; /* CMake's */
     for (int i = 0; i < nenv && !known; i++) known = strcmp(env[i], word) == 0;
     if (!known) {
       cr_log_error("%s mentions %s, which kern.h does not declare", doc, word);
@@ -688,10 +694,11 @@ static bool has_anchor(const char *md, const char *anchor) {
   return false;
 }
 
-/* Checks every [text](file.md#anchor) and [text](#anchor) link of docs/NAME. */
-static int broken_links(const char *name) {
+/* Checks every [text](file.md#anchor) and [text](#anchor) link of DIR/NAME
+ * (DIR: "docs" or "." for README.md). */
+static int broken_links(const char *dir, const char *name) {
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/docs/%s", KERN_SOURCE_DIR, name);
+  snprintf(path, sizeof path, "%s/%s/%s", KERN_SOURCE_DIR, dir, name);
   char *md = read_doc(path);
   int bad = 0;
   for (const char *p = strstr(md, "]("); p; p = strstr(p + 1, "](")) {
@@ -702,7 +709,7 @@ static int broken_links(const char *name) {
     target[len] = 0;
     hash = strchr(target, '#');
     if (hash) *hash++ = 0;
-    snprintf(file, sizeof file, "%s/docs/%s", KERN_SOURCE_DIR, target[0] ? target : name);
+    snprintf(file, sizeof file, "%s/%s/%s", KERN_SOURCE_DIR, dir, target[0] ? target : name);
     char *other = th_read_file(file, NULL);
     bool ok = other && (!hash || has_anchor(other, hash));
     if (!ok)
@@ -715,10 +722,77 @@ static int broken_links(const char *name) {
   return bad;
 }
 
+/* Every page, as they are installed together (share/doc/kern/README.md and docs/). */
 Test(docs, links_and_anchors_resolve) {
-  cr_expect_eq(broken_links("language.md"), 0, "language.md has broken links (see the log)");
-  cr_expect_eq(broken_links("runtime.md"), 0, "runtime.md has broken links (see the log)");
-  cr_expect_eq(broken_links("distributed.md"), 0, "distributed.md has broken links (see the log)");
+  static const char *const pages[] = {"language.md",    "runtime.md",     "cuda.md",
+                                      "memory.md",      "capture.md",     "aot.md",
+                                      "performance.md", "robustness.md",  "testing.md",
+                                      "security.md",    "distributed.md", "architecture.md"};
+  for (size_t i = 0; i < sizeof pages / sizeof *pages; i++)
+    cr_expect_eq(broken_links("docs", pages[i]), 0, "%s has broken links (see the log)", pages[i]);
+  cr_expect_eq(broken_links(".", "README.md"), 0, "README.md has broken links (see the log)");
+}
+
+/* The text of the section under `heading` (up to the next heading of its level). */
+static char *section(const char *md, const char *heading) {
+  const char *p = strstr(md, heading);
+  cr_assert(p, "no '%s'", heading);
+  const char *e = strstr(p + strlen(heading), "\n## ");
+  return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+Test(docs, readme_lists_every_kernc_command_and_target) {
+  char *md = read_doc(KERN_SOURCE_DIR "/README.md"), *s = section(md, "\n## kernc\n");
+  const char *words[] = {"kernc check", "kernc emit", "--dump=", "kernc build", "kernc run",
+                         "kernc info",  "--help",     "cuda",    "ptx",         "ast"};
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    cr_expect(strstr(s, words[i]), "README.md's kernc section lacks %s", words[i]);
+  free(s);
+  free(md);
+}
+
+Test(docs, readme_and_runtime_say_how_to_use_the_installed_package) {
+  char *md = read_doc(KERN_SOURCE_DIR "/README.md");
+  char *use = section(md, "\n## Use kern in your project\n");
+  char *rt = read_doc(DOC("runtime.md"));
+  const char *words[] = {"pkg-config --cflags --libs kern",
+                         "PKG_CONFIG_PATH",
+                         "find_package(kern",
+                         "kern::kern)",
+                         "kern_add_kernels",
+                         "kernc build",
+                         "aot.md"};
+  for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+    cr_expect(strstr(use, words[i]), "README.md's 'Use kern in your project' lacks %s", words[i]);
+  const char *rwords[] = {"`kern::kern`", "kern::kernc", "kern_add_kernels", "PKG_CONFIG_PATH"};
+  for (size_t i = 0; i < sizeof rwords / sizeof *rwords; i++)
+    cr_expect(strstr(rt, rwords[i]), "runtime.md lacks %s", rwords[i]);
+  free(use);
+  free(md);
+  free(rt);
+}
+
+/* A missing .kern file: what kern_module_load returns, and both documents say so. */
+Test(docs, the_status_of_a_missing_file_is_documented_alike) {
+  cr_assert_null(kern_module_load("/nonexistent/missing.kern"));
+  kern_status st = kern_last_status();
+  cr_expect_eq(st, KERN_ERR_IO, "%s", kern_status_name(st));
+  char *h = read_doc(KERN_SOURCE_DIR "/include/kern.h"), *rt = read_doc(DOC("runtime.md"));
+  const char *decl = strstr(h, "kern_module *kern_module_load(");
+  cr_assert(decl);
+  const char *comment = decl;
+  while (comment > h && strncmp(comment, "/*", 2) != 0) comment--;
+  char *c = strndup(comment, (size_t)(decl - comment));
+  cr_expect(strstr(c, kern_status_name(st)) && strstr(c, "missing"),
+            "kern.h's kern_module_load comment does not say a missing file is %s: %s",
+            kern_status_name(st), c);
+  char *mods = section(rt, "\n## Modules and kernels\n");
+  cr_expect(strstr(mods, kern_status_name(st)) && strstr(mods, "missing"),
+            "runtime.md's modules section does not say a missing file is %s", kern_status_name(st));
+  free(mods);
+  free(c);
+  free(h);
+  free(rt);
 }
 
 /* The cells of a Markdown table row, backticks and blanks trimmed; returns the count. */

@@ -14,7 +14,7 @@
 
 #include "expect.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 static const char *src = "kernel void add(int[] x, int v) {\n"
                          "    int i = tid();\n"

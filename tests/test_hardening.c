@@ -26,11 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
 #include "emit.h"
 #include "front.h"
 #include "harness.h"
 #include "kern.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define HARDEN_SANITIZED 1
@@ -121,11 +122,11 @@ static void emit_both(const Program *p, const char *name, bool debug) {
   cr_assert_not_null(c);
   cr_assert_not_null(cuda);
   const char *why;
-  if (rt_nvrtc_load(&why)) {
+  if (tc_nvrtc_load(&why)) {
     char *out = NULL;
     size_t len;
     bool is_ptx;
-    kern_status st = rt_nvrtc_compile(cuda, name, 90, false, debug, &out, &len, &is_ptx);
+    kern_status st = tc_nvrtc_compile(cuda, name, 90, false, debug, &out, &len, &is_ptx);
     cr_expect_eq(st, KERN_OK, "NVRTC on %s: %.3000s", name, kern_last_error());
     free(out);
   } else {

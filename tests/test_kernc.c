@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -37,6 +38,18 @@ Test(kernc, check_errors_exit_1_with_location_line_and_caret) {
   cr_expect(strstr(out, "    a[0] = nope;\n           ^~~~"), "source line and caret: %s", out);
   free(out);
   unlink(path);
+}
+
+Test(kernc, check_reports_a_float_constant_as_an_integer_operand) {
+  char *out;
+  cr_expect_eq(
+      kernc("check --no-color " KERN_TESTS_DIR "/kern/bad/float_constant_int_operand.kern", &out),
+      1, "%s", out);
+  cr_expect(strstr(out, ":6:25: error: float constant 2.0 used as an int32 operand of '/' (an "
+                        "integer division)\n    a[i] = float(b[i] / 2.0);"),
+            "%s", out);
+  cr_expect(strstr(out, "note: kern does not convert integers to floats implicitly"), "%s", out);
+  free(out);
 }
 
 Test(kernc, bad_usage_exits_2) {
@@ -114,4 +127,101 @@ Test(kernc, emit_ptx_for_an_arch) {
   free(out);
   cr_expect_eq(kernc("emit --target=ptx --arch=sm_9 " FIX("run/saxpy.kern"), &out), 2);
   free(out);
+}
+
+Test(kernc, every_command_takes_help) {
+  const char *cmds[] = {"check", "emit", "build", "run", "info"};
+  const char *option[] = {"--dump=STAGES", "--target=T", "--depfile=FILE", "--release", "info"};
+  char *out, args[64];
+  for (int i = 0; i < 5; i++) {
+    snprintf(args, sizeof args, "%s --help", cmds[i]);
+    cr_expect_eq(kernc(args, &out), 0, "%s: %s", args, out);
+    char want[64];
+    snprintf(want, sizeof want, "usage: kernc %s", cmds[i]);
+    cr_expect(strstr(out, want) && strstr(out, option[i]), "%s: %s", args, out);
+    cr_expect(strstr(out, "man kernc"), "%s: no pointer to the manual: %s", args, out);
+    free(out);
+    snprintf(args, sizeof args, "help %s", cmds[i]);
+    cr_expect_eq(kernc(args, &out), 0, "%s: %s", args, out);
+    cr_expect(strstr(out, want), "%s: %s", args, out);
+    free(out);
+  }
+  /* Anywhere after the command, with other arguments; only that command's text. */
+  cr_expect_eq(kernc("run x.kern k --arg a=1 -h", &out), 0, "%s", out);
+  cr_expect(strstr(out, "--release") && !strstr(out, "--depfile"), "%s", out);
+  free(out);
+  cr_expect_eq(kernc("--help", &out), 0);
+  cr_expect(strstr(out, "info") && strstr(out, "man kernc") && strstr(out, "share/doc/kern"), "%s",
+            out);
+  free(out);
+  cr_expect_eq(kernc("frobnicate --help", &out), 2, "%s", out);
+  free(out);
+}
+
+Test(kernc, emit_defaults_to_c) {
+  char *dflt, *c;
+  cr_expect_eq(kernc("emit " FIX("run/saxpy.kern"), &dflt), 0, "%s", dflt);
+  cr_expect_eq(kernc("emit --target=c " FIX("run/saxpy.kern"), &c), 0);
+  cr_expect(strstr(dflt, "void kk_saxpy_range("), "%s", dflt);
+  cr_expect_str_eq(dflt, c);
+  free(dflt);
+  free(c);
+}
+
+Test(kernc, dump_after_a_command_and_empty_dump) {
+  char *out;
+  cr_expect_eq(kernc("check --dump=tokens " FIX("run/saxpy.kern"), &out), 0, "%s", out);
+  cr_expect(strstr(out, "'saxpy'"), "tokens printed: %s", out);
+  free(out);
+  cr_expect_eq(kernc("emit --target=cuda --dump=ast " FIX("run/saxpy.kern"), &out), 0, "%s", out);
+  const char *ast = strstr(out, "kernel saxpy"), *cuda = strstr(out, "kk_saxpy_cuda");
+  cr_expect(ast && cuda && ast < cuda, "the stages, then the target: %s", out);
+  free(out);
+  const char *bad[] = {"--dump= " FIX("run/saxpy.kern"),
+                       "check --dump= " FIX("run/saxpy.kern"),
+                       "emit --dump= " FIX("run/saxpy.kern"),
+                       "check --dump " FIX("run/saxpy.kern"),
+                       "check --dump=ast,nope " FIX("run/saxpy.kern"),
+                       "build --dump=ast " FIX("run/saxpy.kern") " -o never-written",
+                       "info --dump=ast"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    cr_expect_eq(kernc(bad[i], &out), 2, "%s: %s", bad[i], out);
+    free(out);
+  }
+}
+
+static void write_bytes(const char *path, size_t n) {
+  FILE *f = fopen(path, "wb");
+  cr_assert(f, "%s", path);
+  for (size_t i = 0; i < n; i++) fputc('k', f);
+  fclose(f);
+}
+
+Test(kernc, info_names_devices_compiler_nvrtc_and_cache) {
+  char dir[] = "/tmp/kernc-info-XXXXXX", path[64], cmd[256], *out;
+  cr_assert(mkdtemp(dir));
+  chmod(dir, 0700);
+  snprintf(path, sizeof path, "%s/a", dir);
+  write_bytes(path, 1 << 20);
+  snprintf(path, sizeof path, "%s/b", dir);
+  write_bytes(path, 1 << 19);
+  snprintf(cmd, sizeof cmd, "env KERN_CACHE_DIR=%s KERN_CC=cc %s info", dir, KERNC_PATH);
+  cr_expect_eq(th_run(cmd, &out), 0, "%s", out);
+  cr_expect(strstr(out, "devices:\n  cpu ") && strstr(out, " threads, "), "%s", out);
+  cr_expect(strstr(out, "C compiler: /") && strstr(out, "/cc ("), "the path and version: %s", out);
+  cr_expect(strstr(out, "NVRTC:      "), "%s", out);
+  char want[128];
+  snprintf(want, sizeof want, "cache:      %s: 1.5 MiB in 2 files", dir);
+  cr_expect(strstr(out, want), "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "env KERN_CACHE_DIR=%s KERN_CC=/nonexistent/cc KERN_NVRTC= %s info",
+           dir, KERNC_PATH);
+  cr_expect_eq(th_run(cmd, &out), 0, "%s", out);
+  cr_expect(strstr(out, "C compiler: none found"), "%s", out);
+  cr_expect(strstr(out, "NVRTC:      none (") && strstr(out, "KERN_NVRTC"), "%s", out);
+  free(out);
+  cr_expect_eq(kernc("info extra.kern", &out), 2, "%s", out);
+  free(out);
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  th_run(cmd, NULL);
 }

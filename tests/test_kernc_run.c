@@ -457,6 +457,98 @@ Test(kernc_run, launch_and_output_failures_exit_1_without_partial_files) {
   free(dir);
 }
 
+/* ---- safe by default ------------------------------------------------------------- */
+
+static char *kern_file(const char *dir, const char *src) {
+  char *path = malloc(4200);
+  snprintf(path, 4200, "%s/t.kern", dir);
+  FILE *f = fopen(path, "w");
+  cr_assert(f);
+  fputs(src, f);
+  fclose(f);
+  return path;
+}
+
+Test(kernc_run, bounds_are_checked_without_asking) {
+  char *out;
+  int rc = kernc(&out, "run %s saxpy --arg x=range:10 --arg y=ones:5 --arg a=1", EX("saxpy.kern"));
+  cr_expect_eq(rc, 1, "%s", out);
+  cr_expect(strstr(out, "out-of-bounds") && strstr(out, "parameter 'y'"), "%s", out);
+  free(out);
+  rc = kernc(&out, "run %s saxpy --release --debug --arg x=range:1 --arg y=ones:1 --arg a=1",
+             EX("saxpy.kern"));
+  cr_expect_eq(rc, 2, "%s", out);
+  free(out);
+}
+
+Test(kernc_run, a_crash_with_release_becomes_a_message) {
+  char *dir = tmp_dir(), *out;
+  char *path = kern_file(dir, "kernel void far(int[] a) {\n    a[tid() + 1000000000] = 1;\n}\n");
+  int rc = kernc(&out, "run %s far --release --arg a=zeros:4", path);
+  cr_expect_eq(rc, 1, "%s", out);
+  cr_expect(strstr(out, "kernc: the kernel crashed the process: a segmentation fault") &&
+                strstr(out, "without --release"),
+            "%s", out);
+  free(out);
+  rc = kernc(&out, "run %s far --arg a=zeros:4", path); /* the default names the index */
+  cr_expect_eq(rc, 1, "%s", out);
+  cr_expect(strstr(out, "index [1000000000] is outside shape [4]"), "%s", out);
+  free(out);
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+
+Test(kernc_run, dims_no_array_covers_are_refused) {
+  char *dir = tmp_dir(), *out;
+  char *path = kern_file(dir, "kernel void guarded(float[] x) {\n    int i = tid();\n"
+                              "    if (i < len(x)) x[i] = 1;\n}\n"
+                              "kernel void grid(int[,] g, int[] row) {\n"
+                              "    int i = tid(0);\n    int j = tid(1);\n"
+                              "    if (i < shape(g, 0) && j < shape(g, 1)) g[i, j] = 1;\n}\n");
+  int rc = kernc(&out, "run %s guarded --arg x=zeros:8 --dim=100", path);
+  cr_expect_eq(rc, 2, "%s", out);
+  cr_expect(strstr(out, "launch dims 100 are larger than every array argument") &&
+                strstr(out, "'x', shape 8") && strstr(out, "--release"),
+            "%s", out);
+  free(out);
+  rc = kernc(&out, "run %s guarded --arg x=zeros:8 --dim=100 --release", path);
+  cr_expect_eq(rc, 0, "--release launches anyway: %s", out);
+  cr_expect(strstr(out, "min 1  max 1"), "%s", out);
+  free(out);
+  cr_expect_eq(kernc(&out, "run %s guarded --arg x=zeros:8 --dim=8", path), 0, "%s", out);
+  free(out);
+  /* 2-D: dim by dim against the 2-D array; the 1-D one by its element count. */
+  rc = kernc(&out, "run %s grid --arg g=zeros:4,4 --arg row=zeros:3 --dim=4,5", path);
+  cr_expect_eq(rc, 2, "%s", out);
+  cr_expect(strstr(out, "launch dims 4,5") && strstr(out, "'g', shape 4,4"), "%s", out);
+  free(out);
+  cr_expect_eq(kernc(&out, "run %s grid --arg g=zeros:4,4 --arg row=zeros:20 --dim=4,5", path), 0,
+               "%s", out);
+  free(out);
+  cr_expect_eq(kernc(&out, "run %s grid --arg g=zeros:4,4 --arg row=zeros:3 --dim=2,3", path), 0,
+               "%s", out);
+  free(out);
+  free(path);
+  rm_rf(dir);
+  free(dir);
+}
+
+Test(kernc_run, an_unknown_device_is_bad_usage_with_the_list) {
+  char *out;
+  int rc = kernc(&out, "run %s saxpy --device=gpu --arg x=range:1 --arg y=ones:1 --arg a=1",
+                 EX("saxpy.kern"));
+  cr_expect_eq(rc, 2, "%s", out);
+  cr_expect(strstr(out, "bad device name 'gpu'") && strstr(out, "the devices here: cpu"), "%s",
+            out);
+  free(out);
+  rc = kernc(&out, "run %s saxpy --device=cuda:7 --arg x=range:1 --arg y=ones:1 --arg a=1",
+             EX("saxpy.kern"));
+  cr_expect_eq(rc, 1, "an absent device is not bad usage: %s", out);
+  cr_expect(strstr(out, "the devices here: cpu"), "%s", out);
+  free(out);
+}
+
 /* A NumPy bool array may hold any byte: kern reads 2 and 255 as true, and
  * writes the array back with proper 0/1 bools. */
 Test(kernc_run, a_bool_npy_with_other_bytes_reads_as_true) {

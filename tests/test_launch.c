@@ -13,7 +13,7 @@
 
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 #include "fake_gpu.h"
 
 static const char *saxpy_src = "kernel void saxpy(float[] x, float[] y, float a) {\n"
@@ -114,6 +114,34 @@ Test(module, type_errors_become_the_message) {
   cr_assert(strstr(kern_last_error(), "undefined_thing"), "%s", kern_last_error());
 }
 
+/* `float(a[i] / 2.0)` would be an integer division (0, 0, 1, 1 for 0..3): it is
+ * a compile error whose message says what to write instead. */
+Test(module, float_constant_as_integer_operand_is_an_error) {
+  cr_assert_null(kern_module_from_source(
+      "half.kern", "kernel void half(int[] a, float[] f) {\n  int i = tid();\n"
+                   "  f[i] = float(a[i] / 2.0);\n}\n"));
+  const char *msg = kern_last_error();
+  cr_assert_eq(kern_last_status(), KERN_ERR_COMPILE);
+  cr_assert(strstr(msg, "half.kern:3:23: error: float constant 2.0 used as an int32 operand of "
+                        "'/' (an integer division)"),
+            "%s", msg);
+  cr_assert(strstr(msg, "note: ") && strstr(msg, "float(...) to compute in floating point"), "%s",
+            msg);
+  kern_module *m = load("half_ok.kern", "kernel void half(int[] a, float[] f) {\n"
+                                        "  int i = tid();\n  f[i] = float(a[i]) / 2.0;\n}\n");
+  kern_array *a = arr1(KERN_INT32, 4), *f = arr1(KERN_FLOAT32, 4);
+  int32_t in[4] = {0, 1, 2, 3};
+  float out[4];
+  cr_assert_eq(kern_array_write(a, in, sizeof in), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "half"), cpu(), KERN_DIM1(4), a, f), KERN_OK, "%s",
+               kern_last_error());
+  cr_assert_eq(kern_array_read(f, out, sizeof out), KERN_OK);
+  for (int i = 0; i < 4; i++) cr_expect_eq(out[i], 0.5f * (float)i, "f[%d] = %g", i, out[i]);
+  kern_array_free(a);
+  kern_array_free(f);
+  kern_module_free(m);
+}
+
 Test(module, warnings_of_a_good_module) {
   kern_module *m =
       load("warn.kern", "kernel void k(int[] a) {\n  int i = tid();\n  a[i] + 1;\n}\n");
@@ -196,7 +224,7 @@ static kern_status launch_with_c(const char *c_src) {
   kern_module *m =
       load("abi.kern", "kernel void k(float[] a, float b) {\n  int i = tid();\n  a[i] = b;\n}\n");
   cr_assert_null(m->c_source, "generated lazily");
-  m->c_source = rt_strdup(c_src);
+  m->c_source = str_dup(c_src);
   kern_array *a = arr1(KERN_FLOAT32, 4);
   kern_status st = KERN_LAUNCH(kern_module_kernel(m, "k"), cpu(), KERN_DIM1(4), a, 1.0f);
   kern_array_free(a);
@@ -381,6 +409,94 @@ static void fill_and_check(kern_kernel *k, int64_t n) {
     if (p[i] != 3 * i + 1)
       cr_assert_fail("n=%lld: out[%lld] = %lld", (long long)n, (long long)i, (long long)p[i]);
   kern_array_free(a);
+}
+
+/* KERN_LAUNCH takes kern.h's value types as they are: each kernel copies its
+ * by-value parameters into one-element arrays, which must hold the same bytes. */
+static const char *values_src =
+    "kernel void f(vec2[] o0, vec3[] o1, vec4[] o2, mat22[] o3, mat33[] o4, mat44[] o5,\n"
+    "              quat[] o6, vec2 a, vec3 b, vec4 c, mat22 d, mat33 e, mat44 f, quat g) {\n"
+    "    o0[0] = a; o1[0] = b; o2[0] = c; o3[0] = d; o4[0] = e; o5[0] = f; o6[0] = g;\n"
+    "}\n"
+    "kernel void g(dvec2[] o0, dvec3[] o1, dvec4[] o2, ivec2[] o3, ivec3[] o4, ivec4[] o5,\n"
+    "              float16[] o6, dvec2 a, dvec3 b, dvec4 c, ivec2 d, ivec3 e, ivec4 f,\n"
+    "              float16 h) {\n"
+    "    o0[0] = a; o1[0] = b; o2[0] = c; o3[0] = d; o4[0] = e; o5[0] = f; o6[0] = h;\n"
+    "}\n";
+
+static void fill_bytes(void *p, size_t n, int seed) {
+  float *f = p; /* every type here is made of 4-byte words or doubles: use floats */
+  for (size_t i = 0; i < n / sizeof *f; i++) f[i] = (float)seed + 0.25f * (float)i;
+}
+
+static void expect_value(kern_array *a, const void *want, size_t n) {
+  unsigned char got[64];
+  cr_assert_eq(kern_array_nbytes(a), n, "%s", kern_dtype_name(kern_array_dtype(a)));
+  cr_assert_eq(kern_array_read(a, got, n), KERN_OK);
+  cr_expect(memcmp(got, want, n) == 0, "%s argument arrived changed",
+            kern_dtype_name(kern_array_dtype(a)));
+  kern_array_free(a);
+}
+
+/* Seven one-element arrays of these dtypes. */
+static void outputs(const kern_dtype dt[7], kern_array *o[7]) {
+  for (int i = 0; i < 7; i++) o[i] = arr1(dt[i], 1);
+}
+
+/* Each array holds its value's bytes (sizes from the dtypes); frees the arrays. */
+static void expect_values(kern_array *o[7], const void *const want[7]) {
+  for (int i = 0; i < 7; i++) expect_value(o[i], want[i], kern_dtype_size(kern_array_dtype(o[i])));
+}
+
+static const kern_dtype float_types[7] = {KERN_VEC2,  KERN_VEC3,  KERN_VEC4, KERN_MAT22,
+                                          KERN_MAT33, KERN_MAT44, KERN_QUAT};
+
+Test(launch, value_types_of_the_header_pass_directly) {
+  kern_module *m = load("values.kern", values_src);
+  kern_vec2 a;
+  kern_vec3 b;
+  kern_vec4 c;
+  kern_mat22 d;
+  kern_mat33 e;
+  kern_mat44 f;
+  kern_quat g;
+  fill_bytes(&a, sizeof a, 1), fill_bytes(&b, sizeof b, 2), fill_bytes(&c, sizeof c, 3);
+  fill_bytes(&d, sizeof d, 4), fill_bytes(&e, sizeof e, 5), fill_bytes(&f, sizeof f, 6);
+  fill_bytes(&g, sizeof g, 7);
+  kern_array *o[7];
+  outputs(float_types, o);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], a, b, c, d, e, f, g),
+               KERN_OK, "%s", kern_last_error());
+  expect_values(o, (const void *const[7]){&a, &b, &c, &d, &e, &f, &g});
+
+  kern_dvec2 da = {1.5, -2.5};
+  kern_dvec3 db = {1e300, 3.25, -0.0};
+  kern_dvec4 dc = {1, 2, 3, 4.125};
+  kern_ivec2 ia = {-1, 2147483647};
+  kern_ivec3 ib = {7, 8, -9};
+  kern_ivec4 ic = {1, 2, 3, -2147483647 - 1};
+  kern_float16 h = {0x3c00}; /* 1.0 */
+  outputs((const kern_dtype[7]){KERN_DVEC2, KERN_DVEC3, KERN_DVEC4, KERN_IVEC2, KERN_IVEC3,
+                                KERN_IVEC4, KERN_FLOAT16},
+          o);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "g"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], da, db, dc, ia, ib, ic, h),
+               KERN_OK, "%s", kern_last_error());
+  expect_values(o, (const void *const[7]){&da, &db, &dc, &ia, &ib, &ic, &h});
+  /* A compound literal in parentheses, and the constructor by name. */
+  outputs(float_types, o);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], kern_arg_of_vec2(a), ((kern_vec3){1, 2, 3}), c, d, e, f, g),
+               KERN_OK, "%s", kern_last_error());
+  expect_values(o, (const void *const[7]){&a, &(kern_vec3){1, 2, 3}, &c, &d, &e, &f, &g});
+  /* The dtype travels with the value: a vec4 is not a quat. */
+  outputs(float_types, o);
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o[0], o[1], o[2], o[3], o[4], o[5],
+                           o[6], a, b, c, d, e, f, c),
+               KERN_ERR_INVALID_ARGUMENT);
+  for (int i = 0; i < 7; i++) kern_array_free(o[i]);
+  kern_module_free(m);
 }
 
 Test(launch, every_index_exactly_once_over_many_sizes) {

@@ -18,7 +18,7 @@
 
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 #include "fake_gpu.h"
 
 static void setup(void) {
@@ -138,7 +138,7 @@ Test(kinds, a_foreign_host_pointer_is_unknown) {
 }
 
 Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
-  rt_pointer_kind_hook = fake_pointer_kind;
+  rt_host.pointer_kind = fake_pointer_kind;
   hook_ptr = NULL;
   kern_array *a = new1(cpu(), KERN_INT32, 100);
   int64_t n = 100, n2 = 10;
@@ -157,14 +157,14 @@ Test(kinds, kerns_own_pointers_answer_from_the_registry_without_the_driver) {
   kern_array *wm = kern_array_wrap(kern_array_data(m), g, KERN_INT32, 1, &n8, NULL);
   expect_kind(wm, KERN_MEM_CUDA_MANAGED);
   cr_assert_eq(hook_calls, 1);
-  rt_pointer_kind_hook = NULL;
+  rt_host.pointer_kind = NULL;
   kern_array_free(wm), kern_array_free(m), kern_array_free(inner), kern_array_free(w),
       kern_array_free(a);
 }
 
 Test(kinds, the_driver_classifies_foreign_pointers) {
   kern_device *g = th_fake_gpu_new(TH_H100);
-  rt_pointer_kind_hook = fake_pointer_kind;
+  rt_host.pointer_kind = fake_pointer_kind;
   static char buf[1024];
   int64_t n = 16;
   struct {
@@ -185,12 +185,12 @@ Test(kinds, the_driver_classifies_foreign_pointers) {
     expect_kind(w, cases[i].kind);
     kern_array_free(w);
   }
-  rt_pointer_kind_hook = NULL;
+  rt_host.pointer_kind = NULL;
 }
 
 Test(kinds, gpu_memory_declared_on_another_device_is_refused) {
   kern_device *g = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(TH_H100);
-  rt_pointer_kind_hook = fake_pointer_kind;
+  rt_host.pointer_kind = fake_pointer_kind;
   static char buf[256];
   int64_t n = 16;
   hook_ptr = buf, hook_ordinal = g->ordinal;
@@ -207,7 +207,7 @@ Test(kinds, gpu_memory_declared_on_another_device_is_refused) {
     cr_assert(strstr(kern_last_error(), h->name), "%s", kern_last_error());
   }
   /* kern's own device allocation too (the registry knows its device). */
-  rt_pointer_kind_hook = NULL;
+  rt_host.pointer_kind = NULL;
   kern_array *d = new1(g, KERN_INT32, 16);
   cr_assert_null(kern_array_wrap(kern_array_data(d), cpu(), KERN_INT32, 1, &n, NULL));
   cr_assert(strstr(kern_last_error(), "CUDA device memory of"), "%s", kern_last_error());
@@ -266,7 +266,7 @@ Test(allocators, capabilities_decide_what_a_gpu_accepts) {
 }
 
 Test(allocators, pinned_on_the_cpu_needs_the_driver) {
-  if (rt_pinned_alloc_hook) {
+  if (rt_host.pinned_alloc) {
     /* A driver with a GPU is present: PINNED works for real. */
     cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s",
                  kern_last_error());
@@ -288,8 +288,8 @@ Test(allocators, pinned_on_the_cpu_needs_the_driver) {
 }
 
 Test(allocators, pinned_arrays_go_through_the_drivers_allocator) {
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   cr_assert_eq(kern_device_set_allocator(cpu(), KERN_ALLOC_PINNED), KERN_ALLOC_DEFAULT, "%s",
                kern_last_error());
   int64_t n = 300;
@@ -335,8 +335,8 @@ Test(access, pinned_row) {
   kern_device_info no_uva = TH_H100;
   no_uva.is_uva = false;
   kern_device *g = th_fake_gpu_new(TH_H100), *n = th_fake_gpu_new(no_uva);
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   kern_array *p = alloc_with(cpu(), KERN_ALLOC_PINNED, 8);
   expect_kind(p, KERN_MEM_PINNED_HOST);
   cr_assert(kern_can_access(cpu(), p));
@@ -563,8 +563,8 @@ Test(modes, strict_wants_every_array_on_the_launch_device) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
   kern_device *g = th_fake_gpu_new(TH_H100);
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   kern_array *h = new1(cpu(), KERN_INT32, 4), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 4);
   kern_array *dev = new1(g, KERN_INT32, 4), *dev2 = new1(g, KERN_INT32, 4);
   kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 4);
@@ -589,8 +589,8 @@ Test(modes, checked_follows_the_table_and_refuses_before_launching) {
   kern_module *m = mode_module();
   kern_kernel *add = kernel(m, "add");
   kern_device *g = th_fake_gpu_new(TH_H100), *o = th_fake_gpu_new(TH_H100);
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   kern_array *h = new1(cpu(), KERN_INT32, 4), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 4);
   kern_array *dg = new1(g, KERN_INT32, 4), *dO = new1(o, KERN_INT32, 4);
   kern_array *pool = alloc_with(o, KERN_ALLOC_CUDA_MEMPOOL, 4),
@@ -711,8 +711,8 @@ Test(modes, checked_explains_cpu_gpu_atomics_without_host_native_atomics) {
   kern_kernel *count = kernel(m, "count"), *helper = kernel(m, "via_helper"),
               *add = kernel(m, "add");
   kern_device *g = th_fake_gpu_new(TH_H100), *a = th_fake_gpu_new(atomic);
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   kern_array *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 64),
              *mana = alloc_with(a, KERN_ALLOC_CUDA_MANAGED, 64);
   kern_array *plain = new1(cpu(), KERN_INT32, 64), *pin = alloc_with(cpu(), KERN_ALLOC_PINNED, 64);
@@ -807,9 +807,9 @@ static void expect_unsupported(const kern_array *a, const char *needle) {
 
 Test(ipc, only_cuda_device_owner_arrays_have_handles) {
   kern_device *g = th_fake_gpu_new(TH_H100);
-  rt_ipc_handle_hook = fake_ipc;
-  rt_pinned_alloc_hook = fake_pinned_alloc;
-  rt_pinned_free_hook = fake_pinned_free;
+  rt_host.ipc_handle = fake_ipc;
+  rt_host.pinned_alloc = fake_pinned_alloc;
+  rt_host.pinned_free = fake_pinned_free;
   kern_array *dev = new1(g, KERN_INT32, 16), *man = alloc_with(g, KERN_ALLOC_CUDA_MANAGED, 16);
   kern_array *pool = alloc_with(g, KERN_ALLOC_CUDA_MEMPOOL, 16),
              *host = new1(cpu(), KERN_INT32, 16);
@@ -833,7 +833,7 @@ Test(ipc, only_cuda_device_owner_arrays_have_handles) {
   cr_assert_eq(ipc_calls, 1, "refusals never reach the driver");
   cr_assert_eq(kern_array_ipc_handle(NULL, h), KERN_ERR_INVALID_ARGUMENT);
   cr_assert_eq(kern_array_ipc_handle(dev, NULL), KERN_ERR_INVALID_ARGUMENT);
-  rt_ipc_handle_hook = NULL;
+  rt_host.ipc_handle = NULL;
   expect_unsupported(dev, "cuIpcGetMemHandle");
   kern_array_free(view), kern_array_free(wrapped), kern_array_free(dev), kern_array_free(man);
   kern_array_free(pool), kern_array_free(host), kern_array_free(pin);

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "emit.h"
 #include "front.h"
 #include "harness.h"
@@ -23,7 +24,7 @@ static int compile_dir(const char *dir, bool debug, int *count) {
     char *src = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
     size_t len;
     bool is_ptx;
-    if (src && rt_nvrtc_compile(src, files[i], 90, false, debug, &out, &len, &is_ptx) != KERN_OK) {
+    if (src && tc_nvrtc_compile(src, files[i], 90, false, debug, &out, &len, &is_ptx) != KERN_OK) {
       failed++;
       cr_log_error("%s (debug=%d): %s", files[i], debug, kern_last_error());
     }
@@ -40,14 +41,14 @@ static int compile_dir(const char *dir, bool debug, int *count) {
 
 Test(nvrtc, every_fixture_compiles_to_ptx, .timeout = 900) {
   const char *why;
-  if (!rt_nvrtc_load(&why))
+  if (!tc_nvrtc_load(&why))
     cr_skip_test("NVRTC not available (%s): CUDA compile checks skipped", why);
   int count = 0, failed = 0;
   for (int debug = 0; debug < 2; debug++) {
     failed += compile_dir(KERN_TESTS_DIR "/kern/ok", debug, &count);
     failed += compile_dir(KERN_TESTS_DIR "/kern/run", debug, &count);
   }
-  cr_log_info("NVRTC %d: %d compiles, %d failed", rt_nvrtc_version(), count, failed);
+  cr_log_info("NVRTC %d: %d compiles, %d failed", tc_nvrtc_version(), count, failed);
   cr_expect_eq(failed, 0, "%d of %d NVRTC compiles failed", failed, count);
   cr_expect_gt(count, 0);
 }

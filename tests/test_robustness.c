@@ -33,10 +33,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "cuda_api.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 #include "harness.h"
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define KERN_TEST_SANITIZED 1
@@ -376,7 +377,7 @@ static int nvrtc_compile(const char *src, char **out) {
   size_t len = 0;
   bool ptx = false;
   *out = NULL;
-  return rt_nvrtc_compile(src, "gen.cu", 80, false, false, out, &len, &ptx);
+  return tc_nvrtc_compile(src, "gen.cu", 80, false, false, out, &len, &ptx);
 }
 
 /* 26: no NVRTC is KERN_ERR_UNSUPPORTED naming what could not be loaded. */
@@ -394,7 +395,7 @@ Test(faults, nvrtc_missing) {
 Test(faults, nvrtc_failure_shows_its_log) {
   fresh_cache();
   const char *why = NULL;
-  if (!rt_nvrtc_load(&why)) cr_skip_test("NVRTC is not available (%s)", why);
+  if (!tc_nvrtc_load(&why)) cr_skip_test("NVRTC is not available (%s)", why);
   char *out;
   expect_error(nvrtc_compile("extern \"C\" __global__ void f() { undefined_thing_xyz(); }", &out),
                KERN_ERR_COMPILE,

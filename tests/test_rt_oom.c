@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 /* ---- the interposed allocator -------------------------------------------------- */
 

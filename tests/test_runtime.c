@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
+#include "cpu/cpu_backend.h"
 
 static kern_device *cpu(void) {
   kern_device *d = kern_device_get("cpu");
@@ -73,7 +74,7 @@ Test(core, long_error_messages_survive) {
   char big[5000];
   memset(big, 'x', sizeof big - 1);
   big[sizeof big - 1] = 0;
-  cr_assert_eq(rt_error(KERN_ERR_IO, "start %s end", big), KERN_ERR_IO);
+  cr_assert_eq(err_set(KERN_ERR_IO, "start %s end", big), KERN_ERR_IO);
   cr_assert_eq(strlen(kern_last_error()), strlen(big) + 10);
   cr_assert(strncmp(kern_last_error(), "start xxx", 9) == 0);
   cr_assert(strcmp(kern_last_error() + strlen(kern_last_error()) - 4, " end") == 0);
@@ -133,6 +134,37 @@ Test(core, bad_num_threads_falls_back) {
   setenv("KERN_NUM_THREADS", "banana", 1);
   kern_init();
   cr_assert_geq(rt_config_get()->num_threads, 1);
+}
+
+/* Each Criterion test runs in its own process: the environment set here is
+ * read by this test's kern_init only. */
+Test(core, config_reports_compiler_nvrtc_cache_threads) {
+  char dir[] = "/tmp/kern-config-XXXXXX";
+  cr_assert(mkdtemp(dir));
+  setenv("KERN_CACHE_DIR", dir, 1);
+  setenv("KERN_CC", "cc", 1);
+  setenv("KERN_NUM_THREADS", "3", 1);
+  setenv("KERN_NVRTC", "", 1); /* hidden */
+  kern_config c;
+  cr_assert_eq(kern_config_get(&c), KERN_OK, "%s", kern_last_error());
+  cr_expect_str_eq(c.version, kern_version_string());
+  cr_assert_not_null(c.cc);
+  cr_expect(c.cc[0] == '/' && strstr(c.cc, "/cc"), "%s", c.cc);
+  cr_expect(*c.cc_version, "cc --version said something");
+  cr_expect_null(c.nvrtc);
+  cr_expect_eq(c.nvrtc_version, 0);
+  cr_expect(strstr(c.nvrtc_error, "KERN_NVRTC"), "%s", c.nvrtc_error);
+  cr_assert_not_null(c.cache_dir);
+  cr_expect_str_eq(c.cache_dir, dir);
+  cr_expect_eq(c.num_threads, 3);
+  cr_expect(!c.debug);
+  cr_expect_eq(kern_config_get(NULL), KERN_ERR_INVALID_ARGUMENT);
+  kern_shutdown();
+  setenv("KERN_CC", "/nonexistent/cc", 1);
+  cr_assert_eq(kern_config_get(&c), KERN_OK);
+  cr_expect_null(c.cc, "no compiler: %s", c.cc);
+  cr_expect_str_eq(c.cc_version, "");
+  rmdir(dir);
 }
 
 /* ---- dtypes ------------------------------------------------------------------------ */

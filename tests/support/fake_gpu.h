@@ -2,7 +2,7 @@
  * access rules and DLPack without a GPU (test_memory.c, test_launch.c,
  * test_dlpack.c).
  *
- * Requires: rt.h (the device table and rt_device_ops), Criterion.
+ * Requires: core.h (the device table and rt_device_ops), Criterion.
  * Produces: th_fake_gpu_new(caps), a CUDA device at the next free ordinal
  * (real GPUs stay untouched) whose memory is host memory reporting CUDA
  * kinds, whose capabilities are caps (th_fake_of(d)->info may change them
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "kern.h"
-#include "rt.h"
+#include "core.h"
 
 typedef struct th_fake_gpu {
   kern_device_info info;

@@ -1,27 +1,24 @@
-/* cpu_backend.c: the "cpu" device: host memory, compiling modules with the C
- * compiler, and launches on the thread pool.
+/* cpu_backend.c: the "cpu" device: host memory, loading a module's compiled
+ * code, and launches on the thread pool.
  *
- * Requires: cpu_compile.c (C source -> loaded object), pool.c, module.c (the
- * generated C source). Produces: rt_cpu_ops.
+ * Requires: compile.c (a module's shared object, or kernc build's entry
+ * points), pool.c, a GPU driver's host services for pinned memory.
+ * Produces: rt_cpu_ops and rt_cpu_probe.
  * Breaks: host arrays are 64-byte aligned; big ones come from mmap (zeroed by
  * the kernel, so kern_array_new of a large array costs no memset, and a huge
  * request fails cleanly instead of being touched; one larger than the
  * machine's physical memory is refused before asking the kernel). The choice between malloc
  * and mmap depends only on the size, so free() can tell them apart.
  */
-#include "rt.h"
-#include "ast.h"
-
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-enum { MMAP_MIN = 1 << 20 };
+#include "cpu_backend.h"
 
-void *(*rt_pinned_alloc_hook)(size_t bytes);
-void (*rt_pinned_free_hook)(void *ptr);
+enum { MMAP_MIN = 1 << 20 };
 
 /* ---- memory ------------------------------------------------------------------- */
 
@@ -49,27 +46,27 @@ static void *cpu_alloc(kern_device *d, size_t bytes, kern_allocator al, bool zer
   void *p;
   if (al == KERN_ALLOC_PINNED) {
     *kind = KERN_MEM_PINNED_HOST;
-    if (!rt_pinned_alloc_hook) {
-      rt_error(KERN_ERR_UNSUPPORTED,
-               "pinned host memory needs the CUDA driver, and it is not available");
+    if (!rt_host.pinned_alloc) {
+      err_set(KERN_ERR_UNSUPPORTED,
+              "pinned host memory needs the CUDA driver, and it is not available");
       return NULL;
     }
-    p = rt_pinned_alloc_hook(bytes);
+    p = rt_host.pinned_alloc(bytes);
     if (p && zero) memset(p, 0, bytes);
   } else {
     *kind = KERN_MEM_HOST;
     p = host_alloc(bytes, zero);
   }
   if (!p)
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s",
-             bytes, (double)bytes / (1024.0 * 1024 * 1024), d->name);
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory: cannot allocate %zu bytes (%.1f GiB) on %s",
+            bytes, (double)bytes / (1024.0 * 1024 * 1024), d->name);
   return p;
 }
 
 static void cpu_free(kern_device *d, void *p, size_t bytes, kern_memory_kind kind) {
   (void)d;
   if (kind == KERN_MEM_PINNED_HOST) {
-    if (rt_pinned_free_hook) rt_pinned_free_hook(p);
+    if (rt_host.pinned_free) rt_host.pinned_free(p);
   } else if (bytes >= MMAP_MIN) {
     munmap(p, bytes);
   } else {
@@ -100,7 +97,7 @@ static kern_status cpu_info(const kern_device *d, kern_device_info *out) {
 
 static bool cpu_allocator_ok(const kern_device *d, kern_allocator a) {
   (void)d;
-  return a == KERN_ALLOC_DEFAULT || (a == KERN_ALLOC_PINNED && rt_pinned_alloc_hook);
+  return a == KERN_ALLOC_DEFAULT || (a == KERN_ALLOC_PINNED && rt_host.pinned_alloc);
 }
 
 /* ---- compiled code ----------------------------------------------------------------- */
@@ -130,21 +127,24 @@ static rt_range_fn as_fn(void *p) {
   return f;
 }
 
+/* The symbol kk_<kernel>_<suffix> (kernel names are up to 1024 bytes). */
+static void *kernel_sym(cpu_code *c, const kern_kernel *k, const char *suffix) {
+  char *name = str_printf("kk_%s_%s", k->name, suffix);
+  void *p = name ? rt_cpu_lib_sym(&c->lib, name) : NULL;
+  free(name);
+  return p;
+}
+
 static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
-  char name[AST_MAX_IDENT + 32]; /* kk_<kernel name>_range_dense */
-  snprintf(name, sizeof name, "kk_%s_range", k->name);
-  void *range = rt_cpu_lib_sym(&c->lib, name);
-  snprintf(name, sizeof name, "kk_%s_range_dense", k->name);
-  void *dense = rt_cpu_lib_sym(&c->lib, name);
-  snprintf(name, sizeof name, "kk_%s_args_size", k->name);
-  const uint32_t *size = rt_cpu_lib_sym(&c->lib, name);
+  void *range = kernel_sym(c, k, "range"), *dense = kernel_sym(c, k, "range_dense");
+  const uint32_t *size = kernel_sym(c, k, "args_size");
   if (!range || !dense || !size)
-    return rt_error(KERN_ERR_COMPILE,
-                    "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
-                    k->name);
+    return err_set(KERN_ERR_COMPILE,
+                   "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",
+                   k->name);
   /* A kernel without parameters has a one-byte placeholder struct. */
   if (*size != k->args_size && !(k->nparams == 0 && *size <= 1))
-    return rt_error(
+    return err_set(
         KERN_ERR_COMPILE,
         "ABI mismatch in kernel '%s': the compiled code's argument block is %u bytes, the runtime's %zu",
         k->name, (unsigned)*size, k->args_size);
@@ -154,23 +154,22 @@ static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
 
 static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
   (void)d;
-  const char *src = NULL;
-  kern_status st = m->embedded ? KERN_OK : rt_module_c_source(m, &src);
+  rt_binary bin;
+  kern_status st = rt_module_binary(m, RT_CODE_CPU, 0, &bin);
   if (st) return st;
   cpu_code *c = calloc(1, sizeof *c);
   if (c) c->entries = calloc((size_t)m->nkernels + 1, sizeof *c->entries);
   if (!c || !c->entries) {
+    rt_cpu_lib_close(&bin.lib);
     cpu_code_free((rt_code *)c);
-    return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
+    return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory compiling module '%s'", m->name);
   }
   c->nkernels = m->nkernels;
-  /* A module built by kernc build carries its entry points: no compiler runs. */
-  if (m->embedded)
-    for (int i = 0; st == KERN_OK && i < m->nkernels; i++)
-      st = rt_embedded_cpu(m, i, &c->entries[i].range, &c->entries[i].dense);
-  else
-    st = rt_cpu_compile(src, strlen(src), m->debug, &c->lib);
-  for (int i = 0; !m->embedded && st == KERN_OK && i < m->nkernels; i++)
+  c->lib = bin.lib;
+  /* A module built by kernc build carries its entry points: no compiler ran. */
+  for (int i = 0; bin.aot && i < m->nkernels; i++)
+    c->entries[i] = (cpu_entry){bin.aot[i].range, bin.aot[i].range_dense};
+  for (int i = 0; !bin.aot && st == KERN_OK && i < m->nkernels; i++)
     st = bind_kernel(c, &m->kernels[i]);
   if (st) {
     cpu_code_free((rt_code *)c);
@@ -185,10 +184,8 @@ static kern_status cpu_compile(kern_module *m, kern_device *d, rt_code **out) {
 static kern_status cpu_launch(const rt_launch *L) {
   const cpu_code *c = (const cpu_code *)L->code;
   const cpu_entry *e = &c->entries[L->kernel->index];
-  if (L->ctx.err) memset(L->ctx.err, 0, sizeof *L->ctx.err);
   rt_pool_run(L->dense ? e->dense : e->range, L->args, &L->ctx, L->ctx.n, &L->kernel->cpu_cost);
-  if (L->ctx.err && L->ctx.err->flag) return rt_debug_error(L->kernel, L->ctx.err);
-  return KERN_OK;
+  return KERN_OK; /* a debug record in L->ctx.err is the core's to word */
 }
 
 const rt_device_ops rt_cpu_ops = {
@@ -202,3 +199,8 @@ const rt_device_ops rt_cpu_ops = {
     .code_free = cpu_code_free,
     .launch = cpu_launch,
 };
+
+kern_status rt_cpu_probe(void) {
+  rt_device_add(RT_DEV_CPU, -1, &rt_cpu_ops, NULL);
+  return KERN_OK;
+}

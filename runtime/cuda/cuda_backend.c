@@ -1,7 +1,8 @@
-/* cuda_backend.c: CUDA devices: probe, memory, NVRTC compile + cache, launches, streams.
+/* cuda_backend.c: CUDA devices: probe, memory, loading modules, launches, streams.
  *
  * Requires the driver through cuda_api.c (dlopen'd; absent driver = no CUDA
- * devices, never an error at init). Produces rt_cuda_probe, the rt_cuda_ops
+ * devices, never an error at init), and compile.c for a module's CUBIN or
+ * PTX (NVRTC and the disk cache). Produces rt_cuda_probe, the rt_cuda_ops
  * backend table, the public stream functions, and the context and stream
  * helpers cuda_capture.c records with (a conditional body's stream replaces
  * the current one while it is captured). Each device keeps its
@@ -15,9 +16,7 @@
 #include <string.h>
 
 #include "cuda_api.h"
-#include "emit.h"
-#include "front.h"
-#include "rt.h"
+#include "cuda_backend.h"
 
 struct kern_stream {
   kern_device *device;
@@ -53,7 +52,7 @@ typedef struct cuda_code {
 static const rt_cu_api *cu;
 static const char *absent_why = "no CUDA device present";
 
-const char *rt_cuda_absent_reason(void) { return absent_why; }
+const char *rt_cuda_probe_reason(void) { return absent_why; }
 
 static cuda_dev *impl(const kern_device *d) { return (cuda_dev *)d->impl; }
 
@@ -79,16 +78,16 @@ static kern_status cu_fail(kern_device *d, CUresult r, const char *what) {
     }
     pthread_mutex_unlock(&c->mu);
   }
-  if (c->poisoned) return rt_error(KERN_ERR_CUDA, "%s", c->poison_msg);
-  return rt_error(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA, "%s on %s: %s", what, d->name,
-                  rt_cu_error_text(r));
+  if (c->poisoned) return err_set(KERN_ERR_CUDA, "%s", c->poison_msg);
+  return err_set(r == 2 ? KERN_ERR_OUT_OF_MEMORY : KERN_ERR_CUDA, "%s on %s: %s", what, d->name,
+                 rt_cu_error_text(r));
 }
 
 /* Makes the device's context current; fails if the device is poisoned. */
 static kern_status enter(kern_device *d) {
   cuda_dev *c = impl(d);
   kern_status p = (kern_status)c->poisoned;
-  if (p) return rt_error(p, "%s", c->poison_msg);
+  if (p) return err_set(p, "%s", c->poison_msg);
   CUresult r = cu->CtxSetCurrent(c->ctx);
   return r ? cu_fail(d, r, "cuCtxSetCurrent") : KERN_OK;
 }
@@ -285,7 +284,7 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
   cuda_dev *t = impl(target);
   if (target == peer) return KERN_OK;
   if (!t->pool || !cu->MemPoolSetAccess)
-    return rt_error(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
+    return err_set(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);
   mem_access_desc desc = {1 /* DEVICE */, impl(peer)->info.ordinal, on ? 3 /* READWRITE */ : 0};
   kern_status s = enter(target);
   if (s) return s;
@@ -294,54 +293,20 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
   return KERN_OK;
 }
 
-/* ---- compile: NVRTC + the disk cache ---------------------------------------------------- */
-
-static char *cuda_source(kern_module *m) {
-  EmitOptions o = {.debug = m->debug, .line_directives = true};
-  return emit_program(m->prog, EMIT_CUDA, &o);
-}
-
-/* Cache key: the source, NVRTC's version, the arch and the options. */
-static void cuda_key(const char *src, int arch, bool debug, char hex[65]) {
-  rt_sha256 h;
-  unsigned char dig[32];
-  char extra[96];
-  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", rt_nvrtc_version(), arch,
-           debug, KN_ABI_VERSION, kern_version_string());
-  rt_sha256_init(&h);
-  rt_sha256_add(&h, src, strlen(src));
-  rt_sha256_add(&h, extra, strlen(extra));
-  rt_sha256_done(&h, dig);
-  rt_hex(dig, 32, hex);
-}
-
-/* CUDA source -> CUBIN (or PTX), from the cache when possible. */
-static kern_status cuda_binary(kern_module *m, int arch, char **bin, size_t *len) {
-  if (m->embedded) return rt_embedded_gpu_image(m, arch, bin, len); /* kernc build: no NVRTC */
-  char *src = cuda_source(m);
-  if (!src) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
-  char key[65];
-  cuda_key(src, arch, m->debug, key);
-  const char *dir = rt_cache_dir();
-  *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
-  kern_status s = KERN_OK;
-  if (!*bin) {
-    bool is_ptx;
-    s = rt_nvrtc_compile(src, m->name, arch, true, m->debug, bin, len, &is_ptx);
-    if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
-  }
-  free(src);
-  return s;
-}
+/* ---- compile: the module's image (compile.c), loaded --------------------------------- */
 
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
     for (int dense = 0; dense < 2; dense++) {
-      char name[AST_MAX_IDENT + 32]; /* kk_<kernel name>_cuda_dense */
       int grid = 0, *block = &cc->block[2 * k + dense];
       CUfunction *f = &cc->fn[2 * k + dense];
-      snprintf(name, sizeof name, "kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
-      CU_TRY(d, cu->ModuleGetFunction(f, cc->mod, name));
+      /* kernel names are up to 1024 bytes */
+      char *name = str_printf("kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
+      if (!name)
+        return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+      CUresult r = cu->ModuleGetFunction(f, cc->mod, name);
+      free(name);
+      if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
       if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
     }
@@ -360,9 +325,9 @@ static void cuda_code_free(rt_code *code) {
 static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
   kern_status s = enter(d);
   if (s) return s;
-  char *bin;
-  size_t len;
-  if ((s = cuda_binary(m, impl(d)->arch, &bin, &len))) return s;
+  rt_binary b;
+  if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
+  char *bin = b.image;
   cuda_code *cc = calloc(1, sizeof *cc);
   if (cc) {
     cc->nkernels = m->nkernels;
@@ -370,7 +335,7 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
     cc->block = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->block);
   }
   if (!cc || !cc->fn || !cc->block)
-    s = rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
+    s = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
   CUresult r = s ? 0 : cu->ModuleLoadData(&cc->mod, bin);
   free(bin);
   if (!s && r) s = cu_fail(d, r, "cuModuleLoadData");
@@ -385,15 +350,14 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out) {
 
 /* ---- launch ---------------------------------------------------------------------------- */
 
-/* Debug launches wait and turn the device's error record into KERN_ERR_BOUNDS. */
+/* Debug launches wait and hand the device's error record to the core. */
 static kern_status debug_finish(kern_device *d, const rt_launch *L, CUstream st) {
   kn_error rec;
   CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)&rec, (CUdeviceptr)(uintptr_t)impl(d)->err_buf,
                             sizeof rec, st));
   CU_TRY(d, cu->StreamSynchronize(st));
-  if (!rec.flag) return KERN_OK;
-  *L->ctx.err = rec;
-  return rt_debug_error(L->kernel, &rec);
+  if (rec.flag) *L->ctx.err = rec; /* the core words it */
+  return KERN_OK;
 }
 
 static kern_status cuda_launch(const rt_launch *L) {
@@ -450,14 +414,14 @@ const rt_device_ops rt_cuda_ops = {
 
 kern_stream *kern_stream_new(kern_device *d) {
   if (!d || d->kind != RT_DEV_CUDA) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_new: streams belong to CUDA devices, not %s",
-             d ? d->name : "NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_stream_new: streams belong to CUDA devices, not %s",
+            d ? d->name : "NULL");
     return NULL;
   }
   if (enter(d)) return NULL;
   kern_stream *s = calloc(1, sizeof *s);
   if (!s) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   CUresult r = cu->StreamCreate(&s->s, CU_STREAM_NON_BLOCKING);
@@ -473,13 +437,13 @@ kern_stream *kern_stream_new(kern_device *d) {
 
 kern_stream *kern_stream_wrap_cuda(kern_device *d, void *cu_stream) {
   if (!d || d->kind != RT_DEV_CUDA) {
-    rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device",
-             d ? d->name : "NULL");
+    err_set(KERN_ERR_INVALID_ARGUMENT, "kern_stream_wrap_cuda: %s is not a CUDA device",
+            d ? d->name : "NULL");
     return NULL;
   }
   kern_stream *s = calloc(1, sizeof *s);
   if (!s) {
-    rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory");
+    err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory");
     return NULL;
   }
   s->device = d;
@@ -505,12 +469,12 @@ void kern_stream_free(kern_stream *s) {
 
 kern_status kern_device_set_stream(kern_device *d, kern_stream *s) {
   if (!d || d->kind != RT_DEV_CUDA)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device",
-                    d ? d->name : "NULL");
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_set_stream: %s is not a CUDA device",
+                   d ? d->name : "NULL");
   if (s && s->device != d)
-    return rt_error(KERN_ERR_INVALID_ARGUMENT,
-                    "kern_device_set_stream: the stream belongs to %s, not %s", s->device->name,
-                    d->name);
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_device_set_stream: the stream belongs to %s, not %s", s->device->name,
+                   d->name);
   if (rt_capture_active(d)) return rt_capture_refuse(d, "kern_device_set_stream");
   atomic_store(&impl(d)->stream, s ? s : &impl(d)->default_stream);
   return KERN_OK;

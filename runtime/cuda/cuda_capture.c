@@ -22,7 +22,9 @@
 #include <string.h>
 
 #include "cuda_api.h"
-#include "rt.h"
+#include "cuda_backend.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 
 typedef struct CUgraphNode_st *CUgraphNode;
 typedef struct CUlinkState_st *CUlinkState;
@@ -212,10 +214,10 @@ kn_error *rt_cuda_capture_debug_slot(kern_device *d, const kern_kernel *k) {
 
 static kern_status cu_begin(kern_device *d, kern_capture_mode mode, void **out) {
   if (!load())
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "graph capture on %s needs a CUDA driver with stream capture "
-                    "(cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags)",
-                    d->name);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "graph capture on %s needs a CUDA driver with stream capture "
+                   "(cuStreamBeginCapture_v2, cuGraphInstantiateWithFlags)",
+                   d->name);
   kern_status st = rt_cuda_enter(d);
   if (st) return st;
   CUdeviceptr p;
@@ -223,7 +225,7 @@ static kern_status cu_begin(kern_device *d, kern_capture_mode mode, void **out) 
   if (!slots[d->index] && cu->MemAlloc(&p, NSLOTS * sizeof(kn_error)) == CUDA_SUCCESS)
     slots[d->index] = (kn_error *)(uintptr_t)p;
   cu_cap *c = calloc(1, sizeof *c);
-  if (!c) return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
+  if (!c) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   c->dev = d;
   c->stream = rt_cuda_stream(d);
   c->mode = mode == KERN_CAPTURE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
@@ -283,7 +285,7 @@ static kern_status finish(kern_device *d, cu_cap *c, CUgraph g, void **exec, boo
     if (st) return st;
     if (!e && !(e = calloc(1, sizeof *e))) {
       cu->GraphExecDestroy(fresh);
-      return rt_error(KERN_ERR_OUT_OF_MEMORY, "out of memory finishing a capture");
+      return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory finishing a capture");
     }
     if (e->exec)
       cu->GraphExecDestroy(e->exec); /* replays in flight finish first (the driver's rule) */
@@ -301,10 +303,10 @@ static kern_status cu_end(kern_device *d, void *cap, void **exec, bool *updated)
   CUresult r = stop(c, &g);
   kern_status st = KERN_OK;
   if (r || !g)
-    st = rt_error(KERN_ERR_CAPTURE,
-                  "the capture on %s was invalidated by an operation inside it that CUDA could "
-                  "not record (%s); it is discarded and the device's stream is usable again",
-                  d->name, rt_cu_error_text(r));
+    st = err_set(KERN_ERR_CAPTURE,
+                 "the capture on %s was invalidated by an operation inside it that CUDA could "
+                 "not record (%s); it is discarded and the device's stream is usable again",
+                 d->name, rt_cu_error_text(r));
   else
     st = finish(d, c, g, exec, updated);
   if (g) cu->GraphDestroy(g); /* the executable keeps its own copy */
@@ -314,8 +316,10 @@ static kern_status cu_end(kern_device *d, void *cap, void **exec, bool *updated)
 
 /* ---- replay ---------------------------------------------------------------------------- */
 
-/* Debug graphs: clear the records, replay, wait, report the first failure in capture order. */
-static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s) {
+/* Debug graphs: clear the records, replay, wait, hand the first failure in
+ * capture order to the core. */
+static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s, const kern_kernel **failed,
+                                kn_error *rec) {
   kn_error recs[NSLOTS];
   int n = e->ndebug;
   CUdeviceptr p = (CUdeviceptr)(uintptr_t)slots[d->index];
@@ -327,16 +331,21 @@ static kern_status launch_debug(kern_device *d, cu_exec *e, CUstream s) {
   pthread_mutex_unlock(&replay_mu);
   if (r) return rt_cuda_fail(d, r, "cuGraphLaunch");
   for (int i = 0; i < n; i++)
-    if (recs[i].flag) return rt_debug_error(e->debug[i], &recs[i]);
+    if (recs[i].flag) {
+      *failed = e->debug[i];
+      *rec = recs[i];
+      return KERN_OK;
+    }
   return KERN_OK;
 }
 
-static kern_status cu_launch(kern_device *d, void *exec) {
+static kern_status cu_launch(kern_device *d, void *exec, const kern_kernel **failed,
+                             kn_error *rec) {
   cu_exec *e = exec;
   kern_status st = rt_cuda_enter(d);
   if (st) return st;
   CUstream s = rt_cuda_stream(d);
-  if (e->ndebug && slots[d->index]) return launch_debug(d, e, s);
+  if (e->ndebug && slots[d->index]) return launch_debug(d, e, s, failed, rec);
   CUresult r = cu->GraphLaunch(e->exec, s);
   return r ? rt_cuda_fail(d, r, "cuGraphLaunch") : KERN_OK;
 }
@@ -422,7 +431,7 @@ static const char setcond_src[] =
     "}\n";
 
 static bool devrt_path(char *out, size_t n) {
-  for (int i = 0; rt_cuda_toolkit_path(i, "lib64/libcudadevrt.a", out, n); i++) {
+  for (int i = 0; tc_cuda_toolkit_path(i, "lib64/libcudadevrt.a", out, n); i++) {
     FILE *f = fopen(out, "rb");
     if (f) {
       fclose(f);
@@ -434,7 +443,7 @@ static bool devrt_path(char *out, size_t n) {
 
 /* NVRTC, relocatable: CUBIN for sm_<arch> (cubin) or PTX. */
 static char *compile_setcond(int arch, bool cubin, size_t *len) {
-  const rt_nvrtc_api *nv = rt_nvrtc_load(NULL);
+  const tc_nvrtc_api *nv = tc_nvrtc_load(NULL);
   if (!nv || (cubin && !nv->GetCUBIN)) return NULL;
   char opt[64];
   snprintf(opt, sizeof opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
@@ -471,10 +480,10 @@ static CUresult link_setcond(const char *image, size_t len, int type, const char
 static kern_status build_setcond(kern_device *d) {
   char devrt[4096];
   if (!devrt_path(devrt, sizeof devrt))
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_capture_if/while on %s need the CUDA device runtime "
-                    "(lib64/libcudadevrt.a under CUDA_HOME); it was not found",
-                    d->name);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "kern_capture_if/while on %s need the CUDA device runtime "
+                   "(lib64/libcudadevrt.a under CUDA_HOME); it was not found",
+                   d->name);
   CUresult r = 1;
   for (int cubin = 1; cubin >= 0 && r; cubin--) {
     size_t len;
@@ -484,10 +493,10 @@ static kern_status build_setcond(kern_device *d) {
     free(image);
   }
   if (r)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_capture_if/while on %s: cannot build the kernel that sets "
-                    "a conditional node's flag (NVRTC + libcudadevrt.a + the driver's linker): %s",
-                    d->name, rt_cu_error_text(r));
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "kern_capture_if/while on %s: cannot build the kernel that sets "
+                   "a conditional node's flag (NVRTC + libcudadevrt.a + the driver's linker): %s",
+                   d->name, rt_cu_error_text(r));
   r = cu->ModuleGetFunction(&setcond_fn[d->index], setcond_mod[d->index], "kern_set_conditional");
   return r ? rt_cuda_fail(d, r, "cuModuleGetFunction") : KERN_OK;
 }
@@ -525,10 +534,10 @@ static kern_status cu_cond_begin(kern_device *d, void *cap, bool is_while, kern_
   cu_cap *c = cap;
   const char *miss = missing_conditional();
   if (miss)
-    return rt_error(KERN_ERR_UNSUPPORTED,
-                    "kern_capture_%s on %s needs CUDA conditional graph nodes (driver "
-                    "12.4 or newer); this driver lacks %s",
-                    is_while ? "while" : "if", d->name, miss);
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "kern_capture_%s on %s needs CUDA conditional graph nodes (driver "
+                   "12.4 or newer); this driver lacks %s",
+                   is_while ? "while" : "if", d->name, miss);
   CUfunction fn;
   kern_status st = rt_cuda_enter(d);
   if (!st) st = setcond(d, &fn);

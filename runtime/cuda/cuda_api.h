@@ -1,7 +1,7 @@
-/* cuda_api.h: the CUDA driver and NVRTC entry points kern uses, loaded with dlopen.
+/* cuda_api.h: the CUDA driver entry points kern uses, loaded with dlopen.
  *
  * libkern never links against CUDA: these declarations mirror the driver API's
- * ABI (cuda.h, nvrtc.h) for the few types and constants used, and the
+ * ABI (cuda.h) for the few types and constants used, and the
  * functions are resolved at run time. When a library or a symbol is missing,
  * the loader says which, and the CUDA devices are simply absent.
  */
@@ -22,8 +22,6 @@ typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
 typedef unsigned long long CUdeviceptr;
-typedef int nvrtcResult; /* NVRTC_SUCCESS = 0 */
-typedef struct _nvrtcProgram *nvrtcProgram;
 
 enum {
   CUDA_SUCCESS = 0,
@@ -112,51 +110,15 @@ typedef struct rt_cu_api {
   CUresult (*IpcGetMemHandle)(void *handle64, CUdeviceptr);
 } rt_cu_api;
 
-/* NVRTC. */
-typedef struct rt_nvrtc_api {
-  void *lib;
-  nvrtcResult (*Version)(int *, int *);
-  const char *(*GetErrorString)(nvrtcResult);
-  nvrtcResult (*CreateProgram)(nvrtcProgram *, const char *, const char *, int, const char *const *,
-                               const char *const *);
-  nvrtcResult (*DestroyProgram)(nvrtcProgram *);
-  nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char *const *);
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char *);
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetPTX)(nvrtcProgram, char *);
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t *);
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char *);
-  nvrtcResult (*GetNumSupportedArchs)(int *);
-  nvrtcResult (*GetSupportedArchs)(int *);
-} rt_nvrtc_api;
-
-/* cuda_memory.c: installs the pinned-allocation, pointer-classification and
- * IPC hooks of rt.h (called by rt_cuda_probe once the driver has started). */
+/* cuda_memory.c: installs the driver's host services (backend.h's rt_host:
+ * pinned allocations, pointer classification, IPC), called by rt_cuda_probe
+ * once the driver has started. */
 void rt_cuda_memory_init(const rt_cu_api *);
 
 /* Loads the driver once (thread-safe): $KERN_CUDA_LIB (a path; empty hides the
  * driver), else libcuda.so.1. NULL when absent; *why says why. */
 const rt_cu_api *rt_cu_load(const char **why);
-/* Loads NVRTC once: $KERN_NVRTC, $CUDA_HOME/lib64, the toolkit found at build
- * time, /usr/local/cuda/lib64, then the loader's path. NULL + *why if absent. */
-const rt_nvrtc_api *rt_nvrtc_load(const char **why);
-
 /* "CUDA_ERROR_OUT_OF_MEMORY: out of memory" for a driver result. */
 const char *rt_cu_error_text(CUresult);
-
-/* Compiles CUDA source with NVRTC for sm_<arch> (e.g. 90): CUBIN when NVRTC
- * knows the arch and want_cubin, else PTX for the newest virtual arch it knows
- * that is <= arch. *out (malloc'd, *out_len bytes; PTX is NUL-terminated) and
- * *is_ptx; on failure KERN_ERR_COMPILE (with NVRTC's log) or
- * KERN_ERR_UNSUPPORTED when NVRTC is missing. */
-int rt_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin, bool debug,
-                     char **out, size_t *out_len, bool *is_ptx);
-/* The i-th place of the CUDA toolkit's file rel (e.g. "lib64/libnvrtc.so")
- * into out: under $CUDA_HOME, $CUDA_PATH, the toolkit kern was built with,
- * /usr/local/cuda, unset ones skipped. false once i is past the last. */
-bool rt_cuda_toolkit_path(int i, const char *rel, char *out, size_t n);
-/* NVRTC's version as major*1000 + minor*10, 0 when absent. */
-int rt_nvrtc_version(void);
 
 #endif

@@ -11,7 +11,7 @@
  * lives on its launcher's stack: the launcher waits until no worker still
  * references it before returning.
  */
-#include "rt.h"
+#include "cpu_backend.h"
 
 #include <stdlib.h>
 #include <time.h>

@@ -2,10 +2,10 @@
  * allocations, the memory kind of a foreign pointer, CUDA IPC handles.
  *
  * Requires: the driver table (cuda_api.c), started by rt_cuda_probe, which
- * calls rt_cuda_memory_init. Produces: the rt.h hooks rt_pinned_alloc_hook,
- * rt_pinned_free_hook (KERN_ALLOC_PINNED on the CPU device),
- * rt_pointer_kind_hook (kern_array_wrap of a pointer kern did not allocate)
- * and rt_ipc_handle_hook (kern_array_ipc_handle).
+ * calls rt_cuda_memory_init. Produces: the host services of backend.h
+ * (rt_host): pinned_alloc and pinned_free (KERN_ALLOC_PINNED on the CPU
+ * device), pointer_kind (kern_array_wrap of a pointer kern did not allocate)
+ * and ipc_handle (kern_array_ipc_handle).
  * Breaks: without a GPU nothing is installed (the driver needs a context for
  * all of it), so the CPU-only behaviour is the same as without a driver. Calls
  * run in a device's primary context; one is made current on the calling
@@ -13,7 +13,7 @@
  * before each of its calls anyway.
  */
 #include "cuda_api.h"
-#include "rt.h"
+#include "cuda_backend.h"
 
 enum { CU_MEMORYTYPE_UNIFIED = 4 };
 
@@ -87,12 +87,12 @@ static bool pointer_kind(const void *ptr, kern_memory_kind *kind, int *ordinal) 
 
 static kern_status ipc_handle(int ordinal, const void *base, void *out) {
   if (!use_ctx(ordinal))
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
-                    ordinal);
+    return err_set(KERN_ERR_CUDA, "kern_array_ipc_handle: cannot enter the context of cuda:%d",
+                   ordinal);
   CUresult r = cu->IpcGetMemHandle(out, (CUdeviceptr)(uintptr_t)base);
   if (r)
-    return rt_error(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s",
-                    ordinal, rt_cu_error_text(r));
+    return err_set(KERN_ERR_CUDA, "kern_array_ipc_handle: cuIpcGetMemHandle on cuda:%d failed: %s",
+                   ordinal, rt_cu_error_text(r));
   return KERN_OK;
 }
 
@@ -110,8 +110,8 @@ void rt_cuda_memory_init(const rt_cu_api *api) {
   }
   nctx = n;
   if (!ctxs[0]) return;
-  rt_pinned_alloc_hook = pinned_alloc;
-  rt_pinned_free_hook = pinned_free;
-  if (cu->PointerGetAttributes) rt_pointer_kind_hook = pointer_kind;
-  if (cu->IpcGetMemHandle) rt_ipc_handle_hook = ipc_handle;
+  rt_host.pinned_alloc = pinned_alloc;
+  rt_host.pinned_free = pinned_free;
+  if (cu->PointerGetAttributes) rt_host.pointer_kind = pointer_kind;
+  if (cu->IpcGetMemHandle) rt_host.ipc_handle = ipc_handle;
 }

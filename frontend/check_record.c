@@ -1,0 +1,85 @@
+/* check_record.c: what the stages after the checker need, recorded once so
+ * they never walk the tree for it: every array parameter's program-wide number
+ * (debug error records name arrays by it) and which arrays atomics reach.
+ *
+ * Requires: a checked Program without errors (so calls never recurse).
+ * Produces: ck_record_params (Var.array_id, Var.atomics,
+ * Program.array_params). Breaks: nothing.
+ */
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+static bool is_atomic(const Node *n) {
+  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special >= SP_ATOMIC_ADD &&
+         n->special <= SP_ATOMIC_CAS;
+}
+
+/* The array an atomic's &a[i...] names (arrays are always parameters). */
+static Var *atomic_array(const Node *call) {
+  const Node *e = call->args && call->args->kind == ND_ADDR ? call->args->lhs : NULL;
+  while (e && (e->kind == ND_INDEX || e->kind == ND_MEMBER)) e = e->lhs;
+  return e && e->kind == ND_IDENT ? e->var : NULL;
+}
+
+static bool mark(Var *v) {
+  if (!v || v->atomics) return false;
+  v->atomics = true;
+  return true;
+}
+
+/* Marks the arrays an atomic applies to at n, or that n passes to a function
+ * parameter already marked; *changed when it marked one. */
+static bool mark_at(const Node *n, void *changed) {
+  if (n->kind != ND_CALL) return false;
+  if (is_atomic(n)) *(bool *)changed |= mark(atomic_array(n));
+  const Decl *fn = n->call_kind == CALL_FUNC ? n->fn : NULL;
+  int j = 0;
+  for (const Node *a = fn ? n->args : NULL; a; a = a->next, j++)
+    if (a->kind == ND_IDENT && j < fn->nparams && fn->params[j]->atomics)
+      *(bool *)changed |= mark(a->var);
+  return false;
+}
+
+/* Marks the arrays atomics reach under n (ast_walk: an else-if chain can be
+ * longer than any recursion should go). True when it marked one. */
+static bool mark_atomics(Check *c, const Node *n) {
+  bool changed = false;
+  if (ast_walk(n, mark_at, &changed) < 0) longjmp(c->oom, 1);
+  return changed;
+}
+
+/* Numbers the array parameters (functions, then kernels) for debug records,
+ * and finds the ones atomics reach, through calls. */
+void ck_record_params(Check *c, Program *p) {
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < (pass ? p->nkernels : p->nfuncs); i++) {
+      const Decl *d = pass ? p->kernels[i] : p->funcs[i];
+      for (int j = 0; j < d->nparams; j++) n += d->params[j]->ty->kind == TY_ARRAY;
+    }
+  p->array_params = n ? ck_alloc(c, (size_t)n * sizeof *p->array_params) : NULL;
+  p->narray_params = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < (pass ? p->nkernels : p->nfuncs); i++) {
+      Decl *d = pass ? p->kernels[i] : p->funcs[i];
+      for (int j = 0; j < d->nparams; j++) {
+        Var *v = d->params[j];
+        v->array_id = -1;
+        if (v->ty->kind != TY_ARRAY) continue;
+        v->array_id = p->narray_params;
+        p->array_params[p->narray_params++] = (ArrayParam){v, d};
+      }
+    }
+  /* Callees first, each function once (a fixed point over all of them took a
+   * round per level of a call chain: 20,000 rounds for a chain that long). */
+  AstCallGraph g;
+  if (!ast_call_graph(p, &g)) longjmp(c->oom, 1);
+  for (int k = 0; k < p->nfuncs; k++) mark_atomics(c, p->funcs[g.order[k]]->body);
+  ast_call_graph_free(&g);
+  for (int i = 0; i < p->nkernels; i++) mark_atomics(c, p->kernels[i]->body);
+}

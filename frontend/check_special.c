@@ -1,0 +1,452 @@
+/* check_special.c: the special forms: tid, dim, len, shape, size, printf,
+ * assert, atomics, the random-number functions and identity.
+ *
+ * Requires: check_overload.c, check_const.c. Produces: ck_special_kind (also
+ * for names that may not be redefined) and ck_special, which checks a call of
+ * one and converts its arguments. Breaks: printf's arguments are converted to
+ * what C's printf reads (check.c's overview); atomics take &a[i...] of an
+ * array parameter.
+ */
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "check_internal.h"
+
+/* ---- special forms ------------------------------------------------------------------- */
+
+static const struct {
+  const char *name;
+  SpecialKind sp;
+} specials[] = {
+    {"tid", SP_TID},
+    {"dim", SP_DIM},
+    {"len", SP_LEN},
+    {"shape", SP_SHAPE},
+    {"size", SP_SIZE},
+    {"printf", SP_PRINTF},
+    {"assert", SP_ASSERT},
+    {"atomic_add", SP_ATOMIC_ADD},
+    {"atomic_sub", SP_ATOMIC_SUB},
+    {"atomic_min", SP_ATOMIC_MIN},
+    {"atomic_max", SP_ATOMIC_MAX},
+    {"atomic_exch", SP_ATOMIC_EXCH},
+    {"atomic_and", SP_ATOMIC_AND},
+    {"atomic_or", SP_ATOMIC_OR},
+    {"atomic_xor", SP_ATOMIC_XOR},
+    {"atomic_cas", SP_ATOMIC_CAS},
+    {"rand_init", SP_RAND_INIT},
+    {"randf", SP_RANDF},
+    {"randi", SP_RANDI},
+    {"randn", SP_RANDN},
+    {"identity", SP_IDENTITY},
+};
+
+SpecialKind ck_special_kind(const char *name) {
+  for (size_t i = 0; name && i < sizeof specials / sizeof specials[0]; i++)
+    if (strcmp(specials[i].name, name) == 0) return specials[i].sp;
+  return SP_NONE;
+}
+
+static Val special_done(Node *n, SpecialKind sp, Type *t) {
+  n->call_kind = CALL_SPECIAL;
+  n->special = sp;
+  n->ty = t;
+  return ck_val_of(t);
+}
+
+/* The arguments of n as an array (not yet checked). */
+static int arg_nodes(Check *c, Node *n, Node ***out) {
+  int na = ck_count_list(n->args);
+  Node **a = ck_alloc(c, (size_t)(na + 1) * sizeof *a);
+  int i = 0;
+  for (Node *p = n->args; p; p = p->next) a[i++] = p;
+  *out = a;
+  return na;
+}
+
+static bool arity(Check *c, Node *n, const char *name, int na, int lo, int hi) {
+  if (na >= lo && na <= hi) return true;
+  if (lo == hi)
+    diag_error(c->diags, n->loc, "'%s' expects %d argument%s, got %d", name, lo, lo == 1 ? "" : "s",
+               na);
+  else
+    diag_error(c->diags, n->loc, "'%s' expects %d %s %d arguments, got %d", name, lo,
+               hi == lo + 1 ? "or" : "to", hi, na);
+  for (Node *a = n->args; a; a = a->next)
+    if (a->kind != ND_ADDR) ck_expr(c, a);
+  return false;
+}
+
+/* A constant integer argument in lo..hi (a dimension, a matrix size). */
+static int const_arg(Check *c, Node *a, int lo, int hi, const char *what, const char *fname) {
+  Val v = ck_expr(c, a);
+  if (ck_is_err(v.ty)) return -1;
+  if (!v.is_const || !ck_is_intlike(v.ty)) {
+    diag_error(c->diags, a->loc, "%s of '%s' must be a constant integer", what, fname);
+    return -1;
+  }
+  if (v.i < lo || v.i > hi) {
+    diag_error(c->diags, a->loc, "%s of '%s' is %s, but must be in %d..%d", what, fname,
+               ck_val_text(c, &v), lo, hi);
+    return -1;
+  }
+  v.ty = &ty_i32;
+  ck_set_const(a, v);
+  return (int)v.i;
+}
+
+/* Conversions the special forms allow beyond the implicit ones. */
+static void force_type(Check *c, Node *n, Val *v, Type *t) {
+  if (type_equal(v->ty, t)) return;
+  if (v->is_const && ck_const_cast(c, n->loc, v, t))
+    ck_set_const(n, *v);
+  else
+    ck_wrap_conv(c, n, t);
+  v->ty = t;
+}
+
+static Val sp_launch(Check *c, Node *n, SpecialKind sp) {
+  const char *name = sp == SP_TID ? "tid" : "dim";
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (!c->fn || c->fn->kind != DECL_KERNEL)
+    diag_error(c->diags, n->loc, "%s() can only be used inside a kernel", name);
+  if (arity(c, n, name, na, sp == SP_TID ? 0 : 1, 1) && na == 1)
+    const_arg(c, a[0], 0, 3, "the dimension", name);
+  return special_done(n, sp, &ty_i32);
+}
+
+static Type *array_arg(Check *c, Node *a, const char *fname) {
+  Val v = ck_expr(c, a);
+  if (ck_is_err(v.ty)) return NULL;
+  if (v.ty->kind != TY_ARRAY) {
+    diag_error(c->diags, a->loc, "'%s' expects an array, not %s", fname, ck_tname(v.ty));
+    return NULL;
+  }
+  return v.ty;
+}
+
+static Val sp_array(Check *c, Node *n, SpecialKind sp) {
+  const char *name = sp == SP_LEN ? "len" : sp == SP_SIZE ? "size" : "shape";
+  int want = sp == SP_SHAPE ? 2 : 1;
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  Type *rt = sp == SP_SIZE ? &ty_i64 : &ty_i32;
+  if (!arity(c, n, name, na, want, want)) return special_done(n, sp, rt);
+  Type *at = array_arg(c, a[0], name);
+  if (sp == SP_SHAPE) const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
+  return special_done(n, sp, rt);
+}
+
+static Val sp_assert(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (arity(c, n, "assert", na, 1, 1)) ck_expect_bool(c, a[0], "the condition of 'assert'");
+  return special_done(n, SP_ASSERT, &ty_void);
+}
+
+static Val sp_identity(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (!arity(c, n, "identity", na, 1, 1)) return ck_val_err();
+  static Type *const mats[] = {&ty_mat22, &ty_mat33, &ty_mat44};
+  int k = const_arg(c, a[0], 2, 4, "the size", "identity");
+  return k < 0 ? ck_val_err() : special_done(n, SP_IDENTITY, mats[k - 2]);
+}
+
+/* ---- printf ---------------------------------------------------------------------------- */
+
+typedef enum { FMT_SINT, FMT_UINT, FMT_HEX, FMT_FLOAT, FMT_STR } FmtClass;
+
+enum { MAX_FMT_FIELD = 1000 };
+
+/* A width or precision of digits at p, at most MAX_FMT_FIELD (C's printf
+ * fails, printing nothing, past INT_MAX; the CPU prints 1023 bytes a call). */
+static void fmt_field(Check *c, SrcLoc loc, const char *start, const char **p, const char *what) {
+  size_t n = strspn(*p, "0123456789");
+  long long v = 0;
+  for (size_t i = 0; i < n && v <= MAX_FMT_FIELD; i++) v = v * 10 + ((*p)[i] - '0');
+  *p += n;
+  if (v <= MAX_FMT_FIELD) return;
+  const char *end = *p + strspn(*p, ".0123456789l");
+  end += *end != 0;
+  diag_error(c->diags, loc, "%s %.*s in '%.*s' is too large (the limit is %d)", what, (int)n,
+             *p - n, (int)(end - start), start, MAX_FMT_FIELD);
+}
+
+/* Parses the conversion whose '%' is at start; *pp moves past it. -1: reported. */
+static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bool *is_long) {
+  const char *p = start + 1;
+  p += strspn(p, "-+ #0");
+  fmt_field(c, loc, start, &p, "field width");
+  if (*p == '.') {
+    p++;
+    fmt_field(c, loc, start, &p, "precision");
+  }
+  int nl = (int)strspn(p, "l");
+  *is_long = nl > 0;
+  p += nl;
+  char conv = *p;
+  *pp = conv ? p + 1 : p;
+  const char *cls = conv ? strchr("diuxXfFeEgGs", conv) : NULL;
+  if (!cls || nl > 2 || (nl && strchr("fFeEgGs", conv))) {
+    if (!conv)
+      diag_error(c->diags, loc, "the format ends in the middle of a conversion");
+    else
+      diag_error(c->diags, loc, "unsupported printf conversion '%.*s'", (int)(*pp - start), start);
+    diag_note(c->diags, loc, "supported: %%d %%i %%u %%x %%X %%ld %%lu %%lx %%f %%e %%g %%s %%%%");
+    return -1;
+  }
+  switch (conv) {
+    case 'd':
+    case 'i': return FMT_SINT;
+    case 'u': return FMT_UINT;
+    case 'x':
+    case 'X': return FMT_HEX;
+    case 's': return FMT_STR;
+    default: return FMT_FLOAT;
+  }
+}
+
+static bool fmt_accepts(FmtClass k, const Type *t, const Type *want) {
+  switch (k) {
+    case FMT_SINT: return type_is_signed(t) && t->size <= want->size;
+    case FMT_UINT: return type_is_int(t) && !type_is_signed(t) && t->size <= want->size;
+    case FMT_HEX: return type_is_int(t) && t->size <= want->size;
+    case FMT_FLOAT: return type_is_float(t);
+    default: return false;
+  }
+}
+
+static void fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spec) {
+  if (k == FMT_STR || a->kind == ND_STRING) {
+    if (k == FMT_STR && a->kind == ND_STRING)
+      a->ty = &ty_string;
+    else if (k == FMT_STR)
+      diag_error(c->diags, a->loc, "format '%s' expects a string literal", spec);
+    else
+      diag_error(c->diags, a->loc, "format '%s' does not take a string", spec);
+    if (k == FMT_STR && a->kind != ND_STRING) ck_expr(c, a);
+    return;
+  }
+  static Type *const wants[2][4] = {{&ty_i32, &ty_u32, &ty_u32, &ty_f64},
+                                    {&ty_i64, &ty_u64, &ty_u64, &ty_f64}};
+  Type *want = wants[is_long][k];
+  Val v = ck_expr(c, a);
+  if (ck_is_err(v.ty)) return;
+  if (ck_is_untyped(v.ty) && (k == FMT_FLOAT || v.ty->kind == TY_UNTYPED_INT)) {
+    ck_convert(c, a, &v, want, (Ctx){"printf argument", NULL, 0});
+    return;
+  }
+  if (!fmt_accepts(k, v.ty, want)) {
+    diag_error(
+        c->diags, a->loc, "format '%s' expects %s, not %s", spec,
+        k == FMT_FLOAT ? "a floating-point number"
+        : k == FMT_SINT
+            ? (is_long ? "int64 or a smaller signed integer" : "int32 or a smaller signed integer")
+        : k == FMT_UINT ? (is_long ? "an unsigned integer" : "uint32 or a smaller unsigned integer")
+                        : (is_long ? "an integer" : "an integer of at most 32 bits"),
+        ck_tname(v.ty));
+    return;
+  }
+  force_type(c, a, &v, want);
+}
+
+static Val sp_printf(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (na == 0 || a[0]->kind != ND_STRING) {
+    diag_error(c->diags, na ? a[0]->loc : n->loc,
+               "printf's first argument must be a string literal");
+    for (int i = na ? 1 : 0; i < na; i++)
+      if (a[i]->kind != ND_STRING) ck_expr(c, a[i]);
+    return special_done(n, SP_PRINTF, &ty_void);
+  }
+  Node *f = a[0];
+  f->ty = &ty_string;
+  const char *p = f->str ? f->str : "";
+  const char *end = p + f->str_len;
+  int used = 1;
+  while (p < end && (p = memchr(p, '%', (size_t)(end - p)))) {
+    const char *start = p;
+    if (p[1] == '%') {
+      p += 2;
+      continue;
+    }
+    bool is_long;
+    int k = fmt_spec(c, f->loc, start, &p, &is_long);
+    if (k < 0) break;
+    const char *spec = arena_printf(c->arena, "%.*s", (int)(p - start), start);
+    if (used >= na) {
+      diag_error(c->diags, f->loc, "format '%s' has no matching argument", spec);
+      break;
+    }
+    fmt_arg(c, a[used++], (FmtClass)k, is_long, spec);
+  }
+  if (used < na && (!p || p >= end)) {
+    diag_error(c->diags, a[used]->loc,
+               "more printf arguments than the format uses (%d, expected %d)", na - 1, used - 1);
+  }
+  for (int i = used; i < na; i++)
+    if (a[i]->kind != ND_STRING) ck_expr(c, a[i]);
+  return special_done(n, SP_PRINTF, &ty_void);
+}
+
+/* ---- atomics and random numbers ---------------------------------------------------------- */
+
+static const char *special_name(SpecialKind sp) {
+  for (size_t i = 0; i < sizeof specials / sizeof specials[0]; i++)
+    if (specials[i].sp == sp) return specials[i].name;
+  return "?";
+}
+
+static bool atomic_supports(SpecialKind sp, const Type *t) {
+  bool int4_8 = type_is_int(t) && t->size >= 4;
+  bool scalar = int4_8 || t->kind == TY_F32 || t->kind == TY_F64;
+  switch (sp) {
+    case SP_ATOMIC_AND:
+    case SP_ATOMIC_OR:
+    case SP_ATOMIC_XOR: return int4_8;
+    case SP_ATOMIC_EXCH:
+    case SP_ATOMIC_CAS: return scalar;
+    default: return scalar || t->kind == TY_VEC;
+  }
+}
+
+/* The element type behind &a[i...] of an array parameter, or NULL (reported). */
+static Type *atomic_target(Check *c, Node *p, const char *name) {
+  if (p->kind != ND_ADDR) {
+    Val v = ck_expr(c, p);
+    if (!ck_is_err(v.ty))
+      diag_error(c->diags, p->loc,
+                 "the first argument of '%s' must be the address of an array element, like &a[i]",
+                 name);
+    return NULL;
+  }
+  Node *e = p->lhs;
+  bool indexed = e && e->kind == ND_INDEX;
+  Val v = ck_expr(c, e);
+  if (ck_is_err(v.ty)) return NULL;
+  Type *base = indexed ? e->lhs->ty : NULL;
+  if (!base || base->kind != TY_ARRAY) {
+    diag_error(c->diags, p->loc, "'%s' works on array elements only, not on %s", name,
+               e->kind == ND_IDENT ? "a local variable" : "this expression");
+    return NULL;
+  }
+  Var *arr = e->lhs->kind == ND_IDENT ? e->lhs->var : NULL;
+  if (arr && arr->is_const) {
+    diag_error(c->diags, p->loc, "'%s' cannot modify const array '%s'", name, arr->name);
+    return NULL;
+  }
+  p->ty = ck_ptr_to(c, v.ty);
+  return v.ty;
+}
+
+static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
+  const char *name = special_name(sp);
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  int want = sp == SP_ATOMIC_CAS ? 3 : 2;
+  if (!arity(c, n, name, na, want, want)) return ck_val_err();
+  Type *t = atomic_target(c, a[0], name);
+  if (t && !atomic_supports(sp, t)) {
+    diag_error(c->diags, a[0]->loc, "'%s' does not support %s elements", name, ck_tname(t));
+    diag_note(c->diags, a[0]->loc, "supported: int32 uint32 int64 uint64%s%s",
+              sp == SP_ATOMIC_AND || sp == SP_ATOMIC_OR || sp == SP_ATOMIC_XOR ? ""
+                                                                               : " float32 float64",
+              atomic_supports(sp, &ty_vec3) ? " and vectors" : "");
+    t = NULL;
+  }
+  for (int i = 1; i < na; i++)
+    if (t)
+      ck_expect(c, a[i], t, (Ctx){"argument", name, i + 1});
+    else
+      ck_expr(c, a[i]);
+  return t ? special_done(n, sp, t) : ck_val_err();
+}
+
+static Val sp_rand_init(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (arity(c, n, "rand_init", na, 2, 2)) {
+    for (int i = 0; i < 2; i++) {
+      Val v = ck_expr(c, a[i]);
+      if (ck_is_err(v.ty)) continue;
+      if (!ck_is_intlike(v.ty))
+        diag_error(c->diags, a[i]->loc, "'rand_init' expects integer arguments, not %s",
+                   ck_tname(v.ty));
+      else if (ck_is_untyped(v.ty))
+        ck_convert(c, a[i], &v, &ty_u32, (Ctx){"argument", "rand_init", i + 1});
+      else
+        force_type(c, a[i], &v, &ty_u32);
+    }
+  }
+  return special_done(n, SP_RAND_INIT, &ty_u32);
+}
+
+/* &s with s a non-const uint32 local or parameter. */
+static void rand_state(Check *c, Node *p, const char *name) {
+  if (p->kind != ND_ADDR) {
+    Val v = ck_expr(c, p);
+    if (!ck_is_err(v.ty))
+      diag_error(
+          c->diags, p->loc,
+          "the first argument of '%s' must be the address of a uint32 state variable, like &s",
+          name);
+    return;
+  }
+  Node *e = p->lhs;
+  Val v = ck_expr(c, e);
+  if (ck_is_err(v.ty)) return;
+  Var *var = e->kind == ND_IDENT ? e->var : NULL;
+  if (!var) {
+    diag_error(c->diags, p->loc, "the state of '%s' must be a local variable", name);
+  } else if (var->is_const) {
+    diag_error(c->diags, p->loc, "the state of '%s' cannot be const '%s'", name, var->name);
+  } else if (v.ty->kind != TY_U32) {
+    diag_error(c->diags, p->loc, "the state of '%s' must be uint32, not %s", name, ck_tname(v.ty));
+  } else {
+    p->ty = ck_ptr_to(c, &ty_u32);
+  }
+}
+
+static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
+  const char *name = special_name(sp);
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  Type *rt = sp == SP_RANDI ? &ty_u32 : &ty_f32;
+  bool ok;
+  if (sp == SP_RANDF && na != 1 && na != 3) {
+    diag_error(c->diags, n->loc, "'randf' expects 1 or 3 arguments, got %d", na);
+    for (int i = 0; i < na; i++)
+      if (a[i]->kind != ND_ADDR) ck_expr(c, a[i]);
+    ok = false;
+  } else {
+    ok = arity(c, n, name, na, 1, sp == SP_RANDF ? 3 : 1);
+  }
+  if (!ok) return special_done(n, sp, rt);
+  rand_state(c, a[0], name);
+  for (int i = 1; i < na; i++) ck_expect(c, a[i], &ty_f32, (Ctx){"argument", name, i + 1});
+  return special_done(n, sp, rt);
+}
+
+Val ck_special(Check *c, Node *n, SpecialKind sp) {
+  switch (sp) {
+    case SP_TID:
+    case SP_DIM: return sp_launch(c, n, sp);
+    case SP_LEN:
+    case SP_SHAPE:
+    case SP_SIZE: return sp_array(c, n, sp);
+    case SP_PRINTF: return sp_printf(c, n);
+    case SP_ASSERT: return sp_assert(c, n);
+    case SP_RAND_INIT: return sp_rand_init(c, n);
+    case SP_RANDF:
+    case SP_RANDI:
+    case SP_RANDN: return sp_rand(c, n, sp);
+    case SP_IDENTITY: return sp_identity(c, n);
+    default: return sp_atomic(c, n, sp);
+  }
+}

@@ -1,0 +1,236 @@
+/* backend.h: the contract between the runtime's core and its device
+ * backends (runtime/cpu/, runtime/cuda/).
+ *
+ * A backend is an rt_device_ops table. The core reaches it only through the
+ * table (and init.c, which runs each backend's probe); a backend includes
+ * this header, never core.h, and calls only what is declared here and in
+ * base.h: the device table it registers into and the memory-kind and capture
+ * rules (device.c), and compile-and-cache (compile.c), which turns a module
+ * into the code a backend loads: a shared object or kernc build's entry
+ * points for the CPU, a CUBIN or PTX image for a GPU.
+ */
+#ifndef KERN_RT_BACKEND_H
+#define KERN_RT_BACKEND_H
+
+#include "base.h"
+
+struct Program;
+struct Decl;
+
+enum { RT_MAX_DEVICES = 32 };
+
+typedef enum { RT_DEV_CPU, RT_DEV_CUDA } rt_device_kind;
+
+typedef struct rt_code rt_code; /* a module compiled for one device: each backend
+                                   casts its own type to and from it */
+typedef struct rt_launch rt_launch;
+typedef struct rt_graph_ops rt_graph_ops;
+
+/* ---- the ops table --------------------------------------------------------------------- */
+
+/* What a backend provides. NULL entries mean "not supported" where that makes
+ * sense (peer access on the CPU). Every function sets the error on failure. */
+typedef struct rt_device_ops {
+  /* Allocates bytes (> 0) with the allocator; *kind gets the memory kind. */
+  void *(*alloc)(kern_device *, size_t bytes, kern_allocator, bool zero, kern_memory_kind *kind);
+  void (*free)(kern_device *, void *ptr, size_t bytes, kern_memory_kind);
+  /* Contiguous copies where one side is on this device (or both are);
+   * dst_host/src_host say which side is host memory. */
+  kern_status (*copy)(kern_device *, void *dst, const void *src, size_t bytes, bool dst_host,
+                      bool src_host);
+  kern_status (*synchronize)(kern_device *);
+  kern_status (*info)(const kern_device *, kern_device_info *);
+  /* Allocators this device accepts. */
+  bool (*allocator_ok)(const kern_device *, kern_allocator);
+  /* Peer / pool access state (owner's memory usable from launch). */
+  bool (*peer_enabled)(const kern_device *owner, const kern_device *launch);
+  bool (*pool_access_enabled)(const kern_device *owner, const kern_device *launch);
+  kern_status (*set_peer)(kern_device *target, kern_device *peer, bool on);
+  kern_status (*set_pool_access)(kern_device *target, kern_device *peer, bool on);
+  /* Makes a module's code for this device (with rt_module_binary); code_free
+   * releases it. */
+  kern_status (*compile)(kern_module *, kern_device *, rt_code **out);
+  void (*code_free)(rt_code *);
+  /* Runs (or queues) one validated launch. A debug launch that finds an
+   * error fills *L->ctx.err (cleared by the core before) and returns
+   * KERN_OK: the core words the error (rt_debug_error). */
+  kern_status (*launch)(const rt_launch *);
+  /* Graph capture; NULL: the core records and replays in software (the CPU). */
+  const rt_graph_ops *graph;
+} rt_device_ops;
+
+/* A backend's graph capture, which capture.c drives. `cap` is the backend's
+ * open capture, `exec` its executable graph. */
+struct rt_graph_ops {
+  kern_status (*begin)(kern_device *, kern_capture_mode, void **cap);
+  /* Ends the capture into a new executable (*exec); or, with *exec set,
+   * updates it (*updated) or rebuilds it in place. The capture is gone
+   * afterwards whatever the result. */
+  kern_status (*end)(kern_device *, void *cap, void **exec, bool *updated);
+  void (*abort)(kern_device *, void *cap);
+  /* Replays the graph. A debug kernel that found an error sets *failed (its
+   * kernel) and *rec and returns KERN_OK: the core words the error. */
+  kern_status (*launch)(kern_device *, void *exec, const kern_kernel **failed, kn_error *rec);
+  void (*exec_free)(kern_device *, void *exec);
+  kern_status (*cond_begin)(kern_device *, void *cap, bool is_while, kern_array *flag);
+  kern_status (*cond_end)(kern_device *, void *cap, bool is_while);
+  /* Records a fill of a dense array of this device (host staging cannot be captured). */
+  kern_status (*fill)(kern_device *, void *cap, kern_array *, const void *value);
+};
+
+/* ---- devices (device.c) ------------------------------------------------------------------ */
+
+struct kern_device {
+  rt_device_kind kind;
+  int index;   /* in the device table */
+  int ordinal; /* CUDA ordinal; -1 for the CPU */
+  char name[16];
+  const rt_device_ops *ops;
+  _Atomic int allocator;    /* kern_allocator */
+  _Atomic uint64_t capture; /* the open graph capture's id, 0: none (capture.c writes it) */
+  void *impl;               /* the backend's state */
+};
+
+/* Registers a device found by a backend's probe (kern_init's, or a test's):
+ * the CPU device with ordinal -1 is the one at index 0; kern_shutdown +
+ * kern_init hands back the existing device of the same kind and ordinal.
+ * NULL when the table is full or out of memory. */
+kern_device *rt_device_add(rt_device_kind, int ordinal, const rt_device_ops *, void *impl);
+/* The device table, as registered so far (no lazy init: see init.c). */
+int rt_device_count(void);
+kern_device *rt_device_at(int index); /* NULL outside the table */
+/* The device named "cpu", "cuda" or "cuda:N"; NULL with the error set. */
+kern_device *rt_device_find(const char *name);
+kern_device *rt_cpu_device(void);
+/* Why there are no CUDA devices (for messages); set by kern_init's probe. */
+const char *rt_cuda_absent_reason(void);
+void rt_set_cuda_absent_reason(const char *why);
+bool rt_device_is_host_kind(kern_memory_kind);
+
+/* Host-side memory services of a GPU driver, installed by the CUDA backend
+ * when a driver and a GPU are present (tests install stand-ins); NULL
+ * entries: not available. */
+typedef struct rt_host_services {
+  void *(*pinned_alloc)(size_t bytes); /* KERN_ALLOC_PINNED on the CPU device */
+  void (*pinned_free)(void *ptr);
+  /* Classifies a pointer kern did not allocate (wrap); false if it cannot.
+   * *ordinal gets the CUDA device of device, pool and managed memory (else -1). */
+  bool (*pointer_kind)(const void *ptr, kern_memory_kind *kind, int *ordinal);
+  /* Writes the 64-byte cuIpcMemHandle of a CUDA_DEVICE allocation's base. */
+  kern_status (*ipc_handle)(int ordinal, const void *base, void *out);
+} rt_host_services;
+extern rt_host_services rt_host;
+
+/* True while a graph capture is open on the device (begun by any thread):
+ * operations that cannot be captured refuse with KERN_ERR_CAPTURE. */
+static inline bool rt_capture_active(const kern_device *d) {
+  return d && atomic_load(&((kern_device *)d)->capture) != 0;
+}
+/* The open capture's id on the device (unique in the process), 0 when none. */
+static inline uint64_t rt_capture_id(const kern_device *d) {
+  return atomic_load(&((kern_device *)d)->capture);
+}
+/* KERN_ERR_CAPTURE naming the operation `what` refused on the capturing device. */
+kern_status rt_capture_refuse(const kern_device *, const char *what);
+
+/* ---- arrays, modules, launches: what a backend reads --------------------------------------- */
+
+struct kern_array {
+  kern_device *device;
+  kern_dtype dtype;
+  int ndim;
+  size_t elem_size;
+  int64_t shape[4];   /* unused dims: 1 */
+  int64_t strides[4]; /* bytes; unused dims: 0 */
+  char *data;         /* element [0,...] */
+  size_t nbytes;      /* elements * elem_size */
+  kern_memory_kind kind;
+  struct rt_storage *storage; /* refcounted owner of the memory; NULL for wrapped */
+  bool is_view;
+};
+
+typedef struct rt_param {
+  const char *name;
+  const char *type; /* its kern type, for messages: "float32[]" */
+  bool is_array;
+  bool atomics;     /* arrays: atomics apply to it (the checker's finding) */
+  int ndim;         /* arrays */
+  kern_dtype dtype; /* value dtype, or element dtype for arrays */
+  size_t size;      /* bytes in the args block */
+  size_t offset;
+} rt_param;
+
+struct kern_kernel {
+  kern_module *module;
+  const struct Decl *decl;
+  const char *name;
+  int index; /* in the module's kernel list */
+  int nparams;
+  rt_param *params;
+  size_t args_size, args_align;
+  _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
+};
+
+typedef struct rt_slot {
+  pthread_mutex_t mu;
+  _Atomic(rt_code *) code; /* set once, under mu, by the device's compile */
+} rt_slot;
+
+struct kern_module {
+  uint64_t id; /* unique in the process (addresses get reused) */
+  char *name;
+  struct Program *prog;
+  char *diagnostics; /* rendered warnings */
+  bool debug;        /* compiled with bounds checks */
+  char *c_source;    /* generated C (lazily, compile.c), for the CPU */
+  pthread_mutex_t source_mu;
+  int nkernels;
+  kern_kernel *kernels;
+  rt_slot slots[RT_MAX_DEVICES];
+  const kern_embedded *embedded; /* built by kernc build: code comes from the table */
+};
+
+struct rt_launch {
+  kern_kernel *kernel;
+  kern_device *device;
+  rt_code *code;    /* the module's code for the device */
+  const void *args; /* the marshalled args block */
+  size_t args_size;
+  kn_ctx ctx;
+  bool dense; /* every array is C-contiguous */
+};
+
+/* ---- compile.c: compile-and-cache ---------------------------------------------------------- */
+
+/* A loaded shared object of generated C. */
+typedef struct rt_cpu_lib {
+  void *handle;    /* dlopen handle */
+  char key[33];    /* cache key (hex) */
+  char source[33]; /* the compiler-independent key (the <source>.latest alias) */
+  bool from_cache; /* a warm hit: no compiler ran */
+  bool cached;     /* the result was stored in the cache */
+} rt_cpu_lib;
+/* Compiles (or finds in the cache) C source and loads it. On failure returns
+ * KERN_ERR_COMPILE with the compiler's log (nothing cached). */
+kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_lib *out);
+void rt_cpu_lib_close(rt_cpu_lib *);
+void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
+
+typedef enum { RT_CODE_CPU, RT_CODE_GPU } rt_code_kind;
+/* A module's code, ready to load. */
+typedef struct rt_binary {
+  rt_cpu_lib lib;             /* CPU: the compiled module, loaded (handle NULL with aot) */
+  const kn_embed_kernel *aot; /* CPU: kernc build's entry points, one per kernel */
+  char *image;                /* GPU: CUBIN, or NUL-terminated PTX (malloc'd) */
+  size_t len;
+} rt_binary;
+/* The module's code of that kind (GPU: for sm_<arch>): from kernc build's
+ * table, else generated and compiled through the cache (C by the C compiler,
+ * CUDA by NVRTC). The caller owns what it gets (rt_cpu_lib_close, free). */
+kern_status rt_module_binary(kern_module *, rt_code_kind, int arch, rt_binary *out);
+/* A copy (malloc'd) of an embedded module's GPU image for sm_<arch>: the
+ * CUBIN of the same major arch with the highest minor <= arch's, else the
+ * PTX when its arch is <= arch. KERN_ERR_UNSUPPORTED naming what it has otherwise. */
+kern_status rt_embedded_gpu_image(const kern_module *, int arch, char **image, size_t *len);
+
+#endif

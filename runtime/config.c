@@ -1,0 +1,77 @@
+/* config.c: the library's configuration from the environment, the debug
+ * flag, and its version.
+ *
+ * Requires: nothing but the environment. Produces: rt_config_get and
+ * friends, kern_version, kern_version_string.
+ * Breaks: the environment is read when kern_init (or rt_config_reload) says
+ * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
+ * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG. A bad
+ * thread count falls back to the default.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base.h"
+
+int kern_version(void) { return KERN_VERSION_NUM; }
+
+const char *kern_version_string(void) {
+#ifdef KERN_VERSION_STRING
+  return KERN_VERSION_STRING;
+#else
+  return "0.1.0";
+#endif
+}
+
+static rt_config config;
+static _Atomic bool debug_flag;
+
+static int env_threads(void) {
+  const char *s = getenv("KERN_NUM_THREADS");
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1) cores = 1;
+  if (s && *s) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    /* A bad value falls back to the default: a typo must not break launches. */
+    if (!errno && *end == 0 && v >= 1 && v <= 1024) return (int)v;
+  }
+  return cores > 1024 ? 1024 : (int)cores;
+}
+
+static char *env_cache_dir(void) {
+  const char *s = getenv("KERN_CACHE_DIR");
+  if (s && *s) return str_dup(s);
+  s = getenv("XDG_CACHE_HOME");
+  if (s && *s == '/') return str_printf("%s/kern", s);
+  s = getenv("HOME");
+  if (s && *s) return str_printf("%s/.cache/kern", s);
+  return NULL;
+}
+
+void rt_config_reload(void) {
+  free(config.cache_dir);
+  free(config.cc);
+  config.num_threads = env_threads();
+  config.cache_dir = env_cache_dir();
+  const char *cc = getenv("KERN_CC");
+  config.cc = cc && *cc ? str_dup(cc) : NULL;
+  const char *dbg = getenv("KERN_DEBUG");
+  if (dbg && *dbg && strcmp(dbg, "0") != 0) atomic_store(&debug_flag, true);
+  config.debug = atomic_load(&debug_flag);
+}
+
+const rt_config *rt_config_get(void) { return &config; }
+
+void rt_config_clear(void) {
+  free(config.cache_dir);
+  free(config.cc);
+  config = (rt_config){0};
+}
+
+bool rt_debug(void) { return atomic_load(&debug_flag); }
+
+void rt_set_debug(bool on) { atomic_store(&debug_flag, on); }

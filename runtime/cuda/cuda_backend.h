@@ -1,0 +1,34 @@
+/* cuda_backend.h: the CUDA backend's own interface: its probe (for init.c)
+ * and what cuda_backend.c and cuda_capture.c share (stream capture on a
+ * CUDA device). The driver's entry points are in cuda_api.h.
+ *
+ * Only runtime/cuda/ and init.c include it. cuda_backend.c and
+ * cuda_capture.c call each other (the runtime's one other pair of files that
+ * do, see core.h): the capture records on the device's context and streams,
+ * and a debug launch inside a capture writes one of the capture's records.
+ */
+#ifndef KERN_CUDA_BACKEND_H
+#define KERN_CUDA_BACKEND_H
+
+#include "backend.h"
+
+/* Called by kern_init: adds the CUDA devices it finds (none without a
+ * driver, never an error); rt_cuda_probe_reason says why there are none. */
+kern_status rt_cuda_probe(void);
+const char *rt_cuda_probe_reason(void);
+
+/* cuda_backend.c <-> cuda_capture.c (stream capture on a CUDA device). */
+struct CUstream_st;
+struct CUctx_st;
+kern_status rt_cuda_enter(kern_device *); /* context current; fails when poisoned */
+kern_status rt_cuda_fail(kern_device *, int cu_result, const char *what);
+struct CUstream_st *rt_cuda_stream(kern_device *); /* where the device's work goes now */
+struct CUctx_st *rt_cuda_context(const kern_device *);
+int rt_cuda_arch(const kern_device *); /* sm_major * 10 + sm_minor */
+/* Sends the device's work to s while a conditional body is captured (NULL: back). */
+void rt_cuda_set_capture_stream(kern_device *, struct CUstream_st *s);
+/* The error record a debug launch inside the open capture writes (NULL: none). */
+kn_error *rt_cuda_capture_debug_slot(kern_device *, const kern_kernel *);
+extern const rt_graph_ops rt_cuda_graph_ops;
+
+#endif

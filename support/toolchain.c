@@ -1,0 +1,139 @@
+/* toolchain.c: the system C compiler: which one, its flags, who it is, running it.
+ *
+ * Requires: proc.c (finding and running programs). Produces: tc_cc_find,
+ * tc_cc_is_clang, tc_cc_flags, tc_cc_identity, tc_cc_run.
+ * Breaks: nothing is cached but the identity lines (one `cc --version` per
+ * compiler path and process); KERN_CPU_OPT is read at every tc_cc_flags, so a
+ * process may build one module at -O0 and the next at -O3.
+ */
+#include "toolchain.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "str.h"
+
+/* ---- which compiler ------------------------------------------------------------------ */
+
+char *tc_cc_find(const char *requested, const char **name) {
+  const char *const defaults[] = {"clang", "cc"};
+  bool asked = requested && *requested;
+  for (int i = 0; i < (asked ? 1 : 2); i++) {
+    const char *want = asked ? requested : defaults[i];
+    if (name) *name = want;
+    char *path = proc_find(want);
+    if (path || asked) return path;
+  }
+  return NULL;
+}
+
+/* clang stops at 256 nested brackets, and programs within the parser's
+ * limits nest deeper than that in the generated C (a right-nested sum of 200
+ * terms); gcc has no such limit and no such flag. */
+bool tc_cc_is_clang(const char *cc) {
+  char *found = proc_find(cc), *real = found ? realpath(found, NULL) : NULL;
+  free(found);
+  const char *path = real ? real : cc, *base = strrchr(path, '/');
+  bool clang = strstr(base ? base + 1 : path, "clang") != NULL;
+  free(real);
+  return clang;
+}
+
+/* ---- flags ------------------------------------------------------------------------------- */
+
+/* The flags at each optimisation level; -fwrapv, -fno-math-errno and
+ * -ffp-contract=off are part of what generated code means. */
+#define SHARED_FLAGS(opt)                                                                          \
+  {                                                                                                \
+    "-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",            \
+        "-ffp-contract=off", "-w", NULL                                                            \
+  }
+#define OBJECT_FLAGS(opt)                                                                          \
+  { "-std=c11", opt, "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL }
+static const char *const shared_flags[4][10] = {SHARED_FLAGS("-O0"), SHARED_FLAGS("-O1"),
+                                                SHARED_FLAGS("-O2"), SHARED_FLAGS("-O3")};
+static const char *const object_flags[4][8] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
+                                               OBJECT_FLAGS("-O2"), OBJECT_FLAGS("-O3")};
+
+const char *const *tc_cc_flags(TcOutput out) {
+  const char *s = getenv("KERN_CPU_OPT");
+  int level = s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 3;
+  return out == TC_SHARED_NATIVE ? shared_flags[level] : object_flags[level];
+}
+
+/* ---- identity ------------------------------------------------------------------------------ */
+
+typedef struct ident {
+  char *path, *line;
+  struct ident *next;
+} ident;
+static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
+static ident *idents;
+
+static char *first_line(const char *s) {
+  size_t n = s ? strcspn(s, "\n") : 0;
+  return str_printf("%.*s", (int)n, s ? s : "");
+}
+
+/* `false --version` prints a version but exits 1: only a clean exit counts. */
+const char *tc_cc_identity(const char *cc) {
+  pthread_mutex_lock(&ident_mu);
+  ident *e = idents;
+  while (e && strcmp(e->path, cc) != 0) e = e->next;
+  pthread_mutex_unlock(&ident_mu);
+  if (e) return e->line;
+  const char *argv[] = {cc, "--version", NULL};
+  Buf out = {0};
+  ProcResult r;
+  bool answered = proc_run(&(ProcSpec){.argv = argv, .output = &out}, &r);
+  ident *n = calloc(1, sizeof *n);
+  char *line = first_line(answered ? out.s : NULL), *path = str_dup(cc);
+  buf_free(&out);
+  if (!n || !line || !path) {
+    free(n), free(line), free(path);
+    return "";
+  }
+  n->path = path;
+  n->line = line;
+  pthread_mutex_lock(&ident_mu);
+  n->next = idents;
+  idents = n;
+  pthread_mutex_unlock(&ident_mu);
+  return n->line;
+}
+
+/* ---- running --------------------------------------------------------------------------------- */
+
+static size_t count(const char *const *v) {
+  size_t n = 0;
+  while (v && v[n]) n++;
+  return n;
+}
+
+bool tc_cc_run(const TcCompile *c, ProcResult *r) {
+  const char *const *kern = tc_cc_flags(c->output);
+  size_t room = 4 + count(kern) + count(c->flags) + count(c->inputs);
+  const char **argv = calloc(room, sizeof *argv);
+  if (!argv) {
+    *r = (ProcResult){.err = ENOMEM};
+    return false;
+  }
+  size_t n = 0;
+  argv[n++] = c->cc;
+  for (const char *const *f = kern; *f; f++) argv[n++] = *f;
+  if (tc_cc_is_clang(c->cc)) argv[n++] = "-fbracket-depth=4096";
+  if (c->debug) argv[n++] = "-g";
+  for (size_t i = 0; i < count(c->flags); i++) argv[n++] = c->flags[i];
+  for (size_t i = 0; i < count(c->inputs); i++) argv[n++] = c->inputs[i];
+  argv[n] = NULL;
+  ProcSpec spec = {.argv = argv,
+                   .cwd = c->cwd,
+                   .timeout_ms = c->timeout_ms,
+                   .output = c->log,
+                   .max_output = 1 << 20};
+  bool ok = proc_run(&spec, r);
+  free(argv);
+  return ok;
+}
