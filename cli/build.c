@@ -25,13 +25,16 @@
 #include "buf.h"
 #include "cli.h"
 #include "emit.h"
+#include "error.h"
 #include "file.h"
 #include "front.h"
 #include "kern.h"
 #include "str.h"
 #include "toolchain.h"
 
-enum { MAX_ARCHS = 16 };
+/* NAME_BUF holds a header name: the prefix, '_', a kern name and a suffix
+ * (both at most AST_MAX_IDENT bytes: make_id's caller checks the prefix). */
+enum { MAX_ARCHS = 16, NAME_BUF = 2 * AST_MAX_IDENT + 32 };
 /* GPUs a default build runs on natively; PTX for the newest covers later ones. */
 static const int default_archs[] = {75, 80, 90};
 
@@ -424,7 +427,7 @@ static void put_struct(Buf *out, const Build *b, const Decl *s, bool *done, int 
   if (done[index]) return;
   done[index] = true;
   put_struct_deps(out, b, s, done);
-  char tb[256], nb[256], sb[256];
+  char tb[NAME_BUF], nb[NAME_BUF], sb[NAME_BUF];
   const char *sname = c_type(b, s->sty, sb, sizeof sb);
   buf_printf(out, "/* struct %s */\ntypedef struct %s {\n", s->name, sname);
   for (int f = 0; f < s->nfields; f++)
@@ -450,7 +453,7 @@ static void put_signature_comment(Buf *out, const Decl *k) {
 }
 
 static void put_launch(Buf *out, const Build *b, const Decl *k, int index) {
-  char tb[256], nb[256];
+  char tb[NAME_BUF], nb[NAME_BUF];
   put_signature_comment(out, k);
   buf_printf(out, "static inline kern_status %s_%s_launch(kern_device *device, kern_dims dims",
              b->id, k->name);
@@ -520,6 +523,76 @@ static char *header_source(const Build *b) {
   return out.s;
 }
 
+/* ---- names in the header ------------------------------------------------------------------------ */
+
+/* A name the header declares, and what it stands for (for the message). */
+typedef struct HName {
+  char *name, *what;
+} HName;
+
+static int hname_cmp(const void *a, const void *b) {
+  return strcmp(((const HName *)a)->name, ((const HName *)b)->name);
+}
+
+/* Sorts the n names; "kernc: X and Y are both NAME in P.h ..." for the first
+ * repeat, or EXIT_OK. Frees the names. */
+static int distinct(const Build *b, HName *v, int n) {
+  int rc = EXIT_OK;
+  for (int i = 0; i < n && rc == EXIT_OK; i++)
+    if (!v[i].name || !v[i].what) rc = cli_fail("out of memory");
+  if (rc == EXIT_OK) qsort(v, (size_t)n, sizeof *v, hname_cmp);
+  for (int i = 1; i < n && rc == EXIT_OK; i++)
+    if (!strcmp(v[i - 1].name, v[i].name))
+      rc = cli_fail("%s and %s are both named '%s' in %s.h (reserved words and names starting "
+                    "with 'kern' get a '_' there): rename one",
+                    v[i - 1].what, v[i].what, v[i].name, b->prefix);
+  for (int i = 0; i < n; i++) free(v[i].name), free(v[i].what);
+  free(v);
+  return rc;
+}
+
+static void add_name(HName *v, int *n, char *name, char *what) {
+  v[*n].name = name;
+  v[*n].what = what;
+  ++*n;
+}
+
+/* The header's own names must differ: the structs' typedefs, the launch
+ * functions, PREFIX_module and PREFIX_embedded; within a struct its fields;
+ * within a launch function its parameters. A user name escaped for C can
+ * meet another one (struct 'x_launch' and kernel 'x'; fields 'class' and
+ * 'class_'): kern reports it rather than write a header that cannot compile. */
+static int header_names(const Build *b) {
+  const Program *p = b->prog;
+  char buf[NAME_BUF];
+  HName *v = calloc((size_t)(p->nstructs + p->nkernels + 2), sizeof *v);
+  int n = 0, rc;
+  if (!v) return cli_fail("out of memory");
+  add_name(v, &n, str_printf("%s_module", b->id), str_printf("the module function"));
+  add_name(v, &n, str_printf("%s_embedded", b->id), str_printf("the module table"));
+  for (int i = 0; i < p->nstructs; i++)
+    add_name(v, &n, str_printf("%s", c_type(b, p->structs[i]->sty, buf, sizeof buf)),
+             str_printf("struct '%s'", p->structs[i]->name));
+  for (int i = 0; i < p->nkernels; i++)
+    add_name(v, &n, str_printf("%s_%s_launch", b->id, p->kernels[i]->name),
+             str_printf("the launch function of kernel '%s'", p->kernels[i]->name));
+  if ((rc = distinct(b, v, n))) return rc;
+  for (int i = 0; rc == EXIT_OK && i < p->nstructs + p->nkernels; i++) {
+    const Decl *d = i < p->nstructs ? p->structs[i] : p->kernels[i - p->nstructs];
+    int m = i < p->nstructs ? d->nfields : d->nparams;
+    HName *w = calloc((size_t)m + 1, sizeof *w);
+    if (!w) return cli_fail("out of memory");
+    for (int j = 0, k = 0; j < m; j++) {
+      const char *name = i < p->nstructs ? d->fields[j].name : d->params[j]->name;
+      add_name(w, &k, str_printf("%s", c_name(name, buf, sizeof buf)),
+               str_printf("%s '%s' of %s '%s'", i < p->nstructs ? "field" : "parameter", name,
+                          i < p->nstructs ? "struct" : "kernel", d->name));
+    }
+    rc = distinct(b, w, m);
+  }
+  return rc;
+}
+
 /* ---- files and the compiler -------------------------------------------------------------------- */
 
 static bool write_file(const char *path, const char *data) {
@@ -569,6 +642,30 @@ static int add_user_flags(const Options *o, char *copy, const char **argv, int n
   return n;
 }
 
+/* After the compiler failed on the generated code: does it compile a trivial
+ * file with the same command line? Then the generated code is at fault, and
+ * that is kern's bug (the checker accepted the source); else the compiler or
+ * its flags are (--cc, --cpu-flags, KERN_CC): the user's to fix. */
+static bool compiler_works(const Build *b, const TcCompile *job) {
+  char *c = str_printf("%s/probe.c", b->workdir), *o = str_printf("%s/probe.o", b->workdir);
+  bool ok = c && o && file_write(c, O_CREAT | O_EXCL, "int kern_probe_;\n", 17);
+  if (ok) {
+    Buf log = {0}; /* the probe's messages are not the user's business */
+    const char *inputs[] = {"-c", c, "-o", o, NULL};
+    TcCompile probe = *job;
+    probe.inputs = inputs;
+    probe.log = &log;
+    ProcResult r;
+    ok = tc_cc_run(&probe, &r);
+    buf_free(&log);
+  }
+  if (c) unlink(c);
+  if (o) unlink(o);
+  free(c);
+  free(o);
+  return ok;
+}
+
 /* The compiler by the toolchain's rule (--cc, else $KERN_CC, else clang,
  * else cc) with kern's flags for a portable object (the generated code's
  * meaning depends on some, e.g. -fwrapv; no -march=native), hidden symbols,
@@ -600,7 +697,13 @@ static int compile_object(Build *b) {
     if (!tc_cc_run(&job, &r) && !r.started)
       rc = cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
                     strerror(r.err));
-    else if (r.status || r.signal)
+    else if ((r.status || r.signal) && compiler_works(b, &job)) {
+      fprintf(stderr,
+              "kernc: internal error: the C compiler '%s' failed (exit status %d) on the code "
+              "kern generated for %s, though it compiles other C code with the same flags; %s\n",
+              name, r.signal ? 128 + r.signal : r.status, b->prog->root->path, ERR_BUG_REPORT);
+      rc = EXIT_INTERNAL;
+    } else if (r.status || r.signal)
       rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", name,
                     r.signal ? 128 + r.signal : r.status, b->prefix);
   }
@@ -651,7 +754,8 @@ static int write_sources(Build *b) {
 }
 
 static int build_outputs(Build *b) {
-  int rc = make_temps(b);
+  int rc = header_names(b);
+  if (rc == EXIT_OK) rc = make_temps(b);
   if (rc == EXIT_OK) rc = gpu_images(b);
   if (rc == EXIT_OK) rc = write_sources(b);
   if (rc == EXIT_OK) rc = compile_object(b);
@@ -682,9 +786,10 @@ int cli_build(const Options *o) {
   b.prefix = cli_output_prefix(o->output);
   b.id = b.prefix ? cli_ident(o->name, b.prefix) : NULL;
   if (!b.id) return cli_fail("out of memory");
-  if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0)) {
+  if (!b.id[0] || (o->name && strcmp(b.id, o->name) != 0) || strlen(b.id) > AST_MAX_IDENT) {
     free_build(&b);
-    return cli_bad_usage("--name or the base name of -o must be a C identifier: '%s'",
+    return cli_bad_usage("--name or the base name of -o must be a C identifier of at most 1024 "
+                         "bytes: '%.1100s'",
                          o->name ? o->name : o->output);
   }
   FrontResult r = front_compile(o->files[0], NULL, 0);

@@ -303,6 +303,9 @@ bool npy_read(const char *path, NpyFile *out, char *err, size_t n) {
   free(text);
   if (ok && !(out->data = read_rest(f, &out->nbytes))) ok = fail(err, n, "out of memory");
   if (ok) ok = check_size(out, out->nbytes, err, n);
+  /* NumPy lets a bool array hold any byte; kern's bools are 0 or 1. */
+  if (ok && out->descr && !strcmp(out->descr, "|b1"))
+    for (size_t i = 0; i < out->nbytes; i++) out->data[i] = out->data[i] != 0;
   fclose(f);
   if (!ok) npy_free(out);
   return ok;

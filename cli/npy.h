@@ -21,7 +21,8 @@ typedef struct NpyFile {
 } NpyFile;
 
 /* Reads path. false with a message in err (bad magic, big-endian or Fortran
- * order, truncated data ...). */
+ * order, truncated data ...). A bool array's bytes come back as 0 or 1
+ * (NumPy can hold any byte in one: any nonzero byte is true). */
 bool npy_read(const char *path, NpyFile *out, char *err, size_t errlen);
 void npy_free(NpyFile *);
 

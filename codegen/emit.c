@@ -6,10 +6,26 @@
  * per kernel an args struct, two body functions (strided and dense array
  * indexing) and the target's entry points. Never fails except on OOM.
  *
- * Names never collide with C: locals are v<id>_<name>, functions
- * kf_<name>_<overload>, structs ks_<name> with fields f_<name>, kernels kk_<name>.
+ * Names never collide, with C or with each other: locals are v<id>_<name>,
+ * functions kf_<name>_<overload> (the number after the last '_' is the
+ * overload, so two names cannot meet), structs ks_<name> with fields f_<name>,
+ * made by km_<name> (from fields) and kz_<name> (zeroed), kernels kk_<name>
+ * with the fixed suffixes of emit.h, none of which ends in another. Each
+ * prefix is used for one kind of thing, so `struct P` and `struct P_zero` are
+ * ks_P and ks_P_zero, and their helpers km_P, kz_P, km_P_zero, kz_P_zero.
+ * Names are at most AST_MAX_IDENT bytes; nothing is kept in a fixed buffer.
  * Every user function takes the launch context (kn_c) and linear index (kn_lin)
  * first, so debug checks inside functions can report where they fired.
+ *
+ * A bool in memory the user can write (array elements, struct fields, the
+ * kernel's argument block) is stored as uint8_t and read as (bool)(byte), so
+ * any nonzero byte is true and a C bool never holds anything but 0 or 1
+ * (reading a _Bool holding 2 is undefined, and compilers then give !v == 3).
+ *
+ * No walk recurses on something the user can make long: which functions have
+ * side effects is settled once, iteratively over the call graph; questions
+ * asked of a body use ast_walk; an else-if chain is written as a flat
+ * sequence of ifs (C front ends parse `else if` by recursion).
  */
 #include "emit_internal.h"
 
@@ -31,11 +47,10 @@ static void indent(Emitter *e) {
 
 /* ---- types ----------------------------------------------------------------- */
 
-const char *emit_ctype(const Type *t) {
-  static _Thread_local char name[160];
+const char *emit_ctype(Emitter *e, const Type *t) {
   if (t->kind == TY_STRUCT) {
-    snprintf(name, sizeof name, "ks_%s", t->sdecl->name);
-    return name;
+    int i = t->sdecl ? t->sdecl->index : -1;
+    return i >= 0 && i < e->prog->nstructs && e->snames && e->snames[i] ? e->snames[i] : "int";
   }
   if (t->kind == TY_ARRAY) return "kn_array";
   if (t->kind == TY_VOID) return "void";
@@ -43,13 +58,15 @@ const char *emit_ctype(const Type *t) {
   return c ? c : "int";
 }
 
+/* The C type of t where the user's bytes are: a bool is a byte (see above). */
+static const char *storage_ctype(Emitter *e, const Type *t) {
+  return t->kind == TY_BOOL ? "uint8_t" : emit_ctype(e, t);
+}
+
 size_t emit_param_size(const Type *t, size_t *align) {
-  if (t->kind == TY_ARRAY) {
-    *align = 8;
-    return sizeof(int64_t) * 9;
-  }
-  *align = (size_t)t->align;
-  return (size_t)t->size;
+  int a, size = type_arg_size(t, &a);
+  *align = (size_t)a;
+  return (size_t)size;
 }
 
 size_t emit_args_layout(const Decl *k, size_t *offsets, size_t *align_out) {
@@ -57,7 +74,7 @@ size_t emit_args_layout(const Decl *k, size_t *offsets, size_t *align_out) {
   for (int i = 0; i < k->nparams; i++) {
     size_t al, sz = emit_param_size(k->params[i]->ty, &al);
     off = (off + al - 1) / al * al;
-    offsets[i] = off;
+    if (offsets) offsets[i] = off;
     off += sz;
     if (al > maxalign) maxalign = al;
   }
@@ -92,6 +109,7 @@ static void line_directive(Emitter *e, SrcLoc loc) {
 /* ---- expressions --------------------------------------------------------------- */
 
 static void expr(Emitter *e, const Node *n);
+static void target(Emitter *e, const Node *n);
 
 static void var_name(Emitter *e, const Var *v) { OUT(e, "v%d_%s", v->id, v->name); }
 
@@ -104,7 +122,7 @@ static void args_list(Emitter *e, const Node *a, bool comma_first) {
 }
 
 static void int_const(Emitter *e, const Type *t, uint64_t bits) {
-  const char *ct = emit_ctype(t);
+  const char *ct = emit_ctype(e, t);
   if (!type_is_signed(t)) {
     OUT(e, "((%s)%" PRIu64 "ull)", ct, bits);
     return;
@@ -209,7 +227,7 @@ static void scalar_convert(Emitter *e, const Type *to, const Type *from, const N
     OUT(e, ")");
     return;
   }
-  OUT(e, "((%s)(", emit_ctype(to));
+  OUT(e, "((%s)(", emit_ctype(e, to));
   expr(e, x);
   OUT(e, "))");
 }
@@ -263,7 +281,7 @@ static BinForm binop_form(int op, const Type *t) {
  * type so overflow wraps without UB; / % << >> call the stdlib's defined forms. */
 static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
                               const char *ltext) {
-  const char *c = emit_ctype(t), *code = builtin_type_code(t);
+  const char *c = emit_ctype(e, t), *code = builtin_type_code(t);
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
   BinForm form = binop_form(op, t);
   if (form == BIN_F16) {
@@ -376,7 +394,7 @@ static void chain(Emitter *e, const Node *n) {
   char cast[48] = "";
   if (wrap) {
     snprintf(cast, sizeof cast, "(%s)", uint_of(n->ty));
-    OUT(e, "((%s)(", emit_ctype(n->ty));
+    OUT(e, "((%s)(", emit_ctype(e, n->ty));
   } else
     OUT(e, "(");
   chain_operands(e, n, n, cast);
@@ -417,9 +435,9 @@ static void unary(Emitter *e, const Node *n) {
   } else if (type_is_int(t)) {
     const char *u = uint_of(t);
     if (n->op == TK_MINUS)
-      OUT(e, "((%s)(0u - (%s)(", emit_ctype(t), u);
+      OUT(e, "((%s)(0u - (%s)(", emit_ctype(e, t), u);
     else
-      OUT(e, "((%s)(~(%s)(", emit_ctype(t), u);
+      OUT(e, "((%s)(~(%s)(", emit_ctype(e, t), u);
     expr(e, n->lhs);
     OUT(e, ")))");
   } else {
@@ -448,15 +466,19 @@ static void index_value(Emitter *e, const Node *ix) {
 /* An array element as a C lvalue: (*KN_Pn(T, a, i, j...)), or checked in debug. */
 static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
-  const char *ct = emit_ctype(at->elem);
+  const char *ct = storage_ctype(e, at->elem);
   if (e->opts->debug) {
     /* The checker numbered array parameters program-wide (Var.array_id). */
     const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
     int param = v && v->is_param && v->ty->kind == TY_ARRAY ? v->array_id : -1;
+    /* which indices are unsigned rides above the rank (kern_abi.h, kn_error.ndim) */
+    int unsigned_mask = 0, d = 0;
+    for (const Node *ix = n->args; ix; ix = ix->next, d++)
+      if (type_is_int(ix->ty) && !type_is_signed(ix->ty)) unsigned_mask |= 1 << d;
     OUT(e, "(*(%s *)kne_chk(&(", ct);
     expr(e, n->lhs);
     OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param,
-        at->ndim);
+        at->ndim | unsigned_mask << 8);
     int k = 0;
     for (const Node *ix = n->args; ix; ix = ix->next, k++) {
       OUT(e, ", ");
@@ -491,8 +513,8 @@ static void index_expr(Emitter *e, const Node *n) {
     return;
   }
   /* an lvalue component: through a pointer to the first component */
-  const char *elem = bt->kind == TY_MAT ? emit_ctype(type_vec(&ty_f32, bt->n))
-                                        : emit_ctype(bt->elem ? bt->elem : &ty_f32);
+  const char *elem = bt->kind == TY_MAT ? emit_ctype(e, type_vec(&ty_f32, bt->n))
+                                        : emit_ctype(e, bt->elem ? bt->elem : &ty_f32);
   int count = bt->kind == TY_QUAT ? 4 : bt->n;
   OUT(e, "(((%s *)&(", elem);
   expr(e, n->lhs);
@@ -588,7 +610,7 @@ static void address_of(Emitter *e, const Node *addr) {
     return;
   }
   OUT(e, "&");
-  expr(e, addr->lhs);
+  target(e, addr->lhs);
 }
 
 static void tid_expr(Emitter *e, const Node *n) {
@@ -665,7 +687,7 @@ static void special(Emitter *e, const Node *n) {
 static void ctor(Emitter *e, const Node *n) {
   const Type *t = n->ty;
   if (t->kind == TY_STRUCT) {
-    OUT(e, n->nargs ? "ks_%s_make(" : "ks_%s_zero(", t->sdecl->name);
+    OUT(e, n->nargs ? "km_%s(" : "kz_%s(", t->sdecl->name);
     args_list(e, n->args, false);
     OUT(e, ")");
     return;
@@ -762,12 +784,9 @@ static bool writes_array(const Node *target) {
 }
 
 static bool fn_effects(Emitter *e, const Decl *f) {
-  int i = 0;
-  while (i < e->prog->nfuncs && e->prog->funcs[i] != f) i++;
-  if (i == e->prog->nfuncs || !e->fn_effects) return true;
-  if (!e->fn_effects[i])
-    e->fn_effects[i] = (signed char)(1 + effects(e, f->body)); /* no recursion: terminates */
-  return e->fn_effects[i] == 2;
+  int i = f->index;
+  if (i < 0 || i >= e->prog->nfuncs || e->prog->funcs[i] != f || !e->fn_effects) return true;
+  return e->fn_effects[i] != 1;
 }
 
 static bool effect_here(Emitter *e, const Node *n) {
@@ -788,20 +807,31 @@ static bool effect_here(Emitter *e, const Node *n) {
   }
 }
 
-/* Does n (a statement or expression, with everything below it) have a side effect? */
-static bool effects(Emitter *e, const Node *n) {
-  if (!n) return false;
-  if (effect_here(e, n)) return true;
-  const Node *kids[] = {
-      n->lhs, n->rhs,  n->cond, n->then,
-      n->els, n->init, n->inc,  n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
-  for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
-    if (effects(e, kids[i])) return true;
-  for (const Node *k = n->body; k; k = k->next)
-    if (effects(e, k)) return true;
-  for (const Node *k = n->args; k; k = k->next)
-    if (effects(e, k)) return true;
-  return false;
+static bool effect_visit(const Node *n, void *e) { return effect_here(e, n); }
+
+/* Does n (a statement or expression, with everything below it) have a side
+ * effect? Out of memory answers yes: ordering is then only slower. */
+static bool effects(Emitter *e, const Node *n) { return n && ast_walk(n, effect_visit, e) != 0; }
+
+/* Which functions have side effects: a function has one when its own body
+ * has one, or when a function it calls has one; callees are settled first
+ * (ast_call_graph: no recursion however long the call chains). Out of memory
+ * leaves them unknown, which counts as an effect. */
+static bool own_effect(const Node *n, void *unused) {
+  (void)unused;
+  return !(n->kind == ND_CALL && n->call_kind == CALL_FUNC) && effect_here(NULL, n);
+}
+
+static void find_effects(Emitter *e) {
+  AstCallGraph g;
+  if (!e->fn_effects || !ast_call_graph(e->prog, &g)) return;
+  for (int k = 0; k < e->prog->nfuncs; k++) {
+    int f = g.order[k];
+    bool any = ast_walk(e->prog->funcs[f]->body, own_effect, NULL) != 0;
+    for (int j = 0; j < g.ncallees[f] && !any; j++) any = fn_effects(e, g.callees[f][j]);
+    e->fn_effects[f] = any ? 2 : 1;
+  }
+  ast_call_graph_free(&g);
 }
 
 /* An operand that can be held in a temporary: a value (not an array, a
@@ -870,7 +900,7 @@ static void ordered(Emitter *e, const Node *n) {
     if (!bindable(o)) continue;
     int id = ++e->ntemps;
     bool ptr = o->kind == ND_ADDR;
-    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(ptr ? o->lhs->ty : o->ty), ptr ? "*" : "",
+    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(e, ptr ? o->lhs->ty : o->ty), ptr ? "*" : "",
                id);
     OUT(e, "kn_o%d = (", id);
     expr(e, o);
@@ -886,7 +916,8 @@ static void ordered(Emitter *e, const Node *n) {
   OUT(e, element ? "))" : ")");
 }
 
-static void expr(Emitter *e, const Node *n) {
+/* n as C, where it is the target of an assignment or of & (an lvalue). */
+static void target(Emitter *e, const Node *n) {
   const char *name = e->nbound ? bound_name(e, n) : NULL;
   if (name)
     OUT(e, "%s", name);
@@ -894,6 +925,21 @@ static void expr(Emitter *e, const Node *n) {
     ordered(e, n);
   else
     expr_node(e, n);
+}
+
+/* A bool the user's bytes back (an array element, a struct field): stored as
+ * a byte, so its value is (bool)(byte), whatever the byte. */
+static bool stored_bool(const Node *n) {
+  if (!n->ty || n->ty->kind != TY_BOOL) return false;
+  return (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) ||
+         (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT);
+}
+
+static void expr(Emitter *e, const Node *n) {
+  bool byte = stored_bool(n);
+  if (byte) OUT(e, "((bool)");
+  target(e, n);
+  if (byte) OUT(e, ")");
 }
 
 /* ---- statements --------------------------------------------------------------- */
@@ -934,9 +980,9 @@ static void compound_assign(Emitter *e, const Node *n) {
   int op = tok_compound_op(n->op);
   bool first = effects(e, n->rhs); /* then the target's value is read before the value */
   const char *cur = first ? "kn_v" : "*kn_p";
-  OUT(e, "{ %s *kn_p = &", emit_ctype(t));
-  expr(e, n->lhs);
-  if (first) OUT(e, "; %s kn_v = *kn_p", emit_ctype(t));
+  OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
+  target(e, n->lhs);
+  if (first) OUT(e, "; %s kn_v = *kn_p", emit_ctype(e, t));
   OUT(e, "; *kn_p = ");
   if (n->call_kind == CALL_BUILTIN) {
     OUT(e, "%s(%s, ", builtin_get(n->builtin)->cname, cur);
@@ -962,8 +1008,8 @@ static void assign(Emitter *e, const Node *n) {
   }
   bool first =
       !plain_target(n->lhs) && (effects(e, n->rhs) || effects(e, n->lhs)); /* the target first */
-  if (first) OUT(e, "{ %s *kn_p = &", emit_ctype(n->lhs->ty));
-  expr(e, n->lhs);
+  if (first) OUT(e, "{ %s *kn_p = &", stored_bool(n->lhs) ? "uint8_t" : emit_ctype(e, n->lhs->ty));
+  target(e, n->lhs);
   OUT(e, first ? "; *kn_p = " : " = ");
   expr(e, n->rhs);
   OUT(e, first ? "; }\n" : ";\n");
@@ -972,8 +1018,8 @@ static void assign(Emitter *e, const Node *n) {
 static void incdec(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
   indent(e);
-  OUT(e, "{ %s *kn_p = &", emit_ctype(t));
-  expr(e, n->lhs);
+  OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
+  target(e, n->lhs);
   Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT,
               .ty = (Type *)t,
               .ival = 1,
@@ -986,14 +1032,60 @@ static void incdec(Emitter *e, const Node *n) {
 
 static void vardecl(Emitter *e, const Node *n) {
   indent(e);
-  OUT(e, "%s ", emit_ctype(n->var->ty));
+  OUT(e, "%s ", emit_ctype(e, n->var->ty));
   var_name(e, n->var);
   OUT(e, " = ");
   expr(e, n->var->init);
   OUT(e, ";\n");
 }
 
+/* The body of one branch of an else-if chain, leaving the chain at its end. */
+static void branch_body(Emitter *e, const Node *s, int label) {
+  OUT(e, " {\n");
+  e->depth++;
+  if (s->kind == ND_BLOCK)
+    for (const Node *k = s->body; k; k = k->next) stmt(e, k);
+  else
+    stmt(e, s);
+  if (label) {
+    indent(e);
+    OUT(e, "goto kn_fi_%d;\n", label);
+  }
+  e->depth--;
+  indent(e);
+  OUT(e, "}\n");
+}
+
+/* if (a) A else if (b) B ... else Z, without nesting (C front ends parse an
+ * else-if chain by recursion, so flat C does not depend on how deep the C
+ * compiler or NVRTC can go):
+ *   if (a) { A goto kn_fi_N; }  if (b) { B goto kn_fi_N; }  ...  { Z }  kn_fi_N:;
+ * The conditions' temporaries are declared before the first if (see stmt), so
+ * no goto jumps over a declaration (C++ forbids that). */
+static void if_chain(Emitter *e, const Node *n) {
+  int label = ++e->nlabels;
+  for (bool first = true;; n = n->els, first = false) {
+    if (!first) line_directive(e, n->loc);
+    indent(e);
+    OUT(e, "if (");
+    expr(e, n->cond);
+    OUT(e, ")");
+    branch_body(e, n->then, label);
+    if (!n->els || n->els->kind != ND_IF) break;
+  }
+  if (n->els) {
+    indent(e);
+    branch_body(e, n->els, 0);
+  }
+  indent(e);
+  OUT(e, "kn_fi_%d:;\n", label);
+}
+
 static void if_stmt(Emitter *e, const Node *n) {
+  if (n->els && n->els->kind == ND_IF) {
+    if_chain(e, n);
+    return;
+  }
   indent(e);
   OUT(e, "if (");
   expr(e, n->cond);
@@ -1120,39 +1212,26 @@ static void stmt(Emitter *e, const Node *n) {
 
 /* ---- declarations ---------------------------------------------------------------- */
 
-/* Walks every node below n (statements and expressions) and calls f on each. */
-static bool any_node(const Node *n, bool (*f)(const Node *)) {
-  for (; n; n = n->next) {
-    if (f(n)) return true;
-    const Node *kids[] = {
-        n->lhs,  n->rhs, n->cond, n->then, n->els,
-        n->init, n->inc, n->body, n->args, n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
-    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
-      if (kids[i] && any_node(kids[i], f)) return true;
-  }
-  return false;
-}
-
-static bool is_tid_dim(const Node *n) {
+static bool is_tid_dim(const Node *n, void *unused) {
+  (void)unused;
   return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special == SP_TID && n->args;
 }
 
-bool emit_kernel_uses_tid_dims(const Decl *k) { return any_node(k->body, is_tid_dim); }
+/* Out of memory answers yes: the launch then only decomposes indices it need not. */
+bool emit_kernel_uses_tid_dims(const Decl *k) { return ast_walk(k->body, is_tid_dim, NULL) != 0; }
 
 static void struct_decl(Emitter *e, const Decl *d) {
   OUT(e, "typedef struct ks_%s {\n", d->name);
   for (int i = 0; i < d->nfields; i++)
-    OUT(e, "  %s f_%s;\n", emit_ctype(d->fields[i].ty), d->fields[i].name);
+    OUT(e, "  %s f_%s;\n", storage_ctype(e, d->fields[i].ty), d->fields[i].name);
   if (d->nfields == 0) OUT(e, "  char kn_empty;\n");
   OUT(e, "} ks_%s;\n", d->name);
-  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of struct %s\");\n", d->name, d->sty->size,
-      d->name);
-  OUT(e, "KN_FN ks_%s ks_%s_zero(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name,
-      d->name);
+  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of a struct\");\n", d->name, d->sty->size);
+  OUT(e, "KN_FN ks_%s kz_%s(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name, d->name);
   if (d->nfields == 0) return;
-  OUT(e, "KN_FN ks_%s ks_%s_make(", d->name, d->name);
+  OUT(e, "KN_FN ks_%s km_%s(", d->name, d->name);
   for (int i = 0; i < d->nfields; i++)
-    OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(d->fields[i].ty), i);
+    OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(e, d->fields[i].ty), i);
   OUT(e, ") {\n  ks_%s r = KN_ZERO;\n", d->name);
   for (int i = 0; i < d->nfields; i++) OUT(e, "  r.f_%s = a%d;\n", d->fields[i].name, i);
   OUT(e, "  return r;\n}\n");
@@ -1161,13 +1240,13 @@ static void struct_decl(Emitter *e, const Decl *d) {
 static void params_list(Emitter *e, const Decl *f) {
   OUT(e, "const kn_ctx *kn_c, int64_t kn_lin");
   for (int i = 0; i < f->nparams; i++) {
-    OUT(e, ", %s ", emit_ctype(f->params[i]->ty));
+    OUT(e, ", %s ", emit_ctype(e, f->params[i]->ty));
     var_name(e, f->params[i]);
   }
 }
 
 static void func_head(Emitter *e, const Decl *f) {
-  OUT(e, "KN_FUNC %s kf_%s_%d(", emit_ctype(f->ret), f->name, f->overload);
+  OUT(e, "KN_FUNC %s kf_%s_%d(", emit_ctype(e, f->ret), f->name, f->overload);
   params_list(e, f);
   OUT(e, ")");
 }
@@ -1193,10 +1272,9 @@ static void func_body(Emitter *e, const Decl *f) {
 }
 
 static void args_struct(Emitter *e, const Decl *k) {
-  size_t offsets[256], align,
-      size = emit_args_layout(k, k->nparams <= 256 ? offsets : NULL, &align);
+  size_t align, size = emit_args_layout(k, NULL, &align);
   OUT(e, "typedef struct kk_%s_args {\n", k->name);
-  for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", emit_ctype(k->params[i]->ty), i);
+  for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", storage_ctype(e, k->params[i]->ty), i);
   if (k->nparams == 0) OUT(e, "  char kn_empty;\n");
   OUT(e, "} kk_%s_args;\n", k->name);
   if (k->nparams)
@@ -1215,7 +1293,7 @@ static void kernel_body(Emitter *e, const Decl *k, bool dense) {
   scratch_decl(e);
   OUT(e, "  (void)kn_t0; (void)kn_t1; (void)kn_t2; (void)kn_t3; (void)kn_c; (void)kn_lin;\n");
   for (int i = 0; i < k->nparams; i++) {
-    OUT(e, "  %s ", emit_ctype(k->params[i]->ty));
+    OUT(e, "  %s ", emit_ctype(e, k->params[i]->ty));
     var_name(e, k->params[i]);
     OUT(e, " = kn_a->p%d;\n", i);
   }
@@ -1269,13 +1347,16 @@ static const char *const helpers =
     "}\n";
 
 static const char *const debug_helpers =
-    "/* Debug indexing: a bad index records the error and yields a scratch slot. */\n"
+    "/* Debug indexing: a bad index records the error and yields a scratch slot.\n"
+    " * nds is the rank, with bit 8 + k set when index k is unsigned (it goes into\n"
+    " * the error record whole; unused dims have index 0 and extent 1). */\n"
     "KN_FN char *kne_chk(const kn_array *a, const kn_ctx *c, int32_t file, int32_t line, int32_t param,\n"
-    "                    int32_t nd, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t tid,\n"
+    "                    int32_t nds, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t tid,\n"
     "                    int64_t esize, int dense, kne_scratch *scratch) {\n"
     "  int64_t idx[4] = {i0, i1, i2, i3};\n"
     "  int64_t shape[4] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3]};\n"
-    "  if (!kn_bounds_ok(c, file, line, param, nd, idx, shape, tid)) return scratch->b;\n"
+    "  int32_t nd = nds & 0xff;\n"
+    "  if (!kn_bounds_ok(c, file, line, param, nds, idx, shape, tid)) return scratch->b;\n"
     "  int64_t off = 0;\n"
     "  for (int d = 0; d < nd; d++) off += idx[d] * (dense ? 0 : a->strides[d]);\n"
     "  if (dense) {\n"
@@ -1308,7 +1389,17 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   Emitter e = {.prog = p,
                .opts = opts ? opts : &defaults,
                .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c,
-               .fn_effects = calloc((size_t)p->nfuncs + 1, 1)};
+               .fn_effects = calloc((size_t)p->nfuncs + 1, 1),
+               .snames = calloc((size_t)p->nstructs + 1, sizeof(char *))};
+  for (int i = 0; e.snames && i < p->nstructs; i++) {
+    e.snames[i] = malloc(strlen(p->structs[i]->name) + 4);
+    if (e.snames[i])
+      sprintf(e.snames[i], "ks_%s", p->structs[i]->name);
+    else
+      e.out.oom = true;
+  }
+  if (!e.snames) e.out.oom = true;
+  find_effects(&e);
   prologue(&e);
   for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
   for (int i = 0; i < p->nfuncs; i++) {
@@ -1327,6 +1418,8 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
     OUT(&e, "\n");
   }
   free(e.fn_effects);
+  for (int i = 0; e.snames && i < p->nstructs; i++) free(e.snames[i]);
+  free(e.snames);
   free(e.bound);
   if (e.out.oom) {
     free(e.out.s);

@@ -39,13 +39,14 @@ struct Emitter {
   int ntemps;
   EmitBound *bound; /* operands evaluated into temporaries, innermost last */
   int nbound, cap_bound;
-  signed char *fn_effects; /* per prog->funcs[i]: 0 not known yet, 1 none, 2 side effects */
+  signed char *fn_effects; /* per prog->funcs[i]: 0 not known, 1 none, 2 side effects */
+  char **snames;           /* per prog->structs[i]: its C name, "ks_<name>" */
 };
 
 extern const EmitTargetOps emit_target_c, emit_target_cuda;
 
 /* The C spelling of a type that can be a variable: "float", "kn_vec3", "ks_Particle". */
-const char *emit_ctype(const Type *);
+const char *emit_ctype(Emitter *, const Type *);
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

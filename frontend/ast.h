@@ -44,6 +44,14 @@ typedef struct {
   int n;
 } TokenList;
 
+/* Limits every pass relies on. Identifiers are at most AST_MAX_IDENT bytes
+ * (the lexer refuses longer ones), so generated names that add a prefix fit
+ * in AST_MAX_IDENT + a few bytes. An expression or statement tree deeper than
+ * AST_MAX_DEPTH is refused (the checker counts every level; the parser stops a
+ * long operator chain there, before building more), so passes may recurse on
+ * expressions. */
+enum { AST_MAX_IDENT = 1024, AST_MAX_DEPTH = 2000 };
+
 /* ---- types --------------------------------------------------------------- */
 
 typedef enum {
@@ -101,6 +109,9 @@ bool type_is_scalar(const Type *);  /* bool, ints, floats */
 bool type_is_numeric(const Type *); /* ints and floats */
 bool type_equal(const Type *, const Type *);
 const char *type_name(const Type *);
+/* The bytes a parameter of type t takes in a kernel's argument block (and on
+ * a thread's stack): an array is its 72-byte descriptor (kern_abi.h kn_array). */
+int type_arg_size(const Type *, int *align);
 
 /* ---- syntax tree --------------------------------------------------------- */
 
@@ -263,6 +274,7 @@ struct Decl {
   Node *body;   /* ND_BLOCK */
   Type *ret;    /* after check */
   int overload; /* after check: index among same-named functions (codegen names) */
+  int index;    /* after check: its place in Program.structs, .funcs or .kernels */
   int nvars;    /* after check: locals + params, for Var.id */
   bool used;    /* after check: reachable from a kernel (codegen may skip the rest) */
 };
@@ -305,8 +317,15 @@ typedef struct Program {
 
 /* ---- passes ---------------------------------------------------------------- */
 
-/* lexer.re: src must be NUL-terminated (an embedded NUL is an error token). */
+/* lexer.re: src must be NUL-terminated (an embedded NUL is an error token).
+ * lex_source lexes the whole file; lex_open / lex_token / lex_close lex on
+ * demand: lex_token(lx, i) is the i-th token (the TK_EOF token past the end),
+ * valid until lex_close. lex_open returns NULL when out of memory. */
 TokenList lex_source(Arena *, Diags *, const char *path, const char *src, size_t len);
+typedef struct Lexer Lexer;
+Lexer *lex_open(Arena *, Diags *, const char *path, const char *src, size_t len);
+Token *lex_token(Lexer *, int i);
+void lex_close(Lexer *);
 
 /* parser.c: builds one Module's AST; reports syntax errors and recovers. */
 Module *parse_module(Arena *, Diags *, const char *path, const char *src, size_t len);
@@ -315,6 +334,29 @@ Module *parse_module(Arena *, Diags *, const char *path, const char *src, size_t
  * modules (imports are already parsed and linked by front.c); folds constants;
  * fills the Program's decl tables. Returns false when any error was reported. */
 bool check_program(Program *);
+
+/* limits.c: after check_program, the sizes a checked program must also fit:
+ * a value on a thread's stack (64 KiB), a kernel's values along its calls
+ * (512 KiB), a kernel's argument block (4000 bytes). False when any error. */
+bool check_limits(Program *);
+
+/* walk.c: calls visit on n and on every node below it (statements,
+ * expressions, a local's initializer; not n's siblings), without recursion
+ * and in no particular order, until a visit returns true. Returns 1 when one
+ * did, 0 when none did, -1 when out of memory. */
+int ast_walk(const Node *n, bool (*visit)(const Node *, void *), void *ud);
+/* The calls of a checked Program: callees[i] (ncallees[i] of them, repeats
+ * kept) are the user functions that Program.funcs[i] calls, or for i >= nfuncs
+ * Program.kernels[i - nfuncs]; order lists every function index once, each
+ * after the functions it calls. False when out of memory. */
+typedef struct AstCallGraph {
+  int n; /* nfuncs + nkernels */
+  const Decl ***callees;
+  int *ncallees;
+  int *order; /* nfuncs entries */
+} AstCallGraph;
+bool ast_call_graph(const Program *, AstCallGraph *);
+void ast_call_graph_free(AstCallGraph *);
 
 /* ast_dump.c: one S-expression line per declaration, e.g.
  * `(kernel k (params (x float32[])) (block (var i auto (call tid))))`; with

@@ -12,7 +12,8 @@
  * expressions: (int V [suffix]) (float V [suffix]) (bool true) (string "s")
  *   (ident x) (unary OP e) (addr e) (binary OP a b) (cond c a b) (call f args...)
  *   (cast T e) (index a i...) (member e name) (conv e); typed adds `:T` after each.
- * Nesting is bounded by the parser's depth limit, so recursion here is too.
+ * Nesting is bounded by the parser's depth limit, so recursion here is too
+ * (else-if chains, which are not nesting, are written in a loop).
  */
 #include "ast.h"
 
@@ -251,13 +252,18 @@ static void dump_stmt(Out *o, const Node *s) {
       dump_expr(o, s->lhs);
       puts_(o, ")");
       break;
-    case ND_IF:
-      puts_(o, "(if ");
-      dump_expr(o, s->cond);
-      dump_opt_stmt(o, s->then);
+    case ND_IF: { /* an else-if chain in a loop: it can be longer than any nesting */
+      int open = 0;
+      for (;; s = s->els) {
+        puts_(o, open++ ? " (if " : "(if ");
+        dump_expr(o, s->cond);
+        dump_opt_stmt(o, s->then);
+        if (!s->els || s->els->kind != ND_IF) break;
+      }
       if (s->els) dump_opt_stmt(o, s->els);
-      puts_(o, ")");
+      while (open--) puts_(o, ")");
       break;
+    }
     case ND_FOR:
       puts_(o, "(for");
       dump_opt_stmt(o, s->init);

@@ -279,6 +279,9 @@ bool check_program(Program *prog) {
   prog->nfuncs = L->nfuncs;
   prog->kernels = L->kernels;
   prog->nkernels = L->nkernels;
+  for (int i = 0; i < L->nstructs; i++) L->structs[i]->index = i;
+  for (int i = 0; i < L->nfuncs; i++) L->funcs[i]->index = i;
+  for (int i = 0; i < L->nkernels; i++) L->kernels[i]->index = i;
   bool ok = diag_errors(prog->diags) == before;
   if (ok) ck_record_params(c, prog);
   return ok;

@@ -302,12 +302,19 @@ typedef struct Frame {
   int next;
 } Frame;
 
+enum { CYCLE_NAMES = 10 };
+
+/* The cycle as "a -> b -> ... -> a"; a long one shows its first functions
+ * and its last, and counts the rest. */
 static void report_cycle(Check *c, Frame *st, int top, Info *callee, Edge e) {
-  size_t len = strlen(e.callee->name) + 1;
-  for (int i = callee->stackpos; i <= top; i++) len += strlen(st[i].d->name) + 4;
+  int first = callee->stackpos, n = top - first + 1;
+  int head = n > CYCLE_NAMES ? CYCLE_NAMES - 1 : n;
+  size_t len = strlen(e.callee->name) + 64 + strlen(st[top].d->name);
+  for (int i = first; i < first + head; i++) len += strlen(st[i].d->name) + 4;
   char *path = ck_alloc(c, len);
   char *p = path;
-  for (int i = callee->stackpos; i <= top; i++) p += sprintf(p, "%s -> ", st[i].d->name);
+  for (int i = first; i < first + head; i++) p += sprintf(p, "%s -> ", st[i].d->name);
+  if (head < n) p += sprintf(p, "... (%d more) -> %s -> ", n - head - 1, st[top].d->name);
   strcpy(p, e.callee->name);
   diag_error(c->diags, e.loc, "recursion is not allowed: %s", path);
   diag_note(c->diags, (SrcLoc){0}, "GPUs have no call stack for recursive calls; use a loop");

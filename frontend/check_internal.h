@@ -21,8 +21,9 @@ __extension__ typedef __int128 i128;
 __extension__ typedef unsigned __int128 u128;
 
 /* Deeper expressions or statements than this are refused rather than risking
- * the C stack (the parser limits parentheses; long operator chains it cannot). */
-enum { MAX_NEST = 2000, MAX_CAND_NOTES = 8 };
+ * the C stack (the parser limits parentheses and stops operator chains there
+ * too; an else-if chain is walked in a loop, not nested). */
+enum { MAX_NEST = AST_MAX_DEPTH, MAX_CAND_NOTES = 8 };
 
 /* ---- values ------------------------------------------------------------- */
 

@@ -2,8 +2,9 @@
  * they never walk the tree for it: every array parameter's program-wide number
  * (debug error records name arrays by it) and which arrays atomics reach.
  *
- * Requires: a checked Program without errors. Produces: ck_record_params
- * (Var.array_id, Var.atomics, Program.array_params). Breaks: nothing.
+ * Requires: a checked Program without errors (so calls never recurse).
+ * Produces: ck_record_params (Var.array_id, Var.atomics,
+ * Program.array_params). Breaks: nothing.
  */
 
 #include <limits.h>
@@ -31,27 +32,29 @@ static bool mark(Var *v) {
   return true;
 }
 
-/* Marks the arrays atomics reach under n: applied to directly, or passed to
- * a function parameter already marked. True when it marked one. */
-static bool mark_atomics(const Node *n) {
+/* Marks the arrays an atomic applies to at n, or that n passes to a function
+ * parameter already marked; *changed when it marked one. */
+static bool mark_at(const Node *n, void *changed) {
+  if (n->kind != ND_CALL) return false;
+  if (is_atomic(n)) *(bool *)changed |= mark(atomic_array(n));
+  const Decl *fn = n->call_kind == CALL_FUNC ? n->fn : NULL;
+  int j = 0;
+  for (const Node *a = fn ? n->args : NULL; a; a = a->next, j++)
+    if (a->kind == ND_IDENT && j < fn->nparams && fn->params[j]->atomics)
+      *(bool *)changed |= mark(a->var);
+  return false;
+}
+
+/* Marks the arrays atomics reach under n (ast_walk: an else-if chain can be
+ * longer than any recursion should go). True when it marked one. */
+static bool mark_atomics(Check *c, const Node *n) {
   bool changed = false;
-  for (; n; n = n->next) {
-    if (n->kind == ND_CALL && is_atomic(n)) changed |= mark(atomic_array(n));
-    const Decl *fn = n->kind == ND_CALL && n->call_kind == CALL_FUNC ? n->fn : NULL;
-    int j = 0;
-    for (const Node *a = fn ? n->args : NULL; a; a = a->next, j++)
-      if (a->kind == ND_IDENT && j < fn->nparams && fn->params[j]->atomics) changed |= mark(a->var);
-    if (n->kind == ND_VARDECL && n->var) changed |= mark_atomics(n->var->init);
-    const Node *kids[] = {n->lhs,  n->rhs, n->cond, n->then, n->els,
-                          n->init, n->inc, n->body, n->args};
-    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++) changed |= mark_atomics(kids[i]);
-  }
+  if (ast_walk(n, mark_at, &changed) < 0) longjmp(c->oom, 1);
   return changed;
 }
 
 /* Numbers the array parameters (functions, then kernels) for debug records,
- * and finds the ones atomics reach, through calls to a fixed point (calls
- * never recurse, so it comes after at most one round per call level). */
+ * and finds the ones atomics reach, through calls. */
 void ck_record_params(Check *c, Program *p) {
   int n = 0;
   for (int pass = 0; pass < 2; pass++)
@@ -72,9 +75,11 @@ void ck_record_params(Check *c, Program *p) {
         p->array_params[p->narray_params++] = (ArrayParam){v, d};
       }
     }
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (int i = 0; i < p->nfuncs; i++) changed |= mark_atomics(p->funcs[i]->body);
-    for (int i = 0; i < p->nkernels; i++) changed |= mark_atomics(p->kernels[i]->body);
-  }
+  /* Callees first, each function once (a fixed point over all of them took a
+   * round per level of a call chain: 20,000 rounds for a chain that long). */
+  AstCallGraph g;
+  if (!ast_call_graph(p, &g)) longjmp(c->oom, 1);
+  for (int k = 0; k < p->nfuncs; k++) mark_atomics(c, p->funcs[g.order[k]]->body);
+  ast_call_graph_free(&g);
+  for (int i = 0; i < p->nkernels; i++) mark_atomics(c, p->kernels[i]->body);
 }

@@ -161,14 +161,30 @@ static Val sp_identity(Check *c, Node *n) {
 
 typedef enum { FMT_SINT, FMT_UINT, FMT_HEX, FMT_FLOAT, FMT_STR } FmtClass;
 
+enum { MAX_FMT_FIELD = 1000 };
+
+/* A width or precision of digits at p, at most MAX_FMT_FIELD (C's printf
+ * fails, printing nothing, past INT_MAX; the CPU prints 1023 bytes a call). */
+static void fmt_field(Check *c, SrcLoc loc, const char *start, const char **p, const char *what) {
+  size_t n = strspn(*p, "0123456789");
+  long long v = 0;
+  for (size_t i = 0; i < n && v <= MAX_FMT_FIELD; i++) v = v * 10 + ((*p)[i] - '0');
+  *p += n;
+  if (v <= MAX_FMT_FIELD) return;
+  const char *end = *p + strspn(*p, ".0123456789l");
+  end += *end != 0;
+  diag_error(c->diags, loc, "%s %.*s in '%.*s' is too large (the limit is %d)", what, (int)n,
+             *p - n, (int)(end - start), start, MAX_FMT_FIELD);
+}
+
 /* Parses the conversion whose '%' is at start; *pp moves past it. -1: reported. */
 static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bool *is_long) {
   const char *p = start + 1;
   p += strspn(p, "-+ #0");
-  p += strspn(p, "0123456789");
+  fmt_field(c, loc, start, &p, "field width");
   if (*p == '.') {
     p++;
-    p += strspn(p, "0123456789");
+    fmt_field(c, loc, start, &p, "precision");
   }
   int nl = (int)strspn(p, "l");
   *is_long = nl > 0;

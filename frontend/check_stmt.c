@@ -149,9 +149,12 @@ static void stmt_kind(Check *c, Node *n) {
       for (Node *s = n->body; s; s = s->next) ck_stmt(c, s);
       ck_scope_close(c);
       break;
-    case ND_IF:
-      ck_expect_bool(c, n->cond, "the condition of 'if'");
-      scoped_stmt(c, n->then);
+    case ND_IF: /* an else-if chain in a loop: it is not nesting */
+      for (;; n = n->els) {
+        ck_expect_bool(c, n->cond, "the condition of 'if'");
+        scoped_stmt(c, n->then);
+        if (!n->els || n->els->kind != ND_IF) break;
+      }
       scoped_stmt(c, n->els);
       break;
     case ND_WHILE:
@@ -197,7 +200,10 @@ static bool breaks(const Node *s) {
   if (!s) return false;
   switch (s->kind) {
     case ND_BREAK: return true;
-    case ND_IF: return breaks(s->then) || breaks(s->els);
+    case ND_IF:
+      for (; s && s->kind == ND_IF; s = s->els) /* else-if chains: a loop */
+        if (breaks(s->then)) return true;
+      return breaks(s);
     case ND_BLOCK:
       for (const Node *k = s->body; k; k = k->next)
         if (breaks(k)) return true;
@@ -214,7 +220,10 @@ bool ck_returns(const Node *s) {
       for (const Node *k = s->body; k; k = k->next)
         if (ck_returns(k)) return true;
       return false;
-    case ND_IF: return s->els && ck_returns(s->then) && ck_returns(s->els);
+    case ND_IF:
+      for (; s && s->kind == ND_IF; s = s->els) /* else-if chains: a loop */
+        if (!ck_returns(s->then)) return false;
+      return ck_returns(s);
     case ND_WHILE:
     case ND_FOR: return const_true(s->cond) && !breaks(s->body);
     case ND_DO: return ck_returns(s->body) || (const_true(s->cond) && !breaks(s->body));

@@ -1,4 +1,4 @@
-/* front.c: the compiler driver: lex -> parse -> imports -> check.
+/* front.c: the compiler driver: lex -> parse -> imports -> check -> limits.
  *
  * Requires: a root file name (and optionally its text). Produces: a Program
  * whose modules are listed dependencies first, each file parsed once, checked.
@@ -224,7 +224,8 @@ FrontResult front_compile_with(const char *path, const char *src, size_t len,
   if (!r.prog) return r;
   Loader L = {.prog = r.prog, .reader = reader};
   r.prog->root = load_root(&L, path ? path : "<string>", src, len);
-  if (r.prog->root && diag_errors(r.prog->diags) == 0) check_program(r.prog);
+  if (r.prog->root && diag_errors(r.prog->diags) == 0 && check_program(r.prog))
+    check_limits(r.prog);
   r.ok = r.prog->root && diag_errors(r.prog->diags) == 0;
   return r;
 }

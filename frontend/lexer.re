@@ -1,10 +1,17 @@
 /* lexer.re: source bytes -> tokens (re2c; CMake generates build/gen/lexer.c).
  *
  * Requires: a NUL-terminated source buffer (src[len] == 0) and types.c for the
- * builtin type names. Produces: a TokenList in the arena, always ending in
- * TK_EOF, with a precise SrcLoc on every token. Lexical errors are reported
- * through diag_at and become TK_ERROR tokens; lexing always goes on to the end.
- * Breaks: nothing in the parser may assume a TK_ERROR token is absent.
+ * builtin type names. Produces: tokens on demand (lex_open / lex_token, what
+ * the parser uses: a parse that stops early never lexes, or stores, the rest
+ * of the file) or all at once (lex_source: a TokenList in the arena), always
+ * ending in TK_EOF, with a precise SrcLoc on every token. Lexical errors are
+ * reported through diag_at, as the scan reaches them, and become TK_ERROR
+ * tokens. Breaks: nothing in the parser may assume a TK_ERROR token is absent.
+ *
+ * Tokens are stored in blocks that never move, so a Token pointer stays valid
+ * while later tokens are made (the parser holds some across a whole block).
+ * A UTF-8 byte order mark at the very start of the file is skipped, as C
+ * compilers do; anywhere else it is an unexpected character.
  *
  * Like Ninja's lexer, the scanner needs no bounds checks: the terminating NUL
  * is the sentinel, no pattern contains a NUL, so no match can run past it.
@@ -28,11 +35,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { LEX_MAX_IDENT = 1024 };
+enum { LEX_MAX_IDENT = AST_MAX_IDENT, LEX_BLOCK = 1024 };
 
 typedef unsigned char uchar;
 
-typedef struct Lexer {
+struct Lexer {
   Arena *arena;
   Diags *diags;
   const char *path;
@@ -40,12 +47,13 @@ typedef struct Lexer {
   const uchar *cur;
   const uchar *line_start;
   int line;
-  Token *toks;              /* malloc'd while growing, copied to the arena at the end */
-  int n, cap;
-  bool oom;
+  Token **blocks;           /* LEX_BLOCK tokens each; token i is blocks[i / LEX_BLOCK][i % LEX_BLOCK] */
+  int n, nblocks, cap_blocks;
+  bool done;                /* the TK_EOF token is made */
+  bool oom, oom_said;
   char *buf;                /* scratch for decoding string literals */
   size_t buf_len, buf_cap;
-} Lexer;
+};
 
 /* ---- locations and errors ------------------------------------------------ */
 
@@ -65,29 +73,38 @@ static void newline(Lexer *lx, const uchar *after) {
   lx->line_start = after;
 }
 
-static void push(Lexer *lx, const Token *t) {
-  if (lx->oom)
-    return;
-  if (lx->n == lx->cap) {
-    int cap = lx->cap ? lx->cap * 2 : 1024;
-    Token *p = cap > 0 ? realloc(lx->toks, (size_t)cap * sizeof *p) : NULL;
-    if (!p) {
-      lx->oom = true;
-      return;
-    }
-    lx->toks = p;
-    lx->cap = cap;
+static Token *slot(Lexer *lx, int i) { return &lx->blocks[i / LEX_BLOCK][i % LEX_BLOCK]; }
+
+/* Room for one more token: a new block when the last one is full. */
+static bool room(Lexer *lx) {
+  if (lx->n < lx->nblocks * LEX_BLOCK)
+    return true;
+  if (lx->nblocks == lx->cap_blocks) {
+    int cap = lx->cap_blocks ? lx->cap_blocks * 2 : 16;
+    Token **b = cap > 0 ? realloc(lx->blocks, (size_t)cap * sizeof *b) : NULL;
+    if (!b)
+      return false;
+    lx->blocks = b;
+    lx->cap_blocks = cap;
   }
-  lx->toks[lx->n++] = *t;
+  Token *block = malloc(LEX_BLOCK * sizeof *block);
+  if (!block)
+    return false;
+  lx->blocks[lx->nblocks++] = block;
+  return true;
 }
 
 static Token *emit(Lexer *lx, TokKind k, const uchar *start) {
-  Token t = {0};
-  t.kind = k;
-  t.loc = loc_at(lx, start, lx->cur);
-  t.text = (const char *)start;
-  push(lx, &t);
-  return lx->oom ? NULL : &lx->toks[lx->n - 1];
+  if (lx->oom || !room(lx)) {
+    lx->oom = true;
+    return NULL;
+  }
+  Token *t = slot(lx, lx->n++);
+  *t = (Token){0};
+  t->kind = k;
+  t->loc = loc_at(lx, start, lx->cur);
+  t->text = (const char *)start;
+  return t;
 }
 
 /* Reports at [start, cur) and leaves a TK_ERROR token there for the parser. */
@@ -538,35 +555,73 @@ static bool lex_next(Lexer *lx) {
 #undef TOK
 }
 
-TokenList lex_source(Arena *a, Diags *d, const char *path, const char *src, size_t len) {
-  Lexer lx = {0};
-  lx.arena = a;
-  lx.diags = d;
-  lx.path = path;
-  lx.src = lx.cur = lx.line_start = (const uchar *)src;
-  lx.end = lx.src + len;
-  lx.line = 1;
-  while (!lx.oom && lex_next(&lx))
-    ;
-  lx.cur = lx.end;
-  emit(&lx, TK_EOF, lx.end);
+Lexer *lex_open(Arena *a, Diags *d, const char *path, const char *src, size_t len) {
+  Lexer *lx = calloc(1, sizeof *lx);
+  if (!lx)
+    return NULL;
+  lx->arena = a;
+  lx->diags = d;
+  lx->path = path;
+  lx->src = lx->cur = lx->line_start = (const uchar *)src;
+  lx->end = lx->src + len;
+  lx->line = 1;
+  if (len >= 3 && memcmp(src, "\xEF\xBB\xBF", 3) == 0)
+    lx->cur = lx->src + 3; /* columns count bytes, the mark's too */
+  return lx;
+}
 
-  TokenList tl = {0};
-  if (!lx.oom) {
-    Token *exact = realloc(lx.toks, (size_t)lx.n * sizeof(Token));
-    tl.toks = arena_adopt(a, exact ? exact : lx.toks);
-    tl.n = tl.toks ? lx.n : 0;
-  } else {
-    free(lx.toks);
+/* Out of memory: reported once; from then on every token is end of file (a
+ * lone EOF that is never written, so threads can share it). */
+static Token *out_of_memory(Lexer *lx) {
+  static Token eof = {.kind = TK_EOF};
+  if (!lx->oom_said)
+    diag_error(lx->diags, (SrcLoc){0}, "out of memory while reading %s",
+               lx->path ? lx->path : "<input>");
+  lx->oom_said = true;
+  return &eof;
+}
+
+Token *lex_token(Lexer *lx, int i) {
+  while (i >= lx->n && !lx->done && !lx->oom) {
+    if (!lex_next(lx)) {
+      lx->cur = lx->end;
+      lx->done = emit(lx, TK_EOF, lx->end) != NULL;
+    }
   }
-  if (!tl.toks) {
-    /* Out of memory: a lone EOF keeps the "ends in TK_EOF" promise; it is
-     * never written, so sharing it between threads is safe. */
-    static Token eof = {.kind = TK_EOF};
+  if (lx->oom)
+    return out_of_memory(lx);
+  return slot(lx, i < lx->n ? i : lx->n - 1);
+}
+
+void lex_close(Lexer *lx) {
+  if (!lx)
+    return;
+  for (int i = 0; i < lx->nblocks; i++)
+    free(lx->blocks[i]);
+  free(lx->blocks);
+  free(lx->buf);
+  free(lx);
+}
+
+TokenList lex_source(Arena *a, Diags *d, const char *path, const char *src, size_t len) {
+  static Token eof = {.kind = TK_EOF};
+  TokenList tl = {.toks = &eof, .n = 1};
+  Lexer *lx = lex_open(a, d, path, src, len);
+  if (!lx) {
     diag_error(d, (SrcLoc){0}, "out of memory while reading %s", path ? path : "<input>");
-    tl.toks = &eof;
-    tl.n = 1;
+    return tl;
   }
-  free(lx.buf);
+  for (int i = 0; lex_token(lx, i)->kind != TK_EOF; i++)
+    ;
+  Token *all = lx->oom ? NULL : arena_alloc(a, (size_t)lx->n * sizeof *all);
+  if (all) {
+    for (int i = 0; i < lx->n; i++)
+      all[i] = *slot(lx, i);
+    tl.toks = all;
+    tl.n = lx->n;
+  } else {
+    out_of_memory(lx);
+  }
+  lex_close(lx);
   return tl;
 }

@@ -1,6 +1,6 @@
 /* parser.c: tokens -> one Module's syntax tree (recursive descent).
  *
- * Requires: lexer.re (lex_source) and the arena. Produces: a Module whose
+ * Requires: lexer.re (lex_open: tokens on demand) and the arena. Produces: a Module whose
  * declarations, statements and expressions carry their full source range;
  * imports are recorded, not followed (front.c does that). Breaks: nothing
  * downstream may assume the tree is complete after a syntax error: a missing
@@ -15,6 +15,12 @@
  * keeps one forgotten semicolon from swallowing the next statement. Nesting
  * deeper than PARSE_MAX_DEPTH is reported once and stops the parse: the rest
  * of the file reads as end of input, so there is no deep recursion at all.
+ * A chain of binary operators is a loop here, but it nests in the tree (the
+ * left operand holds the chain so far), so a chain longer than AST_MAX_DEPTH,
+ * which the checker would refuse, stops the parse the same way: tokens are
+ * lexed as the parse asks for them, so an endless `x + x + ...` costs memory
+ * for the first AST_MAX_DEPTH terms only. An `else if` chain is a loop too,
+ * and not nesting: its ifs hang off each other's else, at one depth.
  * Lexer errors are TK_ERROR tokens: skipped, and a syntax error right after
  * one is not reported (the lexer already said what is wrong there).
  */
@@ -33,8 +39,8 @@ enum { PARSE_MAX_DEPTH = 256, PARSE_MAX_DIMS = 4, PARSE_LOOKAHEAD = 64 };
 typedef struct Parser {
   Arena *arena;
   Diags *diags;
-  Token *toks;
-  int n;
+  Lexer *lx;
+  Token eof;      /* what every token reads as after an abort */
   int pos;        /* current token, never a TK_ERROR one */
   int prev;       /* the last consumed token */
   bool after_err; /* a lexer error token sits right before the current one */
@@ -54,7 +60,9 @@ typedef struct Parser {
 
 /* ---- tokens ---------------------------------------------------------------- */
 
-static Token *tok(Parser *p) { return p->abort ? &p->toks[p->n - 1] : &p->toks[p->pos]; }
+static Token *tok_at(Parser *p, int i) { return lex_token(p->lx, i); }
+
+static Token *tok(Parser *p) { return p->abort ? &p->eof : tok_at(p, p->pos); }
 
 static TokKind kind(Parser *p) { return tok(p)->kind; }
 
@@ -62,17 +70,18 @@ static bool at(Parser *p, TokKind k) { return kind(p) == k; }
 
 /* The k-th token after the current one, lexer errors skipped. */
 static Token *peek(Parser *p, int k) {
+  if (p->abort) return &p->eof;
   int i = p->pos;
-  while (k > 0 && p->toks[i].kind != TK_EOF) {
+  while (k > 0 && tok_at(p, i)->kind != TK_EOF) {
     i++;
-    if (p->toks[i].kind != TK_ERROR) k--;
+    if (tok_at(p, i)->kind != TK_ERROR) k--;
   }
-  return p->abort ? &p->toks[p->n - 1] : &p->toks[i];
+  return tok_at(p, i);
 }
 
 static void skip_error_tokens(Parser *p) {
   p->after_err = false;
-  while (p->toks[p->pos].kind == TK_ERROR) {
+  while (tok_at(p, p->pos)->kind == TK_ERROR) {
     p->pos++;
     p->after_err = true;
   }
@@ -95,7 +104,15 @@ static bool accept(Parser *p, TokKind k) {
   return true;
 }
 
-static SrcLoc prev_loc(Parser *p) { return p->toks[p->prev].loc; }
+static SrcLoc prev_loc(Parser *p) { return tok_at(p, p->prev)->loc; }
+
+/* Nesting too deep or out of memory: the rest of the file reads as end of
+ * input (and is never lexed). */
+static void stop(Parser *p) {
+  if (p->abort) return;
+  p->eof = (Token){.kind = TK_EOF, .loc = tok_at(p, p->pos)->loc};
+  p->abort = true;
+}
 
 /* ---- diagnostics ----------------------------------------------------------- */
 
@@ -116,7 +133,7 @@ static const char *tok_desc(Parser *p, const Token *t) {
 }
 
 static void vreport(Parser *p, SrcLoc loc, const char *fmt, va_list ap) {
-  char msg[512];
+  char msg[2 * AST_MAX_IDENT + 512]; /* room for two names at the limit */
   vsnprintf(msg, sizeof msg, fmt, ap);
   diag_error(p->diags, loc, "%s", msg);
 }
@@ -175,7 +192,7 @@ static bool enter(Parser *p) {
   if (++p->depth <= PARSE_MAX_DEPTH) return true;
   if (!p->after_err)
     diag_error(p->diags, tok(p)->loc, "nesting is too deep (limit %d)", PARSE_MAX_DEPTH);
-  p->abort = true;
+  stop(p);
   return false;
 }
 
@@ -231,7 +248,7 @@ static void *alloc(Parser *p, size_t size) {
   if (!x) {
     /* Out of memory: report once, then read the rest as end of input. */
     if (!p->abort) diag_error(p->diags, tok(p)->loc, "out of memory while parsing");
-    p->abort = true;
+    stop(p);
     return memset(&p->junk, 0, size < sizeof p->junk ? size : sizeof p->junk);
   }
   return x;
@@ -523,9 +540,16 @@ static int binary_prec(TokKind k) {
  *   all left-associative as in C. */
 static Node *parse_binary(Parser *p, int min_prec) {
   Node *lhs = parse_unary(p);
-  for (;;) {
+  for (int n = 0;; n++) {
     int prec = binary_prec(kind(p));
     if (prec == 0 || prec < min_prec) return lhs;
+    if (n == AST_MAX_DEPTH) { /* the tree is already that deep: the checker's error, now */
+      if (!p->after_err)
+        diag_error(p->diags, tok(p)->loc, "nested too deeply (the limit is %d levels)",
+                   AST_MAX_DEPTH);
+      stop(p);
+      return lhs;
+    }
     int op = advance(p)->kind;
     Node *rhs = parse_binary(p, prec + 1);
     lhs = new_binary(p, ND_BINARY, op, lhs, rhs);
@@ -680,14 +704,26 @@ static Node *parse_paren_cond(Parser *p, const char *stmt) {
   return c;
 }
 
-/* if = 'if' '(' expr ')' stmt ('else' stmt)? */
+/* if = 'if' '(' expr ')' stmt ('else' 'if' '(' expr ')' stmt)* ('else' stmt)?
+ * Each `else if` is the else of the if before it, at the same depth: a chain
+ * of any length is a loop, not nesting. */
 static Node *parse_if(Parser *p) {
-  Node *n = new_node(p, ND_IF, advance(p)->loc);
-  n->cond = parse_paren_cond(p, "if");
-  n->then = parse_stmt(p);
-  if (accept(p, TK_ELSE)) n->els = parse_stmt(p);
-  n->loc = loc_span(n->loc, prev_loc(p));
-  return n;
+  Node *first = NULL, **link = &first;
+  for (;;) {
+    Node *n = *link = new_node(p, ND_IF, advance(p)->loc);
+    n->cond = parse_paren_cond(p, "if");
+    n->then = parse_stmt(p);
+    if (!accept(p, TK_ELSE)) break;
+    if (!at(p, TK_IF)) {
+      n->els = parse_stmt(p);
+      break;
+    }
+    link = &n->els;
+  }
+  /* (After an allocation failure every node is the same scratch object.) */
+  for (Node *n = first; !p->abort && n && n->kind == ND_IF; n = n->els)
+    n->loc = loc_span(n->loc, prev_loc(p));
+  return first;
 }
 
 /* while = 'while' '(' expr ')' stmt */
@@ -998,9 +1034,10 @@ static Decl *parse_item(Parser *p) {
   }
 }
 
-/* Lexing runs before parsing, so this file's diagnostics arrive out of
- * order; a stable sort by position (each error keeps its notes) makes them
- * read top to bottom. Diagnostics from earlier files stay in front. */
+/* The lexer runs ahead of the parser (peek looks up to PARSE_LOOKAHEAD
+ * tokens on), so this file's diagnostics arrive a little out of order; a
+ * stable sort by position (each error keeps its notes) makes them read top
+ * to bottom. Diagnostics from earlier files stay in front. */
 typedef struct {
   Diag *head;
   int index;
@@ -1049,8 +1086,12 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   m->src = src;
   m->src_len = len;
   Diag *before = diags->tail;
-  TokenList tl = lex_source(a, diags, path, src, len);
-  Parser p = {.arena = a, .diags = diags, .toks = tl.toks, .n = tl.n};
+  Lexer *lx = lex_open(a, diags, path, src, len);
+  if (!lx) {
+    diag_error(diags, (SrcLoc){0}, "out of memory while reading %s", path ? path : "<input>");
+    return m;
+  }
+  Parser p = {.arena = a, .diags = diags, .lx = lx};
   skip_error_tokens(&p);
   Decl head = {0}, *cur = &head;
   while (!at(&p, TK_EOF)) {
@@ -1062,7 +1103,7 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   }
   m->decls = head.next;
   sort_diags(diags, before);
-  /* The tree keeps no token: on a big file the array is a third of the memory. */
-  arena_release(a, tl.toks);
+  /* The tree keeps no token: on a big file they are a third of the memory. */
+  lex_close(lx);
   return m;
 }

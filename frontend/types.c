@@ -138,3 +138,12 @@ const char *type_name(const Type *t) {
   if (!t) return "<null>";
   return t->name ? t->name : "<unnamed>";
 }
+
+int type_arg_size(const Type *t, int *align) {
+  if (t->kind == TY_ARRAY) { /* kn_array: a data pointer, 4 extents, 4 strides */
+    *align = 8;
+    return 8 * 9;
+  }
+  *align = t->align > 0 ? t->align : 1;
+  return t->size;
+}

@@ -205,7 +205,11 @@ static kern_status compile_failed(const char *cc, const ProcResult *r, Buf *log)
   else
     snprintf(head, sizeof head, "the C compiler '%s' failed (exit status %d) on generated code:\n",
              cc, r->status);
-  return err_text(KERN_ERR_COMPILE, head, log->s ? log->s : "(no output)");
+  if (r->started && !r->timed_out) { /* the checker accepted the source: bad C is kern's bug */
+    if (!log->len) buf_add(log, "(no output)", 11);
+    buf_printf(log, "\n(if '%s' builds other C code, %s)", cc, ERR_BUG_REPORT);
+  }
+  return err_text(KERN_ERR_COMPILE, head, log->s && !log->oom ? log->s : "(no output)");
 }
 
 /* Compiles kernel.c in dir into kernel.so. */

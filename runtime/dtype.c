@@ -111,30 +111,129 @@ kern_dtype rt_dtype_register_struct(const char *name, const char *signature, siz
   return dt;
 }
 
-/* "Name{size,align;field:type@offset;...}": everything that makes two struct
- * types interchangeable in memory, nested structs spelled out. */
-static void signature(Buf *b, const Type *t) {
-  if (t->kind != TY_STRUCT || !t->sdecl) {
-    buf_printf(b, "%s", type_name(t));
-    return;
+/* ---- struct signatures ------------------------------------------------------------
+ * "Name{size,align;field:type@offset;...}": everything that makes two struct
+ * types interchangeable in memory. A nested struct is written as its name and
+ * the SHA-256 of its own signature ("Inner#<32 hex digits>"), so a signature
+ * is as long as its own field list and each struct is hashed once: a struct
+ * of two copies of the one before, 30 times over, is 2^30 bytes but 31 short
+ * signatures (spelled out, it was 2^30 field lists). Equal hashes mean equal
+ * nested signatures, so two structs share an id exactly when they did before.
+ * The nesting is walked with an explicit stack (the checker allows it 2000
+ * deep, and the caller's thread may have a small stack). */
+
+typedef struct SigEntry {
+  const Decl *d;
+  bool seen;     /* on the walk's stack, or done */
+  char hash[33]; /* its signature's hash, once done */
+} SigEntry;
+
+/* Structs met in one walk, by Decl pointer (open addressing, at most half full). */
+typedef struct SigMap {
+  SigEntry *v;
+  size_t cap, n;
+} SigMap;
+
+static size_t sig_slot(const SigEntry *v, size_t cap, const Decl *d) {
+  size_t j = ((uintptr_t)d >> 4) & (cap - 1);
+  while (v[j].d && v[j].d != d) j = (j + 1) & (cap - 1);
+  return j;
+}
+
+/* d's entry, added when absent; NULL when out of memory. */
+static SigEntry *sig_entry(SigMap *m, const Decl *d) {
+  if (m->n * 2 + 2 > m->cap) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    SigEntry *v = calloc(cap, sizeof *v);
+    if (!v) return NULL;
+    for (size_t i = 0; i < m->cap; i++)
+      if (m->v[i].d) v[sig_slot(v, cap, m->v[i].d)] = m->v[i];
+    free(m->v);
+    m->v = v;
+    m->cap = cap;
   }
-  const Decl *d = t->sdecl;
-  buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", t->size, t->align);
+  SigEntry *e = &m->v[sig_slot(m->v, m->cap, d)];
+  if (!e->d) e->d = d, m->n++;
+  return e;
+}
+
+/* d's signature; its nested structs are hashed already (hash_nested). */
+static void write_signature(Buf *b, SigMap *m, const Decl *d) {
+  buf_printf(b, "%s{%d,%d", d->name ? d->name : "?", d->sty->size, d->sty->align);
   for (int i = 0; i < d->nfields; i++) {
+    const Type *t = d->fields[i].ty;
     buf_printf(b, ";%s:", d->fields[i].name);
-    signature(b, d->fields[i].ty);
+    if (t->kind == TY_STRUCT && t->sdecl)
+      buf_printf(b, "%s#%s", t->sdecl->name, m->v[sig_slot(m->v, m->cap, t->sdecl)].hash);
+    else
+      buf_printf(b, "%s", type_name(t));
     buf_printf(b, "@%d", d->fields[i].offset);
   }
   buf_add(b, "}", 1);
 }
 
-static kern_dtype struct_dtype(const Type *t) {
+static bool hash_signature(SigMap *m, const Decl *d) {
   Buf b = {0};
-  signature(&b, t);
+  write_signature(&b, m, d);
+  bool ok = !b.oom && b.s;
+  if (ok) {
+    rt_sha256 h;
+    unsigned char digest[32];
+    rt_sha256_init(&h);
+    rt_sha256_add(&h, b.s, b.len);
+    rt_sha256_done(&h, digest);
+    rt_hex(digest, 16, m->v[sig_slot(m->v, m->cap, d)].hash);
+  }
+  buf_free(&b);
+  return ok;
+}
+
+typedef struct SigFrame {
+  const Decl *d;
+  int next; /* the next field to look at */
+} SigFrame;
+
+/* Hashes every struct nested in root (not root itself), innermost first. */
+static bool hash_nested(SigMap *m, const Decl *root) {
+  int cap = 64, top = 0;
+  SigFrame *st = malloc((size_t)cap * sizeof *st);
+  bool ok = st && sig_entry(m, root);
+  if (ok) st[0] = (SigFrame){root, 0};
+  while (ok && top >= 0) {
+    SigFrame *f = &st[top];
+    if (f->next == f->d->nfields) {
+      ok = f->d == root || hash_signature(m, f->d);
+      top--;
+      continue;
+    }
+    const Type *t = f->d->fields[f->next++].ty;
+    if (t->kind != TY_STRUCT || !t->sdecl) continue;
+    SigEntry *e = sig_entry(m, t->sdecl);
+    if (!e || e->seen) {
+      ok = e != NULL;
+      continue;
+    }
+    e->seen = true;
+    if (top + 1 == cap) {
+      SigFrame *bigger = realloc(st, 2 * (size_t)cap * sizeof *st);
+      if (!(ok = bigger != NULL)) continue;
+      st = bigger, cap *= 2;
+    }
+    st[++top] = (SigFrame){t->sdecl, 0};
+  }
+  free(st);
+  return ok;
+}
+
+static kern_dtype struct_dtype(const Type *t) {
+  SigMap m = {0};
+  Buf b = {0};
   kern_dtype dt = KERN_DTYPE_INVALID;
+  if (hash_nested(&m, t->sdecl)) write_signature(&b, &m, t->sdecl);
   if (!b.oom && b.s)
     dt = rt_dtype_register_struct(t->sdecl->name, b.s, (size_t)t->size, (size_t)t->align);
   buf_free(&b);
+  free(m.v);
   return dt;
 }
 

@@ -323,9 +323,14 @@ kern_status rt_module_code(kern_module *m, kern_device *d, rt_code **out) {
 
 /* ---- debug errors: what a record names ----------------------------------------------------------------------------- */
 
-static void list_i64(Buf *b, const int64_t *v, int n) {
+/* Bit k of unsigned_mask: v[k] is a uint64 index (2^64-1, not -1). */
+static void list_i64(Buf *b, const int64_t *v, int n, int unsigned_mask) {
   buf_add(b, "[", 1);
-  for (int i = 0; i < n; i++) buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
+  for (int i = 0; i < n; i++)
+    if (unsigned_mask >> i & 1)
+      buf_printf(b, "%s%llu", i ? ", " : "", (unsigned long long)v[i]);
+    else
+      buf_printf(b, "%s%lld", i ? ", " : "", (long long)v[i]);
   buf_add(b, "]", 1);
 }
 
@@ -350,12 +355,13 @@ kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   if (e->kind == KN_ERR_ASSERT)
     return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
                    k->name, file, e->line, (long long)e->tid);
-  int nd = e->ndim < 1 ? 1 : e->ndim > 4 ? 4 : e->ndim;
+  int nd = e->ndim & 0xff, unsigned_mask = e->ndim >> 8 & 0xf; /* kern_abi.h */
+  nd = nd < 1 ? 1 : nd > 4 ? 4 : nd;
   Buf b = {0};
   buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
-  list_i64(&b, e->index, nd);
+  list_i64(&b, e->index, nd, unsigned_mask);
   buf_add(&b, " is outside shape ", 18);
-  list_i64(&b, e->shape, nd);
+  list_i64(&b, e->shape, nd, 0);
   buf_add(&b, " (", 2);
   describe_param(&b, k, e->param);
   buf_printf(&b, ", thread %lld)", (long long)e->tid);

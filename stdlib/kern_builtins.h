@@ -859,78 +859,93 @@ KN_FN kn_mat44 kn_make_m44_rows(kn_vec4 a, kn_vec4 b, kn_vec4 c, kn_vec4 d) {
                      d.w);
 }
 
-KN_FN float kn_determinant_m22(kn_mat22 a) { return a.m[0][0] * a.m[1][1] - a.m[0][1] * a.m[1][0]; }
+/* Determinants and inverses work in float64 and round once at the end: a
+ * product of two float32s is exact there, so cofactors lose almost nothing to
+ * cancellation and the result is close to the correctly rounded one even for
+ * badly conditioned matrices. The same bits on every device: float64 + - * /
+ * are correctly rounded on both, in the order written, with no FMA contraction
+ * (-ffp-contract=off, NVRTC --fmad=false). The inverse of a singular matrix
+ * (float64 determinant exactly 0) is the zero matrix. */
+KN_FN double kn__det22(double a, double b, double c, double d) { return a * d - b * c; }
+KN_FN float kn_determinant_m22(kn_mat22 a) {
+  return (float)kn__det22(a.m[0][0], a.m[0][1], a.m[1][0], a.m[1][1]);
+}
 /* Cofactor C[i][j] of a 3x3 matrix (rows/cols taken cyclically, so the sign is built in). */
-KN_FN float kn__cof33(const kn_mat33 *a, int i, int j) {
+KN_FN double kn__cof33(const kn_mat33 *a, int i, int j) {
   int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;
-  return a->m[i1][j1] * a->m[i2][j2] - a->m[i1][j2] * a->m[i2][j1];
+  return kn__det22(a->m[i1][j1], a->m[i1][j2], a->m[i2][j1], a->m[i2][j2]);
 }
-KN_FN float kn_determinant_m33(kn_mat33 a) {
-  return a.m[0][0] * kn__cof33(&a, 0, 0) + a.m[0][1] * kn__cof33(&a, 0, 1) +
-         a.m[0][2] * kn__cof33(&a, 0, 2);
+KN_FN double kn__det33(const kn_mat33 *a) {
+  return a->m[0][0] * kn__cof33(a, 0, 0) + a->m[0][1] * kn__cof33(a, 0, 1) +
+         a->m[0][2] * kn__cof33(a, 0, 2);
 }
+KN_FN float kn_determinant_m33(kn_mat33 a) { return (float)kn__det33(&a); }
 /* 2x2 minors of rows (0,1) and (2,3) of a 4x4 matrix, for Laplace expansion. */
 typedef struct kn__minors44 {
-  float s[6], c[6];
+  double s[6], c[6];
 } kn__minors44;
 KN_FN kn__minors44 kn__minors(const kn_mat44 *a) {
   const float(*m)[4] = a->m;
   kn__minors44 r;
-  r.s[0] = m[0][0] * m[1][1] - m[1][0] * m[0][1];
-  r.s[1] = m[0][0] * m[1][2] - m[1][0] * m[0][2];
-  r.s[2] = m[0][0] * m[1][3] - m[1][0] * m[0][3];
-  r.s[3] = m[0][1] * m[1][2] - m[1][1] * m[0][2];
-  r.s[4] = m[0][1] * m[1][3] - m[1][1] * m[0][3];
-  r.s[5] = m[0][2] * m[1][3] - m[1][2] * m[0][3];
-  r.c[5] = m[2][2] * m[3][3] - m[3][2] * m[2][3];
-  r.c[4] = m[2][1] * m[3][3] - m[3][1] * m[2][3];
-  r.c[3] = m[2][1] * m[3][2] - m[3][1] * m[2][2];
-  r.c[2] = m[2][0] * m[3][3] - m[3][0] * m[2][3];
-  r.c[1] = m[2][0] * m[3][2] - m[3][0] * m[2][2];
-  r.c[0] = m[2][0] * m[3][1] - m[3][0] * m[2][1];
+  r.s[0] = kn__det22(m[0][0], m[0][1], m[1][0], m[1][1]);
+  r.s[1] = kn__det22(m[0][0], m[0][2], m[1][0], m[1][2]);
+  r.s[2] = kn__det22(m[0][0], m[0][3], m[1][0], m[1][3]);
+  r.s[3] = kn__det22(m[0][1], m[0][2], m[1][1], m[1][2]);
+  r.s[4] = kn__det22(m[0][1], m[0][3], m[1][1], m[1][3]);
+  r.s[5] = kn__det22(m[0][2], m[0][3], m[1][2], m[1][3]);
+  r.c[5] = kn__det22(m[2][2], m[2][3], m[3][2], m[3][3]);
+  r.c[4] = kn__det22(m[2][1], m[2][3], m[3][1], m[3][3]);
+  r.c[3] = kn__det22(m[2][1], m[2][2], m[3][1], m[3][2]);
+  r.c[2] = kn__det22(m[2][0], m[2][3], m[3][0], m[3][3]);
+  r.c[1] = kn__det22(m[2][0], m[2][2], m[3][0], m[3][2]);
+  r.c[0] = kn__det22(m[2][0], m[2][1], m[3][0], m[3][1]);
   return r;
+}
+KN_FN double kn__det44(const kn__minors44 *k) {
+  return k->s[0] * k->c[5] - k->s[1] * k->c[4] + k->s[2] * k->c[3] + k->s[3] * k->c[2] -
+         k->s[4] * k->c[1] + k->s[5] * k->c[0];
 }
 KN_FN float kn_determinant_m44(kn_mat44 a) {
   kn__minors44 k = kn__minors(&a);
-  return k.s[0] * k.c[5] - k.s[1] * k.c[4] + k.s[2] * k.c[3] + k.s[3] * k.c[2] - k.s[4] * k.c[1] +
-         k.s[5] * k.c[0];
+  return (float)kn__det44(&k);
 }
 
 KN_FN kn_mat22 kn_inverse_m22(kn_mat22 a) {
-  float d = kn_determinant_m22(a);
-  if (d == 0.0f) return kn_zero_m22();
-  return kn_make_m22(a.m[1][1] / d, -a.m[0][1] / d, -a.m[1][0] / d, a.m[0][0] / d);
+  double d = kn__det22(a.m[0][0], a.m[0][1], a.m[1][0], a.m[1][1]);
+  if (d == 0.0) return kn_zero_m22();
+  return kn_make_m22((float)(a.m[1][1] / d), (float)(-a.m[0][1] / d), (float)(-a.m[1][0] / d),
+                     (float)(a.m[0][0] / d));
 }
 KN_FN kn_mat33 kn_inverse_m33(kn_mat33 a) {
-  float d = kn_determinant_m33(a);
+  double d = kn__det33(&a);
   kn_mat33 r;
-  if (d == 0.0f) return kn_zero_m33();
+  if (d == 0.0) return kn_zero_m33();
   for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) r.m[i][j] = kn__cof33(&a, j, i) / d;
+    for (int j = 0; j < 3; j++) r.m[i][j] = (float)(kn__cof33(&a, j, i) / d);
   return r;
 }
 KN_FN kn_mat44 kn_inverse_m44(kn_mat44 a) {
   float(*m)[4] = a.m;
   kn__minors44 k = kn__minors(&a);
-  const float *s = k.s, *c = k.c;
-  float d = s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0];
-  if (d == 0.0f) return kn_zero_m44();
-  return kn_make_m44((m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3]) / d,
-                     (-m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3]) / d,
-                     (m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3]) / d,
-                     (-m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]) / d,
-                     (-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1]) / d,
-                     (m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1]) / d,
-                     (-m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1]) / d,
-                     (m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]) / d,
-                     (m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0]) / d,
-                     (-m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0]) / d,
-                     (m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0]) / d,
-                     (-m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]) / d,
-                     (-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0]) / d,
-                     (m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0]) / d,
-                     (-m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0]) / d,
-                     (m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]) / d);
+  const double *s = k.s, *c = k.c;
+  double d = kn__det44(&k);
+  if (d == 0.0) return kn_zero_m44();
+  return kn_make_m44((float)((m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3]) / d),
+                     (float)((-m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3]) / d),
+                     (float)((m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3]) / d),
+                     (float)((-m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3]) / d),
+                     (float)((-m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1]) / d),
+                     (float)((m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1]) / d),
+                     (float)((-m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1]) / d),
+                     (float)((m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1]) / d),
+                     (float)((m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0]) / d),
+                     (float)((-m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0]) / d),
+                     (float)((m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0]) / d),
+                     (float)((-m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0]) / d),
+                     (float)((-m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0]) / d),
+                     (float)((m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0]) / d),
+                     (float)((-m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0]) / d),
+                     (float)((m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0]) / d));
 }
 
 /* ===== quaternions ======================================================== */

@@ -19,6 +19,10 @@ kern_status err_set(kern_status, const char *fmt, ...) __attribute__((format(pri
 kern_status err_vset(kern_status, const char *fmt, va_list);
 /* The same with the text as is, after prefix (it may be long: compiler logs). */
 kern_status err_text(kern_status, const char *prefix, const char *text);
+/* Said when code generated from a source the checker accepted does not
+ * compile (the C compiler or NVRTC): that is kern's fault, never the user's. */
+#define ERR_BUG_REPORT "this is a bug in kern: please report it, with the .kern source"
+
 /* Sends a warning to the user's handler (default: "kern: warning: ..." on stderr). */
 void err_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Sends a log message (trailing newlines dropped) to the log handler, or with

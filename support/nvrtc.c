@@ -185,8 +185,9 @@ int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   int status;
   if (r != 0) {
     char *log = program_log(prog);
-    status =
-        err_text(KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n", log ? log : "");
+    status = err_text(KERN_ERR_COMPILE,
+                      "NVRTC failed to compile the generated CUDA (" ERR_BUG_REPORT "):\n",
+                      log ? log : "");
     free(log);
   } else {
     status = fetch_output(prog, cubin, out, out_len);

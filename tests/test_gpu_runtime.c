@@ -241,3 +241,34 @@ Test(gpu_runtime, fault_poisons_the_device_but_not_the_cpu) {
   cr_expect_eq(kern_array_read(c, v, sizeof v), KERN_OK);
   cr_expect_eq(v[3], 7, "the CPU device still works");
 }
+
+/* The largest argument block the checker accepts (an array and 982 floats,
+ * 4000 bytes: CUDA passes at most 4 KiB, with kern's launch context) and a
+ * kernel name of 1024 bytes, the longest there is, launch on the GPU. */
+Test(gpu_runtime, largest_argument_block_and_longest_kernel_name) {
+  kern_device *gpu = gpu_or_skip();
+  enum { N = 982, NAME = 1024 };
+  char *src = malloc(64 * N + 2 * NAME + 256), *name = malloc(NAME + 1), *p = src;
+  cr_assert(src && name);
+  memset(name, 'k', NAME);
+  name[NAME] = 0;
+  p += sprintf(p, "kernel void %s(float[] out", name);
+  for (int i = 0; i < N; i++) p += sprintf(p, ", float s%d", i);
+  p += sprintf(p, ") {\n  float t = 0.0;\n");
+  for (int i = 0; i < N; i++) p += sprintf(p, "  t += s%d;\n", i);
+  sprintf(p, "  out[tid()] = t;\n}\n");
+  kern_kernel *k = kernel_of(src, name);
+  int64_t n = 2;
+  kern_array *out = kern_array_new(gpu, KERN_FLOAT32, 1, &n);
+  cr_assert_not_null(out, "%s", kern_last_error());
+  kern_arg *args = malloc((N + 1) * sizeof *args);
+  args[0] = kern_arg_array(out);
+  for (int i = 0; i < N; i++) args[i + 1] = kern_arg_f32((float)(i % 7));
+  cr_assert_eq(kern_launch(k, gpu, KERN_DIM1(2), N + 1, args), KERN_OK, "%s", kern_last_error());
+  float v[2], want = 0;
+  for (int i = 0; i < N; i++) want += (float)(i % 7);
+  cr_assert_eq(kern_array_read(out, v, sizeof v), KERN_OK, "%s", kern_last_error());
+  cr_expect(v[0] == want && v[1] == want, "%g %g, want %g", v[0], v[1], want);
+  kern_array_free(out);
+  free(args), free(name), free(src);
+}

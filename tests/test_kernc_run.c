@@ -548,3 +548,31 @@ Test(kernc_run, an_unknown_device_is_bad_usage_with_the_list) {
   cr_expect(strstr(out, "the devices here: cpu"), "%s", out);
   free(out);
 }
+
+/* A NumPy bool array may hold any byte: kern reads 2 and 255 as true, and
+ * writes the array back with proper 0/1 bools. */
+Test(kernc_run, a_bool_npy_with_other_bytes_reads_as_true) {
+  char *dir = tmp_dir(), *out, p[4200];
+  snprintf(p, sizeof p, "%s/b.kern", dir);
+  FILE *f = fopen(p, "w");
+  cr_assert(f);
+  fputs("kernel void k(bool[] b, int[] o) { int i = tid(); o[i] = b[i] ? 1 : 0; }\n", f);
+  fclose(f);
+  const unsigned char bytes[4] = {0, 1, 2, 255};
+  save_npy(dir, "b.npy", "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }", bytes, 4, 1);
+  int rc = kernc(&out, "run %s/b.kern k --arg b=file:%s/b.npy --arg o=zeros:4 --out %s/out", dir,
+                 dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  snprintf(p, sizeof p, "%s/out", dir);
+  Npy b = load_npy(p, "b.npy"), o = load_npy(p, "o.npy");
+  cr_assert_eq(b.nbytes, 4);
+  for (int i = 0; i < 4; i++) {
+    cr_expect_eq((unsigned char)b.data[i], bytes[i] != 0, "b[%d] = %d", i, b.data[i]);
+    cr_expect_eq(((const int32_t *)o.data)[i], bytes[i] != 0, "o[%d]", i);
+  }
+  free(b.bytes);
+  free(o.bytes);
+  rm_rf(dir);
+  free(dir);
+}

@@ -398,7 +398,9 @@ Test(faults, nvrtc_failure_shows_its_log) {
   if (!tc_nvrtc_load(&why)) cr_skip_test("NVRTC is not available (%s)", why);
   char *out;
   expect_error(nvrtc_compile("extern \"C\" __global__ void f() { undefined_thing_xyz(); }", &out),
-               KERN_ERR_COMPILE, "NVRTC failed to compile the generated CUDA:\n");
+               KERN_ERR_COMPILE,
+               "NVRTC failed to compile the generated CUDA (this is a bug in kern: please report "
+               "it, with the .kern source):\n");
   cr_expect(strstr(kern_last_error(), "undefined_thing_xyz"), "the log names the culprit: %s",
             kern_last_error());
   cr_expect_null(out);

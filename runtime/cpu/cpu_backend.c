@@ -127,14 +127,17 @@ static rt_range_fn as_fn(void *p) {
   return f;
 }
 
+/* The symbol kk_<kernel>_<suffix> (kernel names are up to 1024 bytes). */
+static void *kernel_sym(cpu_code *c, const kern_kernel *k, const char *suffix) {
+  char *name = str_printf("kk_%s_%s", k->name, suffix);
+  void *p = name ? rt_cpu_lib_sym(&c->lib, name) : NULL;
+  free(name);
+  return p;
+}
+
 static kern_status bind_kernel(cpu_code *c, const kern_kernel *k) {
-  char name[512];
-  snprintf(name, sizeof name, "kk_%s_range", k->name);
-  void *range = rt_cpu_lib_sym(&c->lib, name);
-  snprintf(name, sizeof name, "kk_%s_range_dense", k->name);
-  void *dense = rt_cpu_lib_sym(&c->lib, name);
-  snprintf(name, sizeof name, "kk_%s_args_size", k->name);
-  const uint32_t *size = rt_cpu_lib_sym(&c->lib, name);
+  void *range = kernel_sym(c, k, "range"), *dense = kernel_sym(c, k, "range_dense");
+  const uint32_t *size = kernel_sym(c, k, "args_size");
   if (!range || !dense || !size)
     return err_set(KERN_ERR_COMPILE,
                    "ABI mismatch: the compiled module lacks the entry points of kernel '%s'",

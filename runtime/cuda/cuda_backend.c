@@ -363,11 +363,15 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
     for (int dense = 0; dense < 2; dense++) {
-      char name[300];
       int grid = 0, *block = &cc->block[2 * k + dense];
       CUfunction *f = &cc->fn[2 * k + dense];
-      snprintf(name, sizeof name, "kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
-      CU_TRY(d, cu->ModuleGetFunction(f, cc->mod, name));
+      /* kernel names are up to 1024 bytes */
+      char *name = str_printf("kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
+      if (!name)
+        return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+      CUresult r = cu->ModuleGetFunction(f, cc->mod, name);
+      free(name);
+      if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
       if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
     }

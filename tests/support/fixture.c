@@ -215,7 +215,7 @@ static size_t comp_size(Comp c) {
 
 static void put(Comp c, void *p, long double v) {
   switch (c) {
-    case C_BOOL: *(uint8_t *)p = v != 0; break;
+    case C_BOOL: *(uint8_t *)p = (uint8_t)v; break; /* the byte as written: 2 stays 2 */
     case C_I8: *(int8_t *)p = (int8_t)v; break;
     case C_I16: *(int16_t *)p = (int16_t)v; break;
     case C_I32: *(int32_t *)p = (int32_t)v; break;

@@ -6,7 +6,8 @@
  *   // launch: KERNEL DIM[,DIM...]
  *   // in NAME: DTYPE[N(,M...)] = v0 v1 ...     an input array (values row-major,
  *   //                                           vector/matrix dtypes as flat components;
- *   //                                           "= iota" fills 0, 1, 2, ...)
+ *   //                                           "= iota" fills 0, 1, 2, ...;
+ *   //                                           a bool is the byte written: 0 to 255)
  *   // out NAME: DTYPE[N(,M...)] = v0 v1 ...    an array whose final values are checked
  *   //                                           (initial values; omitted = zeros)
  *   // arg NAME: DTYPE = v0 [v1 ...]             a by-value argument
