@@ -169,6 +169,8 @@ struct kern_kernel {
   rt_param *params;
   size_t args_size, args_align;
   _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
+  bool grid;                 /* uses tid(d): CUDA runs it on a grid shaped like the launch */
+  int elems;                 /* indices one thread of the CUDA dense entry runs per step */
 };
 
 typedef struct rt_slot {
@@ -197,7 +199,7 @@ struct rt_launch {
   const void *args; /* the marshalled args block */
   size_t args_size;
   kn_ctx ctx;
-  bool dense; /* every array is C-contiguous */
+  bool dense; /* every array is C-contiguous and 16-byte aligned, and no two overlap */
 };
 
 /* ---- compile.c: compile-and-cache ---------------------------------------------------------- */

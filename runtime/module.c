@@ -70,6 +70,8 @@ static kern_status describe_kernels(kern_module *m) {
     k->decl = p->kernels[i];
     k->name = p->kernels[i]->name;
     k->index = i;
+    k->grid = emit_kernel_uses_tid_dims(k->decl);
+    k->elems = emit_kernel_elems(k->decl);
     kern_status st = describe_params(k);
     if (st) return st;
   }
