@@ -23,6 +23,7 @@ typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
 typedef struct EmitOptions {
   bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
   bool line_directives; /* #line directives pointing at the .kern source (default on) */
+  bool fast_math;       /* #define KN_FAST_MATH 1 first (kern_module_set_fast_math) */
 } EmitOptions;
 
 /* Returns the whole translation unit (malloc'd; caller frees), or NULL on OOM. */
