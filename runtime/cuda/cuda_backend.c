@@ -389,11 +389,10 @@ void rt_cuda_grid_shape(const kn_ctx *ctx, int64_t block, int elems, unsigned g[
   int64_t x = (ctx->dim[nd - 1] + elems - 1) / elems, y = nd >= 2 ? ctx->dim[nd - 2] : 1;
   int64_t z = ctx->n / (ctx->dim[nd - 1] * y);
   const int *pref = rt_config_get()->block2d;
-  int64_t bx = pow2_at_least(x), by = pow2_at_least(y);
-  if (bx > pref[0]) bx = pref[0];
-  if (by > pref[1]) by = pref[1];
-  while (bx * by < pref[0] * pref[1] && bx < pow2_at_least(x)) bx *= 2;
-  while (bx * by < pref[0] * pref[1] && by < pow2_at_least(y)) by *= 2;
+  int64_t px = pow2_at_least(x), py = pow2_at_least(y);
+  int64_t bx = px < pref[0] ? px : pref[0], by = py < pref[1] ? py : pref[1];
+  while (bx * by < pref[0] * pref[1] && bx < px) bx *= 2;
+  while (bx * by < pref[0] * pref[1] && by < py) by *= 2;
   while (bx * by > block && by > 1) by /= 2;
   while (bx * by > block) bx /= 2;
   int64_t gy = (y + by - 1) / by;
