@@ -135,13 +135,19 @@ typedef struct Case {
 typedef struct Result {
   const char *name, *kind;
   char size[48];
-  double kern, threads, single;
+  double kern, threads, single, fast;
 } Result;
 
-static void run_kern(const Case *c) {
+/* The same workloads with kern_module_set_fast_math: what giving up the
+ * same-bits promise buys (timed only; its results are not compared). */
+static kern_module *fast_module;
+
+static void launch_n(const Case *c, kern_kernel *k) {
   for (int i = 0; i < c->launches; i++)
-    BENCH_CHECK(kern_launch(c->k, c->cpu, c->dims, c->nargs, c->args));
+    BENCH_CHECK(kern_launch(k, c->cpu, c->dims, c->nargs, c->args));
 }
+
+static void run_kern(const Case *c) { launch_n(c, c->k); }
 
 static void run_threads(const Case *c) {
   for (int i = 0; i < c->launches; i++) pool_run(c->fn, c->ctx, c->n, c->grain);
@@ -153,9 +159,15 @@ static void run_single(const Case *c) {
 
 /* Interleaved runs; the single thread only in the first SINGLE_REPS. */
 static Result measure(const Case *c) {
-  double tk[REPS], tt[REPS], ts[SINGLE_REPS];
+  double tk[REPS], tt[REPS], ts[SINGLE_REPS], tf[REPS];
+  kern_kernel *kf = kern_module_kernel(fast_module, kern_kernel_name(c->k));
+  if (!kf) {
+    fprintf(stderr, "bench_cpu: %s\n", kern_last_error());
+    exit(1);
+  }
   run_kern(c);
   run_threads(c);
+  launch_n(c, kf);
   for (int r = 0; r < REPS; r++) {
     double t0 = bench_now();
     run_kern(c);
@@ -164,7 +176,8 @@ static Result measure(const Case *c) {
     double t2 = bench_now();
     if (r < SINGLE_REPS) run_single(c);
     double t3 = bench_now();
-    tk[r] = t1 - t0, tt[r] = t2 - t1;
+    launch_n(c, kf);
+    tk[r] = t1 - t0, tt[r] = t2 - t1, tf[r] = bench_now() - t3;
     if (r < SINGLE_REPS) ts[r] = t3 - t2;
   }
   Result res = {c->name,
@@ -172,7 +185,8 @@ static Result measure(const Case *c) {
                 "",
                 bench_median(tk, REPS),
                 bench_median(tt, REPS),
-                bench_median(ts, SINGLE_REPS)};
+                bench_median(ts, SINGLE_REPS),
+                bench_median(tf, REPS)};
   memcpy(res.size, c->size, sizeof res.size);
   fprintf(stderr, "  %-12s %s done\n", c->name, c->size);
   return res;
@@ -572,7 +586,8 @@ static void tiny_c(const void *ctx, int64_t b, int64_t e) {
   for (int64_t i = b; i < e; i++) x[i] = x[i] + 1.0f;
 }
 
-static Result bench_tiny(kern_module *m, kern_device *cpu) {
+static Result bench_tiny(kern_module *m, kern_device *cpu, int scale) {
+  (void)scale;
   kern_array *ax = array(cpu, KERN_FLOAT32, 1, TINY_N, 0);
   float *x = kern_array_data(ax), cx[TINY_N] = {0}, want[TINY_N];
   for (int i = 0; i < TINY_N; i++) want[i] = TINY_LAUNCHES;
@@ -603,14 +618,14 @@ static Result bench_tiny(kern_module *m, kern_device *cpu) {
 
 static void print_table(const Result *r, int n, int ncores) {
   printf(
-      "| workload | size | kern (ms) | C, %d pthreads (ms) | C, 1 thread (ms) | kern / pthreads | kern / 1 thread |\n",
+      "| workload | size | kern (ms) | C, %d pthreads (ms) | C, 1 thread (ms) | kern / pthreads | kern / 1 thread | kern fast-math (ms) | fast / kern |\n",
       ncores);
-  printf("|---|---|---:|---:|---:|---:|---:|\n");
+  printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < n; i++) {
     double rt = r[i].kern / r[i].threads, rs = r[i].kern / r[i].single;
-    printf("| %s (%s) | %s | %.3f | %.3f | %.3f | %.*f | %.*f |\n", r[i].name, r[i].kind, r[i].size,
-           1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single, rt < 0.1 ? 4 : 2, rt,
-           rs < 0.1 ? 4 : 2, rs);
+    printf("| %s (%s) | %s | %.3f | %.3f | %.3f | %.*f | %.*f | %.3f | %.2f |\n", r[i].name,
+           r[i].kind, r[i].size, 1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single,
+           rt < 0.1 ? 4 : 2, rt, rs < 0.1 ? 4 : 2, rs, 1e3 * r[i].fast, r[i].fast / r[i].kern);
   }
 }
 
@@ -622,11 +637,12 @@ static int write_csv(const char *path, const Result *r, int n, int ncores) {
   }
   fprintf(
       f,
-      "workload,kind,size,threads,kern_ms,pthreads_ms,single_ms,kern_over_pthreads,kern_over_single\n");
+      "workload,kind,size,threads,kern_ms,pthreads_ms,single_ms,kern_over_pthreads,kern_over_single,"
+      "fast_math_ms\n");
   for (int i = 0; i < n; i++)
-    fprintf(f, "%s,\"%s\",\"%s\",%d,%.4f,%.4f,%.4f,%.4g,%.4g\n", r[i].name, r[i].kind, r[i].size,
-            ncores, 1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single,
-            r[i].kern / r[i].threads, r[i].kern / r[i].single);
+    fprintf(f, "%s,\"%s\",\"%s\",%d,%.4f,%.4f,%.4f,%.4g,%.4g,%.4f\n", r[i].name, r[i].kind,
+            r[i].size, ncores, 1e3 * r[i].kern, 1e3 * r[i].threads, 1e3 * r[i].single,
+            r[i].kern / r[i].threads, r[i].kern / r[i].single, 1e3 * r[i].fast);
   return fclose(f) != 0;
 }
 
@@ -647,20 +663,29 @@ int main(int argc, char **argv) {
   char path[4096];
   snprintf(path, sizeof path, "%s/workloads.kern", KERN_BENCH_DIR);
   kern_module *m = kern_module_load(path);
-  if (!m) {
+  fast_module = kern_module_load(path);
+  if (!m || !fast_module || kern_module_set_fast_math(fast_module, true)) {
     fprintf(stderr, "%s\n", kern_last_error());
     return 1;
   }
   int ncores = (int)sysconf(_SC_NPROCESSORS_ONLN), scale = env_scale();
+  static const struct {
+    const char *name;
+    Result (*run)(kern_module *, kern_device *, int);
+  } all[] = {{"saxpy", bench_saxpy},   {"stencil", bench_stencil}, {"histogram", bench_histogram},
+             {"matmul", bench_matmul}, {"nbody", bench_nbody},     {"mandelbrot", bench_mandel},
+             {"reduce", bench_reduce}, {"tiny", bench_tiny}};
+  /* BENCH_ONLY=name[,name...]: only those workloads (profiling one) */
+  const char *only = getenv("BENCH_ONLY");
+  Result r[sizeof all / sizeof *all];
+  int n = 0;
   pool_start(ncores);
-  Result r[] = {bench_saxpy(m, cpu, scale),     bench_stencil(m, cpu, scale),
-                bench_histogram(m, cpu, scale), bench_matmul(m, cpu, scale),
-                bench_nbody(m, cpu, scale),     bench_mandel(m, cpu, scale),
-                bench_reduce(m, cpu, scale),    bench_tiny(m, cpu)};
+  for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+    if (!only || !*only || strstr(only, all[i].name)) r[n++] = all[i].run(m, cpu, scale);
   pool_stop();
-  int n = (int)(sizeof r / sizeof r[0]);
   print_table(r, n, ncores);
   kern_module_free(m);
+  kern_module_free(fast_module);
   kern_shutdown();
   return csv ? write_csv(csv, r, n, ncores) : 0;
 }

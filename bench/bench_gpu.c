@@ -76,7 +76,12 @@ typedef struct Result {
   char size[48];
   double kern, base, copy, bytes, copy_bytes;
   int launches;
+  double fast; /* kern with kern_module_set_fast_math */
 } Result;
+
+/* The same module with fast math: what giving up the same-bits promise buys
+ * (timed only; its results are not compared). */
+static kern_module *fast_module;
 
 static kern_array *dev(kern_dtype t, int ndim, int64_t a, int64_t b) {
   int64_t shape[2] = {a, b};
@@ -117,11 +122,13 @@ static void base_launch(Case *c, const char *name, int64_t rows, int64_t cols) {
   c->grid[1] = two ? (unsigned)((rows + TILE - 1) / TILE) : 1;
 }
 
-static void run_kern(const Case *c) {
+static void launch_n(const Case *c, kern_kernel *k) {
   for (int i = 0; i < c->launches; i++)
-    BENCH_CHECK(kern_launch(c->k, gpu, c->dims, c->nargs, c->args));
+    BENCH_CHECK(kern_launch(k, gpu, c->dims, c->nargs, c->args));
   BENCH_CHECK(kern_device_synchronize(gpu));
 }
+
+static void run_kern(const Case *c) { launch_n(c, c->k); }
 
 static void run_base(const Case *c) {
   for (int i = 0; i < c->launches; i++)
@@ -183,10 +190,11 @@ static double copy_once(CUdeviceptr to, const Case *c) {
  * (bandwidth-bound workloads) the copy. */
 static Result measure(const Case *c) {
   check(c);
-  double tk[REPS], tb[REPS], tc[REPS];
+  double tk[REPS], tb[REPS], tc[REPS], tf[REPS];
   kern_array *scratch =
       c->limit ? dev(kern_array_dtype(c->limit), 1, kern_array_size(c->limit), 0) : NULL;
-  run_kern(c), run_base(c);
+  kern_kernel *kf = kernel(fast_module, kern_kernel_name(c->k));
+  run_kern(c), run_base(c), launch_n(c, kf);
   for (int r = 0; r < REPS; r++) {
     double t0 = bench_now();
     run_kern(c);
@@ -194,6 +202,9 @@ static Result measure(const Case *c) {
     run_base(c);
     tk[r] = t1 - t0, tb[r] = bench_now() - t1;
     tc[r] = scratch ? copy_once(dptr(scratch), c) : 0;
+    double t2 = bench_now();
+    launch_n(c, kf);
+    tf[r] = bench_now() - t2;
   }
   kern_array_free(scratch);
   Result res = {c->name,
@@ -204,7 +215,8 @@ static Result measure(const Case *c) {
                 bench_median(tc, REPS),
                 c->bytes,
                 c->limit ? 2.0 * (double)kern_array_nbytes(c->limit) : 0,
-                c->launches};
+                c->launches,
+                bench_median(tf, REPS)};
   memcpy(res.size, c->size, sizeof res.size);
   fprintf(stderr, "  %-12s %s done\n", c->name, c->size);
   return res;
@@ -473,12 +485,13 @@ static void print_row(const Result *r, FILE *csv) {
   printf("| %s (%s) | %s | %.3f | %.3f | %.2f |", r->name, r->kind, r->size, unit * k, unit * b,
          b / k);
   if (r->bytes > 0)
-    printf(" %.0f | %.0f | %.2f |\n", kg, cg, kg / cg);
+    printf(" %.0f | %.0f | %.2f |", kg, cg, kg / cg);
   else
-    printf(" | | |\n");
+    printf(" | | |");
+  printf(" %.3f | %.2f |\n", unit * r->fast / r->launches, r->kern / r->fast);
   if (csv)
-    fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.4f,%.1f,%.1f,%d\n", r->name, r->size, 1e3 * r->kern,
-            1e3 * r->base, b / k, kg, cg, r->launches);
+    fprintf(csv, "%s,\"%s\",%.6f,%.6f,%.4f,%.1f,%.1f,%d,%.6f\n", r->name, r->size, 1e3 * r->kern,
+            1e3 * r->base, b / k, kg, cg, r->launches, 1e3 * r->fast);
 }
 
 static void report(const Result *res, int n, const kern_device_info *info, const char *how,
@@ -488,15 +501,19 @@ static void report(const Result *res, int n, const kern_device_info *info, const
     perror(csv_path);
     exit(1);
   }
-  if (csv) fprintf(csv, "workload,size,kern_ms,cuda_ms,speed_vs_cuda,kern_gbs,copy_gbs,launches\n");
+  if (csv)
+    fprintf(
+        csv,
+        "workload,size,kern_ms,cuda_ms,speed_vs_cuda,kern_gbs,copy_gbs,launches,fast_math_ms\n");
   printf("GPU: cuda:0 (sm_%d%d); the CUDA baselines compiled by %s\n\n", info->sm_major,
          info->sm_minor, how);
   printf(
       "Times in ms per run (tiny: us per launch); speed vs CUDA = CUDA time / kern time (higher is\n"
       "better); GB/s = the bytes the kernel must move / its time; copy = a device-to-device copy of\n"
       "the same array, the bandwidth limit.\n\n");
-  printf("| workload | size | kern | CUDA | speed vs CUDA | kern GB/s | copy GB/s | of copy |\n"
-         "|---|---|---:|---:|---:|---:|---:|---:|\n");
+  printf("| workload | size | kern | CUDA | speed vs CUDA | kern GB/s | copy GB/s | of copy | kern "
+         "fast-math | fast-math speed-up |\n"
+         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int i = 0; i < n; i++) print_row(&res[i], csv);
   printf(
       "\nTargets: bandwidth-bound (saxpy, stencil, reduce) >= 0.95 of CUDA's speed and >= 0.90 of\n"
@@ -527,6 +544,11 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s", kern_last_error());
     return 1;
   }
+  fast_module = kern_module_load(path);
+  if (!fast_module || kern_module_set_fast_math(fast_module, true)) {
+    fprintf(stderr, "%s", kern_last_error());
+    return 1;
+  }
   const char *how;
   bmod = baseline(cubin, &how);
   Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil, bench_histogram,
@@ -539,5 +561,6 @@ int main(int argc, char **argv) {
   BENCH_CHECK(kern_device_info_get(gpu, &info));
   report(res, NB, &info, how, csv_path);
   kern_module_free(m);
+  kern_module_free(fast_module);
   return 0;
 }

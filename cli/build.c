@@ -200,8 +200,9 @@ static int newest_arch(const Build *b) {
 static int nvrtc_image(Build *b, const char *src, int arch, bool ptx) {
   Image *im = &b->images[b->nimages];
   bool is_ptx = false;
-  int st = tc_nvrtc_compile(src, b->prog->root->path, arch, !ptx, b->o->debug, &im->data, &im->len,
-                            &is_ptx);
+  unsigned flags = (b->o->debug ? TC_NVRTC_DEBUG : 0) | (b->o->fast_math ? TC_NVRTC_FAST_MATH : 0);
+  int st =
+      tc_nvrtc_compile(src, b->prog->root->path, arch, !ptx, flags, &im->data, &im->len, &is_ptx);
   if (st == KERN_ERR_COMPILE) {
     fprintf(stderr, "kernc: internal error: %s\n", kern_last_error());
     return EXIT_INTERNAL;
@@ -227,7 +228,7 @@ static int gpu_images(Build *b) {
     fprintf(stderr, "kernc: note: %s; %s.o gets CPU code only\n", why, b->prefix);
     return EXIT_OK;
   }
-  EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
+  EmitOptions eo = {.debug = b->o->debug, .line_directives = true, .fast_math = b->o->fast_math};
   char *src = emit_program(b->prog, EMIT_CUDA, &eo);
   if (!src) return cli_fail("out of memory");
   int rc = EXIT_OK;
@@ -322,7 +323,8 @@ static void put_table(Buf *out, const Build *b, int naliases) {
   buf_printf(out,
              "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
              "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
-             id, b->o->debug, kern_version_string());
+             id, (b->o->debug ? 1 : 0) | (b->o->fast_math ? 2 : 0), /* KN_EMBED_DEBUG, _FAST_MATH */
+             kern_version_string());
   cli_c_literal(out, b->prog->root->path);
   buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles,
              naliases, b->prog->nkernels, b->nimages);
@@ -348,7 +350,7 @@ static char *object_source(Build *b) {
         b->id, k, k, b->id, k);
     buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
   }
-  EmitOptions eo = {.debug = b->o->debug, .line_directives = true};
+  EmitOptions eo = {.debug = b->o->debug, .line_directives = true, .fast_math = b->o->fast_math};
   char *code = emit_program(b->prog, EMIT_C, &eo);
   if (!code) {
     buf_free(&out);
@@ -677,7 +679,7 @@ static int compile_object(Build *b) {
   if (!cc)
     return cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
                     strerror(errno));
-  size_t room = 2, chars = 1;
+  size_t room = 8, chars = 1;
   for (int i = 0; i < o->ncpu_flags; i++)
     room += strlen(o->cpu_flags[i]) / 2 + 1, chars += strlen(o->cpu_flags[i]) + 1;
   const char **flags = calloc(room, sizeof *flags);
@@ -685,8 +687,11 @@ static int compile_object(Build *b) {
   int rc = EXIT_OK;
   if (!flags || !copy) rc = cli_fail("out of memory");
   if (rc == EXIT_OK) {
-    flags[0] = "-fvisibility=hidden";
-    add_user_flags(o, copy, flags, 1);
+    int n = 0;
+    flags[n++] = "-fvisibility=hidden";
+    for (const char *const *f = o->fast_math ? tc_fast_math_flags() : NULL; f && *f; f++)
+      flags[n++] = *f;
+    add_user_flags(o, copy, flags, n);
     const char *inputs[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
     TcCompile job = {.cc = cc,
                      .output = TC_OBJECT_PORTABLE,

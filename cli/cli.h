@@ -32,6 +32,7 @@ typedef struct Options {
   const char **args;   /* run --arg NAME=VALUE */
   int nargs;
   bool debug, no_line, color, no_cuda, quiet;
+  bool fast_math;     /* emit, build --fast-math: kern_module_set_fast_math's code */
   bool release;       /* run --release: no debug mode, no dims check */
   const char **files; /* positional arguments */
   int nfiles;

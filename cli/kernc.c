@@ -31,6 +31,7 @@ static const char usage_emit[] =
     "  emit [--target=T] FILE        print generated code; T is c (default), cuda, ptx or ast\n"
     "       [--arch=sm_90]           the GPU arch for ptx (default sm_90)\n"
     "       [--debug]                with bounds checks and assert\n"
+    "       [--fast-math]            FMA and approximate math (not the same bits on every device)\n"
     "       [--no-line]              without #line directives\n"
     "       [--dump=STAGES]          print these stages first (see --dump below)\n";
 static const char usage_build[] =
@@ -42,7 +43,8 @@ static const char usage_build[] =
     "       [--cc=CC]                the C compiler (default $KERN_CC, else clang, else cc)\n"
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
-    "       [--debug]                with bounds checks and assert\n";
+    "       [--debug]                with bounds checks and assert\n"
+    "       [--fast-math]            FMA and approximate math (not the same bits on every device)\n";
 static const char usage_embed[] =
     "  embed FILE -o PREFIX          the module's source (and its imports') as C data:\n"
     "                                PREFIX.h and PREFIX.c with PREFIX_load(), which compiles\n"
@@ -155,7 +157,7 @@ static bool wants(const char *list, const char *stage) {
 }
 
 static int print_code(const Program *p, EmitTarget t, const Options *o) {
-  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line};
+  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line, .fast_math = o->fast_math};
   char *code = emit_program(p, t, &eo);
   if (!code) return EXIT_INTERNAL;
   fputs(code, stdout);
@@ -174,12 +176,13 @@ static int print_ptx(const Program *p, const Options *o) {
       return cli_bad_usage("bad --arch '%s' (expected e.g. sm_90)", o->arch);
     arch = (int)a;
   }
-  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line};
+  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line, .fast_math = o->fast_math};
   char *code = emit_program(p, EMIT_CUDA, &eo), *ptx = NULL;
   if (!code) return EXIT_INTERNAL;
   size_t len;
   bool is_ptx;
-  kern_status s = tc_nvrtc_compile(code, p->root->path, arch, false, o->debug, &ptx, &len, &is_ptx);
+  unsigned flags = (o->debug ? TC_NVRTC_DEBUG : 0) | (o->fast_math ? TC_NVRTC_FAST_MATH : 0);
+  kern_status s = tc_nvrtc_compile(code, p->root->path, arch, false, flags, &ptx, &len, &is_ptx);
   free(code);
   if (s != KERN_OK) {
     fprintf(stderr, "kernc: %s\n", kern_last_error());
@@ -272,6 +275,7 @@ static const char **value_slot(Options *o, const char *name) {
 
 static bool set_flag(Options *o, const char *a) {
   bool *f = !strcmp(a, "--debug")                               ? &o->debug
+            : !strcmp(a, "--fast-math")                         ? &o->fast_math
             : !strcmp(a, "--no-line")                           ? &o->no_line
             : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu")    ? &o->no_cuda
             : !strcmp(a, "--quiet")                             ? &o->quiet

@@ -463,7 +463,17 @@ static void index_value(Emitter *e, const Node *ix) {
   OUT(e, ")");
 }
 
-/* An array element as a C lvalue: (*KN_Pn(T, a, i, j...)), or checked in debug. */
+/* The parameter number of an array the dense body reaches through a restrict
+ * pointer (kn_r<number>), or -1. */
+static int restrict_param(const Emitter *e, const Node *array) {
+  if (!e->dense || !e->access || array->kind != ND_IDENT || !array->var) return -1;
+  for (int i = 0; i < e->fn->nparams; i++)
+    if (e->fn->params[i] == array->var) return e->access[i] == EMIT_ACCESS_PLAIN ? -1 : i;
+  return -1;
+}
+
+/* An array element as a C lvalue: (*KN_Pn(T, a, i, j...)), through a restrict
+ * pointer (*KN_Rn(T, kn_r<p>, a, i, j...)), or checked in debug. */
 static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
   const char *ct = storage_ctype(e, at->elem);
@@ -488,7 +498,12 @@ static void array_element(Emitter *e, const Node *n) {
     OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, KNE_SCRATCH))", ct);
     return;
   }
-  OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
+  int r = restrict_param(e, n->lhs);
+  if (r >= 0)
+    OUT(e, "(*KN_R%d(%s%s, kn_r%d, ", at->ndim,
+        e->access[r] == EMIT_ACCESS_READONLY ? "const " : "", ct, r);
+  else
+    OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
   expr(e, n->lhs);
   for (const Node *ix = n->args; ix; ix = ix->next) {
     OUT(e, ", ");
@@ -1098,6 +1113,40 @@ static void if_stmt(Emitter *e, const Node *n) {
   OUT(e, "\n");
 }
 
+/* Does n (and everything below it) write variable v or take its address? */
+static bool writes_var(const Node *n, const Var *v) {
+  for (; n; n = n->next) {
+    const Node *t =
+        n->kind == ND_ASSIGN || n->kind == ND_INCDEC || n->kind == ND_ADDR ? n->lhs : NULL;
+    while (t && (t->kind == ND_MEMBER || t->kind == ND_INDEX)) t = t->lhs;
+    if (t && t->kind == ND_IDENT && t->var == v) return true;
+    const Node *kids[] = {
+        n->lhs,  n->rhs, n->cond, n->then, n->els,
+        n->init, n->inc, n->body, n->args, n->kind == ND_VARDECL && n->var ? n->var->init : NULL};
+    for (size_t i = 0; i < sizeof kids / sizeof kids[0]; i++)
+      if (kids[i] && writes_var(kids[i], v)) return true;
+  }
+  return false;
+}
+
+/* The counter of `for (...; v < e; v++)` where v is a signed 32- or 64-bit
+ * variable that only the increment writes, or NULL. The increment runs only
+ * after v < e held with v unchanged, so v + 1 <= e cannot overflow: it is
+ * written as C's signed +, which the GPU compiler (no -fwrapv there) may
+ * assume does not wrap, and so widen v and step addresses instead of
+ * recomputing them from a wrapping counter. The result is the same. */
+static const Var *counted_loop(const Node *n) {
+  const Node *c = n->cond, *inc = n->inc;
+  if (!c || !inc || c->kind != ND_BINARY || c->op != TK_LT || c->lhs->kind != ND_IDENT) return NULL;
+  const Var *v = c->lhs->var;
+  if (!v || (v->ty->kind != TY_I32 && v->ty->kind != TY_I64) || !type_equal(c->rhs->ty, v->ty))
+    return NULL;
+  if (inc->kind != ND_INCDEC || inc->op != TK_INC || inc->lhs->kind != ND_IDENT ||
+      inc->lhs->var != v)
+    return NULL;
+  return writes_var(n->body, v) || writes_var(c->rhs, v) ? NULL : v;
+}
+
 /* for (init; cond; inc) body becomes
  *   { init; for (;;) { if (!cond) break; { body } kn_cont_N:; inc } }
  * because inc is a statement; `continue` in body jumps to kn_cont_N. */
@@ -1123,7 +1172,15 @@ static void for_stmt(Emitter *e, const Node *n) {
   OUT(e, "\n");
   indent(e);
   OUT(e, "kn_cont_%d:;\n", label);
-  if (n->inc) stmt(e, n->inc);
+  const Var *counter = counted_loop(n);
+  if (counter) {
+    indent(e);
+    var_name(e, counter);
+    OUT(e, " = ");
+    var_name(e, counter);
+    OUT(e, " + 1;\n");
+  } else if (n->inc)
+    stmt(e, n->inc);
   e->depth--;
   indent(e);
   OUT(e, "}\n");
@@ -1220,6 +1277,64 @@ static bool is_tid_dim(const Node *n, void *unused) {
 /* Out of memory answers yes: the launch then only decomposes indices it need not. */
 bool emit_kernel_uses_tid_dims(const Decl *k) { return ast_walk(k->body, is_tid_dim, NULL) != 0; }
 
+static bool loops_or_calls(const Node *n, void *unused) {
+  (void)unused;
+  return n->kind == ND_FOR || n->kind == ND_WHILE || n->kind == ND_DO ||
+         (n->kind == ND_CALL && n->call_kind == CALL_FUNC);
+}
+
+/* Out of memory answers yes: one element per thread is always right. */
+int emit_kernel_elems(const Decl *k) { return ast_walk(k->body, loops_or_calls, NULL) ? 1 : 4; }
+
+/* The array parameter of kernel k whose element an lvalue is (x[i], x[i].f,
+ * x[i][c] -> x's number), or -1. */
+static int element_param(const Decl *k, const Node *n) {
+  while (n->kind == ND_MEMBER || (n->kind == ND_INDEX && n->lhs->ty->kind != TY_ARRAY)) n = n->lhs;
+  if (n->kind != ND_INDEX || n->lhs->kind != ND_IDENT) return -1;
+  for (int i = 0; i < k->nparams; i++)
+    if (k->params[i] == n->lhs->var) return i;
+  return -1;
+}
+
+/* What one node does to k's arrays (an ast_walk visitor that never stops the
+ * walk): a write makes READONLY RESTRICT; passing the array to a function makes
+ * it PLAIN (the function reaches it through its own kn_array). */
+typedef struct {
+  const Decl *k;
+  signed char *access;
+} AccessWalk;
+
+static bool note_access(const Node *n, void *ud) {
+  AccessWalk *w = ud;
+  bool write = n->kind == ND_ASSIGN || n->kind == ND_INCDEC || n->kind == ND_ADDR;
+  int p = write ? element_param(w->k, n->lhs) : -1;
+  if (p >= 0 && w->access[p] == EMIT_ACCESS_READONLY) w->access[p] = EMIT_ACCESS_RESTRICT;
+  for (const Node *a = n->kind == ND_CALL && n->call_kind == CALL_FUNC ? n->args : NULL; a;
+       a = a->next)
+    for (int i = 0; i < w->k->nparams; i++)
+      if (a->kind == ND_IDENT && a->var == w->k->params[i]) w->access[i] = EMIT_ACCESS_PLAIN;
+  return false;
+}
+
+/* e->access for kernel k (see EmitAccess); none in debug builds, whose checked
+ * accesses go through the kn_array. */
+static void kernel_access(Emitter *e, const Decl *k) {
+  free(e->access);
+  e->access = NULL;
+  if (e->opts->debug || k->nparams == 0 || !(e->access = calloc((size_t)k->nparams, 1))) return;
+  for (int i = 0; i < k->nparams; i++)
+    e->access[i] = k->params[i]->ty->kind == TY_ARRAY ? EMIT_ACCESS_READONLY : EMIT_ACCESS_PLAIN;
+  /* out of memory mid-walk: no restrict pointers at all */
+  if (ast_walk(k->body, note_access, &(AccessWalk){k, e->access}))
+    memset(e->access, EMIT_ACCESS_PLAIN, (size_t)k->nparams);
+}
+
+void emit_restrict_args(Emitter *e, const Decl *k, bool aligned) {
+  for (int i = 0; e->access && i < k->nparams; i++)
+    if (e->access[i] != EMIT_ACCESS_PLAIN)
+      OUT(e, aligned ? ", (char *)__builtin_assume_aligned(a.p%d.data, 16)" : ", a.p%d.data", i);
+}
+
 static void struct_decl(Emitter *e, const Decl *d) {
   OUT(e, "typedef struct ks_%s {\n", d->name);
   for (int i = 0; i < d->nfields; i++)
@@ -1286,9 +1401,15 @@ static void kernel_body(Emitter *e, const Decl *k, bool dense) {
   e->fn = k;
   OUT(e, "#undef KN_DENSE\n#define KN_DENSE %d\n", dense);
   OUT(e,
-      "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int64_t kn_lin, "
-      "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3) {\n",
+      "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int32_t kn_lin, "
+      "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3",
       k->name, dense ? "_dense" : "", k->name);
+  for (int i = 0; dense && e->access && i < k->nparams; i++)
+    if (e->access[i] != EMIT_ACCESS_PLAIN)
+      OUT(e, ", %schar *KN_RESTRICT kn_r%d", e->access[i] == EMIT_ACCESS_READONLY ? "const " : "",
+          i);
+  OUT(e, ") {\n");
+  e->dense = dense;
   e->depth = 1;
   scratch_decl(e);
   OUT(e, "  (void)kn_t0; (void)kn_t1; (void)kn_t2; (void)kn_t3; (void)kn_c; (void)kn_lin;\n");
@@ -1299,6 +1420,7 @@ static void kernel_body(Emitter *e, const Decl *k, bool dense) {
   }
   block_body(e, k->body->body);
   e->depth = 0;
+  e->dense = false;
   OUT(e, "}\n");
 }
 
@@ -1326,7 +1448,13 @@ static const char *const index_macros =
     "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2]))\n"
     "#define KN_P4(T, a, i, j, k, l) (KN_DENSE ? (T *)(a).data + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)) : \\\n"
     "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2] + (l) * (a).strides[3]))\n"
-    "#define KN_DENSE 0\n";
+    "#define KN_DENSE 0\n"
+    "/* the dense body's restrict arrays: p is the data pointer, a the kn_array */\n"
+    "#define KN_R1(T, p, a, i) ((T *)(p) + (i))\n"
+    "#define KN_R2(T, p, a, i, j) ((T *)(p) + ((i) * (a).shape[1] + (j)))\n"
+    "#define KN_R3(T, p, a, i, j, k) ((T *)(p) + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)))\n"
+    "#define KN_R4(T, p, a, i, j, k, l) \\\n"
+    "  ((T *)(p) + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)))\n";
 
 static const char *const helpers =
     "/* A component index out of range is clamped, as kn_get_* does for rvalues. */\n"
@@ -1370,12 +1498,16 @@ static const char *const debug_helpers =
 static void prologue(Emitter *e) {
   OUT(e, "/* generated by kern from %s: do not edit */\n",
       e->prog->root ? e->prog->root->path : "?");
+  if (e->opts->fast_math)
+    OUT(e, "/* fast math: results may differ between devices and from IEEE rounding */\n"
+           "#define KN_FAST_MATH 1\n");
   e->target->prologue(e);
   buf_puts(&e->out, rt_stdlib_abi_h);
   buf_puts(&e->out, rt_stdlib_builtins_h);
   OUT(e, "\n/* ---- module ---- */\n");
   buf_puts(&e->out, index_macros);
   buf_puts(&e->out, helpers);
+  if (e->target->helpers) buf_puts(&e->out, e->target->helpers);
   if (e->opts->debug) {
     OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n",
         max_elem_size(e->prog));
@@ -1411,6 +1543,7 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   for (int i = 0; i < p->nkernels; i++) {
     const Decl *k = p->kernels[i];
     args_struct(&e, k);
+    kernel_access(&e, k);
     kernel_body(&e, k, false);
     kernel_body(&e, k, true);
     OUT(&e, "#line %d \"<generated>\"\n", 1);
@@ -1421,6 +1554,7 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   for (int i = 0; e.snames && i < p->nstructs; i++) free(e.snames[i]);
   free(e.snames);
   free(e.bound);
+  free(e.access);
   if (e.out.oom) {
     free(e.out.s);
     return NULL;

@@ -23,6 +23,7 @@ typedef enum { EMIT_C, EMIT_CUDA } EmitTarget;
 typedef struct EmitOptions {
   bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
   bool line_directives; /* #line directives pointing at the .kern source (default on) */
+  bool fast_math;       /* #define KN_FAST_MATH 1 first (kern_module_set_fast_math) */
 } EmitOptions;
 
 /* Returns the whole translation unit (malloc'd; caller frees), or NULL on OOM. */
@@ -34,7 +35,14 @@ size_t emit_args_layout(const Decl *kernel, size_t *offsets, size_t *align);
 /* The bytes a parameter of this type takes in the args block (arrays: kn_array). */
 size_t emit_param_size(const Type *, size_t *align);
 
-/* Does the kernel use tid(d) (so launches must decompose the linear index)? */
+/* Does the kernel use tid(d) (so launches must decompose the linear index)?
+ * On CUDA such a kernel runs on a grid shaped like the launch (x along the last
+ * launch dimension, y the one before, z the rest); any other on a 1D grid. */
 bool emit_kernel_uses_tid_dims(const Decl *kernel);
+/* How many consecutive indices (along x) one thread of the CUDA dense entry
+ * runs per step: 4 for a body with no loop and no function call (short and
+ * even, so four in a row share their loads' latency and, 16-byte aligned,
+ * become vector loads), else 1. The launch sizes its grid by it. */
+int emit_kernel_elems(const Decl *kernel);
 
 #endif

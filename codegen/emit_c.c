@@ -15,6 +15,7 @@ static void c_prologue(Emitter *e) {
   buf_puts(&e->out,
            "#define KN_FUNC static inline\n"
            "#define KN_ZERO {0}\n"
+           "#define KN_RESTRICT restrict\n"
            "#define KN_SASSERT(c, m) _Static_assert(c, m)\n"
            "/* where a debug access past the bounds goes instead: each thread's stack */\n"
            "#define KNE_SCRATCH_GLOBAL\n"
@@ -30,17 +31,24 @@ static void c_prologue(Emitter *e) {
            "#endif\n");
 }
 
-static void flat_loop(Emitter *e, const Decl *k, const char *variant) {
+/* The rest of a body call: a dense body's restrict arrays, then ");". */
+static void call_end(Emitter *e, const Decl *k, bool dense) {
+  if (dense) emit_restrict_args(e, k, false);
+  buf_puts(&e->out, ");\n");
+}
+
+static void flat_loop(Emitter *e, const Decl *k, bool dense) {
   buf_printf(&e->out,
              "  KN_INDEPENDENT for (int32_t i = (int32_t)begin; i < (int32_t)end; i++)\n"
-             "    kk_%s_body%s(&a, C, i, 0, 0, 0, 0);\n",
-             k->name, variant);
+             "    kk_%s_body%s(&a, C, i, 0, 0, 0, 0",
+             k->name, dense ? "_dense" : "");
+  call_end(e, k, dense);
 }
 
 /* Multi-dimensional launches walk row by row, one loop per launch rank so
  * every tid(d) is a plain variable (the column counter for the last
  * dimension) and the C compiler can vectorise along the row. */
-static void row_loop(Emitter *e, const Decl *k, const char *variant) {
+static void row_loop(Emitter *e, const Decl *k, bool dense) {
   buf_puts(&e->out, "  const int32_t inner = (int32_t)C->dim[C->ndim - 1], last = (int32_t)end;\n"
                     "  switch (C->ndim) {\n");
   for (int nd = 1; nd <= 4; nd++) {
@@ -52,10 +60,11 @@ static void row_loop(Emitter *e, const Decl *k, const char *variant) {
                "      int32_t col = o[%d], stop = i + (inner - col);\n"
                "      if (stop > last) stop = last;\n"
                "      KN_INDEPENDENT for (; i < stop; i++, col++) kk_%s_body%s(&a, C, i",
-               nd, nd - 1, k->name, variant);
+               nd, nd - 1, k->name, dense ? "_dense" : "");
     for (int d = 0; d < 4; d++)
       buf_printf(&e->out, d == nd - 1 ? ", col" : d < nd ? ", o[%d]" : ", 0", d);
-    buf_puts(&e->out, ");\n    }\n    break;\n");
+    call_end(e, k, dense);
+    buf_puts(&e->out, "    }\n    break;\n");
   }
   buf_puts(&e->out, "  }\n");
 }
@@ -70,13 +79,13 @@ static void c_entries(Emitter *e, const Decl *k) {
         "  const kk_%s_args a = *A;\n",
         k->name, variant, k->name, k->name);
     if (dims)
-      row_loop(e, k, variant);
+      row_loop(e, k, dense);
     else
-      flat_loop(e, k, variant);
+      flat_loop(e, k, dense);
     buf_puts(&e->out, "}\n");
   }
   buf_printf(&e->out, "const uint32_t kk_%s_args_size = (uint32_t)sizeof(kk_%s_args);\n", k->name,
              k->name);
 }
 
-const EmitTargetOps emit_target_c = {c_prologue, c_entries};
+const EmitTargetOps emit_target_c = {c_prologue, c_entries, NULL};

@@ -23,6 +23,8 @@ typedef struct EmitTargetOps {
   void (*prologue)(Emitter *);
   /* the entry points of kernel k; its body functions are already written */
   void (*entries)(Emitter *, const Decl *k);
+  /* text after the core's helpers (kn_ctx is declared there), or NULL */
+  const char *helpers;
 } EmitTargetOps;
 
 struct Emitter {
@@ -41,12 +43,27 @@ struct Emitter {
   int nbound, cap_bound;
   signed char *fn_effects; /* per prog->funcs[i]: 0 not known, 1 none, 2 side effects */
   char **snames;           /* per prog->structs[i]: its C name, "ks_<name>" */
+  /* per parameter of the kernel being written: how its dense body reaches an
+   * array (EmitAccess); NULL while writing anything else */
+  signed char *access;
+  bool dense; /* writing a dense body */
 };
+
+/* How a kernel's dense body reaches an array parameter. The dense variant runs
+ * only when every array is C-contiguous and no two overlap (the runtime checks
+ * at launch), so an array the body alone touches (never passed to a function)
+ * is a restrict pointer, const when nothing writes it. */
+typedef enum { EMIT_ACCESS_PLAIN, EMIT_ACCESS_RESTRICT, EMIT_ACCESS_READONLY } EmitAccess;
 
 extern const EmitTargetOps emit_target_c, emit_target_cuda;
 
 /* The C spelling of a type that can be a variable: "float", "kn_vec3", "ks_Particle". */
 const char *emit_ctype(Emitter *, const Type *);
+/* Writes the arguments a dense body takes after the index: each restrict
+ * array's data pointer from the args block `a` (see EmitAccess); aligned:
+ * telling the compiler it is 16-byte aligned, as the dense variant's arrays
+ * are (stdlib/kern_abi.h). */
+void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

@@ -402,6 +402,17 @@ KERN_API kern_dtype kern_module_dtype(kern_module *, const char *struct_name);
 KERN_API const char *kern_module_diagnostics(const kern_module *);
 /* The module's name or path. */
 KERN_API const char *kern_module_name(const kern_module *);
+/* Fast math for this module (default off), before its first launch: on the
+ * GPU NVRTC's --use_fast_math (a*b+c fused, approximate division, sqrt,
+ * rsqrt and transcendentals, denormals flushed to zero), on the CPU
+ * -ffp-contract=fast with reassociation and reciprocals; KN_FAST_MATH is
+ * defined for its code. This BREAKS the same-bits promise for the module:
+ * CPU and GPU results, and results against an IEEE reference, may differ in
+ * the last bits or more. Its code is cached under its own key.
+ * KERN_ERR_INVALID_ARGUMENT once the module has been compiled for a device;
+ * KERN_ERR_UNSUPPORTED for a module built by kernc build. */
+KERN_API kern_status kern_module_set_fast_math(kern_module *, bool on);
+KERN_API bool kern_module_fast_math(const kern_module *);
 
 /* Kernel introspection (for generic launchers such as `kernc run`). */
 KERN_API const char *kern_kernel_name(const kern_kernel *);

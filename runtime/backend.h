@@ -180,6 +180,8 @@ struct kern_kernel {
   rt_param *params;
   size_t args_size, args_align;
   _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
+  bool grid;                 /* uses tid(d): CUDA runs it on a grid shaped like the launch */
+  int elems;                 /* indices one thread of the CUDA dense entry runs per step */
 };
 
 typedef struct rt_slot {
@@ -193,6 +195,7 @@ struct kern_module {
   struct Program *prog;
   char *diagnostics; /* rendered warnings */
   bool debug;        /* compiled with bounds checks */
+  bool fast_math;    /* kern_module_set_fast_math: FMA and approximate math, not the same bits */
   char *c_source;    /* generated C (lazily, compile.c), for the CPU */
   pthread_mutex_t source_mu;
   int nkernels;
@@ -208,7 +211,7 @@ struct rt_launch {
   const void *args; /* the marshalled args block */
   size_t args_size;
   kn_ctx ctx;
-  bool dense; /* every array is C-contiguous */
+  bool dense; /* every array is C-contiguous and 16-byte aligned, and no two overlap */
 };
 
 /* ---- compile.c: compile-and-cache ---------------------------------------------------------- */
@@ -223,7 +226,8 @@ typedef struct rt_cpu_lib {
 } rt_cpu_lib;
 /* Compiles (or finds in the cache) C source and loads it. On failure returns
  * KERN_ERR_COMPILE with the compiler's log (nothing cached). */
-kern_status rt_cpu_compile(const char *source, size_t len, bool debug, rt_cpu_lib *out);
+enum { RT_CC_DEBUG = 1, RT_CC_FAST_MATH = 2 }; /* rt_cpu_compile's mode: -g, fast math */
+kern_status rt_cpu_compile(const char *source, size_t len, unsigned mode, rt_cpu_lib *out);
 void rt_cpu_lib_close(rt_cpu_lib *);
 void *rt_cpu_lib_sym(const rt_cpu_lib *, const char *name);
 

@@ -31,6 +31,7 @@ typedef struct rt_config {
   char *cache_dir; /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
   char *cc;        /* KERN_CC, or NULL: the toolchain's default */
   char *path;      /* KERN_PATH: directories for relative module paths, ':'-separated; or NULL */
+  int block2d[2];  /* KERN_CUDA_BLOCK2D=WxH: the block of multi-dimensional CUDA launches */
 } rt_config;
 /* The configuration kern_init read (read-only afterwards, except debug). */
 const rt_config *rt_config_get(void);

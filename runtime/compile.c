@@ -104,13 +104,15 @@ static const char *cpu_identity(void) {
 static void hash_str(rt_sha256 *s, const char *str) { rt_sha256_add(s, str, strlen(str) + 1); }
 
 /* The key of everything but the compiler: the source, flags, ABI and CPU. */
-static void hash_common(rt_sha256 *s, const char *src, size_t len, bool debug) {
+static void hash_common(rt_sha256 *s, const char *src, size_t len, unsigned mode) {
   char abi[64];
   snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
   hash_str(s, abi);
   for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE); *f; f++) hash_str(s, *f);
   for (const char *const *f = kernel_sanitize; *f; f++) hash_str(s, *f);
-  hash_str(s, debug ? "-g" : "");
+  hash_str(s, mode & RT_CC_DEBUG ? "-g" : "");
+  for (const char *const *f = mode & RT_CC_FAST_MATH ? tc_fast_math_flags() : NULL; f && *f; f++)
+    hash_str(s, *f);
   hash_str(s, cpu_identity());
   rt_sha256_add(s, src, len);
 }
@@ -129,10 +131,10 @@ static void hash_binary(rt_sha256 *s, const char *cc) {
 }
 
 /* cc == NULL: the compiler-independent key of the "latest build" alias. */
-static void make_key(const char *src, size_t len, const char *cc, bool debug, char key[33]) {
+static void make_key(const char *src, size_t len, const char *cc, unsigned mode, char key[33]) {
   rt_sha256 s;
   rt_sha256_init(&s);
-  hash_common(&s, src, len, debug);
+  hash_common(&s, src, len, mode);
   hash_str(&s, cc ? cc : "any compiler");
   if (cc) hash_binary(&s, cc);
   unsigned char d[32];
@@ -213,11 +215,14 @@ static kern_status compile_failed(const char *cc, const ProcResult *r, Buf *log)
 }
 
 /* Compiles kernel.c in dir into kernel.so. */
-static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
+static kern_status run_compiler(const char *cc, const char *dir, unsigned mode) {
+  bool debug = mode & RT_CC_DEBUG;
   char *map = str_printf("-fdebug-prefix-map=%s=.", dir);
-  const char *flags[8];
+  const char *flags[16];
   int n = 0;
   for (const char *const *f = kernel_sanitize; *f; f++) flags[n++] = *f;
+  for (const char *const *f = mode & RT_CC_FAST_MATH ? tc_fast_math_flags() : NULL; f && *f; f++)
+    flags[n++] = *f;
   if (debug && map) flags[n++] = map;
   flags[n] = NULL;
   const char *inputs[] = {"-o", "kernel.so", "kernel.c", "-lm", NULL};
@@ -236,7 +241,7 @@ static kern_status run_compiler(const char *cc, const char *dir, bool debug) {
   return st;
 }
 
-static kern_status build_in(const char *src, size_t len, const char *cc, bool debug,
+static kern_status build_in(const char *src, size_t len, const char *cc, unsigned mode,
                             const char *cache, rt_cpu_lib *out, bool *in_cache_out) {
   bool in_cache;
   char *dir = make_build_dir(cache, &in_cache);
@@ -251,7 +256,7 @@ static kern_status build_in(const char *src, size_t len, const char *cc, bool de
   else if (!file_write(c_path, O_CREAT | O_TRUNC, src, len))
     st = err_set(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
   else
-    st = run_compiler(cc, dir, debug);
+    st = run_compiler(cc, dir, mode);
   if (st == KERN_OK && !(out->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
     const char *why = dlerror();
     st = err_set(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
@@ -270,26 +275,26 @@ static kern_status build_in(const char *src, size_t len, const char *cc, bool de
 /* Builds in the cache directory when it is writable; a build that fails there
  * (a full or failing file system) is tried once more in a private temp dir,
  * uncached, and that attempt's error is the one reported. */
-static kern_status build(const char *src, size_t len, const char *cc, bool debug, const char *cache,
-                         rt_cpu_lib *out) {
+static kern_status build(const char *src, size_t len, const char *cc, unsigned mode,
+                         const char *cache, rt_cpu_lib *out) {
   bool in_cache;
-  kern_status st = build_in(src, len, cc, debug, cache, out, &in_cache);
+  kern_status st = build_in(src, len, cc, mode, cache, out, &in_cache);
   if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache) {
     if (out->handle) dlclose(out->handle);
     out->handle = NULL;
-    st = build_in(src, len, cc, debug, NULL, out, &in_cache);
+    st = build_in(src, len, cc, mode, NULL, out, &in_cache);
   }
   return st;
 }
 
-kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *out) {
+kern_status rt_cpu_compile(const char *src, size_t len, unsigned mode, rt_cpu_lib *out) {
   memset(out, 0, sizeof *out);
   if (!src) return err_set(KERN_ERR_INVALID_ARGUMENT, "rt_cpu_compile: source is NULL");
   const char *cache = rt_cache_dir();
   char *any = out->source, *cc;
   kern_status st = find_compiler(&cc);
   if (st == KERN_OK) {
-    make_key(src, len, cc, debug, out->key);
+    make_key(src, len, cc, mode, out->key);
     if (cache && rt_cache_load(cache, out->key, NULL, &out->handle)) {
       out->from_cache = true;
       free(cc);
@@ -298,13 +303,13 @@ kern_status rt_cpu_compile(const char *src, size_t len, bool debug, rt_cpu_lib *
   }
   /* A miss with no compiler, or one that cannot say what it is: any cached
    * build of this source will do. */
-  make_key(src, len, NULL, debug, any);
+  make_key(src, len, NULL, mode, any);
   if ((st || !*tc_cc_identity(cc)) && cache && alias_load(cache, any, out)) {
     free(cc);
     return KERN_OK;
   }
   if (st) return cache ? st : rt_cache_explain(st);
-  st = build(src, len, cc, debug, cache, out);
+  st = build(src, len, cc, mode, cache, out);
   if (st == KERN_OK && out->cached) alias_write(cache, any, out->key);
   free(cc);
   return st;
@@ -322,12 +327,13 @@ void *rt_cpu_lib_sym(const rt_cpu_lib *lib, const char *name) {
 /* ---- GPU images ---------------------------------------------------------------------------- */
 
 /* Cache key: the source, NVRTC's version, the arch and the options. */
-static void gpu_key(const char *src, int arch, bool debug, char hex[65]) {
+static void gpu_key(const char *src, int arch, unsigned flags, char hex[65]) {
   rt_sha256 h;
   unsigned char dig[32];
-  char extra[96];
-  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|abi=%d|kern=%s", tc_nvrtc_version(), arch,
-           debug, KN_ABI_VERSION, kern_version_string());
+  char extra[128];
+  snprintf(extra, sizeof extra, "|nvrtc=%d|sm_%d|debug=%d|fast=%d|abi=%d|kern=%s",
+           tc_nvrtc_version(), arch, (flags & TC_NVRTC_DEBUG) != 0,
+           (flags & TC_NVRTC_FAST_MATH) != 0, KN_ABI_VERSION, kern_version_string());
   rt_sha256_init(&h);
   rt_sha256_add(&h, src, strlen(src));
   rt_sha256_add(&h, extra, strlen(extra));
@@ -336,17 +342,17 @@ static void gpu_key(const char *src, int arch, bool debug, char hex[65]) {
 }
 
 /* CUDA source -> CUBIN (or PTX), from the cache when possible. */
-static kern_status gpu_compile(const char *src, const char *name, int arch, bool debug, char **bin,
-                               size_t *len, rt_origin *origin) {
+static kern_status gpu_compile(const char *src, const char *name, int arch, unsigned flags,
+                               char **bin, size_t *len, rt_origin *origin) {
   char key[65];
-  gpu_key(src, arch, debug, key);
+  gpu_key(src, arch, flags, key);
   const char *dir = rt_cache_dir();
   *bin = dir ? rt_cache_blob_read(dir, key, len) : NULL;
   *origin = *bin ? RT_ORIGIN_CACHED : RT_ORIGIN_COMPILED;
   kern_status s = KERN_OK;
   if (!*bin) {
     bool is_ptx;
-    s = tc_nvrtc_compile(src, name, arch, true, debug, bin, len, &is_ptx);
+    s = tc_nvrtc_compile(src, name, arch, true, flags, bin, len, &is_ptx);
     if (s == KERN_OK && dir) rt_cache_blob_write(dir, key, *bin, *len + (is_ptx ? 1 : 0));
   }
   return s;
@@ -410,7 +416,7 @@ kern_status rt_embedded_gpu_image(const kern_module *m, int arch, char **image, 
 static kern_status c_source(kern_module *m, const char **out) {
   pthread_mutex_lock(&m->source_mu);
   if (!m->c_source) {
-    EmitOptions o = {.debug = m->debug, .line_directives = true};
+    EmitOptions o = {.debug = m->debug, .line_directives = true, .fast_math = m->fast_math};
     m->c_source = emit_program(m->prog, EMIT_C, &o);
   }
   *out = m->c_source;
@@ -429,7 +435,8 @@ static kern_status cpu_binary(kern_module *m, rt_binary *out) {
   }
   const char *src;
   kern_status st = c_source(m, &src);
-  if (!st) st = rt_cpu_compile(src, strlen(src), m->debug, &out->lib);
+  unsigned mode = (m->debug ? RT_CC_DEBUG : 0) | (m->fast_math ? RT_CC_FAST_MATH : 0);
+  if (!st) st = rt_cpu_compile(src, strlen(src), mode, &out->lib);
   out->origin = out->lib.from_cache ? RT_ORIGIN_CACHED : RT_ORIGIN_COMPILED;
   return st;
 }
@@ -439,10 +446,11 @@ static kern_status gpu_binary(kern_module *m, int arch, rt_binary *out) {
     out->origin = RT_ORIGIN_EMBEDDED;
     return rt_embedded_gpu_image(m, arch, &out->image, &out->len);
   }
-  EmitOptions o = {.debug = m->debug, .line_directives = true};
+  EmitOptions o = {.debug = m->debug, .line_directives = true, .fast_math = m->fast_math};
   char *src = emit_program(m->prog, EMIT_CUDA, &o);
   if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
-  kern_status st = gpu_compile(src, m->name, arch, m->debug, &out->image, &out->len, &out->origin);
+  unsigned flags = (m->debug ? TC_NVRTC_DEBUG : 0) | (m->fast_math ? TC_NVRTC_FAST_MATH : 0);
+  kern_status st = gpu_compile(src, m->name, arch, flags, &out->image, &out->len, &out->origin);
   free(src);
   return st;
 }

@@ -6,10 +6,11 @@
  * Breaks: the environment is read when kern_init (or rt_config_reload) says
  * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
  * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, KERN_PATH,
- * and KERN_LOG (which support/error.c keeps). A bad thread count falls back to
- * the default.
+ * KERN_CUDA_BLOCK2D, and KERN_LOG (which support/error.c keeps). A bad thread
+ * count or block shape falls back to the default.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -53,6 +54,18 @@ static char *env_cache_dir(void) {
   return NULL;
 }
 
+/* KERN_CUDA_BLOCK2D=WxH, powers of two with W * H in 32..1024; else 32x8: a
+ * warp along the row (full 128-byte lines), eight rows. */
+static void env_block2d(int b[2]) {
+  const char *s = getenv("KERN_CUDA_BLOCK2D");
+  unsigned w = 0, h = 0;
+  char x = 0, extra = 0;
+  b[0] = 32, b[1] = 8;
+  if (!s || sscanf(s, "%u%c%u%c", &w, &x, &h, &extra) != 3 || (x != 'x' && x != 'X')) return;
+  bool pow2 = w && h && !(w & (w - 1)) && !(h & (h - 1));
+  if (pow2 && w * h >= 32 && w * h <= 1024) b[0] = (int)w, b[1] = (int)h;
+}
+
 void rt_config_reload(void) {
   free(config.cache_dir);
   free(config.cc);
@@ -63,6 +76,7 @@ void rt_config_reload(void) {
   config.cc = cc && *cc ? str_dup(cc) : NULL;
   const char *path = getenv("KERN_PATH");
   config.path = path && *path ? str_dup(path) : NULL;
+  env_block2d(config.block2d);
   const char *dbg = getenv("KERN_DEBUG");
   if (dbg && *dbg && strcmp(dbg, "0") != 0) atomic_store(&debug_flag, true);
   config.debug = atomic_load(&debug_flag);

@@ -120,7 +120,8 @@ static kern_module *make_module(const kern_embedded *e) {
     return NULL;
   }
   m->embedded = e;
-  m->debug = e->debug != 0; /* the code was generated with (or without) checks */
+  m->debug = (e->debug & KN_EMBED_DEBUG) != 0; /* the code was generated with (or without) checks */
+  m->fast_math = (e->debug & KN_EMBED_FAST_MATH) != 0;
   return m;
 }
 

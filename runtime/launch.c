@@ -364,7 +364,21 @@ static void put_array(unsigned char *dst, const kern_array *a) {
   memcpy(dst, &ka, sizeof ka);
 }
 
-/* Returns true when every array is dense. */
+/* Can the launch take the dense variant: is array a (argument i) dense and
+ * 16-byte aligned, and apart from every array before it? The dense body
+ * reaches its arrays through restrict pointers, and CUDA's through vector
+ * loads (stdlib/kern_abi.h). */
+static bool dense_arg(const kern_arg *args, int i) {
+  const kern_array *a = args[i].array;
+  if (!rt_array_dense(a) || ((uintptr_t)a->data & 15)) return false;
+  for (int j = 0; j < i; j++) {
+    const kern_array *b = args[j].kind == KERN_ARG_ARRAY ? args[j].array : NULL;
+    if (b && a->data < b->data + b->nbytes && b->data < a->data + a->nbytes) return false;
+  }
+  return true;
+}
+
+/* Returns true when the launch can take the dense variant (dense_arg). */
 static bool marshal(const kern_kernel *k, const kern_arg *args, unsigned char *block) {
   bool dense = true;
   memset(block, 0, k->args_size);
@@ -373,7 +387,7 @@ static bool marshal(const kern_kernel *k, const kern_arg *args, unsigned char *b
     unsigned char *dst = block + p->offset;
     if (p->is_array) {
       put_array(dst, args[i].array);
-      dense = dense && rt_array_dense(args[i].array);
+      dense = dense && dense_arg(args, i);
     } else {
       memcpy(dst, p->size > KERN_ARG_INLINE_BYTES ? args[i].ptr : args[i].value.bytes, p->size);
     }

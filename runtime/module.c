@@ -73,6 +73,8 @@ static kern_status describe_kernels(kern_module *m) {
     k->decl = p->kernels[i];
     k->name = p->kernels[i]->name;
     k->index = i;
+    k->grid = emit_kernel_uses_tid_dims(k->decl);
+    k->elems = emit_kernel_elems(k->decl);
     kern_status st = describe_params(k);
     if (st) return st;
   }
@@ -258,6 +260,33 @@ const char *kern_module_diagnostics(const kern_module *m) {
   return m && m->diagnostics ? m->diagnostics : "";
 }
 const char *kern_module_name(const kern_module *m) { return m ? m->name : ""; }
+
+/* Has any code of the module been made (C source, or a device's code)? */
+static bool compiled(kern_module *m) {
+  pthread_mutex_lock(&m->source_mu);
+  bool made = m->c_source != NULL;
+  pthread_mutex_unlock(&m->source_mu);
+  for (int i = 0; i < RT_MAX_DEVICES && !made; i++) made = atomic_load(&m->slots[i].code) != NULL;
+  return made;
+}
+
+kern_status kern_module_set_fast_math(kern_module *m, bool on) {
+  if (!m) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_set_fast_math: module is NULL");
+  if (m->embedded)
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "module '%s' was built by kernc build: its code is fixed (kernc build "
+                   "--fast-math decides)",
+                   m->name);
+  if (on != m->fast_math && compiled(m))
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_module_set_fast_math: module '%s' is already compiled; set fast math "
+                   "before its first launch",
+                   m->name);
+  m->fast_math = on;
+  return KERN_OK;
+}
+
+bool kern_module_fast_math(const kern_module *m) { return m && m->fast_math; }
 
 const char *rt_module_file(const kern_module *m, int index) {
   const Module *mod = m->prog->modules;

@@ -10,12 +10,18 @@
  * CPU entry:  void K_range(const K_args *a, const kn_ctx *c, int64_t begin, int64_t end)
  *             runs linear indices [begin, end).
  * CUDA entry: extern "C" __global__ void K_cuda(K_args a, kn_ctx c)
- *             grid-stride loop over [0, c.n).
+ *             a kernel that uses only tid(): a 1D grid, grid-stride over
+ *             [0, c.n); one that uses tid(d): a grid shaped like the launch
+ *             (x the last launch dimension, y the one before, z the rest),
+ *             grid-stride along each (codegen/emit_cuda.c).
+ * The _dense entries run when every array is C-contiguous, its data 16-byte
+ * aligned, and no two arrays overlap (restrict pointers, vector loads).
+ * Version 2: the CUDA grid shapes and the dense variant's conditions.
  */
 #ifndef KN_ABI_H
 #define KN_ABI_H
 
-#define KN_ABI_VERSION 1
+#define KN_ABI_VERSION 2
 
 #ifdef __CUDACC_RTC__
 typedef signed char int8_t;
@@ -93,6 +99,9 @@ typedef struct kn_embed_image {
   const unsigned char *data;
   uint64_t size;
 } kn_embed_image;
+/* kern_embedded.debug's bits: built with --debug, with --fast-math */
+#define KN_EMBED_DEBUG     1u
+#define KN_EMBED_FAST_MATH 2u
 struct kern_embedded {
   uint32_t magic, abi_version, layout, debug;
   const char *kern_version; /* of the kernc that built it */

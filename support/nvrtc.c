@@ -162,8 +162,8 @@ static int fetch_output(nvrtcProgram prog, bool cubin, char **out, size_t *len) 
   return err_set(KERN_ERR_COMPILE, "NVRTC: %s", nv.GetErrorString(r));
 }
 
-int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin, bool debug,
-                     char **out, size_t *out_len, bool *is_ptx) {
+int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin,
+                     unsigned flags, char **out, size_t *out_len, bool *is_ptx) {
   const char *why;
   if (!tc_nvrtc_load(&why)) return err_set(KERN_ERR_UNSUPPORTED, "%s", why);
   bool exact;
@@ -174,10 +174,14 @@ int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_c
   char archopt[64];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", use);
   /* --fmad=false: a*b+c rounds twice, as on the CPU (-ffp-contract=off), so
-   * both devices give the same bits. */
-  const char *opts[] = {archopt, "-default-device", "--std=c++17",
-                        "-w",    "--fmad=false",    "-lineinfo"};
-  int nopts = debug ? 6 : 5;
+   * both devices give the same bits; a fast-math module gives that up. */
+  const char *opts[] = {archopt,
+                        "-default-device",
+                        "--std=c++17",
+                        "-w",
+                        flags & TC_NVRTC_FAST_MATH ? "--use_fast_math" : "--fmad=false",
+                        "-lineinfo"};
+  int nopts = flags & TC_NVRTC_DEBUG ? 6 : 5;
   nvrtcProgram prog;
   nvrtcResult r = nv.CreateProgram(&prog, source, name, 0, NULL, NULL);
   if (r != 0) return err_set(KERN_ERR_COMPILE, "NVRTC: %s", nv.GetErrorString(r));

@@ -63,6 +63,14 @@ const char *const *tc_cc_flags(TcOutput out) {
   return out == TC_SHARED_NATIVE ? shared_flags[level] : object_flags[level];
 }
 
+const char *const *tc_fast_math_flags(void) {
+  /* not -ffast-math: its -ffinite-math-only would make isnan() false */
+  static const char *const flags[] = {"-ffp-contract=fast", "-fno-signed-zeros",
+                                      "-fno-trapping-math", "-fassociative-math",
+                                      "-freciprocal-math",  NULL};
+  return flags;
+}
+
 /* ---- identity ------------------------------------------------------------------------------ */
 
 typedef struct ident {

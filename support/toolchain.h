@@ -61,13 +61,23 @@ bool tc_nvrtc_available(const char **why);
 int tc_nvrtc_version(void);
 /* The file NVRTC was loaded from (a path); NULL when absent or unknown. */
 const char *tc_nvrtc_file(void);
+/* tc_nvrtc_compile's flags (true as flags is TC_NVRTC_DEBUG). */
+enum {
+  TC_NVRTC_DEBUG = 1,    /* -lineinfo */
+  TC_NVRTC_FAST_MATH = 2 /* --use_fast_math (FMA, approximate division, sqrt and
+                          * transcendentals, denormals flushed) instead of --fmad=false */
+};
 /* Compiles CUDA source for sm_<arch> (e.g. 90): CUBIN when NVRTC knows the
  * arch and want_cubin, else PTX for the newest virtual arch it knows that is
  * <= arch. *out (malloc'd, *out_len bytes; PTX is NUL-terminated) and
  * *is_ptx. A kern_status: KERN_ERR_COMPILE with NVRTC's log, or
  * KERN_ERR_UNSUPPORTED when NVRTC is missing, with kern_last_error's message. */
-int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin, bool debug,
-                     char **out, size_t *out_len, bool *is_ptx);
+int tc_nvrtc_compile(const char *source, const char *name, int arch, bool want_cubin,
+                     unsigned flags, char **out, size_t *out_len, bool *is_ptx);
+/* The C compiler's flags of a fast-math module (NULL-terminated), after
+ * tc_cc_flags: FMA contraction and the reassociation and reciprocals that
+ * break the same-bits promise; NaN and infinity keep their meaning. */
+const char *const *tc_fast_math_flags(void);
 /* The i-th place of the CUDA toolkit's file rel (e.g. "lib64/libnvrtc.so")
  * into out: under $CUDA_HOME, $CUDA_PATH, the toolkit kern was built with,
  * /usr/local/cuda, unset ones skipped. false once i is past the last. */

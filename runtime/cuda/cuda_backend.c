@@ -426,6 +426,52 @@ static kern_status debug_finish(kern_device *d, const rt_launch *L, CUstream st)
   return KERN_OK;
 }
 
+/* The grid of a kernel that uses only tid(): n / elems threads (the entry
+ * runs elems consecutive indices per thread and step) in the occupancy API's
+ * block, halved (not below 128) while the grid would leave SMs idle (32768
+ * indices in blocks of 1024 would use 32 of 132 SMs). Large launches stay
+ * capped at 32 blocks per SM, each thread looping: that also keeps the
+ * entry's 32-bit index steps from wrapping (codegen/emit_cuda.c). */
+void rt_cuda_linear_shape(int num_sms, int64_t n, int64_t block, int elems, unsigned g[3],
+                          unsigned b[3]) {
+  int64_t threads = (n + elems - 1) / elems, max_grid = (int64_t)num_sms * 32;
+  while (block > 128 && (threads + block - 1) / block < 4 * (int64_t)num_sms) block /= 2;
+  int64_t grid = (threads + block - 1) / block;
+  if (grid > max_grid) grid = max_grid;
+  g[0] = grid < 1 ? 1 : (unsigned)grid, g[1] = g[2] = 1;
+  b[0] = (unsigned)block, b[1] = b[2] = 1;
+}
+
+static int64_t pow2_at_least(int64_t v) {
+  int64_t p = 1;
+  while (p < v && p < 1024) p *= 2;
+  return p;
+}
+
+/* The grid of a kernel that uses tid(d), as its entry walks it: x along the
+ * last launch dimension (elems consecutive indices per thread), y the one
+ * before, z the rest; one thread per point where the grid's limits allow (y
+ * and z at most 65535 blocks; the entry loops past them). Blocks are
+ * KERN_CUDA_BLOCK2D (32x8: a warp along the row), narrowed to a short row or
+ * a launch of few rows, within the occupancy API's block. */
+void rt_cuda_grid_shape(const kn_ctx *ctx, int64_t block, int elems, unsigned g[3], unsigned b[3]) {
+  int nd = ctx->ndim;
+  int64_t x = (ctx->dim[nd - 1] + elems - 1) / elems, y = nd >= 2 ? ctx->dim[nd - 2] : 1;
+  int64_t z = ctx->n / (ctx->dim[nd - 1] * y);
+  const int *pref = rt_config_get()->block2d;
+  int64_t px = pow2_at_least(x), py = pow2_at_least(y);
+  int64_t bx = px < pref[0] ? px : pref[0], by = py < pref[1] ? py : pref[1];
+  while (bx * by < pref[0] * pref[1] && bx < px) bx *= 2;
+  while (bx * by < pref[0] * pref[1] && by < py) by *= 2;
+  while (bx * by > block && by > 1) by /= 2;
+  while (bx * by > block) bx /= 2;
+  int64_t gy = (y + by - 1) / by;
+  g[0] = (unsigned)((x + bx - 1) / bx);
+  g[1] = (unsigned)(gy > 65535 ? 65535 : gy);
+  g[2] = (unsigned)(z > 65535 ? 65535 : z);
+  b[0] = (unsigned)bx, b[1] = (unsigned)by, b[2] = 1;
+}
+
 static kern_status cuda_launch(const rt_launch *L) {
   kern_device *d = L->device;
   cuda_dev *c = impl(d);
@@ -446,16 +492,13 @@ static kern_status cuda_launch(const rt_launch *L) {
   }
   static const char empty[16];
   void *params[2] = {(void *)(L->args_size ? L->args : empty), &ctx};
-  /* The occupancy API's block, halved (not below 128) while the grid would
-   * leave SMs idle: 32768 indices in blocks of 1024 would use 32 of 132 SMs.
-   * Large launches stay capped at 32 blocks per SM, each thread looping. */
-  int64_t block = cc->block[fi], max_grid = (int64_t)c->num_sms * 32;
-  while (block > 128 && (ctx.n + block - 1) / block < 4 * (int64_t)c->num_sms) block /= 2;
-  int64_t grid = (ctx.n + block - 1) / block;
-  if (grid > max_grid) grid = max_grid;
-  if (grid < 1) grid = 1;
-  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], (unsigned)grid, 1, 1, (unsigned)block, 1, 1, 0, st, params,
-                             NULL));
+  unsigned g[3], b[3];
+  int elems = L->dense ? L->kernel->elems : 1;
+  if (L->kernel->grid)
+    rt_cuda_grid_shape(&ctx, cc->block[fi], elems, g, b);
+  else
+    rt_cuda_linear_shape(c->num_sms, ctx.n, cc->block[fi], elems, g, b);
+  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], g[0], g[1], g[2], b[0], b[1], b[2], 0, st, params, NULL));
   return debug && !captured ? debug_finish(d, L, st) : KERN_OK;
 }
 

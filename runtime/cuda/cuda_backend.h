@@ -37,4 +37,11 @@ void rt_cuda_set_capture_stream(kern_device *, struct CUstream_st *s);
 kn_error *rt_cuda_capture_debug_slot(kern_device *, const kern_kernel *);
 extern const rt_graph_ops rt_cuda_graph_ops;
 
+/* The grid g and block b of a launch, as codegen/emit_cuda.c's entries walk
+ * them: of a kernel that uses only tid() (n indices, elems per thread and
+ * step), and of one that uses tid(d). block is the occupancy API's. */
+void rt_cuda_linear_shape(int num_sms, int64_t n, int64_t block, int elems, unsigned g[3],
+                          unsigned b[3]);
+void rt_cuda_grid_shape(const kn_ctx *, int64_t block, int elems, unsigned g[3], unsigned b[3]);
+
 #endif
