@@ -2,8 +2,8 @@
 # setup.sh [build|test] [--check]: makes sure the Debian packages kern needs
 # are installed.
 #   build   what `make demo` and `make install` need: cmake, re2c, a C compiler
-#   test    what `make test` and `make build` need too: clang (both compilers
-#           are tested), pkg-config, Criterion (the test suites), DLPack's
+#   test    what `make test` and `make build` need too: clang and gcc (both
+#           compilers are tested), pkg-config, Criterion (the test suites), DLPack's
 #           header, Open MPI (the test of examples/mpi)
 # Installs the missing packages when run as root; otherwise prints the one
 # apt-get command to run and fails. With --check it only says what is missing
@@ -28,6 +28,7 @@ need re2c  command -v re2c
 need make  command -v make
 if [ "$mode" = test ]; then
   need clang            command -v clang
+  need gcc              command -v gcc # KERN_CC=gcc: the suites test both compilers
   need pkg-config       command -v pkg-config
   need python3          command -v python3 # tests/layers.py
   need libcriterion-dev pkg-config --exists criterion
