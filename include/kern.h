@@ -248,7 +248,10 @@ typedef struct {
 /* Every capability is false on the CPU. */
 KERN_API kern_status kern_device_info_get(const kern_device *, kern_device_info *out);
 /* CUDA only: let kernels on `peer` access `target`'s device memory (peer
- * access) or `target`'s memory pool (pool access). */
+ * access) or `target`'s memory pool (pool access). Where the driver says
+ * `peer` cannot reach `target` at all (cuDeviceCanAccessPeer), switching on
+ * fails with KERN_ERR_UNSUPPORTED and changes nothing; switching off always
+ * works. */
 KERN_API kern_status kern_device_enable_peer_access(kern_device *target, kern_device *peer,
                                                     bool on);
 KERN_API kern_status kern_device_enable_mempool_access(kern_device *target, kern_device *peer,
@@ -306,7 +309,9 @@ KERN_API void kern_array_free(kern_array *);
  * dense C order; strided arrays are gathered/scattered. */
 KERN_API kern_status kern_array_write(kern_array *, const void *src, size_t bytes);
 KERN_API kern_status kern_array_read(const kern_array *, void *dst, size_t bytes);
-/* dst <- src: same dtype and shape; overlapping views are handled. */
+/* dst <- src: same dtype and shape, any devices and strides; overlapping views
+ * are handled. Between two GPUs it runs after the source GPU's queued work,
+ * and the source GPU's later work waits for it (docs/memory.md). */
 KERN_API kern_status kern_array_copy(kern_array *dst, const kern_array *src);
 /* Sets every element to *value (kern_dtype_size(dtype) bytes). */
 KERN_API kern_status kern_array_fill(kern_array *, const void *value);

@@ -12,6 +12,8 @@
 #ifndef KERN_RT_BACKEND_H
 #define KERN_RT_BACKEND_H
 
+#include <string.h>
+
 #include "base.h"
 
 struct Program;
@@ -28,6 +30,57 @@ typedef enum { RT_ORIGIN_COMPILED, RT_ORIGIN_CACHED, RT_ORIGIN_EMBEDDED } rt_ori
 typedef struct rt_launch rt_launch;
 typedef struct rt_graph_ops rt_graph_ops;
 
+/* ---- copies ------------------------------------------------------------------------------ */
+
+/* A copy between two layouts of the same elements, as the core plans it
+ * (exec.c): `blocks` blocks, each `height` rows of `width` contiguous bytes,
+ * row r of a block at dst + r * dpitch and src + r * spitch (pitches >= 0, and
+ * 0 when height is 1). The blocks' first rows are reached by up to three
+ * loops, outermost first: n[k] steps of dstep[k] and sstep[k] bytes. A dense
+ * copy is one block of one row. */
+typedef struct rt_copy {
+  char *dst;
+  const char *src;
+  bool dst_host, src_host;              /* which sides are host memory */
+  const kern_device *dst_dev, *src_dev; /* the devices of the two arrays */
+  size_t width, height;
+  int64_t dpitch, spitch;
+  int nouter;
+  int64_t n[3], dstep[3], sstep[3];
+} rt_copy;
+
+static inline int64_t rt_copy_blocks(const rt_copy *c) {
+  int64_t b = 1;
+  for (int k = 0; k < c->nouter; k++) b *= c->n[k];
+  return b;
+}
+
+/* Where block i (0 <= i < rt_copy_blocks) starts on each side. */
+static inline void rt_copy_block(const rt_copy *c, int64_t i, char **dst, const char **src) {
+  int64_t doff = 0, soff = 0;
+  for (int k = c->nouter - 1; k >= 0; k--) {
+    int64_t j = i % c->n[k];
+    i /= c->n[k];
+    doff += j * c->dstep[k];
+    soff += j * c->sstep[k];
+  }
+  *dst = c->dst + doff;
+  *src = c->src + soff;
+}
+
+/* Runs a copy whose two sides the calling thread may touch, row by row
+ * (memmove: a one-row copy may overlap). */
+static inline void rt_copy_host(const rt_copy *c) {
+  int64_t nb = rt_copy_blocks(c);
+  for (int64_t b = 0; b < nb; b++) {
+    char *d;
+    const char *s;
+    rt_copy_block(c, b, &d, &s);
+    for (size_t r = 0; r < c->height; r++)
+      memmove(d + (int64_t)r * c->dpitch, s + (int64_t)r * c->spitch, c->width);
+  }
+}
+
 /* ---- the ops table --------------------------------------------------------------------- */
 
 /* What a backend provides. NULL entries mean "not supported" where that makes
@@ -36,10 +89,11 @@ typedef struct rt_device_ops {
   /* Allocates bytes (> 0) with the allocator; *kind gets the memory kind. */
   void *(*alloc)(kern_device *, size_t bytes, kern_allocator, bool zero, kern_memory_kind *kind);
   void (*free)(kern_device *, void *ptr, size_t bytes, kern_memory_kind);
-  /* Contiguous copies where one side is on this device (or both are);
-   * dst_host/src_host say which side is host memory. */
-  kern_status (*copy)(kern_device *, void *dst, const void *src, size_t bytes, bool dst_host,
-                      bool src_host);
+  /* A copy (rt_copy below) where one side is on this device, or both are.
+   * The device queues it after the pending work of both arrays' devices and
+   * orders later work of both after it; it returns once host memory in the
+   * copy may be used again. */
+  kern_status (*copy)(kern_device *, const rt_copy *);
   kern_status (*synchronize)(kern_device *);
   kern_status (*info)(const kern_device *, kern_device_info *);
   /* Allocators this device accepts. */

@@ -16,6 +16,7 @@
  * mutex guards all capture state; the launch path only takes it while some
  * capture is open.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -568,20 +569,44 @@ static kern_status copy_refused(const kern_array *dst, const kern_array *src, ke
                  src->device->name, dst->device->name, d->name, why);
 }
 
-/* The destination's device performs a copy, so it must be the capturing one
- * (the source may live elsewhere). Software capture: both arrays host
- * memory, recorded. CUDA: a dense copy between device memory goes to the
- * stream; a host side would need a synchronize. */
+/* What a CUDA capture on d cannot record of a copy between device memory
+ * (NULL: it can): the copy runs on d's stream and reaches the other side
+ * directly, so d must have access to another GPU's memory; overlapping views
+ * would go through host memory. */
+static const char *cuda_copy_refusal(kern_device *d, kern_array *dst, const kern_array *src) {
+  static _Thread_local char why[512];
+  const kern_array *other = dst->device != d ? dst : src->device != d ? src : NULL;
+  if (other && rt_capture_active(other->device))
+    return "the other device is capturing a graph of its own, and a copy belongs to one capture";
+  if (other && !kern_can_access(d, other)) {
+    bool pool = other->kind == KERN_MEM_CUDA_MEMPOOL;
+    snprintf(why, sizeof why,
+             "the copy runs on %s and reaches %s memory of %s directly, which needs %s access: "
+             "call %s(%s, %s, true) before kern_capture_begin",
+             d->name, pool ? "memory-pool" : "the", other->device->name,
+             pool ? "memory pool" : "peer",
+             pool ? "kern_device_enable_mempool_access" : "kern_device_enable_peer_access",
+             other->device->name, d->name);
+    return why;
+  }
+  if (rt_array_overlap(dst, src))
+    return "overlapping views are copied through host memory, which a capture cannot record";
+  return NULL;
+}
+
+/* One side of the copy is on the capturing device d. Software capture: both
+ * arrays host memory, and the destination d's, recorded. CUDA: a copy
+ * between device memory (either side may be another GPU's) runs on d's
+ * capturing stream, which records it; a host side would need a
+ * synchronize. */
 static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, const kern_array *src,
                                 bool *taken) {
   bool dh = rt_array_host_ok(dst), sh = rt_array_host_ok(src);
-  if (dst->device != d) {
-    *taken = true;
-    return copy_refused(dst, src, d,
-                        "the destination's device would perform the copy outside the capture");
-  }
   if (!graph_ops(d)) {
     *taken = true;
+    if (dst->device != d)
+      return copy_refused(dst, src, d,
+                          "the destination's device would perform the copy outside the capture");
     if (!dh || !sh)
       return copy_refused(dst, src, d, "a CPU graph records copies between host memory only");
     cap_op *op = add_op(c->g, OP_COPY);
@@ -592,10 +617,12 @@ static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, con
     return copy_refused(dst, src, d,
                         "copies between host and device memory synchronize, which a capture cannot "
                         "record (copy before kern_capture_begin)");
-  } else if (!rt_array_dense(dst) || !rt_array_dense(src)) {
-    *taken = true;
-    return copy_refused(dst, src, d,
-                        "strided copies go through host memory, which a capture cannot record");
+  } else {
+    const char *why = cuda_copy_refusal(d, dst, src);
+    if (why) {
+      *taken = true;
+      return copy_refused(dst, src, d, why);
+    }
   }
   uint64_t own = graph_ops(d) ? c->id : 0;
   hold(c->g, dst, own);
@@ -603,16 +630,27 @@ static kern_status capture_copy(capture *c, kern_device *d, kern_array *dst, con
   return KERN_OK;
 }
 
-static bool take_copy(kern_array *dst, const kern_array *src, kern_status *st) {
+/* True when the recorder took the copy (recorded or refused: *st says);
+ * otherwise it runs now, on *via when a CUDA capture records it. */
+static bool take_copy(kern_array *dst, const kern_array *src, kern_device **via, kern_status *st) {
   *st = KERN_OK;
+  *via = NULL;
   bool taken = false;
   pthread_mutex_lock(&mu);
   kern_device *d = caps[dst->device->index].id   ? dst->device
-                   : caps[src->device->index].id ? src->device
+                   : caps[src->device->index].id ? (kern_device *)src->device
                                                  : NULL;
   if (d) *st = capture_copy(&caps[d->index], d, dst, src, &taken);
+  if (d && graph_ops(d)) *via = d;
   pthread_mutex_unlock(&mu);
   return taken || *st;
+}
+
+static kern_status submit_copy(const rt_op *op) {
+  kern_status st;
+  rt_op run = *op;
+  if (take_copy(op->dst, op->src, &run.device, &st)) return st;
+  return rt_exec(&run);
 }
 
 static kern_status capture_fill(capture *c, kern_device *d, kern_array *a, const void *value) {
@@ -650,7 +688,7 @@ kern_status rt_capture_submit(const rt_op *op) {
   kern_status st = KERN_OK;
   switch (op->kind) {
     case RT_OP_LAUNCH: return capture_launch(op->launch, op->nargs, op->args);
-    case RT_OP_COPY: return take_copy(op->dst, op->src, &st) ? st : rt_exec(op);
+    case RT_OP_COPY: return submit_copy(op);
     case RT_OP_FILL: return take_fill(op->dst, op->value, &st) ? st : rt_exec(op);
     case RT_OP_ZEROED: capture_zeroed(op->dst); return KERN_OK;
     case RT_OP_ALLOC: return check_alloc(op->device, op->allocator);

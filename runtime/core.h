@@ -114,7 +114,7 @@ typedef struct rt_op {
   const void *value;        /* FILL: one element; WRITE: the host bytes */
   void *out;                /* READ: the host bytes */
   size_t bytes;             /* READ, WRITE */
-  kern_device *device;      /* ALLOC */
+  kern_device *device;      /* ALLOC; COPY: the device that performs it (NULL: exec.c picks) */
   kern_allocator allocator; /* ALLOC */
 } rt_op;
 
@@ -132,6 +132,8 @@ static inline kern_status rt_exec_launch(const rt_launch *L) {
 bool rt_array_dense(const kern_array *);
 /* Memory the calling thread may touch directly. */
 bool rt_array_host_ok(const kern_array *);
+/* The byte ranges of two arrays' elements intersect. */
+bool rt_array_overlap(const kern_array *, const kern_array *);
 
 /* capture.c: the recorder. The number of open captures, which rt_submit reads
  * to keep operations off the recorder when there are none. */

@@ -501,3 +501,41 @@ Test(gpu_capture, debug_replays_report_bounds_errors) {
   kern_set_debug(false);
   expect_device_usable();
 }
+
+/* A copy between windows of device arrays is a 2-D copy on the stream, so a
+ * capture records it; a strided fill (a host staging buffer) and a copy
+ * between overlapping views are refused, and the capture stays usable. */
+Test(gpu_capture, strided_copies_are_recorded) {
+  gpu_or_skip();
+  int64_t shape[2] = {8, 8}, w[2] = {3, 4};
+  int32_t h[64];
+  for (int i = 0; i < 64; i++) h[i] = i;
+  kern_array *a = kern_array_new(gpu, KERN_INT32, 2, shape),
+             *b = kern_array_new(gpu, KERN_INT32, 2, shape);
+  cr_assert(a && b, "%s", kern_last_error());
+  cr_assert_eq(kern_array_write(a, h, sizeof h), KERN_OK, "%s", kern_last_error());
+  kern_array *src = kern_array_view(a, 2, (int64_t[]){1, 2}, w),
+             *dst = kern_array_view(b, 2, (int64_t[]){4, 3}, w),
+             *lap = kern_array_view(a, 2, (int64_t[]){2, 3}, w);
+  cr_assert_eq(kern_capture_begin(gpu), KERN_OK);
+  cr_assert_eq(kern_array_copy(dst, src), KERN_OK, "%s", kern_last_error());
+  int32_t seven = 7;
+  th_expect_error(kern_array_fill(src, &seven), KERN_ERR_CAPTURE, "dense arrays");
+  th_expect_error(kern_array_copy(lap, src), KERN_ERR_CAPTURE, "overlapping views");
+  kern_graph *g;
+  cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(b, h, sizeof h), KERN_OK);
+  for (int i = 0; i < 64; i++) cr_assert_eq(h[i], 0, "nothing ran before the replay");
+  cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(b, h, sizeof h), KERN_OK);
+  for (int r = 0; r < 8; r++)
+    for (int c = 0; c < 8; c++) {
+      bool in = r >= 4 && r < 7 && c >= 3 && c < 7;
+      int32_t want = in ? (r - 3) * 8 + (c - 1) : 0;
+      cr_assert_eq(h[r * 8 + c], want, "b[%d,%d] = %d, expected %d", r, c, h[r * 8 + c], want);
+    }
+  kern_graph_free(g);
+  kern_array_free(src), kern_array_free(dst), kern_array_free(lap);
+  kern_array_free(a), kern_array_free(b);
+  expect_device_usable();
+}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "kern.h"
+#include "strided_check.h"
 
 static kern_device *gpu_or_skip(void) {
   cr_assert_eq(kern_init(), KERN_OK);
@@ -271,4 +272,13 @@ Test(gpu_runtime, largest_argument_block_and_longest_kernel_name) {
   cr_expect(v[0] == want && v[1] == want, "%g %g, want %g", v[0], v[1], want);
   kern_array_free(out);
   free(args), free(name), free(src);
+}
+
+/* kern_array_fill, _write, _read and _copy on strided views of cuda:0's
+ * arrays (2x2 windows of 4x4 arrays, 3-D windows, columns, overlapping
+ * windows, CPU windows), every dtype: the same bytes as on the CPU. */
+Test(gpu_runtime, strided_views_every_dtype, .timeout = 120) {
+  kern_device *gpu = gpu_or_skip();
+  for (kern_dtype dt = KERN_BOOL; dt < KERN_DTYPE_BUILTIN_END; dt++)
+    th_strided_matches_cpu(gpu, gpu, dt);
 }

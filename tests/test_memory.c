@@ -20,6 +20,7 @@
 #include "kern.h"
 #include "core.h"
 #include "fake_gpu.h"
+#include "strided_check.h"
 
 static void setup(void) {
   th_default_cache_dir("memory");
@@ -31,6 +32,8 @@ TestSuite(allocators, .init = setup);
 TestSuite(access, .init = setup);
 TestSuite(modes, .init = setup, .timeout = 300);
 TestSuite(ipc, .init = setup);
+TestSuite(strided, .init = setup);
+TestSuite(capture_copies, .init = setup);
 
 static kern_device *cpu(void) { return kern_device_get("cpu"); }
 
@@ -872,4 +875,97 @@ Test(modes, checks_run_when_a_launch_is_recorded) {
   kern_set_warning_handler(NULL, NULL);
   kern_array_free(u1), kern_array_free(u2), kern_array_free(dev);
   kern_module_free(m);
+}
+
+/* ---- strided views on GPUs: the core's copy plans -------------------------------------------- */
+
+/* Every dtype, on one stand-in GPU and across two: the same bytes as the CPU
+ * (before the plans, a strided device array failed with KERN_ERR_UNSUPPORTED). */
+Test(strided, views_on_gpus_give_the_cpus_bytes_for_every_dtype) {
+  kern_device *g = th_fake_gpu_new(TH_H100), *h = th_fake_gpu_new(TH_H100);
+  for (kern_dtype dt = KERN_BOOL; dt < KERN_DTYPE_BUILTIN_END; dt++) {
+    th_strided_matches_cpu(g, g, dt);
+    th_strided_matches_cpu(g, h, dt);
+    th_strided_matches_cpu(h, g, dt);
+  }
+  cr_assert_gt(th_fake_of(g)->copies, 0, "the GPU's own copy op moved the elements");
+  cr_assert_gt(th_fake_of(h)->copies, 0);
+}
+
+/* A window of a 2-D array is one block (one 2-D driver copy); a 3-D window
+ * one block per outer index; a one-element-wide column rows of one element. */
+Test(strided, a_window_moves_as_one_2d_copy_per_block) {
+  kern_device *g = th_fake_gpu_new(TH_H100);
+  int64_t s2[2] = {4, 4}, s3[3] = {3, 4, 5};
+  kern_array *a = kern_array_new(g, KERN_FLOAT32, 2, s2),
+             *b = kern_array_new(g, KERN_FLOAT32, 3, s3);
+  cr_assert(a && b, "%s", kern_last_error());
+  kern_array *w = kern_array_view(a, 2, (int64_t[]){1, 1}, (int64_t[]){2, 2});
+  kern_array *w3 = kern_array_view(b, 3, (int64_t[]){1, 1, 1}, (int64_t[]){2, 2, 3});
+  kern_array *col = kern_array_view(a, 2, (int64_t[]){0, 3}, (int64_t[]){4, 1});
+  th_fake_gpu *f = th_fake_of(g);
+  float v = 2.5f, got[16];
+  int c0 = f->copies;
+  int64_t r0 = f->rows;
+  cr_assert_eq(kern_array_fill(w, &v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(f->copies - c0, 1, "one copy op");
+  cr_assert_eq(f->rows - r0, 2, "two rows of two floats");
+  c0 = f->copies, r0 = f->rows;
+  cr_assert_eq(kern_array_fill(w3, &v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(f->copies - c0, 1);
+  cr_assert_eq(f->rows - r0, 4, "2 blocks of 2 rows of 3 floats");
+  float four[4] = {1, 2, 3, 4};
+  cr_assert_eq(kern_array_write(col, four, sizeof four), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(a, got, sizeof got), KERN_OK);
+  float want[16] = {0, 0, 0, 1, 0, 2.5f, 2.5f, 2, 0, 2.5f, 2.5f, 3, 0, 0, 0, 4};
+  for (int i = 0; i < 16; i++) cr_assert_eq(got[i], want[i], "a[%d] = %g", i, (double)got[i]);
+  kern_array_free(w), kern_array_free(w3), kern_array_free(col);
+  kern_array_free(a), kern_array_free(b);
+}
+
+/* ---- copies inside a CUDA-like capture -------------------------------------------------------- */
+
+/* A copy between two GPUs inside a capture on g runs on g (its stream records
+ * it) when g can reach the other GPU's memory, whichever side g holds; without
+ * that access, with a host side, between overlapping views, or when the other
+ * GPU captures too, it is refused and the capture stays usable. */
+Test(capture_copies, cross_gpu_copies_follow_access_and_run_on_the_capturing_gpu) {
+  kern_device *g = th_fake_gpu_with_graphs(TH_H100), *h = th_fake_gpu_with_graphs(TH_H100);
+  kern_array *x = new1(g, KERN_INT32, 64), *y = new1(h, KERN_INT32, 64),
+             *c = new1(cpu(), KERN_INT32, 64);
+  kern_array *p = alloc_with(h, KERN_ALLOC_CUDA_MEMPOOL, 64);
+  cr_assert_eq(kern_capture_begin(g), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_copy(x, y), KERN_ERR_CAPTURE, "no peer access yet");
+  cr_assert(strstr(kern_last_error(), "kern_device_enable_peer_access("), "%s", kern_last_error());
+  cr_assert(strstr(kern_last_error(), kern_device_name(h)), "%s", kern_last_error());
+  cr_assert_eq(kern_device_enable_peer_access(h, g, true), KERN_OK);
+  int gc = th_fake_of(g)->copies, hc = th_fake_of(h)->copies;
+  cr_assert_eq(kern_array_copy(x, y), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_copy(y, x), KERN_OK, "into the other GPU: %s", kern_last_error());
+  cr_assert_eq(th_fake_of(g)->copies - gc, 2, "both copies ran on the capturing GPU");
+  cr_assert_eq(th_fake_of(h)->copies, hc, "none on the other");
+  kern_array *wx = kern_array_view(x, 1, (int64_t[]){0}, (int64_t[]){8});
+  kern_array *wy = kern_array_view(y, 1, (int64_t[]){8}, (int64_t[]){8});
+  cr_assert_eq(kern_array_copy(wx, wy), KERN_OK, "views: %s", kern_last_error());
+  cr_assert_eq(kern_array_copy(x, p), KERN_ERR_CAPTURE, "peer access does not open the pool");
+  cr_assert(strstr(kern_last_error(), "kern_device_enable_mempool_access("), "%s",
+            kern_last_error());
+  cr_assert_eq(kern_device_enable_mempool_access(h, g, true), KERN_OK);
+  cr_assert_eq(kern_array_copy(x, p), KERN_OK, "pool access: %s", kern_last_error());
+  cr_assert_eq(kern_array_copy(x, c), KERN_ERR_CAPTURE, "a host side");
+  kern_array *lo = kern_array_view(x, 1, (int64_t[]){0}, (int64_t[]){32}),
+             *hi = kern_array_view(x, 1, (int64_t[]){16}, (int64_t[]){32});
+  cr_assert_eq(kern_array_copy(lo, hi), KERN_ERR_CAPTURE, "overlapping views");
+  cr_assert(strstr(kern_last_error(), "overlapping"), "%s", kern_last_error());
+  cr_assert_eq(kern_capture_begin(h), KERN_OK);
+  cr_assert_eq(kern_array_copy(x, y), KERN_ERR_CAPTURE, "two captures");
+  kern_graph *gh = NULL, *gg = NULL;
+  cr_assert_eq(kern_capture_end(h, &gh), KERN_OK);
+  cr_assert_eq(kern_capture_end(g, &gg), KERN_OK, "the refusals left it usable: %s",
+               kern_last_error());
+  kern_graph_free(gh), kern_graph_free(gg);
+  kern_device_enable_peer_access(h, g, false);
+  kern_device_enable_mempool_access(h, g, false);
+  kern_array *v[] = {wx, wy, lo, hi, x, y, c, p};
+  for (int i = 0; i < 8; i++) kern_array_free(v[i]);
 }

@@ -276,6 +276,64 @@ Test(lazy_cuda, a_fault_still_poisons_the_device) {
   kern_module_free(m);
 }
 
+/* The CUDA backend's copies through the stand-in driver with two GPUs: a
+ * window of cuda:1 copied into a window of cuda:0 is one 2-D driver copy,
+ * queued after cuda:1's stream (an event cuda:0 waits on) and before
+ * cuda:1's later work (an event the other way); the bytes are right. */
+Test(lazy_cuda, copies_between_two_gpus_are_2d_and_ordered_both_ways) {
+  use_fake_driver(2);
+  kern_device *g0 = gpu("cuda:0"), *g1 = gpu("cuda:1");
+  int64_t shape[2] = {4, 4}, w[2] = {2, 3};
+  int32_t h[16], got[16];
+  for (int i = 0; i < 16; i++) h[i] = 100 + i;
+  kern_array *a = kern_array_new(g0, KERN_INT32, 2, shape),
+             *b = kern_array_new(g1, KERN_INT32, 2, shape);
+  cr_assert(a && b, "%s", kern_last_error());
+  cr_assert_eq(kern_array_write(b, h, sizeof h), KERN_OK, "%s", kern_last_error());
+  kern_array *va = kern_array_view(a, 2, (int64_t[]){2, 0}, w),
+             *vb = kern_array_view(b, 2, (int64_t[]){1, 1}, w);
+  int rec = calls("cuEventRecord"), wait = calls("cuStreamWaitEvent"),
+      two = calls("cuMemcpy2DAsync_v2");
+  cr_assert_eq(kern_array_copy(va, vb), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(calls("cuMemcpy2DAsync_v2") - two, 1, "one 2-D copy for a 2-D window");
+  cr_expect_eq(calls("cuEventRecord") - rec, 2, "an event on each GPU's stream");
+  cr_expect_eq(calls("cuStreamWaitEvent") - wait, 2, "each stream waits for the other");
+  cr_assert_eq(kern_array_read(a, got, sizeof got), KERN_OK);
+  for (int i = 0; i < 16; i++) {
+    int r = i / 4, c = i % 4;
+    int32_t want = r >= 2 && c < 3 ? h[(r - 1) * 4 + c + 1] : 0;
+    cr_expect_eq(got[i], want, "a[%d,%d] = %d, expected %d", r, c, got[i], want);
+  }
+  rec = calls("cuEventRecord");
+  int32_t seven = 7;
+  cr_assert_eq(kern_array_fill(va, &seven), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(calls("cuEventRecord"), rec, "one GPU's own copy joins no other stream");
+  kern_array_free(va), kern_array_free(vb), kern_array_free(a), kern_array_free(b);
+}
+
+/* Where the driver says one GPU cannot reach another (cuDeviceCanAccessPeer),
+ * enabling peer or pool access fails with that reason before any other call. */
+Test(lazy_cuda, peer_access_the_driver_rules_out_is_refused) {
+  use_fake_driver(2);
+  setenv("FAKE_CUDA_NO_PEER", "1", 1);
+  kern_device *g0 = gpu("cuda:0"), *g1 = gpu("cuda:1");
+  cr_assert_eq(kern_device_enable_peer_access(g0, g1, true), KERN_ERR_UNSUPPORTED);
+  cr_expect(strstr(kern_last_error(), "cuda:1 cannot access the memory of cuda:0 directly"), "%s",
+            kern_last_error());
+  cr_expect(strstr(kern_last_error(), "cuDeviceCanAccessPeer"), "%s", kern_last_error());
+  cr_expect_eq(calls("cuCtxEnablePeerAccess"), 0);
+  cr_assert_eq(kern_device_enable_mempool_access(g1, g0, true), KERN_ERR_UNSUPPORTED);
+  cr_expect(strstr(kern_last_error(), "cuda:0 cannot access the memory of cuda:1"), "%s",
+            kern_last_error());
+  int64_t n = 4;
+  kern_array *a = kern_array_new(g0, KERN_INT32, 1, &n);
+  cr_assert_not_null(a, "%s", kern_last_error());
+  cr_expect_not(kern_can_access(g1, a), "still not accessible");
+  cr_expect_eq(kern_device_enable_peer_access(g0, g1, false), KERN_OK, "turning off needs no path");
+  kern_array_free(a);
+  unsetenv("FAKE_CUDA_NO_PEER");
+}
+
 /* Pinned memory needs the driver: asking for it probes, and the allocation
  * makes cuda:0's context (the driver allocates in one). */
 Test(lazy_cuda, pinned_memory_probes_and_makes_a_context) {

@@ -21,10 +21,13 @@ typedef struct CUstream_st *CUstream;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUgraph_st *CUgraph;
 typedef struct CUgraphExec_st *CUgraphExec;
+typedef struct CUevent_st *CUevent;
 typedef unsigned long long CUdeviceptr;
 
 enum {
   CUDA_SUCCESS = 0,
+  CUDA_ERROR_INVALID_VALUE = 1,
+  CUDA_ERROR_NOT_SUPPORTED = 801,
   CUDA_ERROR_NOT_READY = 600,
   CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_PEER_ACCESS_NOT_ENABLED = 705,
@@ -48,12 +51,31 @@ enum {
   CU_MEMORYTYPE_DEVICE = 2,
   CU_MEM_ATTACH_GLOBAL = 1,
   CU_STREAM_NON_BLOCKING = 1,
+  CU_EVENT_DISABLE_TIMING = 2,
+  CU_MEMORYTYPE_UNIFIED = 4,
   CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
   CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
   CU_STREAM_CAPTURE_STATUS_NONE = 0,
   CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
   CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2,
 };
+
+/* CUDA_MEMCPY2D (cuda.h): a 2-D copy; CUmemorytype fields are ints. */
+typedef struct CUDA_MEMCPY2D {
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  CUdeviceptr srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  CUdeviceptr dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
 
 /* The driver: every function kern calls, by the symbol the driver exports. */
 typedef struct rt_cu_api {
@@ -89,6 +111,11 @@ typedef struct rt_cu_api {
   CUresult (*MemAllocAsync)(CUdeviceptr *, size_t, CUstream);
   CUresult (*MemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*MemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*Memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream);
+  CUresult (*EventCreate)(CUevent *, unsigned);
+  CUresult (*EventRecord)(CUevent, CUstream);
+  CUresult (*StreamWaitEvent)(CUstream, CUevent, unsigned);
+  CUresult (*EventDestroy)(CUevent);
   CUresult (*MemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*MemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*PointerGetAttribute)(void *, int, CUdeviceptr);

@@ -284,16 +284,81 @@ static void cuda_free(kern_device *d, void *ptr, size_t bytes, kern_memory_kind 
     cu->MemFree((CUdeviceptr)(uintptr_t)ptr);
 }
 
-/* With unified addressing one call copies in every direction; a copy that
- * touches host memory waits, so the host may reuse or read the buffer. */
-static kern_status cuda_copy(kern_device *d, void *dst, const void *src, size_t bytes,
-                             bool dst_host, bool src_host) {
-  kern_status s = enter(d);
+/* ---- copies ------------------------------------------------------------------------------ */
+
+/* Work queued on `to`'s stream from now on waits for what `from`'s stream
+ * holds now (an event may be waited on by another device's stream). */
+static kern_status join(kern_device *from, kern_device *to) {
+  kern_status s = enter(from);
+  if (s) return s;
+  CUevent ev;
+  CU_TRY(from, cu->EventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+  CUresult r = cu->EventRecord(ev, cur_stream(from));
+  if (!r && !(s = enter(to))) r = cu->StreamWaitEvent(cur_stream(to), ev, 0);
+  cu->EventDestroy(ev); /* released once it completes */
+  if (s) return s;
+  return r ? cu_fail(from, r, "ordering a copy between two GPUs' streams (cuStreamWaitEvent)")
+           : KERN_OK;
+}
+
+/* The other GPU whose memory a copy on d touches, or NULL. */
+static kern_device *other_gpu(const kern_device *d, const rt_copy *c) {
+  const kern_device *o = !c->dst_host && c->dst_dev != d   ? c->dst_dev
+                         : !c->src_host && c->src_dev != d ? c->src_dev
+                                                           : NULL;
+  return o && o->kind == RT_DEV_CUDA ? (kern_device *)o : NULL;
+}
+
+/* One block: one copy per row, or one 2-D copy when the rows do not overlap
+ * on either side; a pitch the driver refuses (over its maximum) falls back to
+ * rows. Device memory is addressed through unified addressing, so either
+ * side may be another GPU's. */
+static CUresult copy_block(const rt_copy *c, char *dst, const char *src, CUstream st) {
+  size_t w = c->width;
+  if (c->height == 1)
+    return cu->MemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, w, st);
+  if ((size_t)c->dpitch >= w && (size_t)c->spitch >= w) {
+    CUDA_MEMCPY2D p = {.srcMemoryType = c->src_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED,
+                       .srcHost = src,
+                       .srcDevice = (CUdeviceptr)(uintptr_t)src,
+                       .srcPitch = (size_t)c->spitch,
+                       .dstMemoryType = c->dst_host ? CU_MEMORYTYPE_HOST : CU_MEMORYTYPE_UNIFIED,
+                       .dstHost = dst,
+                       .dstDevice = (CUdeviceptr)(uintptr_t)dst,
+                       .dstPitch = (size_t)c->dpitch,
+                       .WidthInBytes = w,
+                       .Height = c->height};
+    CUresult r = cu->Memcpy2DAsync(&p, st);
+    if (r != CUDA_ERROR_INVALID_VALUE) return r;
+  }
+  for (size_t i = 0; i < c->height; i++) {
+    CUresult r = cu->MemcpyAsync((CUdeviceptr)(uintptr_t)(dst + (int64_t)i * c->dpitch),
+                                 (CUdeviceptr)(uintptr_t)(src + (int64_t)i * c->spitch), w, st);
+    if (r) return r;
+  }
+  return CUDA_SUCCESS;
+}
+
+/* Queued on d's current stream, after the other GPU's pending work and
+ * before its later work (outside a capture: a graph orders only what it
+ * recorded); a copy that touches host memory waits, so the host may reuse
+ * or read the buffer. */
+static kern_status cuda_copy(kern_device *d, const rt_copy *c) {
+  kern_device *o = rt_capture_active(d) ? NULL : other_gpu(d, c);
+  kern_status s = o ? join(o, d) : enter(d);
   if (s) return s;
   CUstream st = cur_stream(d);
-  CU_TRY(d, cu->MemcpyAsync((CUdeviceptr)(uintptr_t)dst, (CUdeviceptr)(uintptr_t)src, bytes, st));
-  if (dst_host || src_host) CU_TRY(d, cu->StreamSynchronize(st));
-  return KERN_OK;
+  for (int64_t b = 0, nb = rt_copy_blocks(c); b < nb; b++) {
+    char *dst;
+    const char *src;
+    rt_copy_block(c, b, &dst, &src);
+    CUresult r = copy_block(c, dst, src, st);
+    if (r) return cu_fail(d, r, c->height > 1 ? "cuMemcpy2DAsync" : "cuMemcpyAsync");
+  }
+  if (o && (s = join(d, o))) return s;
+  if (o) s = enter(d);
+  if (!s && (c->dst_host || c->src_host)) CU_TRY(d, cu->StreamSynchronize(st));
+  return s;
 }
 
 static kern_status cuda_sync(kern_device *d) {
@@ -325,10 +390,25 @@ static bool cuda_pool_access_enabled(const kern_device *owner, const kern_device
   return impl(owner)->pool_access[launch->index];
 }
 
+/* Whether the driver lets `peer` reach `target`'s memory at all
+ * (cuDeviceCanAccessPeer): KERN_ERR_UNSUPPORTED saying so when not. */
+static kern_status peer_possible(kern_device *target, kern_device *peer, const char *what) {
+  int can = 0;
+  CUresult r = cu->DeviceCanAccessPeer(&can, impl(peer)->dev, impl(target)->dev);
+  if (r) return cu_fail(peer, r, "cuDeviceCanAccessPeer");
+  if (can) return KERN_OK;
+  return err_set(KERN_ERR_UNSUPPORTED,
+                 "%s: %s cannot access the memory of %s directly (the driver's "
+                 "cuDeviceCanAccessPeer says no: there is no peer path between these GPUs); "
+                 "copy the arrays with kern_array_copy instead",
+                 what, peer->name, target->name);
+}
+
 /* Lets `peer` launch on memory of `target` (cuCtxEnablePeerAccess from the peer). */
 static kern_status cuda_set_peer(kern_device *target, kern_device *peer, bool on) {
   if (target == peer) return KERN_OK;
-  kern_status s = ensure_started(target); /* its context is the argument */
+  kern_status s = on ? peer_possible(target, peer, "kern_device_enable_peer_access") : KERN_OK;
+  if (!s) s = ensure_started(target); /* its context is the argument */
   if (!s) s = enter(peer);
   if (s) return s;
   CUresult r = on ? cu->CtxEnablePeerAccess(impl(target)->ctx, 0)
@@ -348,7 +428,8 @@ typedef struct {
 static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, bool on) {
   cuda_dev *t = impl(target);
   if (target == peer) return KERN_OK;
-  kern_status s = enter(target); /* the pool is found at start */
+  kern_status s = on ? peer_possible(target, peer, "kern_device_enable_mempool_access") : KERN_OK;
+  if (!s) s = enter(target); /* the pool is found at start */
   if (s) return s;
   if (!t->pool || !cu->MemPoolSetAccess)
     return err_set(KERN_ERR_UNSUPPORTED, "%s has no memory pool", target->name);

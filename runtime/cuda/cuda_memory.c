@@ -20,8 +20,6 @@
 #include "cuda_api.h"
 #include "cuda_backend.h"
 
-enum { CU_MEMORYTYPE_UNIFIED = 4 };
-
 static const rt_cu_api *cu;
 static _Atomic(CUcontext) ctxs[RT_MAX_DEVICES]; /* primary context by ordinal, once retained */
 static int nctx;

@@ -5,7 +5,9 @@
  * Requires: nothing (a shared library of its own, libfake_cuda.so).
  * Produces: every driver entry point kern requires (runtime/cuda/cuda_api.c),
  * cuDevicePrimaryCtxGetState and cuPointerGetAttributes, for FAKE_CUDA_DEVICES GPUs (default 1) of
- * compute capability 8.0 whose "device memory" is host memory; launches do
+ * compute capability 8.0 whose "device memory" is host memory (copies, 2-D ones
+ * included, are done at once; events only count; peers reach each other
+ * unless FAKE_CUDA_NO_PEER is set); launches do
  * nothing. fake_cuda_calls(name) counts the calls of an entry point (by its
  * exported name) and fake_cuda_fail(name, result) makes it return result
  * from then on (0: succeed again); a test reaches both with dlopen of the
@@ -145,9 +147,10 @@ API CUresult cuDeviceTotalMem_v2(size_t *bytes, int d) {
   *bytes = (size_t)1 << 30;
   return OK;
 }
+/* Every pair of GPUs can reach each other, unless FAKE_CUDA_NO_PEER is set. */
 API CUresult cuDeviceCanAccessPeer(int *can, int a, int b) {
   ENTER(true);
-  *can = a != b;
+  *can = a != b && !getenv("FAKE_CUDA_NO_PEER");
   return OK;
 }
 API CUresult cuDevicePrimaryCtxRetain(Ctx **c, int d) {
@@ -266,6 +269,55 @@ API CUresult cuMemcpyAsync(unsigned long long dst, unsigned long long src, size_
   (void)s;
   memmove((void *)(size_t)dst, (const void *)(size_t)src, n);
   return need_ctx();
+}
+/* CUDA_MEMCPY2D (cuda.h); host, device and unified pointers are all host memory here. */
+typedef struct Memcpy2D {
+  size_t srcXInBytes, srcY;
+  int srcMemoryType;
+  const void *srcHost;
+  unsigned long long srcDevice;
+  void *srcArray;
+  size_t srcPitch;
+  size_t dstXInBytes, dstY;
+  int dstMemoryType;
+  void *dstHost;
+  unsigned long long dstDevice;
+  void *dstArray;
+  size_t dstPitch;
+  size_t WidthInBytes, Height;
+} Memcpy2D;
+API CUresult cuMemcpy2DAsync_v2(const Memcpy2D *p, void *s) {
+  ENTER(true);
+  (void)s;
+  if (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes) return INVALID_VALUE;
+  const char *src = p->srcMemoryType == 1 ? p->srcHost : (const char *)(size_t)p->srcDevice;
+  char *dst = p->dstMemoryType == 1 ? p->dstHost : (char *)(size_t)p->dstDevice;
+  for (size_t r = 0; r < p->Height; r++)
+    memmove(dst + r * p->dstPitch, src + r * p->srcPitch, p->WidthInBytes);
+  return need_ctx();
+}
+/* Events: work is done at once, so they only count. */
+static int event_token;
+API CUresult cuEventCreate(void **e, unsigned flags) {
+  ENTER(true);
+  (void)flags;
+  *e = &event_token;
+  return need_ctx();
+}
+API CUresult cuEventRecord(void *e, void *s) {
+  ENTER(true);
+  (void)e, (void)s;
+  return need_ctx();
+}
+API CUresult cuStreamWaitEvent(void *s, void *e, unsigned flags) {
+  ENTER(true);
+  (void)s, (void)e, (void)flags;
+  return need_ctx();
+}
+API CUresult cuEventDestroy_v2(void *e) {
+  ENTER(true);
+  (void)e;
+  return OK;
 }
 API CUresult cuMemsetD8Async(unsigned long long p, unsigned char v, size_t n, void *s) {
   ENTER(true);

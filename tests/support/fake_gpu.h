@@ -7,7 +7,10 @@
  * (real GPUs stay untouched) whose memory is host memory reporting CUDA
  * kinds, whose capabilities are caps (th_fake_of(d)->info may change them
  * later), whose peer and pool switches are recorded, and whose launches only
- * count. Breaks: nothing; a fake lives until the process ends.
+ * count, and whose copies run on the host and are counted;
+ * th_fake_gpu_with_graphs(caps) adds a graph capture that records nothing
+ * (capture.c's decisions, no replay). Breaks: nothing; a fake lives until the
+ * process ends.
  */
 #ifndef KERN_TEST_FAKE_GPU_H
 #define KERN_TEST_FAKE_GPU_H
@@ -23,6 +26,8 @@ typedef struct th_fake_gpu {
   kern_device_info info;
   bool peer[RT_MAX_DEVICES], pool[RT_MAX_DEVICES]; /* by launch device index */
   int launches;
+  int copies;   /* copy ops this device performed */
+  int64_t rows; /* the rows they moved */
 } th_fake_gpu;
 
 static inline th_fake_gpu *th_fake_of(const kern_device *d) { return (th_fake_gpu *)d->impl; }
@@ -39,10 +44,12 @@ static inline void th_fake_free(kern_device *d, void *p, size_t n, kern_memory_k
   (void)d, (void)n, (void)k;
   free(p);
 }
-static inline kern_status th_fake_copy(kern_device *d, void *dst, const void *src, size_t n, bool a,
-                                       bool b) {
-  (void)d, (void)a, (void)b;
-  memmove(dst, src, n);
+/* Fake device memory is host memory: the plan runs on the host, and the
+ * copies and the rows they moved are counted. */
+static inline kern_status th_fake_copy(kern_device *d, const rt_copy *c) {
+  th_fake_of(d)->copies++;
+  th_fake_of(d)->rows += rt_copy_blocks(c) * (int64_t)c->height;
+  rt_copy_host(c);
   return KERN_OK;
 }
 static inline kern_status th_fake_info(const kern_device *d, kern_device_info *i) {
@@ -104,13 +111,52 @@ static const kern_device_info TH_H100 = {.is_uva = true,
                                          .is_concurrent_managed_access_supported = true,
                                          .is_mempool_supported = true};
 
-static inline kern_device *th_fake_gpu_new(kern_device_info caps) {
+/* Graph capture that records nothing: enough for capture.c's decisions
+ * (what a CUDA-like capture refuses, and which device performs a copy). */
+static int th_fake_exec_token;
+static inline kern_status th_fake_begin(kern_device *d, kern_capture_mode m, void **cap) {
+  (void)d, (void)m;
+  *cap = NULL;
+  return KERN_OK;
+}
+static inline kern_status th_fake_end(kern_device *d, void *cap, void **exec, bool *updated) {
+  (void)d, (void)cap;
+  if (updated) *updated = *exec != NULL;
+  *exec = &th_fake_exec_token;
+  return KERN_OK;
+}
+static inline void th_fake_abort(kern_device *d, void *cap) { (void)d, (void)cap; }
+static inline kern_status th_fake_replay(kern_device *d, void *exec, const kern_kernel **failed,
+                                         kn_error *rec) {
+  (void)d, (void)exec, (void)failed, (void)rec;
+  return KERN_OK;
+}
+static inline void th_fake_exec_free(kern_device *d, void *exec) { (void)d, (void)exec; }
+static const rt_graph_ops th_fake_graph_ops = {.begin = th_fake_begin,
+                                               .end = th_fake_end,
+                                               .abort = th_fake_abort,
+                                               .launch = th_fake_replay,
+                                               .exec_free = th_fake_exec_free};
+
+static inline kern_device *th_fake_add(kern_device_info caps, const rt_device_ops *ops) {
   th_fake_gpu *f = calloc(1, sizeof *f);
   cr_assert_not_null(f);
   f->info = caps;
-  kern_device *d = rt_device_add(RT_DEV_CUDA, kern_device_count() - 1, &th_fake_ops, f);
+  kern_device *d = rt_device_add(RT_DEV_CUDA, kern_device_count() - 1, ops, f);
   cr_assert_not_null(d);
   return d;
+}
+
+static inline kern_device *th_fake_gpu_new(kern_device_info caps) {
+  return th_fake_add(caps, &th_fake_ops);
+}
+
+/* The same with stream-capture-like graphs (th_fake_graph_ops). */
+static inline kern_device *th_fake_gpu_with_graphs(kern_device_info caps) {
+  static rt_device_ops ops;
+  ops = th_fake_ops;
+  ops.graph = &th_fake_graph_ops;
+  return th_fake_add(caps, &ops);
 }
 
 #endif
