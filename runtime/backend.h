@@ -208,8 +208,8 @@ struct kern_kernel {
 };
 
 typedef struct rt_slot {
-  pthread_mutex_t mu;
-  _Atomic(rt_code *) code; /* set once, under mu, by the device's compile */
+  int busy;                /* the pid of the process compiling it, 0: none (module.c's lock) */
+  _Atomic(rt_code *) code; /* set once, by the thread that claimed the slot */
 } rt_slot;
 
 struct kern_module {

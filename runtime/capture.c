@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "fork.h"
 
 enum { MAX_DEPTH = 8 };
 
@@ -71,6 +72,7 @@ typedef struct deferred {
 } deferred;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&mu, NULL, FORK_RANK_CAPTURE)
 /* caps[i].id is also device i's `capture` field, which others read without mu. */
 static capture caps[RT_MAX_DEVICES];
 _Atomic int rt_captures_open;

@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "proc.h"
+#include "fork.h"
 
 static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu"};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
@@ -69,6 +70,7 @@ const char *rt_cuda_absent_reason(void) { return cuda_absent; }
 /* ---- the GPUs, probed on first need ----------------------------------------------------- */
 
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&probe_mu, NULL, FORK_RANK_PROBE)
 static void (*gpu_probe)(void);
 static bool (*gpu_driver_loaded)(void);
 static _Atomic bool gpus_probed;
