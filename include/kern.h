@@ -658,8 +658,13 @@ KERN_API kern_stream *kern_device_get_stream(kern_device *);
  * freed (a device's default stream lives as long as the process). */
 KERN_API void *kern_stream_cuda_handle(const kern_stream *);
 
-/* Graph capture (docs/capture.md). Between begin and end on a device, every
- * kern operation on that device, from any thread, is recorded instead of run:
+/* Graph capture (docs/capture.md). Between begin and end on a device, kern
+ * operations on that device are recorded instead of run: on CUDA every
+ * thread's (they go to the device's current stream, which CUDA records); on
+ * the CPU only the capturing thread's (the CPU's threads are its streams:
+ * other threads' work runs at once, and in KERN_CAPTURE_GLOBAL mode their
+ * allocations, host reads and writes and synchronize on the device fail with
+ * KERN_ERR_CAPTURE). What is recorded:
  * launches (argument values as they were at the call, arrays by address, so
  * their contents may change between replays), device-side copies and fills,
  * and on CUDA memory-pool allocations and frees. CUDA records with stream
@@ -681,11 +686,16 @@ KERN_API void *kern_stream_cuda_handle(const kern_stream *);
  * wrapped memory (kern_array_wrap) must outlive the graph, and so must the
  * modules of its kernels. */
 typedef enum {
-  KERN_CAPTURE_GLOBAL,      /* default (CUDA's global mode): while the capture is
-                               open, CUDA calls that are unsafe during capture
-                               fail in every thread */
-  KERN_CAPTURE_THREAD_LOCAL /* CUDA's thread-local mode: only the capturing thread
-                               is restricted (the CPU treats both alike) */
+  KERN_CAPTURE_GLOBAL,       /* default (CUDA's global mode): while the capture is
+                                open, calls that are unsafe during capture fail in
+                                every thread (on the CPU: another thread's
+                                allocations, host reads and writes and
+                                synchronize on the device, KERN_ERR_CAPTURE) */
+  KERN_CAPTURE_THREAD_LOCAL, /* CUDA's thread-local mode: only the capturing thread
+                                is restricted */
+  KERN_CAPTURE_RELAXED       /* CUDA's relaxed mode: the driver restricts no thread;
+                                kern still refuses, in the capturing thread, what it
+                                cannot record (on the CPU: as THREAD_LOCAL) */
 } kern_capture_mode;
 
 /* Starts a capture on the device: kern_capture_begin_mode(d, KERN_CAPTURE_GLOBAL). */

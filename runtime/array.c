@@ -22,30 +22,37 @@ static kern_status check_shape(const char *fn, int ndim, const int64_t *shape, s
   if (ndim < 1 || ndim > 4)
     return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: ndim must be 1 to 4, got %d", fn, ndim);
   if (!shape) return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: shape is NULL", fn);
+  /* The product of the nonzero dims must fit even for an empty array
+   * (NumPy's rule): its dense strides are still computed and handed out
+   * (DLPack, views), and every one of them must be a valid int64. */
   uint64_t total = elem;
-  bool overflow = false;
+  bool overflow = false, empty = false;
   for (int d = 0; d < ndim; d++) {
     if (shape[d] < 0)
       return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: shape[%d] is negative (%lld)", fn, d,
                      (long long)shape[d]);
-    if (shape[d] != 0 && total > (uint64_t)INT64_MAX / (uint64_t)shape[d])
+    if (shape[d] == 0)
+      empty = true;
+    else if (total > (uint64_t)PTRDIFF_MAX / (uint64_t)shape[d])
       overflow = true;
     else
       total *= (uint64_t)shape[d];
   }
-  for (int d = 0; d < ndim; d++)
-    if (shape[d] == 0) overflow = false, total = 0;
-  if (overflow || total > (uint64_t)PTRDIFF_MAX)
-    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the array's size in bytes overflows", fn);
-  *nbytes = (size_t)total;
+  if (overflow)
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "%s: the array's size in bytes overflows%s", fn,
+                   empty ? " (an empty array's nonzero dims, whose strides must fit in int64)"
+                         : "");
+  *nbytes = empty ? 0 : (size_t)total;
   return KERN_OK;
 }
 
+/* C-order strides. check_shape made every partial product fit; the
+ * checked multiply keeps a shape that bypassed it from overflowing. */
 static void set_dense_strides(kern_array *a) {
   int64_t s = (int64_t)a->elem_size;
   for (int d = a->ndim - 1; d >= 0; d--) {
     a->strides[d] = s;
-    s *= a->shape[d];
+    if (__builtin_mul_overflow(s, a->shape[d], &s)) s = INT64_MAX;
   }
 }
 

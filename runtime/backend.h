@@ -142,9 +142,11 @@ struct kern_device {
   int ordinal; /* CUDA ordinal; -1 for the CPU */
   char name[16];
   const rt_device_ops *ops;
-  _Atomic int allocator;    /* kern_allocator */
-  _Atomic uint64_t capture; /* the open graph capture's id, 0: none (capture.c writes it) */
-  void *impl;               /* the backend's state */
+  _Atomic int allocator;           /* kern_allocator */
+  _Atomic uint64_t capture;        /* the open graph capture's id, 0: none (capture.c writes it) */
+  _Atomic uintptr_t capture_owner; /* its owner's rt_thread_token (set before capture) */
+  _Atomic int capture_mode;        /* its kern_capture_mode (set before capture) */
+  void *impl;                      /* the backend's state */
 };
 
 /* Registers a device found by a backend's probe (kern_init's, or a test's):
@@ -186,16 +188,37 @@ typedef struct rt_host_services {
 } rt_host_services;
 extern rt_host_services rt_host;
 
-/* True while a graph capture is open on the device (begun by any thread):
- * operations that cannot be captured refuse with KERN_ERR_CAPTURE. */
+/* True while a graph capture is open on the device (begun by any thread). */
 static inline bool rt_capture_active(const kern_device *d) {
   return d && atomic_load(&((kern_device *)d)->capture) != 0;
+}
+/* The calling thread, as a capture remembers its owner (device.c). */
+uintptr_t rt_thread_token(void);
+/* True while a capture on d records the calling thread's work. A backend
+ * capture (CUDA) records the device's current stream, which every thread
+ * shares; a software capture (the CPU, whose threads are its streams)
+ * records only the thread that began it: another thread's work runs at once. */
+static inline bool rt_capture_records(const kern_device *d) {
+  if (!rt_capture_active(d)) return false;
+  kern_device *m = (kern_device *)d;
+  return d->ops->graph || atomic_load(&m->capture_owner) == rt_thread_token();
+}
+/* True while the calling thread must not do on d what a capture cannot
+ * record (synchronize, host reads and writes, allocations): the recorded
+ * threads always; every thread while a KERN_CAPTURE_GLOBAL capture is open
+ * (CUDA's rule for calls that are unsafe during capture). */
+static inline bool rt_capture_restricts(const kern_device *d) {
+  return rt_capture_records(d) ||
+         (rt_capture_active(d) &&
+          atomic_load(&((kern_device *)d)->capture_mode) == KERN_CAPTURE_GLOBAL);
 }
 /* The open capture's id on the device (unique in the process), 0 when none. */
 static inline uint64_t rt_capture_id(const kern_device *d) {
   return atomic_load(&((kern_device *)d)->capture);
 }
-/* KERN_ERR_CAPTURE naming the operation `what` refused on the capturing device. */
+/* KERN_ERR_CAPTURE naming the operation `what` refused on the capturing
+ * device (worded for the recorded thread, or for another thread refused by
+ * a KERN_CAPTURE_GLOBAL capture). */
 kern_status rt_capture_refuse(const kern_device *, const char *what);
 
 /* ---- arrays, modules, launches: what a backend reads --------------------------------------- */
@@ -239,8 +262,8 @@ struct kern_kernel {
 };
 
 typedef struct rt_slot {
-  pthread_mutex_t mu;
-  _Atomic(rt_code *) code; /* set once, under mu, by the device's compile */
+  int busy;                /* the pid of the process compiling it, 0: none (module.c's lock) */
+  _Atomic(rt_code *) code; /* set once, by the thread that claimed the slot */
 } rt_slot;
 
 struct kern_module {

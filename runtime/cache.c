@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "dl.h"
 
 #define META_MAGIC "kern-cache 1"
 
@@ -109,9 +110,9 @@ static const char *checked_dir(kern_status *st, char *why, size_t n) {
     *st = KERN_ERR_IO;
     snprintf(
         why, n,
-        "the cache directory '%s' is not trusted: %s (owner uid %ld, mode %03o); kern compiles without "
+        "the cache directory '%s' is not trusted: %s (owner uid %ld, mode %04o); kern compiles without "
         "caching until it is private (chmod 700) or KERN_CACHE_DIR names another directory",
-        dir, bad, (long)sb.st_uid, (unsigned)(sb.st_mode & 0777));
+        dir, bad, (long)sb.st_uid, (unsigned)(sb.st_mode & 07777)); /* sticky, setgid bits too */
   }
   return *st == KERN_OK ? dir : NULL;
 }
@@ -234,7 +235,7 @@ bool rt_cache_load(const char *dir, const char *key, const char *source, void **
   char *so = str_printf("%s/%s.so", dir, key), *meta_path = str_printf("%s/%s.meta", dir, key);
   bool hit = so && meta_path && entry_verified(so, meta_path, key, source);
   if (hit) {
-    *handle = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    *handle = dl_open(so, RTLD_NOW | RTLD_LOCAL);
     hit = *handle != NULL;
   }
   free(so);

@@ -6,7 +6,11 @@
  * references; exec.c to run what is let through and to replay. Produces:
  * kern_capture_*, kern_graph_*, and rt_capture_submit, which decides for each
  * operation submitted while a capture is open whether it is recorded, let
- * through to the capturing stream, refused, or run as usual.
+ * through to the capturing stream, refused, or run as usual. A CUDA capture
+ * takes every thread's work on the device (its current stream is shared); a
+ * CPU capture only its owner's: other threads' work runs as usual, and a
+ * KERN_CAPTURE_GLOBAL capture refuses their unsafe calls (rt_capture_records
+ * and rt_capture_restricts in backend.h).
  * Breaks: a refused operation has no effect and leaves the capture open and
  * valid (it is refused before any driver call). A graph holds a reference to
  * the memory of every array it uses, so freeing an array after capture cannot
@@ -21,6 +25,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "fork.h"
 
 enum { MAX_DEPTH = 8 };
 
@@ -68,6 +73,7 @@ typedef struct deferred {
 } deferred;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&mu, NULL, FORK_RANK_CAPTURE)
 /* caps[i].id is also device i's `capture` field, which others read without mu. */
 static capture caps[RT_MAX_DEVICES];
 _Atomic int rt_captures_open;
@@ -214,7 +220,7 @@ kern_status kern_capture_begin(kern_device *d) {
 
 kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
   if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin: device is NULL");
-  if ((unsigned)mode > KERN_CAPTURE_THREAD_LOCAL)
+  if ((unsigned)mode > KERN_CAPTURE_RELAXED)
     return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_capture_begin_mode: unknown mode %d",
                    (int)mode);
   kern_status st = rt_ensure_init();
@@ -234,6 +240,8 @@ kern_status kern_capture_begin_mode(kern_device *d, kern_capture_mode mode) {
   if (!st) {
     g->device = d;
     *c = (capture){.id = ++last_id, .owner = pthread_self(), .g = g, .cap = cap};
+    atomic_store(&d->capture_owner, rt_thread_token()); /* before the id: readers load it first */
+    atomic_store(&d->capture_mode, (int)mode);
     atomic_store(&d->capture, c->id);
     atomic_fetch_add(&rt_captures_open, 1);
     if (graph_ops(d)) atomic_fetch_add(&ncuda_open, 1);
@@ -454,7 +462,7 @@ kern_status kern_capture_end_while(kern_device *d) { return cond_end(d, true); }
 static kern_status check_foreign(const rt_launch *L, int nargs, const kern_arg *args) {
   for (int i = 0; i < nargs; i++) {
     const kern_array *a = args[i].kind == KERN_ARG_ARRAY ? args[i].array : NULL;
-    if (a && a->device != L->device && rt_capture_active(a->device))
+    if (a && a->device != L->device && rt_capture_records(a->device))
       return err_set(
           KERN_ERR_CAPTURE,
           "kern_launch of kernel '%s' on %s: parameter '%s' (#%d) is an array of %s, which is "
@@ -489,7 +497,7 @@ static kern_status capture_launch(const rt_launch *L, int nargs, const kern_arg 
   if (st) return st;
   pthread_mutex_lock(&mu);
   capture *c = &caps[d->index];
-  if (!c->id) {
+  if (!c->id || !rt_capture_records(d)) { /* none, or another thread's CPU capture */
     pthread_mutex_unlock(&mu);
     return rt_exec_launch(L);
   }
@@ -520,13 +528,16 @@ static kern_status check_alloc(kern_device *d, kern_allocator al) {
   pthread_mutex_lock(&mu);
   const capture *c = &caps[d->index];
   kern_status st = KERN_OK;
-  if (c->id && c->depth > 0)
+  bool mine = c->id && rt_capture_records(d); /* else another thread's CPU capture, or none */
+  if (c->id && !mine && rt_capture_restricts(d))
+    st = rt_capture_refuse(d, "allocating an array");
+  else if (mine && c->depth > 0)
     st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate an array on %s inside a conditional block of a capture "
         "(CUDA conditional bodies cannot allocate): allocate it before kern_capture_if/while",
         d->name);
-  else if (c->id && graph_ops(d) && al != KERN_ALLOC_CUDA_MEMPOOL)
+  else if (mine && graph_ops(d) && al != KERN_ALLOC_CUDA_MEMPOOL)
     st = err_set(
         KERN_ERR_CAPTURE,
         "cannot allocate %s memory on %s during graph capture: only memory-pool "
@@ -540,7 +551,7 @@ static kern_status check_alloc(kern_device *d, kern_allocator al) {
 /* The CPU zeroes a new array at allocation; a replay zeroes it again, as
  * the memset node CUDA records with a pool allocation does. */
 static void capture_zeroed(kern_array *a) {
-  if (!rt_capture_active(a->device) || graph_ops(a->device)) return;
+  if (!rt_capture_records(a->device) || graph_ops(a->device)) return;
   pthread_mutex_lock(&mu);
   capture *c = &caps[a->device->index];
   cap_op *op = c->id ? add_op(c->g, OP_FILL) : NULL;
@@ -552,7 +563,8 @@ static void capture_zeroed(kern_array *a) {
 }
 
 static kern_status host_access(const kern_array *a, const char *fn) {
-  if (!rt_capture_active(a->device)) return KERN_OK;
+  if (!rt_capture_restricts(a->device)) return KERN_OK;
+  if (!rt_capture_records(a->device)) return rt_capture_refuse(a->device, fn);
   return err_set(
       KERN_ERR_CAPTURE,
       "%s of an array of %s during graph capture: the host cannot read or write "
@@ -637,9 +649,9 @@ static bool take_copy(kern_array *dst, const kern_array *src, kern_device **via,
   *via = NULL;
   bool taken = false;
   pthread_mutex_lock(&mu);
-  kern_device *d = caps[dst->device->index].id   ? dst->device
-                   : caps[src->device->index].id ? (kern_device *)src->device
-                                                 : NULL;
+  kern_device *d = rt_capture_records(dst->device)   ? dst->device
+                   : rt_capture_records(src->device) ? (kern_device *)src->device
+                                                     : NULL;
   if (d) *st = capture_copy(&caps[d->index], d, dst, src, &taken);
   if (d && graph_ops(d)) *via = d;
   pthread_mutex_unlock(&mu);
@@ -675,10 +687,10 @@ static kern_status capture_fill(capture *c, kern_device *d, kern_array *a, const
 
 static bool take_fill(kern_array *a, const void *value, kern_status *st) {
   *st = KERN_OK;
-  if (!rt_capture_active(a->device)) return false;
+  if (!rt_capture_records(a->device)) return false;
   pthread_mutex_lock(&mu);
   capture *c = &caps[a->device->index];
-  bool taken = c->id != 0;
+  bool taken = c->id != 0 && rt_capture_records(a->device);
   if (taken) *st = capture_fill(c, a->device, a, value);
   pthread_mutex_unlock(&mu);
   return taken;
@@ -746,7 +758,7 @@ static kern_status replay(const kern_graph *g) {
 kern_status kern_graph_launch(kern_graph *g) {
   if (!g) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_graph_launch: graph is NULL");
   kern_device *d = g->device;
-  if (rt_capture_active(d))
+  if (rt_capture_records(d)) /* another thread's CPU capture does not record a replay */
     return err_set(KERN_ERR_CAPTURE,
                    "kern_graph_launch: %s is capturing a graph; replay this graph before "
                    "kern_capture_begin or after kern_capture_end",

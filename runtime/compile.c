@@ -35,6 +35,8 @@
 #include "emit.h"
 #include "file.h"
 #include "toolchain.h"
+#include "fork.h"
+#include "dl.h"
 
 /* When libkern itself is built with AddressSanitizer (make test-asan), the
  * kernels it compiles and loads are instrumented too, so an out-of-bounds
@@ -75,6 +77,7 @@ static kern_status find_compiler(char **out) {
 /* ---- identities (once per process) ----------------------------------------------------------- */
 
 static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&ident_mu, NULL, FORK_RANK_CPU_ID)
 static char *cpu_id;
 
 /* The first processor's model name and flags: -march=native code for one
@@ -257,7 +260,7 @@ static kern_status build_in(const char *src, size_t len, const char *cc, unsigne
     st = err_set(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
   else
     st = run_compiler(cc, dir, mode);
-  if (st == KERN_OK && !(out->handle = dlopen(so_path, RTLD_NOW | RTLD_LOCAL))) {
+  if (st == KERN_OK && !(out->handle = dl_open(so_path, RTLD_NOW | RTLD_LOCAL))) {
     const char *why = dlerror();
     st = err_set(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
                  why ? why : "unknown error");
@@ -280,7 +283,7 @@ static kern_status build(const char *src, size_t len, const char *cc, unsigned m
   bool in_cache;
   kern_status st = build_in(src, len, cc, mode, cache, out, &in_cache);
   if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache) {
-    if (out->handle) dlclose(out->handle);
+    if (out->handle) dl_close(out->handle);
     out->handle = NULL;
     st = build_in(src, len, cc, mode, NULL, out, &in_cache);
   }
@@ -316,7 +319,7 @@ kern_status rt_cpu_compile(const char *src, size_t len, unsigned mode, rt_cpu_li
 }
 
 void rt_cpu_lib_close(rt_cpu_lib *lib) {
-  if (lib && lib->handle) dlclose(lib->handle);
+  if (lib && lib->handle) dl_close(lib->handle);
   if (lib) lib->handle = NULL;
 }
 

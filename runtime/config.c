@@ -7,7 +7,8 @@
  * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
  * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, KERN_PATH,
  * KERN_CUDA_BLOCK2D, and KERN_LOG (which support/error.c keeps). A bad thread
- * count or block shape falls back to the default.
+ * count or block shape falls back to the default; yes/no variables
+ * (KERN_DEBUG) are read by support/env.c's one rule.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <unistd.h>
 
 #include "base.h"
+#include "env.h"
 
 int kern_version(void) { return KERN_VERSION_NUM; }
 
@@ -77,8 +79,7 @@ void rt_config_reload(void) {
   const char *path = getenv("KERN_PATH");
   config.path = path && *path ? str_dup(path) : NULL;
   env_block2d(config.block2d);
-  const char *dbg = getenv("KERN_DEBUG");
-  if (dbg && *dbg && strcmp(dbg, "0") != 0) atomic_store(&debug_flag, true);
+  if (env_bool("KERN_DEBUG", false)) atomic_store(&debug_flag, true); /* no: kern_set_debug's */
   config.debug = atomic_load(&debug_flag);
   err_log_read_env();
 }

@@ -21,6 +21,7 @@
 
 #include "backend.h"
 #include "proc.h"
+#include "fork.h"
 
 static kern_device cpu = {.kind = RT_DEV_CPU, .index = 0, .ordinal = -1, .name = "cpu"};
 static kern_device *devices[RT_MAX_DEVICES] = {&cpu};
@@ -69,6 +70,7 @@ const char *rt_cuda_absent_reason(void) { return cuda_absent; }
 /* ---- the GPUs, probed on first need ----------------------------------------------------- */
 
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&probe_mu, NULL, FORK_RANK_PROBE)
 static void (*gpu_probe)(void);
 static bool (*gpu_driver_loaded)(void);
 static _Atomic bool gpus_probed;
@@ -168,7 +170,20 @@ const char *kern_device_name(const kern_device *d) { return d ? d->name : ""; }
 
 bool kern_device_is_cuda(const kern_device *d) { return d && d->kind == RT_DEV_CUDA; }
 
+uintptr_t rt_thread_token(void) {
+  static _Thread_local char me; /* one address per live thread */
+  return (uintptr_t)&me;
+}
+
 kern_status rt_capture_refuse(const kern_device *d, const char *what) {
+  if (!rt_capture_records(d))
+    return err_set(KERN_ERR_CAPTURE,
+                   "%s is not allowed while another thread captures a graph on %s in "
+                   "KERN_CAPTURE_GLOBAL mode, which refuses it in every thread (CUDA's rule for "
+                   "calls that are unsafe during capture); call it before kern_capture_begin or "
+                   "after kern_capture_end, or begin that capture with KERN_CAPTURE_THREAD_LOCAL "
+                   "or KERN_CAPTURE_RELAXED",
+                   what, d->name);
   return err_set(
       KERN_ERR_CAPTURE,
       "%s is not allowed while %s is capturing a graph: it cannot be recorded; call it before "
@@ -178,7 +193,7 @@ kern_status rt_capture_refuse(const kern_device *d, const char *what) {
 
 kern_status kern_device_synchronize(kern_device *d) {
   if (!d) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_device_synchronize: device is NULL");
-  if (rt_capture_active(d))
+  if (rt_capture_restricts(d))
     return rt_capture_refuse(d, "kern_device_synchronize"); /* CUDA's rule, on every device */
   return d->ops->synchronize ? d->ops->synchronize(d) : KERN_OK;
 }

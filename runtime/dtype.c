@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ast.h"
+#include "fork.h"
 
 typedef struct dtype_info {
   const char *name;
@@ -45,6 +46,7 @@ typedef struct struct_info {
 } struct_info;
 
 static pthread_mutex_t reg_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&reg_mu, NULL, FORK_RANK_DTYPE)
 static struct_info *chunks[MAX_CHUNKS];
 static int nstructs;
 

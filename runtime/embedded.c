@@ -18,6 +18,7 @@
 
 #include "core.h"
 #include "front.h"
+#include "fork.h"
 
 typedef struct entry {
   const kern_embedded *table;
@@ -27,6 +28,7 @@ typedef struct entry {
 
 static _Atomic(entry *) head;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&mu, NULL, FORK_RANK_EMBEDDED)
 
 /* ---- checking a table ------------------------------------------------------------ */
 

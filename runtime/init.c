@@ -25,18 +25,22 @@
 #include "cpu/cpu_backend.h"
 #include "cuda/cuda_backend.h"
 #include "toolchain.h"
+#include "fork.h"
 
 enum { MAX_AT_SHUTDOWN = 8 };
 
 static pthread_mutex_t init_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&init_mu, NULL, FORK_RANK_INIT)
 static _Atomic bool initialized;
 static kern_status init_status;
 /* The shutdown list has a lock of its own: it is registered under others' locks. */
 static pthread_mutex_t at_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&at_mu, NULL, FORK_RANK_AT_SHUTDOWN)
 static void (*at_shutdown[MAX_AT_SHUTDOWN])(void);
 static int nat_shutdown;
 /* kern_config_get's compiler path, kept until kern_shutdown (kern_config's strings). */
 static pthread_mutex_t report_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&report_mu, NULL, FORK_RANK_REPORT)
 static char *report_cc;
 
 /* CUDA devices: only with a driver and a GPU; once per process, on first need. */

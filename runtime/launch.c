@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "fork.h"
 
 /* ---- arguments ------------------------------------------------------------------ */
 
@@ -106,6 +107,7 @@ typedef struct warned {
   int kernel, param, src, dst, what;
 } warned;
 static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&warn_mu, NULL, FORK_RANK_LAUNCH_WARN)
 static warned *warned_list;
 static size_t nwarned, capwarned;
 

@@ -23,8 +23,10 @@
 
 #include "core.h"
 #include "front.h"
+#include "fork.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&mu, NULL, FORK_RANK_MODPATH)
 static char **added; /* kern_module_search_path_add's directories, in order */
 static int nadded;
 

@@ -9,18 +9,22 @@
  * leaves to the library).
  * Breaks: a module keeps its checked Program for its whole life (parameter
  * types point into it). Code for a device is built on the first launch there,
- * once, under the device slot's mutex; later launches read the slot without
- * locking (an atomic pointer, set once). The log hears of both: a module's
+ * once, by the thread that claims the device's slot (others wait); later
+ * launches read the slot without locking (an atomic pointer, set once). A
+ * forked child refuses to wait for a slot a thread of its parent was
+ * compiling at the fork (that thread does not exist in the child). The log hears of both: a module's
  * warnings when it loads, and a line per device it is made ready for (how
  * long it took, compiled or cached), sent after the lock is released.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core.h"
 #include "emit.h"
 #include "front.h"
+#include "fork.h"
 #include "proc.h"
 
 /* ---- describing kernels ------------------------------------------------------- */
@@ -114,7 +118,6 @@ static kern_module *module_create(const char *name, FrontResult r) {
   m->id = atomic_fetch_add(&next_module_id, 1);
   m->debug = kern_get_debug();
   pthread_mutex_init(&m->source_mu, NULL);
-  for (int i = 0; i < RT_MAX_DEVICES; i++) pthread_mutex_init(&m->slots[i].mu, NULL);
   m->name = str_dup(name);
   m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : str_dup("");
   if (!m->name || !m->diagnostics) {
@@ -206,7 +209,6 @@ void rt_module_destroy(kern_module *m) {
     rt_code *c = atomic_load(&m->slots[i].code);
     kern_device *d = c ? rt_device_at(i) : NULL;
     if (d && d->ops->code_free) d->ops->code_free(c);
-    pthread_mutex_destroy(&m->slots[i].mu);
   }
   for (int i = 0; m->kernels && i < m->nkernels; i++) free(m->kernels[i].params);
   free(m->kernels);
@@ -320,21 +322,56 @@ int kern_kernel_param_ndim(const kern_kernel *k, int i) {
 
 /* ---- per-device code ---------------------------------------------------------------------- */
 
-/* The first launch's way: compiled once under the slot's lock; the thread
- * that compiled logs it, after the lock (the handler may call kern). */
+/* Which slots are being compiled, and by which process. One lock for every
+ * slot (first compiles are rare), held across fork(): in a child, a slot
+ * still busy with another pid was being compiled by a thread of the parent
+ * at the fork, which no longer exists to finish it. */
+static pthread_mutex_t slot_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t slot_cv = PTHREAD_COND_INITIALIZER;
+FORK_GUARD(&slot_mu, &slot_cv, FORK_RANK_SLOTS)
+
+/* Waits while another thread of this process compiles the slot; *mine when
+ * the caller is now the one to compile it (no code yet). */
+static kern_status slot_claim(const kern_module *m, const kern_device *d, rt_slot *s, bool *mine) {
+  int me = (int)getpid();
+  kern_status st = KERN_OK;
+  pthread_mutex_lock(&slot_mu);
+  while (s->busy == me) pthread_cond_wait(&slot_cv, &slot_mu);
+  if (s->busy)
+    st = err_set(KERN_ERR_UNSUPPORTED,
+                 "module '%s' was being compiled for %s by another thread when this process was "
+                 "forked, and that thread does not exist in the child: load the module again in "
+                 "this process, or fork after its first launch on %s",
+                 m->name, d->name, d->name);
+  else if (!atomic_load_explicit(&s->code, memory_order_acquire))
+    s->busy = me, *mine = true;
+  pthread_mutex_unlock(&slot_mu);
+  return st;
+}
+
+static void slot_release(rt_slot *s) {
+  pthread_mutex_lock(&slot_mu);
+  s->busy = 0;
+  pthread_cond_broadcast(&slot_cv);
+  pthread_mutex_unlock(&slot_mu);
+}
+
+/* The first launch's way: compiled once by the thread that claims the slot;
+ * it logs it afterwards (the handler may call kern). */
 static kern_status compile_once(kern_module *m, kern_device *d, rt_slot *s, rt_code **out) {
   static const char *const origin[] = {"compiled", "cached", "kernc build"};
   double t0 = proc_now_ms();
   rt_origin how = RT_ORIGIN_COMPILED;
-  bool made = false;
-  kern_status st = KERN_OK;
-  pthread_mutex_lock(&s->mu);
-  rt_code *c = atomic_load_explicit(&s->code, memory_order_relaxed);
-  if (!c && (st = d->ops->compile(m, d, &c, &how)) == KERN_OK) {
-    atomic_store_explicit(&s->code, c, memory_order_release);
-    made = true;
+  bool made = false, mine = false;
+  kern_status st = slot_claim(m, d, s, &mine);
+  rt_code *c = atomic_load_explicit(&s->code, memory_order_acquire);
+  if (!st && mine) {
+    if ((st = d->ops->compile(m, d, &c, &how)) == KERN_OK) {
+      atomic_store_explicit(&s->code, c, memory_order_release);
+      made = true;
+    }
+    slot_release(s);
   }
-  pthread_mutex_unlock(&s->mu);
   *out = c;
   if (made)
     err_log(KERN_LOG_INFO, "module '%s' loaded on %s in %.2f ms (%s)", m->name, d->name,

@@ -7,6 +7,7 @@
  * tombstones), one mutex: lookups are rare (wrap, checks), not per element.
  */
 #include "base.h"
+#include "fork.h"
 
 #include <stdlib.h>
 
@@ -16,6 +17,7 @@ typedef struct entry {
 } entry;
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&mu, NULL, FORK_RANK_REGISTRY)
 static entry *table;
 static size_t cap, count; /* cap: a power of two */
 

@@ -17,8 +17,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
+#include "env.h"
 #include "str.h"
+#include "fork.h"
 
 /* ---- errors ------------------------------------------------------------------ */
 
@@ -116,6 +119,7 @@ const char *kern_status_name(kern_status st) {
 /* ---- warnings --------------------------------------------------------------------------- */
 
 static pthread_mutex_t warn_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&warn_mu, NULL, FORK_RANK_WARN)
 static void (*warn_fn)(const char *, void *);
 static void *warn_ud;
 
@@ -129,16 +133,20 @@ void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud) {
 /* ---- the log ---------------------------------------------------------------------------- */
 
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&log_mu, NULL, FORK_RANK_LOG)
 static kern_log_fn log_fn;
 static void *log_ud;
 static kern_log_level log_fn_level;
 static _Atomic int env_level = -1; /* KERN_LOG's level; -1: not read yet */
 
-/* KERN_LOG: unset, empty, 0, off or none: nothing; warning (or warn): warnings;
- * anything else (1, info ...): everything. */
+/* KERN_LOG: unset, empty, none or a no of env.h (0, false, no, off, any
+ * case): nothing; warning (or warn): warnings; anything else (1, yes,
+ * info ...): everything. No warning for an unknown word here: warnings go
+ * through the log. */
 static kern_log_level parse_level(const char *s) {
-  if (!s || !*s || !strcmp(s, "0") || !strcmp(s, "off") || !strcmp(s, "none")) return KERN_LOG_OFF;
-  if (!strcmp(s, "warning") || !strcmp(s, "warn")) return KERN_LOG_WARNING;
+  if (env_bool_parse(s) == ENV_UNSET || env_bool_parse(s) == ENV_NO || !strcasecmp(s, "none"))
+    return KERN_LOG_OFF;
+  if (!strcasecmp(s, "warning") || !strcasecmp(s, "warn")) return KERN_LOG_WARNING;
   return KERN_LOG_INFO;
 }
 

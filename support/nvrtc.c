@@ -60,7 +60,7 @@ bool tc_cuda_toolkit_path(int i, const char *rel, char *out, size_t n) {
 static void *open_nvrtc(void) {
   const char *env = getenv("KERN_NVRTC");
   if (env) {
-    void *lib = *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL; /* "" hides NVRTC */
+    void *lib = *env ? dl_open(env, RTLD_NOW | RTLD_LOCAL) : NULL; /* "" hides NVRTC */
     if (!lib) {
       static char msg[600];
       const char *why = *env ? dlerror() : NULL;
@@ -73,12 +73,12 @@ static void *open_nvrtc(void) {
   }
   char path[4096];
   for (int i = 0; tc_cuda_toolkit_path(i, "lib64/libnvrtc.so", path, sizeof path); i++) {
-    void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    void *lib = dl_open(path, RTLD_NOW | RTLD_LOCAL);
     if (lib) return lib;
   }
   const char *names[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"};
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+    void *lib = dl_open(names[i], RTLD_NOW | RTLD_LOCAL);
     if (lib) return lib;
   }
   return NULL;
@@ -96,7 +96,7 @@ static void nv_load_once(void) {
     static char msg[160];
     snprintf(msg, sizeof msg, "NVRTC is too old: it lacks %s", missing);
     nv_why = msg;
-    dlclose(nv.lib);
+    dl_close(nv.lib);
     nv.lib = NULL;
   }
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fork.h"
 #include "str.h"
 
 /* ---- which compiler ------------------------------------------------------------------ */
@@ -43,18 +44,27 @@ bool tc_cc_is_clang(const char *cc) {
 
 /* ---- flags ------------------------------------------------------------------------------- */
 
-/* The flags at each optimisation level; -fwrapv, -fno-math-errno and
- * -ffp-contract=off are part of what generated code means. */
+/* The flags at each optimisation level; -fwrapv, -fno-math-errno,
+ * -ffp-contract=off and -fno-finite-loops are part of what generated code
+ * means. The last keeps endless loops endless at every level: C11
+ * lets a compiler assume that a loop without side effects and with a
+ * non-constant condition terminates, and clang (12 and newer) at -O1 and up
+ * deletes such a loop, so `while (flag[0] == 0) {}` would hang at -O0 and
+ * return at -O3. gcc assumes it only for C++ (the flag is accepted by gcc 10
+ * and newer, and states the rule for every compiler). */
 #define SHARED_FLAGS(opt)                                                                          \
   {                                                                                                \
     "-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",            \
-        "-ffp-contract=off", "-w", NULL                                                            \
+        "-ffp-contract=off", "-fno-finite-loops", "-w", NULL                                       \
   }
 #define OBJECT_FLAGS(opt)                                                                          \
-  { "-std=c11", opt, "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off", "-w", NULL }
-static const char *const shared_flags[4][10] = {SHARED_FLAGS("-O0"), SHARED_FLAGS("-O1"),
+  {                                                                                                \
+    "-std=c11", opt, "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off",                   \
+        "-fno-finite-loops", "-w", NULL                                                            \
+  }
+static const char *const shared_flags[4][11] = {SHARED_FLAGS("-O0"), SHARED_FLAGS("-O1"),
                                                 SHARED_FLAGS("-O2"), SHARED_FLAGS("-O3")};
-static const char *const object_flags[4][8] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
+static const char *const object_flags[4][9] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
                                                OBJECT_FLAGS("-O2"), OBJECT_FLAGS("-O3")};
 
 const char *const *tc_cc_flags(TcOutput out) {
@@ -78,6 +88,7 @@ typedef struct ident {
   struct ident *next;
 } ident;
 static pthread_mutex_t ident_mu = PTHREAD_MUTEX_INITIALIZER;
+FORK_GUARD(&ident_mu, NULL, FORK_RANK_CC_ID)
 static ident *idents;
 
 static char *first_line(const char *s) {

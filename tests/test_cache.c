@@ -759,3 +759,18 @@ Test(cache, gpu_entries_are_verified) {
   cr_expect_null(rt_cache_blob_read(dir, key, &len), "an image others may write is a miss");
   cleanup();
 }
+
+/* The message shows every mode bit: a sticky world-writable directory (the
+ * /tmp pattern) is 1777, not 777, so the user sees what they have to change. */
+Test(cache, the_untrusted_message_shows_every_mode_bit) {
+  const char *dir = fresh_cache();
+  cr_assert_not_null(kern_cache_dir(), "%s", kern_last_error());
+  cr_assert_eq(chmod(dir, 01777), 0);
+  expect_untrusted(dir, "mode 1777");
+  cr_expect(strstr(kern_last_error(), "mode 1777"), "%s", kern_last_error());
+  cr_assert_eq(chmod(dir, 02777), 0);
+  expect_untrusted(dir, "mode 2777");
+  cr_expect(strstr(kern_last_error(), "mode 2777"), "%s", kern_last_error());
+  cr_assert_eq(chmod(dir, 0700), 0);
+  cleanup();
+}

@@ -2,16 +2,20 @@
  * when it runs, argument values frozen at record time, arrays read at replay,
  * copies/fills/zeroing in order, conditional blocks, in-place update, every
  * misuse and refused operation (the capture must stay usable afterwards),
- * memory kept alive by graphs, debug errors in replays, concurrent replays.
+ * memory kept alive by graphs, debug errors in replays, concurrent replays,
+ * and other threads' work during a capture (run at once, never recorded;
+ * their unsafe calls refused in KERN_CAPTURE_GLOBAL mode).
  * Expected values are computed here from the operations, never by kern.
  * A second software device ("cpu2", the CPU backend's table under another
  * index) stands in for "another device" so cross-device misuse runs in CI.
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "expect.h"
 #include "kern.h"
@@ -369,23 +373,253 @@ static void *launch_elsewhere(void *p) {
   return NULL;
 }
 
-/* Capture is per device: another thread's launch on the capturing device is recorded too. */
-Test(capture, other_threads_launches_on_the_device_are_recorded) {
-  int64_t n = 10;
-  kern_array *x = th_ints(cpu, n, 0);
-  cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
-  launch_args a = {K("add"), x, KERN_ERR_IO};
+/* Runs fn(arg) on a thread of its own and waits for it: "another thread". */
+static void on_other_thread(void *(*fn)(void *), void *arg) {
   pthread_t t;
-  pthread_create(&t, NULL, launch_elsewhere, &a);
+  cr_assert_eq(pthread_create(&t, NULL, fn, arg), 0);
   pthread_join(t, NULL);
-  cr_assert_eq(a.st, KERN_OK);
+}
+
+/* A CPU capture records only its owner: the CPU's threads are its streams.
+ * Another thread's launch runs at once in every mode, and is not replayed. */
+Test(capture, other_threads_launches_on_the_cpu_run_at_once) {
+  const kern_capture_mode modes[] = {KERN_CAPTURE_GLOBAL, KERN_CAPTURE_THREAD_LOCAL,
+                                     KERN_CAPTURE_RELAXED};
+  for (int m = 0; m < 3; m++) {
+    int64_t n = 10;
+    kern_array *x = th_ints(cpu, n, 0);
+    cr_assert_eq(kern_capture_begin_mode(cpu, modes[m]), KERN_OK, "%s", kern_last_error());
+    launch_args a = {K("add"), x, KERN_ERR_IO};
+    on_other_thread(launch_elsewhere, &a);
+    cr_assert_eq(a.st, KERN_OK, "mode %d", m);
+    cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK, "recorded");
+    kern_graph *g;
+    cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
+    th_expect_all(x, 20, "the other thread's launch ran at once");
+    cr_assert_eq(kern_graph_launch(g), KERN_OK);
+    cr_assert_eq(kern_graph_launch(g), KERN_OK);
+    th_expect_all(x, 22, "the graph holds only the owner's launch");
+    kern_graph_free(g);
+    kern_array_free(x);
+  }
+}
+
+/* What thread B does while thread A captures (thread-local mode): it makes
+ * an array, launches on it and reads it, all at once. */
+typedef struct b_work {
+  kern_kernel *add;
+  kern_array *arr;
+  kern_status st_new, st_launch, st_read, st_sync;
+  int32_t seen[4];
+  char msg[512];
+} b_work;
+
+static void *b_allocates_and_launches(void *p) {
+  b_work *b = p;
+  int64_t n = 4;
+  b->arr = kern_array_new(cpu, KERN_INT32, 1, &n);
+  b->st_new = b->arr ? KERN_OK : kern_last_status();
+  snprintf(b->msg, sizeof b->msg, "%s", kern_last_error());
+  if (!b->arr) return NULL;
+  b->st_launch = KERN_LAUNCH(b->add, cpu, KERN_DIM1(n), b->arr, 5);
+  b->st_read = kern_array_read(b->arr, b->seen, sizeof b->seen);
+  b->st_sync = kern_device_synchronize(cpu);
+  return NULL;
+}
+
+/* Another thread's array made during a thread-local capture is not part of
+ * the graph: a replay neither zeroes it nor runs its launches again. */
+Test(capture, another_threads_array_keeps_its_contents_after_a_replay) {
+  int64_t n = 8;
+  kern_array *x = th_ints(cpu, n, 0);
+  cr_assert_eq(kern_capture_begin_mode(cpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
+  b_work b = {.add = K("add"), .st_new = KERN_ERR_IO};
+  on_other_thread(b_allocates_and_launches, &b);
+  cr_assert_eq(b.st_new, KERN_OK, "%s", b.msg);
+  cr_expect_eq(b.st_launch, KERN_OK);
+  cr_expect_eq(b.st_read, KERN_OK, "a thread-local capture does not restrict other threads");
+  cr_expect_eq(b.st_sync, KERN_OK);
+  for (int i = 0; i < 4; i++) cr_expect_eq(b.seen[i], 5, "B's launch ran at once");
   kern_graph *g;
-  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK);
-  th_expect_all(x, 0, "recorded, not run");
-  cr_assert_eq(kern_graph_launch(g), KERN_OK);
-  th_expect_all(x, 20, "run by the replay");
+  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
+  const int32_t mine[4] = {11, 22, 33, 44};
+  cr_assert_eq(kern_array_write(b.arr, mine, sizeof mine), KERN_OK);
+  cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
+  int32_t back[4];
+  cr_assert_eq(kern_array_read(b.arr, back, sizeof back), KERN_OK);
+  for (int i = 0; i < 4; i++) cr_expect_eq(back[i], mine[i], "B's array [%d] after A's replay", i);
+  th_expect_all(x, 1, "A's own launch was recorded and replayed once");
   kern_graph_free(g);
+  kern_array_free(b.arr);
   kern_array_free(x);
+}
+
+typedef struct b_calls {
+  kern_array *x; /* an array of the capturing device, made before the capture */
+  kern_status st_new, st_read, st_write, st_sync, st_fill;
+  char msg[512];
+} b_calls;
+
+static void *b_unsafe_calls(void *p) {
+  b_calls *b = p;
+  int64_t n = 4;
+  int32_t h[4] = {7, 7, 7, 7}, nine = 9;
+  kern_array *a = kern_array_new(cpu, KERN_INT32, 1, &n);
+  b->st_new = a ? KERN_OK : kern_last_status();
+  snprintf(b->msg, sizeof b->msg, "%s", kern_last_error());
+  kern_array_free(a);
+  b->st_read = kern_array_read(b->x, h, sizeof h);
+  b->st_write = kern_array_write(b->x, h, sizeof h);
+  b->st_sync = kern_device_synchronize(cpu);
+  b->st_fill = kern_array_fill(b->x, &nine);
+  return NULL;
+}
+
+/* KERN_CAPTURE_GLOBAL (the default) refuses other threads' calls that are
+ * unsafe during capture, with KERN_ERR_CAPTURE, and never records them; the
+ * capture stays usable. Their stream work (a fill) runs at once. */
+Test(capture, global_mode_refuses_other_threads_unsafe_calls) {
+  int64_t n = 4;
+  kern_array *x = th_ints(cpu, n, 3);
+  cr_assert_eq(kern_capture_begin(cpu), KERN_OK);
+  cr_assert_eq(KERN_LAUNCH(K("add"), cpu, KERN_DIM1(n), x, 1), KERN_OK);
+  b_calls b = {.x = x};
+  on_other_thread(b_unsafe_calls, &b);
+  cr_expect_eq(b.st_new, KERN_ERR_CAPTURE, "%s", b.msg);
+  cr_expect(strstr(b.msg, "KERN_CAPTURE_GLOBAL") && strstr(b.msg, "another thread"), "%s", b.msg);
+  cr_expect_eq(b.st_read, KERN_ERR_CAPTURE);
+  cr_expect_eq(b.st_write, KERN_ERR_CAPTURE);
+  cr_expect_eq(b.st_sync, KERN_ERR_CAPTURE);
+  cr_expect_eq(b.st_fill, KERN_OK, "a fill is stream work: it runs at once");
+  kern_graph *g;
+  cr_assert_eq(kern_capture_end(cpu, &g), KERN_OK, "%s", kern_last_error());
+  th_expect_all(x, 9, "the fill ran, the refused write did not");
+  cr_assert_eq(kern_graph_launch(g), KERN_OK);
+  th_expect_all(x, 10, "only the owner's launch is in the graph");
+  kern_graph_free(g);
+  /* The same calls under a thread-local capture all succeed. */
+  cr_assert_eq(kern_capture_begin_mode(cpu, KERN_CAPTURE_THREAD_LOCAL), KERN_OK);
+  b = (b_calls){.x = x};
+  on_other_thread(b_unsafe_calls, &b);
+  cr_expect_eq(b.st_new, KERN_OK, "%s", b.msg);
+  cr_expect_eq(b.st_read, KERN_OK);
+  cr_expect_eq(b.st_write, KERN_OK);
+  cr_expect_eq(b.st_sync, KERN_OK);
+  th_expect_error(kern_array_read(x, (int32_t[4]){0}, 16), KERN_ERR_CAPTURE, "kern_array_read");
+  cr_assert_eq(kern_capture_abort(cpu), KERN_OK);
+  th_expect_all(x, 9, "B's write and fill ran at once");
+  kern_array_free(x);
+}
+
+/* Launcher threads count every launch that returned KERN_OK while a
+ * capturing thread begins, records, ends (or aborts) and replays graphs in
+ * every mode: each OK launch must have run exactly once. */
+typedef struct stress_launcher {
+  kern_kernel *count;
+  kern_array *c;
+  _Atomic bool *stop;
+  long ok, refused, other;
+  long bad_contents;
+} stress_launcher;
+
+/* An array of the launcher's own: made, written, read back (or refused in global mode). */
+static void stress_own_array(stress_launcher *s) {
+  int64_t four = 4;
+  const int32_t want[4] = {11, 22, 33, 44};
+  kern_array *a = kern_array_new(cpu, KERN_INT32, 1, &four);
+  if (!a) {
+    if (kern_last_status() == KERN_ERR_CAPTURE)
+      s->refused++;
+    else
+      s->other++;
+    return;
+  }
+  int32_t back[4];
+  kern_status w = kern_array_write(a, want, sizeof want),
+              r = w ? w : kern_array_read(a, back, sizeof back);
+  if (w == KERN_ERR_CAPTURE || r == KERN_ERR_CAPTURE)
+    s->refused++;
+  else if (w || r)
+    s->other++;
+  else
+    s->bad_contents += memcmp(back, want, sizeof want) != 0;
+  kern_array_free(a);
+}
+
+static void *stress_launch(void *p) {
+  stress_launcher *s = p;
+  int64_t n = 37;
+  for (long i = 0; !atomic_load(s->stop); i++) {
+    kern_status st =
+        kern_launch(s->count, cpu, KERN_DIM1(n), 1, (kern_arg[]){kern_arg_array(s->c)});
+    if (st == KERN_OK)
+      s->ok++;
+    else
+      s->other++;
+    if (i % 16 == 0) stress_own_array(s);
+  }
+  return NULL;
+}
+
+static long elapsed_ms(const struct timespec *t0) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (now.tv_sec - t0->tv_sec) * 1000L + (now.tv_nsec - t0->tv_nsec) / 1000000L;
+}
+
+Test(capture, other_threads_launches_always_run_under_concurrent_captures) {
+  enum { L = 3 };
+  int64_t one = 1, n = 37, m = 64;
+  _Atomic bool stop = false;
+  stress_launcher s[L];
+  pthread_t t[L];
+  kern_kernel *count = K("count");
+  kern_array *mine = th_ints(cpu, one, 0), *scratch = th_ints(cpu, m, 0);
+  /* Compiled before the threads start. */
+  cr_assert_eq(kern_launch(count, cpu, KERN_DIM1(1), 1, (kern_arg[]){kern_arg_array(mine)}),
+               KERN_OK);
+  for (int i = 0; i < L; i++) {
+    s[i] = (stress_launcher){.count = count, .c = th_ints(cpu, one, 0), .stop = &stop};
+    cr_assert_eq(pthread_create(&t[i], NULL, stress_launch, &s[i]), 0);
+  }
+  const kern_capture_mode modes[] = {KERN_CAPTURE_GLOBAL, KERN_CAPTURE_THREAD_LOCAL,
+                                     KERN_CAPTURE_RELAXED};
+  long replays = 1, rounds = 0, failures = 0; /* 1: the launch above */
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do {
+    failures += kern_capture_begin_mode(cpu, modes[rounds % 3]) != KERN_OK;
+    failures +=
+        kern_launch(count, cpu, KERN_DIM1(1), 1, (kern_arg[]){kern_arg_array(mine)}) != KERN_OK;
+    failures += KERN_LAUNCH(K("add"), cpu, KERN_DIM1(m), scratch, 1) != KERN_OK;
+    if (rounds % 4 == 3) {
+      failures += kern_capture_abort(cpu) != KERN_OK;
+    } else {
+      kern_graph *g = NULL;
+      failures += kern_capture_end(cpu, &g) != KERN_OK;
+      for (long r = 0; r < 1 + rounds % 2; r++, replays++)
+        failures += kern_graph_launch(g) != KERN_OK;
+      kern_graph_free(g);
+    }
+    rounds++;
+  } while (elapsed_ms(&t0) < 1000);
+  atomic_store(&stop, true);
+  for (int i = 0; i < L; i++) pthread_join(t[i], NULL);
+  cr_expect_eq(failures, 0, "the capturing thread's calls");
+  cr_expect_eq(th_at(mine, 0), replays, "the capturing thread's launch ran once per replay");
+  for (int i = 0; i < L; i++) {
+    cr_expect_gt(s[i].ok, 0);
+    cr_expect_eq(s[i].other, 0, "launcher %d: failures other than KERN_ERR_CAPTURE", i);
+    cr_expect_eq(s[i].bad_contents, 0, "launcher %d: its own array changed", i);
+    cr_expect_eq((long)th_at(s[i].c, 0), s[i].ok * n,
+                 "launcher %d: %ld launches returned KERN_OK, each of %lld threads", i, s[i].ok,
+                 (long long)n);
+    kern_array_free(s[i].c);
+  }
+  cr_log_info("%ld capture rounds, %ld replays", rounds, replays);
+  kern_array_free(mine);
+  kern_array_free(scratch);
 }
 
 Test(capture, other_devices_run_at_once_but_cannot_touch_the_capturing_one) {

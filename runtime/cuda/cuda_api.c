@@ -82,12 +82,12 @@ static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
 static void *open_driver(void) {
   const char *env = getenv("KERN_CUDA_LIB");
   if (!env) {
-    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) lib = dlopen("libcuda.so", RTLD_NOW | RTLD_LOCAL);
+    void *lib = dl_open("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) lib = dl_open("libcuda.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib) cu_why = "the CUDA driver (libcuda.so.1) is not installed";
     return lib;
   }
-  void *lib = *env ? dlopen(env, RTLD_NOW | RTLD_LOCAL) : NULL;
+  void *lib = *env ? dl_open(env, RTLD_NOW | RTLD_LOCAL) : NULL;
   if (!lib) {
     static char msg[600];
     const char *why = *env ? dlerror() : NULL;
@@ -106,7 +106,7 @@ static void cu_load_once(void) {
     static char msg[160];
     snprintf(msg, sizeof msg, "the CUDA driver is too old: it lacks %s", missing);
     cu_why = msg;
-    dlclose(cu.lib);
+    dl_close(cu.lib);
     cu.lib = NULL;
   }
 }
@@ -121,9 +121,9 @@ bool rt_cu_in_process(void) {
   const char *env = getenv("KERN_CUDA_LIB");
   const char *const names[] = {env ? env : "libcuda.so.1", env ? NULL : "libcuda.so", NULL};
   for (int i = 0; names[i] && *names[i]; i++) {
-    void *lib = dlopen(names[i], RTLD_NOW | RTLD_NOLOAD);
+    void *lib = dl_open(names[i], RTLD_NOW | RTLD_NOLOAD);
     if (lib) {
-      dlclose(lib);
+      dl_close(lib);
       return true;
     }
   }

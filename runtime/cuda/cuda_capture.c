@@ -228,8 +228,9 @@ static kern_status cu_begin(kern_device *d, kern_capture_mode mode, void **out) 
   if (!c) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory starting a capture");
   c->dev = d;
   c->stream = rt_cuda_stream(d);
-  c->mode = mode == KERN_CAPTURE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
-                                              : CU_STREAM_CAPTURE_MODE_GLOBAL;
+  c->mode = mode == KERN_CAPTURE_RELAXED        ? MODE_RELAXED
+            : mode == KERN_CAPTURE_THREAD_LOCAL ? CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+                                                : CU_STREAM_CAPTURE_MODE_GLOBAL;
   CUresult r = cu->StreamBeginCapture(c->stream, c->mode);
   if (r) {
     free(c);
