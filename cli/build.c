@@ -762,7 +762,9 @@ static int compile_object(Build *b) {
                      .flags = flags,
                      .inputs = inputs,
                      .log = &log,
-                     .timeout_ms = b->timeout_ms,
+                     /* always a limit: the compiler then has a process group of its
+                      * own, which the signal handler stops (output.c) */
+                     .timeout_ms = b->timeout_ms ? b->timeout_ms : INT_MAX,
                      .group = &cli_child_group};
     ProcResult r;
     tc_cc_run(&job, &r);

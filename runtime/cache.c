@@ -249,7 +249,7 @@ static void tidy_one(const char *dir, const char *name, const struct stat *st, b
 
 /* One file of the cache at the top level (no links followed). */
 typedef struct cfile {
-  char name[96];
+  char name[256];
   int64_t bytes;
   struct timespec time;
   bool dir;
@@ -265,7 +265,7 @@ static cfile *list_dir(const char *dir, size_t *n) {
   struct dirent *e;
   struct stat st;
   while (d && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strlen(e->d_name) >= 96) continue;
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strlen(e->d_name) >= 256) continue;
     if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
     if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
     if (*n == cap) {
