@@ -11,7 +11,11 @@
  * arrays; and the table of kern_abi.h (struct kern_embedded), which carries the
  * module's source so the runtime can check it again for the kernels'
  * signatures. Outputs go to temporary names beside the final ones and are
- * renamed at the end: a failure leaves no partial file and keeps old outputs.
+ * renamed at the end, the object only once it is one (a compiler that exits
+ * 0 but writes nothing is an error): a failure, a fatal signal or a crash
+ * (output.c's cleanup list) leaves no partial file and keeps old outputs.
+ * Each compile has a time limit (--compile-timeout, KERN_COMPILE_TIMEOUT,
+ * 300 s by default).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +60,7 @@ typedef struct Build {
   const Module **files; /* the table's files: the root first */
   int nfiles;
   char *tmp_h, *tmp_o, *tmp_d, *workdir, *c_path;
+  int timeout_ms; /* of each compile (--compile-timeout, KERN_COMPILE_TIMEOUT); 0: none */
 } Build;
 
 /* ---- small helpers ------------------------------------------------------------------ */
@@ -615,20 +620,27 @@ static int make_temps(Build *b) {
   free(h);
   free(o);
   if (rc) return rc;
-  const char *tmp = getenv("TMPDIR");
-  b->workdir = str_printf("%s/kernc-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-  if (!b->workdir || !mkdtemp(b->workdir))
-    return cli_fail("cannot create a temporary directory: %s", strerror(errno));
+  const char *env = getenv("TMPDIR"), *tmp = env && *env ? env : "/tmp";
+  b->workdir = str_printf("%s/kernc-build-XXXXXX", tmp);
+  if (!b->workdir) return cli_fail("out of memory");
+  if (!mkdtemp(b->workdir)) {
+    free(b->workdir);
+    b->workdir = NULL;
+    return cli_fail("cannot create a temporary directory in '%s'%s: %s", tmp,
+                    env && *env ? " (TMPDIR)" : "", strerror(errno));
+  }
+  cli_cleanup_add(b->workdir, true);
   b->c_path = str_printf("%s/%s.c", b->workdir, b->id);
+  cli_cleanup_add(b->c_path, false);
   return b->c_path ? EXIT_OK : cli_fail("out of memory");
 }
 
 static void remove_temps(Build *b) {
-  if (b->tmp_h) unlink(b->tmp_h);
-  if (b->tmp_o) unlink(b->tmp_o);
-  if (b->tmp_d) unlink(b->tmp_d);
-  if (b->c_path) unlink(b->c_path);
-  if (b->workdir) rmdir(b->workdir);
+  cli_temp_remove(&b->tmp_h, false);
+  cli_temp_remove(&b->tmp_o, false);
+  cli_temp_remove(&b->tmp_d, false);
+  cli_temp_remove(&b->c_path, false);
+  cli_temp_remove(&b->workdir, true);
 }
 
 /* The user's --cpu-flags split at blanks, appended to argv (room checked by
@@ -650,6 +662,8 @@ static int add_user_flags(const Options *o, char *copy, const char **argv, int n
  * its flags are (--cc, --cpu-flags, KERN_CC): the user's to fix. */
 static bool compiler_works(const Build *b, const TcCompile *job) {
   char *c = str_printf("%s/probe.c", b->workdir), *o = str_printf("%s/probe.o", b->workdir);
+  cli_cleanup_add(c, false);
+  cli_cleanup_add(o, false);
   bool ok = c && o && file_write(c, O_CREAT | O_EXCL, "int kern_probe_;\n", 17);
   if (ok) {
     Buf log = {0}; /* the probe's messages are not the user's business */
@@ -661,17 +675,65 @@ static bool compiler_works(const Build *b, const TcCompile *job) {
     ok = tc_cc_run(&probe, &r);
     buf_free(&log);
   }
-  if (c) unlink(c);
-  if (o) unlink(o);
-  free(c);
-  free(o);
+  cli_temp_remove(&c, false);
+  cli_temp_remove(&o, false);
   return ok;
+}
+
+/* What a compile that exited 0 must have written: an object file (ELF, or
+ * LLVM bitcode from clang's -flto), not nothing (/bin/true, -fsyntax-only). */
+static int check_object(const Build *b, const char *name) {
+  int fd = open(b->tmp_o, O_RDONLY | O_CLOEXEC);
+  unsigned char h[18] = {0};
+  ssize_t n = fd >= 0 ? read(fd, h, sizeof h) : -1;
+  if (fd >= 0) close(fd);
+  if (n <= 0)
+    return cli_fail("the C compiler '%s' exited 0 but wrote nothing to %s.o: do --cc and "
+                    "--cpu-flags make an object file?",
+                    name, b->prefix);
+  bool elf = n == 18 && !memcmp(h,
+                                "\x7f"
+                                "ELF",
+                                4);
+  int type = !elf ? 0 : h[5] == 2 ? h[16] << 8 | h[17] : h[17] << 8 | h[16]; /* EI_DATA */
+  bool bitcode = n >= 4 && (!memcmp(h, "BC\xc0\xde", 4) || !memcmp(h, "\xde\xc0\x17\x0b", 4));
+  if (type == 1 /* ET_REL */ || bitcode) return EXIT_OK;
+  return cli_fail("the C compiler '%s' exited 0 but %s.o is not an object file (ELF relocatable "
+                  "or LLVM bitcode): do --cc and --cpu-flags make one?",
+                  name, b->prefix);
+}
+
+/* How the compile ended, as kernc's message and exit status; log is what the
+ * compiler printed. */
+static int compile_result(Build *b, const TcCompile *job, const ProcResult *r, const char *name) {
+  if (!r->started)
+    return cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
+                    strerror(r->err));
+  if (r->timed_out)
+    return cli_fail("the C compiler '%s' did not finish building %s.o within %g s and was "
+                    "stopped (--compile-timeout or KERN_COMPILE_TIMEOUT set the limit in seconds, "
+                    "0 for none)",
+                    name, b->prefix, b->timeout_ms / 1000.0);
+  int status = r->signal ? 128 + r->signal : r->status;
+  if (status && compiler_works(b, job)) {
+    fprintf(stderr,
+            "kernc: internal error: the C compiler '%s' failed (exit status %d) on the code "
+            "kern generated for %s, though it compiles other C code with the same flags; %s\n",
+            name, status, b->prog->root->path, ERR_BUG_REPORT);
+    return EXIT_INTERNAL;
+  }
+  if (status)
+    return cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", name, status,
+                    b->prefix);
+  return check_object(b, name);
 }
 
 /* The compiler by the toolchain's rule (--cc, else $KERN_CC, else clang,
  * else cc) with kern's flags for a portable object (the generated code's
  * meaning depends on some, e.g. -fwrapv; no -march=native), hidden symbols,
- * then the user's flags. Its messages go to the terminal. */
+ * then the user's flags, within the time limit. Its messages are passed on to
+ * stderr once it exits (what it leaves running in the background is not
+ * waited for). */
 static int compile_object(Build *b) {
   const Options *o = b->o;
   const char *name, *asked = o->cc ? o->cc : getenv("KERN_CC");
@@ -693,24 +755,22 @@ static int compile_object(Build *b) {
       flags[n++] = *f;
     add_user_flags(o, copy, flags, n);
     const char *inputs[] = {"-c", b->c_path, "-o", b->tmp_o, NULL};
+    Buf log = {0};
     TcCompile job = {.cc = cc,
                      .output = TC_OBJECT_PORTABLE,
                      .debug = o->debug,
                      .flags = flags,
-                     .inputs = inputs};
+                     .inputs = inputs,
+                     .log = &log,
+                     /* always a limit: the compiler then has a process group of its
+                      * own, which the signal handler stops (output.c) */
+                     .timeout_ms = b->timeout_ms ? b->timeout_ms : INT_MAX,
+                     .group = &cli_child_group};
     ProcResult r;
-    if (!tc_cc_run(&job, &r) && !r.started)
-      rc = cli_fail("cannot run the C compiler '%s': %s (set --cc or KERN_CC)", name,
-                    strerror(r.err));
-    else if ((r.status || r.signal) && compiler_works(b, &job)) {
-      fprintf(stderr,
-              "kernc: internal error: the C compiler '%s' failed (exit status %d) on the code "
-              "kern generated for %s, though it compiles other C code with the same flags; %s\n",
-              name, r.signal ? 128 + r.signal : r.status, b->prog->root->path, ERR_BUG_REPORT);
-      rc = EXIT_INTERNAL;
-    } else if (r.status || r.signal)
-      rc = cli_fail("the C compiler '%s' failed (exit status %d) building %s.o", name,
-                    r.signal ? 128 + r.signal : r.status, b->prefix);
+    tc_cc_run(&job, &r);
+    if (log.s) fputs(log.s, stderr);
+    buf_free(&log);
+    rc = compile_result(b, &job, &r, name);
   }
   free(cc);
   free(flags);
@@ -788,6 +848,13 @@ int cli_build(const Options *o) {
   Build b = {.o = o};
   int rc = parse_archs(&b, o->arch);
   if (rc) return rc;
+  b.timeout_ms = tc_cc_timeout_ms(o->compile_timeout);
+  if (b.timeout_ms < 0)
+    return cli_bad_usage("bad --compile-timeout '%s' (seconds, e.g. 600 or 2.5; 0 for no limit)",
+                         o->compile_timeout);
+  if (!o->compile_timeout) b.timeout_ms = tc_cc_timeout_ms(getenv("KERN_COMPILE_TIMEOUT"));
+  if (b.timeout_ms < 0) b.timeout_ms = TC_CC_TIMEOUT_DEFAULT_MS;
+  cli_cleanup_on_signals();
   b.prefix = cli_output_prefix(o->output);
   b.id = b.prefix ? cli_ident(o->name, b.prefix) : NULL;
   if (!b.id) return cli_fail("out of memory");

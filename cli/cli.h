@@ -2,7 +2,7 @@
  *
  * kernc.c parses the command line into Options and dispatches; build.c
  * (`kernc build`), embed.c (`kernc embed`), run.c (`kernc run`), info.c
- * (`kernc info`) and npy.c (NumPy files for run) do the work; output.c
+ * (`kernc info`, `kernc cache`) and npy.c (NumPy files for run) do the work; output.c
  * writes the generators' files. Only kernc.c's main maps results to the
  * process exit status.
  */
@@ -20,10 +20,11 @@ typedef struct Options {
   const char *target; /* emit --target */
   const char *arch;   /* --arch: one for emit, a list for build */
   const char *dump;
-  const char *output;     /* build -o PREFIX */
-  const char *name;       /* build --name: the C identifier prefix */
-  const char *cc;         /* build --cc */
-  const char **cpu_flags; /* build --cpu-flags (each split at spaces later) */
+  const char *output;          /* build -o PREFIX */
+  const char *name;            /* build --name: the C identifier prefix */
+  const char *cc;              /* build --cc */
+  const char *compile_timeout; /* build --compile-timeout (seconds) */
+  const char **cpu_flags;      /* build --cpu-flags (each split at spaces later) */
   int ncpu_flags;
   const char *depfile; /* build --depfile */
   const char *device;  /* run --device */
@@ -64,6 +65,19 @@ char *cli_temp_beside(const char *path);
 /* Renames *tmp to dst (nothing when *tmp is NULL) and forgets it; a message
  * and EXIT_USER on failure. */
 int cli_commit_temp(char **tmp, const char *dst);
+/* Removes *tmp (a file, or an empty directory when dir), frees it, NULLs it. */
+void cli_temp_remove(char **tmp, bool dir);
+/* The paths a fatal signal removes (cli_temp_beside's are added, and
+ * forgotten when committed or removed); path must stay valid until
+ * forgotten. At most 16. */
+void cli_cleanup_add(char *path, bool dir);
+void cli_cleanup_forget(const char *path);
+/* Installs the handler that removes them on SIGINT, SIGTERM, SIGHUP, SIGQUIT
+ * and crashes, then lets the signal take its previous course. */
+void cli_cleanup_on_signals(void);
+/* The process group of the compiler kernc build runs (0 when none): the
+ * handler stops it too. */
+extern _Atomic int cli_child_group;
 /* "targets: the module's files" (root first), paths made canonical and
  * escaped for make and CMake's DEPFILE. */
 void cli_dep_rule(struct Buf *, const char *targets, const Program *);
@@ -72,5 +86,6 @@ int cli_build(const Options *);
 int cli_embed(const Options *);
 int cli_run(const Options *);
 int cli_info(const Options *);
+int cli_cache(const Options *);
 
 #endif

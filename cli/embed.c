@@ -123,10 +123,10 @@ typedef struct Outputs {
 } Outputs;
 
 static void outputs_free(Outputs *o) {
-  char *tmps[] = {o->tmp_h, o->tmp_c, o->tmp_d};
-  for (int i = 0; i < 3; i++)
-    if (tmps[i]) unlink(tmps[i]);
-  free(o->h), free(o->c), free(o->tmp_h), free(o->tmp_c), free(o->tmp_d);
+  cli_temp_remove(&o->tmp_h, false);
+  cli_temp_remove(&o->tmp_c, false);
+  cli_temp_remove(&o->tmp_d, false);
+  free(o->h), free(o->c);
 }
 
 static int write_temp(char **tmp, const char *dst, const char *text) {
@@ -157,6 +157,7 @@ static int write_outputs(const Options *o, const Program *p, const char *prefix,
 int cli_embed(const Options *o) {
   if (o->nfiles != 1) return cli_bad_usage("%s", "embed needs exactly one FILE.kern");
   if (!o->output || !*o->output) return cli_bad_usage("%s", "embed needs -o PREFIX");
+  cli_cleanup_on_signals();
   char *prefix = cli_output_prefix(o->output), *id = prefix ? cli_ident(o->name, prefix) : NULL;
   int rc = id ? EXIT_OK : cli_fail("out of memory");
   if (rc == EXIT_OK && (!id[0] || (o->name && strcmp(id, o->name) != 0)))

@@ -1,13 +1,15 @@
 /* info.c: `kernc info`: what kern finds on this machine, for a first check
- * and for bug reports.
+ * and for bug reports; `kernc cache info|clear`: the compiled-code cache.
  *
- * Requires: kern.h only (kern_config_get, the device queries). Produces:
- * cli_info. Breaks: nothing is compiled or launched; the cache is only
- * measured (its regular files, links not followed).
+ * Requires: kern.h only (kern_config_get, the device queries,
+ * kern_cache_info_get, kern_cache_clear). Produces: cli_info, cli_cache.
+ * Breaks: nothing is compiled or launched; info only measures the cache (its
+ * regular files, links not followed); cache clear empties it.
  */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <ftw.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -88,4 +90,36 @@ int cli_info(const Options *o) {
   printf("debug mode: %s\n", c.debug ? "on (KERN_DEBUG)" : "off");
   kern_shutdown();
   return EXIT_OK;
+}
+
+static void print_cache_info(const kern_cache_info *in) {
+  printf("directory: %s\nentries:   %lld\nbytes:     %lld (%.1f MiB)\n", in->dir,
+         (long long)in->entries, (long long)in->bytes, (double)in->bytes / (1024.0 * 1024.0));
+  if (in->max_bytes)
+    printf("bound:     %lld bytes (%.1f MiB; KERN_CACHE_MAX_BYTES): least recently used "
+           "entries go first\n",
+           (long long)in->max_bytes, (double)in->max_bytes / (1024.0 * 1024.0));
+  else
+    printf("bound:     none (KERN_CACHE_MAX_BYTES=0)\n");
+}
+
+int cli_cache(const Options *o) {
+  const char *what = o->nfiles ? o->files[0] : "";
+  if (o->nfiles != 1 || (strcmp(what, "info") && strcmp(what, "clear")))
+    return cli_bad_usage("cache needs one of 'info' or 'clear', got '%s'", what);
+  if (kern_init() != KERN_OK) return cli_fail("%s", kern_last_error());
+  kern_cache_info before, after;
+  int rc = EXIT_OK;
+  if (kern_cache_info_get(&before) != KERN_OK)
+    rc = cli_fail("%s", kern_last_error());
+  else if (!strcmp(what, "info"))
+    print_cache_info(&before);
+  else if (kern_cache_clear() != KERN_OK || kern_cache_info_get(&after) != KERN_OK)
+    rc = cli_fail("%s", kern_last_error());
+  else
+    printf("removed %lld entries (%lld bytes) from %s\n",
+           (long long)(before.entries - after.entries), (long long)(before.bytes - after.bytes),
+           after.dir);
+  kern_shutdown();
+  return rc;
 }

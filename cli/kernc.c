@@ -7,6 +7,7 @@
  *   kernc embed FILE -o PREFIX           the module's source as C data (embed.c)
  *   kernc run FILE KERNEL --arg ...      one launch from the shell (run.c)
  *   kernc info                           devices, compilers, cache (info.c)
+ *   kernc cache info|clear               the compiled-code cache (info.c)
  *   kernc COMMAND --help                 one command's options
  *
  * The only place that maps statuses to exit codes: 0 ok, 1 user error
@@ -41,6 +42,8 @@ static const char usage_build[] =
     "       [--no-cuda]              CPU code only (also --cpu)\n"
     "       [--cpu-flags=FLAGS]      extra C compiler flags, e.g. -march=x86-64-v3\n"
     "       [--cc=CC]                the C compiler (default $KERN_CC, else clang, else cc)\n"
+    "       [--compile-timeout=S]    stop the C compiler after S seconds (default\n"
+    "                                $KERN_COMPILE_TIMEOUT, else 300; 0: no limit)\n"
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
     "       [--debug]                with bounds checks and assert\n"
@@ -63,6 +66,9 @@ static const char usage_run[] =
 static const char usage_info[] =
     "  info                          the devices and their capabilities, the C compiler and\n"
     "                                NVRTC in use, the cache directory and its size\n";
+static const char usage_cache[] =
+    "  cache info                    the cache directory, its entries and bytes, and its bound\n"
+    "  cache clear                   remove every compiled module from the cache\n";
 static const char usage_common[] =
     "  --color / --no-color          colour diagnostics (default: when stderr is a terminal)\n"
     "  -h, --help                    this text (after a command: that command's)\n";
@@ -79,7 +85,8 @@ static const struct {
               {"build", "build FILE -o PREFIX [options]", usage_build},
               {"embed", "embed FILE -o PREFIX [options]", usage_embed},
               {"run", "run FILE KERNEL --arg NAME=VALUE... [options]", usage_run},
-              {"info", "info", usage_info}};
+              {"info", "info", usage_info},
+              {"cache", "cache info|clear", usage_cache}};
 
 /* Every command (command NULL), or one. */
 static void print_usage(FILE *f, const char *command) {
@@ -265,6 +272,7 @@ static const char **value_slot(Options *o, const char *name) {
   if (!strcmp(name, "-o") || !strcmp(name, "--output")) return &o->output;
   if (!strcmp(name, "--name")) return &o->name;
   if (!strcmp(name, "--cc")) return &o->cc;
+  if (!strcmp(name, "--compile-timeout")) return &o->compile_timeout;
   if (!strcmp(name, "--depfile")) return &o->depfile;
   if (!strcmp(name, "--device")) return &o->device;
   if (!strcmp(name, "--dim")) return &o->dim;
@@ -344,7 +352,8 @@ typedef struct Command {
 } Command;
 
 static const Command commands[] = {{"check", cmd_check}, {"emit", cmd_emit}, {"build", cli_build},
-                                   {"embed", cli_embed}, {"run", cli_run},   {"info", cli_info}};
+                                   {"embed", cli_embed}, {"run", cli_run},   {"info", cli_info},
+                                   {"cache", cli_cache}};
 
 static const Command *find_command(const char *name) {
   for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)

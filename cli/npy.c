@@ -159,11 +159,12 @@ static bool fail(char *err, size_t n, const char *fmt, ...) {
 
 /* '<f4' -> itemsize 4, normalized "<f4"; one-byte types become "|b1" etc. */
 static bool simple_dtype(const char *d, char norm[16], size_t *size, char *err, size_t n) {
-  char order = strchr("<>|=", d[0]) ? d[0] : '=';
-  const char *t = d + (order != '=' || d[0] == '=');
-  char *end;
-  long sz = strtol(t + 1, &end, 10);
-  if (!*t || !strchr("biufcV", *t) || *end || sz <= 0 || sz > (1 << 20))
+  bool has_order = d[0] && strchr("<>|=", d[0]); /* strchr finds the NUL too */
+  char order = has_order ? d[0] : '=';
+  const char *t = d + has_order;
+  char *end = NULL;
+  long sz = *t && strchr("biufcV", *t) ? strtol(t + 1, &end, 10) : 0;
+  if (!end || *end || sz <= 0 || sz > (1 << 20))
     return fail(err, n, "unsupported dtype '%s' (kernc reads bool, integer, float and void dtypes)",
                 d);
   if (order == '>' && sz > 1)

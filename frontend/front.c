@@ -118,11 +118,10 @@ static Module *load_embedded(Loader *L, Decl *imp, const char *path, int depth) 
 /* The text of an imported file (malloc'd); NULL after a diagnostic. A FIFO
  * or a device could block or never end, so only regular files are read. */
 static char *read_import(Loader *L, Decl *imp, const char *path, size_t *len) {
-  struct stat st;
-  char *text = NULL;
-  if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+  char *text = front_read_file(path, len);
+  if (!text && errno == FILE_ENOTREG)
     diag_error(L->prog->diags, imp->loc, "imported file '%s' is not a regular file", path);
-  else if (!(text = front_read_file(path, len)))
+  else if (!text)
     diag_error(L->prog->diags, imp->loc, "cannot read imported file '%s': %s", path,
                strerror(errno));
   return text;
@@ -189,7 +188,7 @@ static Module *load_root(Loader *L, const char *path, const char *src, size_t le
     owned = front_read_file(path, &len);
     if (!owned) {
       SrcLoc none = {0};
-      diag_error(p->diags, none, "cannot read '%s': %s", path, strerror(errno));
+      diag_error(p->diags, none, "cannot read '%s': %s", path, file_strerror(errno));
       return NULL;
     }
     src = owned;

@@ -34,7 +34,8 @@ FrontResult front_compile_with(const char *path, const char *src, size_t len,
  * (malloc'd; NULL on OOM): relative to from's directory, absolute as is. */
 char *front_import_path(const char *from, const char *rel);
 void front_free(Program *);
-/* Reads a whole file into a malloc'd NUL-terminated buffer; NULL + errno on failure. */
+/* Reads a whole regular file into a malloc'd NUL-terminated buffer; NULL +
+ * errno on failure (FILE_ENOTREG of file.h for a directory, FIFO or device). */
 char *front_read_file(const char *path, size_t *len);
 
 #endif

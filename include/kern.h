@@ -86,6 +86,8 @@ KERN_API const char *kern_status_name(kern_status);
  *   KERN_DEBUG=1      like kern_set_debug(true)
  *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
  *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
+ *   KERN_COMPILE_TIMEOUT  seconds one C compile may take (default 300; 0: no limit)
+ *   KERN_CACHE_MAX_BYTES  the cache's size bound (default 1G; K, M, G suffixes; 0: none)
  *   KERN_LOG=1        log lines on stderr (see kern_set_log_handler)
  *   KERN_PATH         directories searched for relative module paths (kern_module_load)
  * It does not touch CUDA: the driver is loaded and the GPUs counted when a
@@ -107,6 +109,24 @@ KERN_API void kern_shutdown(void);
  * until kern_shutdown. */
 KERN_API const char *kern_cache_dir(void);
 
+/* What the cache holds (`kernc cache info` prints it). */
+typedef struct {
+  const char *dir;   /* kern_cache_dir() */
+  int64_t entries;   /* compiled modules: a CPU build or a GPU image each */
+  int64_t bytes;     /* the sizes of all files in the directory */
+  int64_t max_bytes; /* the bound (KERN_CACHE_MAX_BYTES, default 1 GiB); 0: none */
+} kern_cache_info;
+/* Fills *out (dir valid as kern_cache_dir's). KERN_ERR_INVALID_ARGUMENT for
+ * NULL; kern_cache_dir's status and reason when there is no cache. */
+KERN_API kern_status kern_cache_info_get(kern_cache_info *out);
+/* Removes every entry from the cache, and what killed processes left there;
+ * builds in progress in other processes keep their directories, and modules
+ * already loaded keep running. Other processes may use the cache meanwhile: an
+ * entry removed under them is a miss and compiles again. KERN_ERR_IO when
+ * something could not be removed; kern_cache_dir's status when there is no
+ * cache. */
+KERN_API kern_status kern_cache_clear(void);
+
 /* What the library uses, for tools and bug reports (`kernc info` prints it).
  * The strings belong to the library and stay valid until the next call or
  * kern_shutdown. */
@@ -121,6 +141,11 @@ typedef struct {
   const char *cache_dir;   /* kern_cache_dir(); NULL when there is no cache */
   int num_threads;         /* CPU worker threads (KERN_NUM_THREADS) */
   bool debug;              /* kern_get_debug() */
+  double compile_timeout;  /* seconds a C compile may run before it is stopped and the
+                              launch fails with KERN_ERR_COMPILE (KERN_COMPILE_TIMEOUT,
+                              default 300); 0: no limit */
+  int64_t cache_max_bytes; /* the cache's size bound (KERN_CACHE_MAX_BYTES, default
+                              1 GiB): least recently used entries go first; 0: none */
 } kern_config;
 /* Fills *out. Finds the C compiler and loads NVRTC unless done already (what
  * a first compile does), so the first call may take milliseconds.
@@ -366,8 +391,9 @@ KERN_API struct DLManagedTensor *kern_array_to_dlpack(kern_array *);
 
 /* Compiles a .kern file (and its imports): NULL with KERN_ERR_COMPILE and the
  * rendered diagnostics as the message when it has errors (a missing import
- * included), KERN_ERR_IO when the file cannot be read: missing, a directory,
- * unreadable. Code for a device is generated on the first launch there.
+ * included), KERN_ERR_IO when the file cannot be read: missing, unreadable,
+ * or not a regular file (a directory, a FIFO or a device, which could block
+ * the call forever, is not read). Code for a device is generated on the first launch there.
  * A relative path is looked for in the working directory first, then (unless
  * it starts with ./ or ../) in each directory of KERN_PATH (':'-separated,
  * read at kern_init) and of kern_module_search_path_add, in order; the

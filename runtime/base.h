@@ -32,6 +32,8 @@ typedef struct rt_config {
   char *cc;        /* KERN_CC, or NULL: the toolchain's default */
   char *path;      /* KERN_PATH: directories for relative module paths, ':'-separated; or NULL */
   int block2d[2];  /* KERN_CUDA_BLOCK2D=WxH: the block of multi-dimensional CUDA launches */
+  int compile_timeout_ms;  /* KERN_COMPILE_TIMEOUT (seconds) in ms; 0: no limit */
+  int64_t cache_max_bytes; /* KERN_CACHE_MAX_BYTES: the cache's size bound; 0: none */
 } rt_config;
 /* The configuration kern_init read (read-only afterwards, except debug). */
 const rt_config *rt_config_get(void);
@@ -100,6 +102,22 @@ bool rt_cache_store(const char *dir, const char *key, const char *source, const 
 char *rt_cache_blob_read(const char *dir, const char *key, size_t *len);
 /* Stores a GPU image as <key>.gpu and <key>.gpu.sha (temp + rename, hash last). */
 void rt_cache_blob_write(const char *dir, const char *key, const void *data, size_t len);
+/* A fresh private directory for one build in the cache:
+ * <dir>/.build-<pid>-<host>-XXXXXX (mkdtemp), so a leftover of a killed
+ * process never blocks a later one. malloc'd; NULL (errno) on failure. */
+char *rt_cache_build_dir(const char *dir);
+/* Removes what killed processes left in dir: build directories older than an
+ * hour or made on this host by a process that is gone, temporary files older
+ * than an hour. */
+void rt_cache_tidy(const char *dir);
+/* Removes least recently used entries (by the time they were stored or last
+ * loaded) until dir's files take at most max_bytes; 0: no bound. */
+void rt_cache_evict(const char *dir, int64_t max_bytes);
+/* What dir holds: entries (CPU and GPU) and the bytes of all its files. */
+void rt_cache_measure(const char *dir, int64_t *entries, int64_t *bytes);
+/* Removes every entry, alias and leftover of dir (build directories of live
+ * processes stay); false (errno) when something could not be removed. */
+bool rt_cache_clear(const char *dir);
 /* A name unique across processes and threads: "<pid>-<tid>-<counter>". */
 void rt_unique_suffix(char *out, size_t n);
 /* Removes a directory tree created for a build (files one level deep). */

@@ -18,6 +18,10 @@
  * handed to the driver; a CPU object is hashed through its file and then
  * dlopen'd by the same path: in a directory only this user or root can
  * write, nobody else can swap the file in between (docs/security.md).
+ * Housekeeping: builds happen in uniquely named directories; the first store
+ * of a process removes what killed processes left behind, and every store
+ * evicts least recently used entries past the size bound (a load touches its
+ * entry's meta or hash file, whose time is the entry's last use).
  */
 #include "base.h"
 
@@ -25,11 +29,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "file.h"
@@ -188,6 +195,217 @@ static bool fsync_path(const char *path, int flags) {
   return ok;
 }
 
+/* ---- housekeeping ------------------------------------------------------------------------ */
+
+enum { STALE_SECONDS = 3600 };
+
+/* This host's name, as it may appear in a file name. */
+static void host_name(char out[65]) {
+  if (gethostname(out, 65) != 0) snprintf(out, 65, "host");
+  out[64] = 0;
+  for (char *p = out; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+          *p == '.' || *p == '_'))
+      *p = '_';
+}
+
+char *rt_cache_build_dir(const char *dir) {
+  char host[65];
+  host_name(host);
+  char *d = str_printf("%s/.build-%ld-%s-XXXXXX", dir, (long)getpid(), host);
+  if (d && mkdtemp(d)) return d;
+  int err = d ? errno : ENOMEM;
+  free(d);
+  errno = err;
+  return NULL;
+}
+
+/* A build directory's maker, from ".build-<pid>-<host>-XXXXXX": gone when it
+ * was made on this host by a process that no longer exists. */
+static bool maker_gone(const char *name) {
+  char *end, host[65];
+  long pid = strtol(name + 7, &end, 10);
+  if (end == name + 7 || *end != '-' || pid <= 0) return false;
+  size_t n = strlen(end + 1);
+  host_name(host);
+  if (n < 7 || n - 7 != strlen(host) || strncmp(end + 1, host, n - 7) != 0) return false;
+  return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+static bool is_temp(const char *name) {
+  return !strncmp(name, ".alias-", 7) || strstr(name, ".tmp-") != NULL;
+}
+
+/* Removes one leftover of a killed process (with all: every temporary file). */
+static void tidy_one(const char *dir, const char *name, const struct stat *st, bool all) {
+  bool old = time(NULL) - st->st_mtime > STALE_SECONDS;
+  char *path = NULL;
+  if (S_ISDIR(st->st_mode) && !strncmp(name, ".build-", 7) && (old || maker_gone(name))) {
+    if ((path = str_printf("%s/%s", dir, name))) rt_remove_tree(path);
+  } else if (S_ISREG(st->st_mode) && is_temp(name) && (old || all)) {
+    if ((path = str_printf("%s/%s", dir, name))) unlink(path);
+  }
+  free(path);
+}
+
+/* One file of the cache at the top level (no links followed). */
+typedef struct cfile {
+  char name[256];
+  int64_t bytes;
+  struct timespec time;
+  bool dir;
+} cfile;
+
+/* dir's entries (regular files and directories, "." and ".." skipped),
+ * malloc'd; *n of them. NULL when it cannot be read. */
+static cfile *list_dir(const char *dir, size_t *n) {
+  DIR *d = opendir(dir);
+  cfile *v = NULL;
+  size_t cap = 0;
+  *n = 0;
+  struct dirent *e;
+  struct stat st;
+  while (d && (e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || strlen(e->d_name) >= 256) continue;
+    if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+    if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) continue;
+    if (*n == cap) {
+      cfile *grown = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof *v);
+      if (!grown) break;
+      v = grown;
+    }
+    cfile *f = &v[(*n)++];
+    snprintf(f->name, sizeof f->name, "%s", e->d_name);
+    f->bytes = (int64_t)st.st_size;
+    f->time = st.st_mtim;
+    f->dir = S_ISDIR(st.st_mode);
+  }
+  if (d) closedir(d);
+  return v;
+}
+
+void rt_cache_tidy(const char *dir) {
+  size_t n;
+  cfile *v = list_dir(dir, &n);
+  for (size_t i = 0; i < n; i++) {
+    struct stat st = {.st_mode = v[i].dir ? S_IFDIR : S_IFREG, .st_mtim = v[i].time};
+    tidy_one(dir, v[i].name, &st, false);
+  }
+  free(v);
+}
+
+/* The entry a file belongs to: its name up to the first '.' (a key), or 0
+ * for leftovers and directories. */
+static size_t stem_len(const cfile *f) {
+  if (f->dir || f->name[0] == '.' || is_temp(f->name)) return 0;
+  return strcspn(f->name, ".");
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(((const cfile *)a)->name, ((const cfile *)b)->name);
+}
+
+/* An entry: the files [first, first + nfiles) of the sorted list. */
+typedef struct centry {
+  size_t first, nfiles;
+  int64_t bytes;
+  struct timespec used;
+} centry;
+
+static int by_use(const void *a, const void *b) {
+  const struct timespec *x = &((const centry *)a)->used, *y = &((const centry *)b)->used;
+  return x->tv_sec != y->tv_sec ? (x->tv_sec < y->tv_sec ? -1 : 1)
+                                : (x->tv_nsec > y->tv_nsec) - (x->tv_nsec < y->tv_nsec);
+}
+
+/* Groups the sorted files into entries (malloc'd, *n); *total gets the bytes
+ * of every regular file. */
+static centry *group(cfile *v, size_t nfiles, size_t *n, int64_t *total) {
+  centry *e = calloc(nfiles + 1, sizeof *e);
+  *n = 0;
+  *total = 0;
+  for (size_t i = 0; i < nfiles; i++) {
+    if (!v[i].dir) *total += v[i].bytes;
+    size_t len = stem_len(&v[i]);
+    if (!len || !e) continue;
+    centry *last = *n ? &e[*n - 1] : NULL;
+    const char *prev = last ? v[last->first].name : NULL;
+    if (!last || strlen(prev) < len || strncmp(prev, v[i].name, len) || prev[len] != '.')
+      last = &e[(*n)++], *last = (centry){.first = i};
+    last->nfiles++;
+    last->bytes += v[i].bytes;
+    if (by_use(&(centry){.used = v[i].time}, last) > 0) last->used = v[i].time;
+  }
+  return e;
+}
+
+static void remove_entry(const char *dir, const cfile *v, const centry *e) {
+  for (size_t i = e->first; i < e->first + e->nfiles; i++) {
+    char *path = str_printf("%s/%s", dir, v[i].name);
+    if (path) unlink(path);
+    free(path);
+  }
+}
+
+void rt_cache_evict(const char *dir, int64_t max_bytes) {
+  if (max_bytes <= 0) return;
+  size_t nfiles, n;
+  int64_t total;
+  cfile *v = list_dir(dir, &nfiles);
+  if (v) qsort(v, nfiles, sizeof *v, by_name);
+  centry *e = group(v, nfiles, &n, &total);
+  if (e) qsort(e, n, sizeof *e, by_use);
+  for (size_t i = 0; e && i < n && total > max_bytes; i++) {
+    remove_entry(dir, v, &e[i]);
+    total -= e[i].bytes;
+  }
+  free(e);
+  free(v);
+}
+
+void rt_cache_measure(const char *dir, int64_t *entries, int64_t *bytes) {
+  size_t nfiles, n;
+  cfile *v = list_dir(dir, &nfiles);
+  if (v) qsort(v, nfiles, sizeof *v, by_name);
+  centry *e = group(v, nfiles, &n, bytes);
+  *entries = 0;
+  for (size_t i = 0; e && i < n; i++) {
+    const char *ext = strchr(v[e[i].first].name, '.');
+    bool alias = e[i].nfiles == 1 && ext && !strcmp(ext, ".latest");
+    *entries += !alias;
+  }
+  free(e);
+  free(v);
+}
+
+bool rt_cache_clear(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return false;
+  closedir(d);
+  size_t nfiles;
+  cfile *v = list_dir(dir, &nfiles);
+  bool ok = true;
+  for (size_t i = 0; i < nfiles; i++) {
+    struct stat st = {.st_mode = v[i].dir ? S_IFDIR : S_IFREG, .st_mtim = v[i].time};
+    if (stem_len(&v[i])) {
+      char *path = str_printf("%s/%s", dir, v[i].name);
+      ok = path && (unlink(path) == 0 || errno == ENOENT) && ok;
+      free(path);
+    } else {
+      tidy_one(dir, v[i].name, &st, true);
+    }
+  }
+  free(v);
+  return ok;
+}
+
+/* After a store: once per process the leftovers, every time the bound. */
+static void housekeep(const char *dir) {
+  static _Atomic bool tidied;
+  if (!atomic_exchange(&tidied, true)) rt_cache_tidy(dir);
+  rt_cache_evict(dir, rt_config_get()->cache_max_bytes);
+}
+
 /* ---- CPU entries ----------------------------------------------------------------------------- */
 
 typedef struct meta {
@@ -238,6 +456,7 @@ bool rt_cache_load(const char *dir, const char *key, const char *source, void **
     *handle = dl_open(so, RTLD_NOW | RTLD_LOCAL);
     hit = *handle != NULL;
   }
+  if (hit) utimensat(AT_FDCWD, meta_path, NULL, 0); /* used now: last to be evicted */
   free(so);
   free(meta_path);
   return hit;
@@ -259,6 +478,7 @@ bool rt_cache_store(const char *dir, const char *key, const char *source, const 
   ok = ok && so && meta_path && text && rename(built_so, so) == 0 &&
        write_atomic(meta_path, text, strlen(text));
   if (ok) fsync_path(dir, O_RDONLY | O_DIRECTORY);
+  if (ok) housekeep(dir);
   free(so);
   free(meta_path);
   free(text);
@@ -286,6 +506,7 @@ char *rt_cache_blob_read(const char *dir, const char *key, size_t *len) {
     free(data);
     data = NULL;
   }
+  if (data) utimensat(AT_FDCWD, sha, NULL, 0);
   free(path);
   free(sha);
   free(want);
@@ -296,7 +517,7 @@ void rt_cache_blob_write(const char *dir, const char *key, const void *data, siz
   char hex[65];
   mem_sha256(data, len, hex);
   char *path = str_printf("%s/%s.gpu", dir, key), *sha = str_printf("%s/%s.gpu.sha", dir, key);
-  if (path && sha && write_atomic(path, data, len)) write_atomic(sha, hex, 64);
+  if (path && sha && write_atomic(path, data, len) && write_atomic(sha, hex, 64)) housekeep(dir);
   free(path);
   free(sha);
 }

@@ -167,6 +167,7 @@ static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
   char *path = str_printf("%s/%s.latest", cache, any), key[33] = {0};
   int fd = path ? open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
   bool ok = fd >= 0 && read(fd, key, 32) == 32;
+  if (ok) futimens(fd, NULL); /* used now, like the entry it leads to */
   if (fd >= 0) close(fd);
   free(path);
   for (int i = 0; ok && i < 32; i++)
@@ -179,22 +180,25 @@ static bool alias_load(const char *cache, const char *any, rt_cpu_lib *out) {
 
 /* ---- building ---------------------------------------------------------------------------------- */
 
+/* Where private build directories go: $TMPDIR, else /tmp. */
+static const char *temp_root(void) {
+  const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp ? tmp : "/tmp";
+}
+
 /* A fresh directory for one build: in the cache dir when writable, else a
- * private temp dir. malloc'd; NULL on failure. */
+ * private temp dir. malloc'd; NULL (errno) on failure. */
 static char *make_build_dir(const char *cache, bool *in_cache) {
   *in_cache = false;
   if (cache && access(cache, W_OK | X_OK) == 0) {
-    char suffix[64];
-    rt_unique_suffix(suffix, sizeof suffix);
-    char *d = str_printf("%s/.build-%s", cache, suffix);
-    if (d && mkdir(d, 0700) == 0) {
+    char *d = rt_cache_build_dir(cache);
+    if (d) {
       *in_cache = true;
       return d;
     }
-    free(d);
   }
-  const char *tmp = getenv("TMPDIR");
-  char *d = str_printf("%s/kern-build-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+  char *d = str_printf("%s/kern-build-XXXXXX", temp_root());
+  if (!d) errno = ENOMEM;
   if (d && mkdtemp(d)) return d;
   free(d);
   return NULL;
@@ -204,6 +208,11 @@ static kern_status compile_failed(const char *cc, const ProcResult *r, Buf *log)
   char head[512];
   if (!r->started)
     snprintf(head, sizeof head, "could not run the C compiler '%s': %s\n", cc, strerror(r->err));
+  else if (r->timed_out)
+    snprintf(head, sizeof head,
+             "the C compiler '%s' did not finish within %g s and was stopped (KERN_COMPILE_TIMEOUT "
+             "sets the limit in seconds, 0 for none); its output:\n",
+             cc, rt_config_get()->compile_timeout_ms / 1000.0);
   else if (r->signal)
     snprintf(head, sizeof head, "the C compiler '%s' was killed by signal %d on generated code:\n",
              cc, r->signal);
@@ -217,8 +226,9 @@ static kern_status compile_failed(const char *cc, const ProcResult *r, Buf *log)
   return err_text(KERN_ERR_COMPILE, head, log->s && !log->oom ? log->s : "(no output)");
 }
 
-/* Compiles kernel.c in dir into kernel.so. */
-static kern_status run_compiler(const char *cc, const char *dir, unsigned mode) {
+/* Compiles kernel.c in dir into kernel.so; *timed_out when the compiler ran
+ * past the time limit. */
+static kern_status run_compiler(const char *cc, const char *dir, unsigned mode, bool *timed_out) {
   bool debug = mode & RT_CC_DEBUG;
   char *map = str_printf("-fdebug-prefix-map=%s=.", dir);
   const char *flags[16];
@@ -237,21 +247,26 @@ static kern_status run_compiler(const char *cc, const char *dir, unsigned mode) 
                    .flags = flags,
                    .inputs = inputs,
                    .cwd = dir,
-                   .log = &log};
+                   .log = &log,
+                   .timeout_ms = rt_config_get()->compile_timeout_ms};
   kern_status st = tc_cc_run(&job, &r) ? KERN_OK : compile_failed(cc, &r, &log);
+  *timed_out = r.timed_out;
   buf_free(&log);
   free(map);
   return st;
 }
 
 static kern_status build_in(const char *src, size_t len, const char *cc, unsigned mode,
-                            const char *cache, rt_cpu_lib *out, bool *in_cache_out) {
+                            const char *cache, rt_cpu_lib *out, bool *in_cache_out,
+                            bool *timed_out) {
   bool in_cache;
   char *dir = make_build_dir(cache, &in_cache);
   *in_cache_out = in_cache;
+  *timed_out = false;
   if (!dir)
-    return err_set(KERN_ERR_IO, "cannot create a build directory for CPU kernels: %s",
-                   strerror(errno));
+    return err_set(KERN_ERR_IO,
+                   "cannot create a build directory for CPU kernels in '%s' (TMPDIR): %s",
+                   temp_root(), strerror(errno));
   char *c_path = str_printf("%s/kernel.c", dir), *so_path = str_printf("%s/kernel.so", dir);
   kern_status st = KERN_OK;
   if (!c_path || !so_path)
@@ -259,7 +274,7 @@ static kern_status build_in(const char *src, size_t len, const char *cc, unsigne
   else if (!file_write(c_path, O_CREAT | O_TRUNC, src, len))
     st = err_set(KERN_ERR_IO, "cannot write generated code to %s: %s", c_path, strerror(errno));
   else
-    st = run_compiler(cc, dir, mode);
+    st = run_compiler(cc, dir, mode, timed_out);
   if (st == KERN_OK && !(out->handle = dl_open(so_path, RTLD_NOW | RTLD_LOCAL))) {
     const char *why = dlerror();
     st = err_set(KERN_ERR_COMPILE, "cannot load the compiled kernels: %s",
@@ -277,15 +292,16 @@ static kern_status build_in(const char *src, size_t len, const char *cc, unsigne
 
 /* Builds in the cache directory when it is writable; a build that fails there
  * (a full or failing file system) is tried once more in a private temp dir,
- * uncached, and that attempt's error is the one reported. */
+ * uncached, and that attempt's error is the one reported. A compiler that ran
+ * out of time is not given a second wait. */
 static kern_status build(const char *src, size_t len, const char *cc, unsigned mode,
                          const char *cache, rt_cpu_lib *out) {
-  bool in_cache;
-  kern_status st = build_in(src, len, cc, mode, cache, out, &in_cache);
-  if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache) {
+  bool in_cache, timed_out;
+  kern_status st = build_in(src, len, cc, mode, cache, out, &in_cache, &timed_out);
+  if (st != KERN_OK && st != KERN_ERR_OUT_OF_MEMORY && in_cache && !timed_out) {
     if (out->handle) dl_close(out->handle);
     out->handle = NULL;
-    st = build_in(src, len, cc, mode, NULL, out, &in_cache);
+    st = build_in(src, len, cc, mode, NULL, out, &in_cache, &timed_out);
   }
   return st;
 }
@@ -307,7 +323,8 @@ kern_status rt_cpu_compile(const char *src, size_t len, unsigned mode, rt_cpu_li
   /* A miss with no compiler, or one that cannot say what it is: any cached
    * build of this source will do. */
   make_key(src, len, NULL, mode, any);
-  if ((st || !*tc_cc_identity(cc)) && cache && alias_load(cache, any, out)) {
+  if ((st || !*tc_cc_identity(cc, rt_config_get()->compile_timeout_ms)) && cache &&
+      alias_load(cache, any, out)) {
     free(cc);
     return KERN_OK;
   }

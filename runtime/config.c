@@ -6,9 +6,10 @@
  * Breaks: the environment is read when kern_init (or rt_config_reload) says
  * so, not on every use: KERN_NUM_THREADS, KERN_CACHE_DIR (else
  * $XDG_CACHE_HOME/kern, else ~/.cache/kern), KERN_CC, KERN_DEBUG, KERN_PATH,
- * KERN_CUDA_BLOCK2D, and KERN_LOG (which support/error.c keeps). A bad thread
- * count or block shape falls back to the default; yes/no variables
- * (KERN_DEBUG) are read by support/env.c's one rule.
+ * KERN_CUDA_BLOCK2D, KERN_COMPILE_TIMEOUT, KERN_CACHE_MAX_BYTES and KERN_LOG
+ * (which support/error.c keeps). A bad thread count, block shape, time limit
+ * or size falls back to the default; yes/no variables (KERN_DEBUG) are
+ * read by support/env.c's one rule.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 
 #include "base.h"
 #include "env.h"
+#include "toolchain.h"
 
 int kern_version(void) { return KERN_VERSION_NUM; }
 
@@ -68,6 +70,25 @@ static void env_block2d(int b[2]) {
   if (pow2 && w * h >= 32 && w * h <= 1024) b[0] = (int)w, b[1] = (int)h;
 }
 
+/* KERN_CACHE_MAX_BYTES: bytes, or with a K, M or G suffix (powers of 1024);
+ * 0 for no bound; else 1 GiB. */
+static int64_t env_cache_max(void) {
+  const int64_t fallback = (int64_t)1 << 30;
+  const char *s = getenv("KERN_CACHE_MAX_BYTES");
+  if (!s || !*s) return fallback;
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  int shift = *end == 'K' || *end == 'k'   ? 10
+              : *end == 'M' || *end == 'm' ? 20
+              : *end == 'G' || *end == 'g' ? 30
+                                           : 0;
+  if (shift) end++;
+  if (errno || end == s || *end || s[0] == '-' || v > (unsigned long long)INT64_MAX >> shift)
+    return fallback;
+  return (int64_t)(v << shift);
+}
+
 void rt_config_reload(void) {
   free(config.cache_dir);
   free(config.cc);
@@ -79,6 +100,9 @@ void rt_config_reload(void) {
   const char *path = getenv("KERN_PATH");
   config.path = path && *path ? str_dup(path) : NULL;
   env_block2d(config.block2d);
+  int ms = tc_cc_timeout_ms(getenv("KERN_COMPILE_TIMEOUT"));
+  config.compile_timeout_ms = ms < 0 ? TC_CC_TIMEOUT_DEFAULT_MS : ms;
+  config.cache_max_bytes = env_cache_max();
   if (env_bool("KERN_DEBUG", false)) atomic_store(&debug_flag, true); /* no: kern_set_debug's */
   config.debug = atomic_load(&debug_flag);
   err_log_read_env();

@@ -16,6 +16,7 @@
  * frees at shutdown registers with rt_at_shutdown (modules of kernc build),
  * so this file never calls up.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -144,6 +145,23 @@ const char *kern_cache_dir(void) {
   return rt_cache_dir_or_error();
 }
 
+kern_status kern_cache_info_get(kern_cache_info *out) {
+  if (!out) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_cache_info_get: out is NULL");
+  *out = (kern_cache_info){.dir = kern_cache_dir()};
+  if (!out->dir) return kern_last_status();
+  out->max_bytes = rt_config_get()->cache_max_bytes;
+  rt_cache_measure(out->dir, &out->entries, &out->bytes);
+  return KERN_OK;
+}
+
+kern_status kern_cache_clear(void) {
+  const char *dir = kern_cache_dir();
+  if (!dir) return kern_last_status();
+  if (!rt_cache_clear(dir))
+    return err_set(KERN_ERR_IO, "cannot clear the cache directory '%s': %s", dir, strerror(errno));
+  return KERN_OK;
+}
+
 /* The compiler the JIT would use (the toolchain's rule) and NVRTC, found now
  * if no compile has yet. */
 kern_status kern_config_get(kern_config *out) {
@@ -151,7 +169,7 @@ kern_status kern_config_get(kern_config *out) {
   rt_ensure_init();
   const char *why = "";
   char *cc = tc_cc_find(rt_config_get()->cc, NULL);
-  const char *ident = cc ? tc_cc_identity(cc) : "";
+  const char *ident = cc ? tc_cc_identity(cc, rt_config_get()->compile_timeout_ms) : "";
   bool nvrtc = tc_nvrtc_available(&why);
   pthread_mutex_lock(&report_mu);
   if (cc && (!report_cc || strcmp(cc, report_cc) != 0)) {
@@ -169,7 +187,9 @@ kern_status kern_config_get(kern_config *out) {
                                             : "",
                        .cache_dir = kern_cache_dir(),
                        .num_threads = rt_config_get()->num_threads,
-                       .debug = kern_get_debug()};
+                       .debug = kern_get_debug(),
+                       .compile_timeout = rt_config_get()->compile_timeout_ms / 1000.0,
+                       .cache_max_bytes = rt_config_get()->cache_max_bytes};
   pthread_mutex_unlock(&report_mu);
   free(cc);
   return KERN_OK;

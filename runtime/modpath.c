@@ -9,7 +9,8 @@
  * ("./", "../"), or names something in the working directory (so the working
  * directory comes first, and a file the user points at is never shadowed);
  * otherwise each search directory is tried in order and the first that holds
- * the path wins. "$ORIGIN" at the start of a search directory is the
+ * the path wins. Only a regular file is read (a FIFO or a device could block
+ * the load forever: support/file.c refuses them). "$ORIGIN" at the start of a search directory is the
  * program's own directory (/proc/self/exe), as in an rpath. The directories
  * added by the API stay for the life of the process.
  */
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "file.h"
 #include "front.h"
 #include "fork.h"
 
@@ -101,7 +103,7 @@ static bool explicitly_relative(const char *p) {
 static void read_failed(const char *path, int e, const Dirs *searched) {
   char cwd[PATH_MAX];
   if (path[0] == '/' || e != ENOENT) {
-    err_set(KERN_ERR_IO, "cannot read '%s': %s", path, strerror(e));
+    err_set(KERN_ERR_IO, "cannot read '%s': %s", path, file_strerror(e));
     return;
   }
   if (!getcwd(cwd, sizeof cwd)) snprintf(cwd, sizeof cwd, "(unknown: %s)", strerror(errno));

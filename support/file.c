@@ -1,7 +1,7 @@
 /* file.c: whole-file reads and writes.
  *
- * Requires: POSIX. Produces: file_read, file_read_fd, file_write_all,
- * file_write. Breaks: nothing; a failed call leaves errno as the failing step
+ * Requires: POSIX. Produces: file_read, file_read_fd, file_strerror,
+ * file_write_all, file_write. Breaks: nothing; a failed call leaves errno as the failing step
  * set it (a failed write may leave a partial file: callers write temporaries
  * and rename).
  */
@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 char *file_read_fd(int fd, size_t max, size_t *len) {
@@ -41,14 +43,27 @@ char *file_read_fd(int fd, size_t max, size_t *len) {
   return buf;
 }
 
+/* Opening without blocking, then the type: opening a FIFO waits for a writer,
+ * and reading one (or a device) may never end. */
 char *file_read(const char *path, size_t max, size_t *len) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return NULL;
-  char *buf = file_read_fd(fd, max, len);
+  struct stat st;
+  char *buf = NULL;
+  if (fstat(fd, &st) != 0)
+    ;
+  else if (!S_ISREG(st.st_mode))
+    errno = FILE_ENOTREG;
+  else
+    buf = file_read_fd(fd, max, len);
   int err = errno;
   close(fd);
   errno = err;
   return buf;
+}
+
+const char *file_strerror(int err) {
+  return err == FILE_ENOTREG ? "not a regular file (a directory, FIFO or device)" : strerror(err);
 }
 
 bool file_write_all(int fd, const void *data, size_t len) {

@@ -10,8 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* The whole file at path, at most max bytes. */
+/* errno of file_read for a path that is not a regular file: a directory, a
+ * FIFO or a device, which could block or never end, is not read. No system
+ * call sets this value: print it with file_strerror. */
+enum { FILE_ENOTREG = 0x4b52 };
+/* The whole regular file at path, at most max bytes. */
 char *file_read(const char *path, size_t max, size_t *len);
+/* strerror, and words for FILE_ENOTREG. */
+const char *file_strerror(int err);
 /* Everything left to read from fd (not closed), at most max bytes. */
 char *file_read_fd(int fd, size_t max, size_t *len);
 /* Writes all len bytes to fd; false (errno) on failure. */

@@ -16,6 +16,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,17 +112,54 @@ static pid_t spawn(const ProcSpec *s, const char *path, int out_fd, bool own_gro
   return *err ? -1 : pid;
 }
 
-/* Appends what the child writes until it closes the pipe or the deadline passes. */
-static bool drain(int fd, const ProcSpec *s, long long deadline) {
+/* How long output is still read once the program exited: what it wrote is in
+ * the pipe already; a child it left running (a compiler wrapper's background
+ * job) may hold the pipe open for as long as it likes. */
+enum { EXIT_GRACE_MS = 100 };
+
+/* Whether pid has ended (its status in *status); errors count as ended. */
+static bool ended(pid_t pid, int *status, int *err) {
+  pid_t r;
+  while ((r = waitpid(pid, status, WNOHANG)) < 0 && errno == EINTR) {
+  }
+  if (r < 0) {
+    *err = errno;
+    *status = -1;
+  }
+  return r != 0;
+}
+
+/* Appends what the child writes while it runs (and for a short grace after
+ * it exited), and waits for it until the deadline. False when it is still
+ * running then; else *status is its wait status (-1 when it could not be
+ * waited for). */
+static bool drain(int fd, pid_t pid, const ProcSpec *s, long long deadline, int *status, int *err) {
   char buf[4096];
-  struct pollfd p = {.fd = fd, .events = POLLIN};
-  for (;;) {
-    int r = poll(&p, 1, left_ms(deadline));
-    if (r < 0 && errno == EINTR) continue;
-    if (r == 0) return false; /* out of time */
-    ssize_t n = r < 0 ? -1 : read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return true;
+  bool open = true, done = false;
+  long long grace = -1;
+  for (int nap = 1;;) {
+    if (!done && (done = ended(pid, status, err))) grace = now_ms() + EXIT_GRACE_MS;
+    if (done && (!open || left_ms(grace) == 0)) return true;
+    if (!done && left_ms(deadline) == 0) return false;
+    int wait = done ? left_ms(grace) : nap;
+    if (!done && deadline >= 0 && wait > left_ms(deadline)) wait = left_ms(deadline);
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    int r = open ? poll(&p, 1, wait) : 0;
+    if (!open) { /* the pipe is closed but the child runs on: wait for it */
+      struct timespec t = {0, wait * 1000000L};
+      nanosleep(&t, NULL);
+    }
+    if (r < 0 && errno != EINTR) open = false;
+    if (r <= 0) {
+      if (nap < 50) nap *= 2;
+      continue;
+    }
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (n <= 0) {
+      open = false;
+      continue;
+    }
     if (!s->max_output || s->output->len < s->max_output) buf_add(s->output, buf, (size_t)n);
   }
 }
@@ -167,14 +205,17 @@ bool proc_run(const ProcSpec *s, ProcResult *r) {
     return false;
   }
   r->started = true;
+  if (s->group) atomic_store(s->group, timed ? (int)pid : 0);
   long long deadline = timed ? now_ms() + s->timeout_ms : -1;
-  bool in_time = fds[0] < 0 || drain(fds[0], s, deadline);
   int status = 0;
-  if (!in_time || !reap(pid, deadline, &status, &r->err)) {
+  bool in_time = fds[0] >= 0 ? drain(fds[0], pid, s, deadline, &status, &r->err)
+                             : reap(pid, deadline, &status, &r->err);
+  if (!in_time) {
     r->timed_out = true;
     kill(-pid, SIGKILL);
     reap(pid, -1, &status, &r->err);
   }
+  if (s->group) atomic_store(s->group, 0);
   if (fds[0] >= 0) close(fds[0]);
   if (status == -1) {
     r->started = false; /* it could not be waited for: as good as never run */

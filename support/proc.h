@@ -8,6 +8,7 @@
 #ifndef KERN_PROC_H
 #define KERN_PROC_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -19,6 +20,9 @@ typedef struct ProcSpec {
   int timeout_ms;          /* killed (with its process group) after this long; 0: no limit */
   Buf *output;             /* stdout and stderr, appended; NULL: inherited */
   size_t max_output;       /* bytes kept in output; 0: all */
+  _Atomic int *group;      /* NULL, or set to the program's process group while it runs
+                            * with a time limit (0 otherwise): a signal handler's way to
+                            * stop it (kill(-group, sig)) */
 } ProcSpec;
 
 typedef struct ProcResult {
@@ -29,7 +33,9 @@ typedef struct ProcResult {
   int err;        /* errno when it could not start or be waited for */
 } ProcResult;
 
-/* Runs the program and waits for it. True when it exited with status 0. */
+/* Runs the program and waits for it to exit (with output captured, its output
+ * is read until then, and for 100 ms after while something it left running
+ * keeps the pipe open). True when it exited with status 0. */
 bool proc_run(const ProcSpec *, ProcResult *);
 /* The absolute path of a program: name made absolute when it has a slash,
  * else the first executable regular file of that name on PATH (default

@@ -9,6 +9,7 @@
 #include "toolchain.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +98,7 @@ static char *first_line(const char *s) {
 }
 
 /* `false --version` prints a version but exits 1: only a clean exit counts. */
-const char *tc_cc_identity(const char *cc) {
+const char *tc_cc_identity(const char *cc, int timeout_ms) {
   pthread_mutex_lock(&ident_mu);
   ident *e = idents;
   while (e && strcmp(e->path, cc) != 0) e = e->next;
@@ -106,7 +107,7 @@ const char *tc_cc_identity(const char *cc) {
   const char *argv[] = {cc, "--version", NULL};
   Buf out = {0};
   ProcResult r;
-  bool answered = proc_run(&(ProcSpec){.argv = argv, .output = &out}, &r);
+  bool answered = proc_run(&(ProcSpec){.argv = argv, .output = &out, .timeout_ms = timeout_ms}, &r);
   ident *n = calloc(1, sizeof *n);
   char *line = first_line(answered ? out.s : NULL), *path = str_dup(cc);
   buf_free(&out);
@@ -121,6 +122,16 @@ const char *tc_cc_identity(const char *cc) {
   idents = n;
   pthread_mutex_unlock(&ident_mu);
   return n->line;
+}
+
+int tc_cc_timeout_ms(const char *seconds) {
+  if (!seconds || !*seconds) return TC_CC_TIMEOUT_DEFAULT_MS;
+  char *end;
+  errno = 0;
+  double v = strtod(seconds, &end);
+  if (errno || *end || end == seconds || !(v >= 0) || v > 1e12) return -1;
+  double ms = v * 1000.0;
+  return ms >= (double)INT_MAX ? INT_MAX : v > 0 && ms < 1 ? 1 : (int)ms;
 }
 
 /* ---- running --------------------------------------------------------------------------------- */
@@ -151,7 +162,8 @@ bool tc_cc_run(const TcCompile *c, ProcResult *r) {
                    .cwd = c->cwd,
                    .timeout_ms = c->timeout_ms,
                    .output = c->log,
-                   .max_output = 1 << 20};
+                   .max_output = 1 << 20,
+                   .group = c->group};
   bool ok = proc_run(&spec, r);
   free(argv);
   return ok;

@@ -35,8 +35,16 @@ bool tc_cc_is_clang(const char *cc);
  * depends on, and for TC_SHARED_NATIVE -march=native -fPIC -shared. */
 const char *const *tc_cc_flags(TcOutput);
 /* The first line of `cc --version` (cc a path), remembered per path; "" when
- * it prints nothing or fails. */
-const char *tc_cc_identity(const char *cc);
+ * it prints nothing, fails or runs past timeout_ms (0: no limit). */
+const char *tc_cc_identity(const char *cc, int timeout_ms);
+/* How long one C compile may run unless told otherwise: generous, since a big
+ * module takes minutes at -O3 on a slow machine. */
+enum { TC_CC_TIMEOUT_DEFAULT_MS = 300 * 1000 };
+/* A compile time limit given in seconds (KERN_COMPILE_TIMEOUT, kernc build's
+ * --compile-timeout): a decimal number, "0" for no limit, e.g. "1.5", as
+ * milliseconds (at most INT_MAX); NULL or "" is the default; -1 for anything
+ * else. */
+int tc_cc_timeout_ms(const char *seconds);
 
 typedef struct TcCompile {
   const char *cc;            /* tc_cc_find's path */
@@ -47,6 +55,7 @@ typedef struct TcCompile {
   const char *cwd;           /* where it runs (NULL: here) */
   Buf *log;                  /* its output, captured; NULL: inherited */
   int timeout_ms;            /* 0: no limit */
+  _Atomic int *group;        /* ProcSpec's: the compiler's process group while it runs */
 } TcCompile;
 /* Runs cc, tc_cc_flags(output), -fbracket-depth=4096 (clang), -g (debug),
  * flags, inputs. True when it exited with status 0; *r says how it ended. */
