@@ -1,6 +1,6 @@
 /* emit_internal.h: what the emitter core (emit.c) shares with its two targets.
  *
- * The core writes everything that is the same for C and CUDA: types, structs,
+ * The core (emit.c: bodies; emit_decl.c: the unit around them) writes everything that is the same for C and CUDA: types, structs,
  * functions, kernel bodies. A target (emit_c.c, emit_cuda.c) writes only its
  * prologue (qualifier macros) and the kernel entry points around the body.
  */
@@ -64,6 +64,18 @@ const char *emit_ctype(Emitter *, const Type *);
  * telling the compiler it is 16-byte aligned, as the dense variant's arrays
  * are (stdlib/kern_abi.h). */
 void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
+/* ---- shared by emit.c (bodies) and emit_decl.c (the unit around them) ---- */
+
+void emit_indent(Emitter *);
+/* The C type of t where the user's bytes are: a bool is a byte. */
+const char *emit_storage_ctype(Emitter *, const Type *);
+void emit_var_name(Emitter *, const Var *);
+void emit_line_directive(Emitter *, SrcLoc);
+/* The statements of a block, one level deeper. */
+void emit_block_body(Emitter *, const Node *list);
+/* Which functions have side effects (Emitter.fn_effects). */
+void emit_find_effects(Emitter *);
+
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 
