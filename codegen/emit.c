@@ -221,6 +221,10 @@ static void vector_convert(Emitter *e, const Type *to, const Type *from, const N
 }
 
 static void convert(Emitter *e, const Type *to, const Node *x) {
+  if (to->kind == TY_TILE) {
+    scalar_convert(e, to->elem, x->ty->elem, x);
+    return;
+  }
   if (type_equal(to, x->ty))
     expr(e, x);
   else if (to->kind == TY_VEC && x->ty->kind == TY_VEC)
@@ -232,6 +236,9 @@ static void convert(Emitter *e, const Type *to, const Node *x) {
   } else
     scalar_convert(e, to, x->ty, x);
 }
+
+/* A tile's operators act on its elements (see emit_tile.c's element mode). */
+static const Type *scalar_of(const Type *t) { return t->kind == TY_TILE ? t->elem : t; }
 
 static bool is_small_int(const Type *t) { return type_is_int(t) && t->size < 4; }
 
@@ -259,48 +266,59 @@ static BinForm binop_form(int op, const Type *t) {
 /* A scalar binary operation on operands already of the operation's type
  * (shifts: any integer right operand). Integer + - * go through the unsigned
  * type so overflow wraps without UB; / % << >> call the stdlib's defined forms. */
-static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
-                              const char *ltext) {
+static void binop_text2(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
+                        const char *ltext, const char *rtext) {
   const char *c = emit_ctype(e, t), *code = builtin_type_code(t);
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
+#define R() (rtext ? (void)OUT(e, "%s", rtext) : expr(e, r))
   BinForm form = binop_form(op, t);
   if (form == BIN_F16) {
     OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
     L();
     OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(op));
-    expr(e, r);
+    R();
     OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
     OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code);
     L();
     OUT(e, ", ");
-    expr(e, r);
+    R();
     OUT(e, ")");
   } else if (form == BIN_SHIFT) {
     OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code);
     L();
     OUT(e, ", (int64_t)(");
-    expr(e, r);
+    R();
     OUT(e, "))");
   } else if (form == BIN_WRAP) {
     const char *u = uint_of(t);
     OUT(e, "((%s)((%s)(", c, u);
     L();
     OUT(e, ") %s (%s)(", tok_spelling(op), u);
-    expr(e, r);
+    R();
     OUT(e, ")))");
   } else {
     OUT(e, "((");
     L();
     OUT(e, ") %s (", tok_spelling(op));
-    expr(e, r);
+    R();
     OUT(e, "))");
   }
 #undef L
+#undef R
+}
+
+static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
+                              const char *ltext) {
+  binop_text2(e, op, t, l, r, ltext, NULL);
+}
+
+void emit_binop_text(Emitter *e, int op, const Type *t, const char *l, const char *r) {
+  binop_text2(e, op, t, NULL, NULL, l, r);
 }
 
 static void comparison(Emitter *e, const Node *n) {
-  const Type *t = n->lhs->ty;
+  const Type *t = scalar_of(n->lhs->ty);
   if (t->kind == TY_F16) {
     OUT(e, "(kn_cvt_f16_f32(");
     expr(e, n->lhs);
@@ -339,6 +357,7 @@ static void builtin_call(Emitter *e, int index, const Node *a0, const Node *a1) 
  * brackets (clang refuses more than 256 levels). */
 static bool chains(const Node *n) {
   if (n->kind != ND_BINARY || n->call_kind == CALL_BUILTIN || is_comparison(n->op)) return false;
+  if (n->ty->kind == TY_TILE) return false;
   if (n->op == TK_ANDAND || n->op == TK_OROR) return true;
   BinForm f = binop_form(n->op, n->ty);
   return f == BIN_PLAIN || f == BIN_WRAP;
@@ -389,11 +408,11 @@ static void binary(Emitter *e, const Node *n) {
   else if (chains(n))
     chain(e, n);
   else
-    scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+    scalar_binop_text(e, n->op, scalar_of(n->ty), n->lhs, n->rhs, NULL);
 }
 
 static void unary(Emitter *e, const Node *n) {
-  const Type *t = n->ty;
+  const Type *t = scalar_of(n->ty);
   if (n->call_kind == CALL_BUILTIN) {
     builtin_call(e, n->builtin, n->lhs, NULL);
     return;
@@ -494,6 +513,10 @@ static void array_element(Emitter *e, const Node *n) {
 
 static void index_expr(Emitter *e, const Node *n) {
   const Type *bt = n->lhs->ty;
+  if (bt->kind == TY_TILE) {
+    emit_tile_read(e, n);
+    return;
+  }
   if (bt->kind == TY_ARRAY) {
     array_element(e, n);
     return;
@@ -529,7 +552,10 @@ static void member(Emitter *e, const Node *n) {
 }
 
 static void ident(Emitter *e, const Node *n) {
-  if (n->var)
+  if (n->var && n->var->ty->kind == TY_TILE && e->tile_i) {
+    emit_var_name(e, n->var);
+    OUT(e, "[%s]", e->tile_i);
+  } else if (n->var)
     emit_var_name(e, n->var);
   else if (n->cdecl && n->cdecl->init)
     expr(e, n->cdecl->init); /* consts are inlined */
@@ -713,6 +739,10 @@ static void ctor(Emitter *e, const Node *n) {
 static void call(Emitter *e, const Node *n) {
   switch (n->call_kind) {
     case CALL_FUNC:
+      if (n->fn->tiled) {
+        emit_tile_call(e, n, NULL);
+        break;
+      }
       OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
       args_list(e, n->args, true);
       OUT(e, ")");
@@ -724,6 +754,7 @@ static void call(Emitter *e, const Node *n) {
       break;
     case CALL_CTOR: ctor(e, n); break;
     case CALL_SPECIAL: special(e, n); break;
+    case CALL_TILE: emit_tile_elem(e, n); break;
     default: OUT(e, "0");
   }
 }
@@ -780,6 +811,7 @@ static bool writes_array(const Node *target) {
 
 static bool fn_effects(Emitter *e, const Decl *f) {
   int i = f->index;
+  if (f->tiled) return false; /* its own code orders its effects (emit_tile.c) */
   if (i < 0 || i >= e->prog->nfuncs || e->prog->funcs[i] != f || !e->fn_effects) return true;
   return e->fn_effects[i] != 1;
 }
@@ -914,7 +946,9 @@ static void ordered(Emitter *e, const Node *n) {
 /* n as C, where it is the target of an assignment or of & (an lvalue). */
 static void target(Emitter *e, const Node *n) {
   const char *name = e->nbound ? bound_name(e, n) : NULL;
-  if (name)
+  if (name && n->ty && n->ty->kind == TY_TILE && e->tile_i)
+    OUT(e, "%s[%s]", name, e->tile_i);
+  else if (name)
     OUT(e, "%s", name);
   else if (first_operand(n) && needs_order(e, n))
     ordered(e, n);
@@ -928,6 +962,23 @@ static bool stored_bool(const Node *n) {
   if (!n->ty || n->ty->kind != TY_BOOL) return false;
   return (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) ||
          (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT);
+}
+
+void emit_expr(Emitter *e, const Node *n) { expr(e, n); }
+bool emit_effects(Emitter *e, const Node *n) { return effects(e, n); }
+void emit_bind(Emitter *e, const Node *n, const char *name) {
+  bind(e, n, 0);
+  if (e->nbound && e->bound[e->nbound - 1].node == n)
+    snprintf(e->bound[e->nbound - 1].name, sizeof e->bound[0].name, "%s", name);
+}
+const char *emit_bound(Emitter *e, const Node *n) { return bound_name(e, n); }
+void emit_number(Emitter *e, const Type *t, double v) {
+  if (type_is_float(t))
+    float_const(e, t, v);
+  else if (t->kind == TY_BOOL)
+    OUT(e, v != 0 ? "true" : "false");
+  else
+    int_const(e, t, (uint64_t)(int64_t)v);
 }
 
 static void expr(Emitter *e, const Node *n) {
@@ -1228,6 +1279,8 @@ static void stmt_text(Emitter *e, const Node *n) {
   }
 }
 
+void emit_statement(Emitter *e, const Node *n) { stmt_text(e, n); }
+
 /* A statement, preceded by the declarations of the temporaries its
  * expressions need (see ordered). */
 static void stmt(Emitter *e, const Node *n) {
@@ -1237,7 +1290,7 @@ static void stmt(Emitter *e, const Node *n) {
   for (int i = 0; i < e->depth; i++) buf_puts(&e->temps, "  ");
   size_t indent_len = e->temps.len;
   if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) emit_line_directive(e, n->loc);
-  stmt_text(e, n);
+  if (!e->fn || !e->fn->tiled || !emit_tile_stmt(e, n)) stmt_text(e, n);
   if (e->temps.len > indent_len) {
     buf_puts(&e->temps, "\n");
     buf_insert(&e->out, at, e->temps.s);

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[];
+extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[], rt_stdlib_tiles_h[];
 
 #define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
 
@@ -93,7 +93,9 @@ static bool note_access(const Node *n, void *ud) {
 static void kernel_access(Emitter *e, const Decl *k) {
   free(e->access);
   e->access = NULL;
-  if (e->opts->debug || k->nparams == 0 || !(e->access = calloc((size_t)k->nparams, 1))) return;
+  /* a tiled kernel's arrays are read by tile loops too: plain */
+  if (e->opts->debug || k->tiled || k->nparams == 0 || !(e->access = calloc((size_t)k->nparams, 1)))
+    return;
   for (int i = 0; i < k->nparams; i++)
     e->access[i] = k->params[i]->ty->kind == TY_ARRAY ? EMIT_ACCESS_READONLY : EMIT_ACCESS_PLAIN;
   /* out of memory mid-walk: no restrict pointers at all */
@@ -126,6 +128,10 @@ static void struct_decl(Emitter *e, const Decl *d) {
 
 static void params_list(Emitter *e, const Decl *f) {
   OUT(e, "const kn_ctx *kn_c, int64_t kn_lin");
+  if (f->tiled) {
+    emit_tile_params(e, f);
+    return;
+  }
   for (int i = 0; i < f->nparams; i++) {
     OUT(e, ", %s ", emit_ctype(e, f->params[i]->ty));
     emit_var_name(e, f->params[i]);
@@ -133,7 +139,8 @@ static void params_list(Emitter *e, const Decl *f) {
 }
 
 static void func_head(Emitter *e, const Decl *f) {
-  OUT(e, "KN_FUNC %s kf_%s_%d(", emit_ctype(e, f->ret), f->name, f->overload);
+  const char *ret = f->ret->kind == TY_TILE ? "void" : emit_ctype(e, f->ret);
+  OUT(e, "KN_FUNC %s kf_%s_%d(", ret, f->name, f->overload);
   params_list(e, f);
   OUT(e, ")");
 }
@@ -153,6 +160,7 @@ static void func_body(Emitter *e, const Decl *f) {
   scratch_decl(e);
   emit_indent(e);
   OUT(e, "(void)kn_c; (void)kn_lin;\n");
+  if (f->tiled) emit_tile_entry(e, f);
   emit_block_body(e, f->body->body);
   e->depth = 0;
   OUT(e, "}\n\n");
@@ -161,7 +169,8 @@ static void func_body(Emitter *e, const Decl *f) {
 static void args_struct(Emitter *e, const Decl *k) {
   size_t align, size = emit_args_layout(k, NULL, &align);
   OUT(e, "typedef struct kk_%s_args {\n", k->name);
-  for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", emit_storage_ctype(e, k->params[i]->ty), i);
+  for (int i = 0; i < k->nparams; i++)
+    OUT(e, "  %s p%d;\n", emit_storage_ctype(e, k->params[i]->ty), i);
   if (k->nparams == 0) OUT(e, "  char kn_empty;\n");
   OUT(e, "} kk_%s_args;\n", k->name);
   if (k->nparams)
@@ -276,6 +285,7 @@ static void prologue(Emitter *e) {
   e->target->prologue(e);
   buf_puts(&e->out, rt_stdlib_abi_h);
   buf_puts(&e->out, rt_stdlib_builtins_h);
+  buf_puts(&e->out, rt_stdlib_tiles_h);
   OUT(e, "\n/* ---- module ---- */\n");
   buf_puts(&e->out, index_macros);
   buf_puts(&e->out, helpers);

@@ -47,6 +47,10 @@ struct Emitter {
    * array (EmitAccess); NULL while writing anything else */
   signed char *access;
   bool dense; /* writing a dense body */
+  /* tiles (emit_tile.c): the element index while writing a tile value
+   * element by element, else NULL; the count of tile temporaries */
+  const char *tile_i;
+  int ntile;
 };
 
 /* How a kernel's dense body reaches an array parameter. The dense variant runs
@@ -75,6 +79,33 @@ void emit_line_directive(Emitter *, SrcLoc);
 void emit_block_body(Emitter *, const Node *list);
 /* Which functions have side effects (Emitter.fn_effects). */
 void emit_find_effects(Emitter *);
+
+void emit_expr(Emitter *, const Node *);
+/* Does n have a side effect (a tiled function's call does not count)? */
+bool emit_effects(Emitter *, const Node *);
+/* From now on n is written as `name` (innermost binding first). */
+void emit_bind(Emitter *, const Node *n, const char *name);
+const char *emit_bound(Emitter *, const Node *n); /* NULL when n is not bound */
+void emit_number(Emitter *, const Type *t, double v);
+/* l op r on scalars of type t, with the language's rules (wrapping, f16 ...) */
+void emit_binop_text(Emitter *, int op, const Type *t, const char *l, const char *r);
+void emit_statement(Emitter *, const Node *n);
+
+/* ---- emit_tile.c: tiles ---- */
+
+/* A tile value element by element (e->tile_i set): makers, tile_where, tile_map. */
+void emit_tile_elem(Emitter *, const Node *n);
+/* t[i] / t[i, j]: a scalar read of a tile in storage. */
+void emit_tile_read(Emitter *, const Node *n);
+/* A call of a tiled function; ret: the storage its tile result goes to. */
+void emit_tile_call(Emitter *, const Node *n, const char *ret);
+/* A statement of a tiled function, with its tile operations and guarded side
+ * effects; false: an ordinary statement the caller writes. */
+bool emit_tile_stmt(Emitter *, const Node *n);
+/* A tiled function's parameter list after kn_lin, and the copies of its tile
+ * parameters at entry. */
+void emit_tile_params(Emitter *, const Decl *f);
+void emit_tile_entry(Emitter *, const Decl *f);
 
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
