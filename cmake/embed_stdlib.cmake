@@ -1,4 +1,5 @@
-# Writes OUT: C strings holding stdlib/kern_abi.h and stdlib/kern_builtins.h.
+# Writes OUT: C strings holding stdlib/kern_abi.h, stdlib/kern_builtins.h and
+# stdlib/kern_tiles.h.
 function(embed var file)
   file(READ ${file} text HEX)
   string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," text "${text}")
@@ -7,3 +8,4 @@ endfunction()
 file(WRITE ${OUT} "/* generated from stdlib/ by cmake/embed_stdlib.cmake */\n")
 embed(rt_stdlib_abi_h ${SRC}/kern_abi.h)
 embed(rt_stdlib_builtins_h ${SRC}/kern_builtins.h)
+embed(rt_stdlib_tiles_h ${SRC}/kern_tiles.h)

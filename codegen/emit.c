@@ -1,10 +1,12 @@
-/* emit.c: the emitter core: typed AST -> C-family source, shared by both targets.
+/* emit.c: the emitter core's statements and expressions: typed AST -> C-family
+ * text, shared by both targets.
  *
  * Requires a Program that check_program accepted (every expression typed,
- * conversions explicit, calls resolved). Produces one self-contained
- * translation unit: the stdlib text, the module's structs and functions, and
- * per kernel an args struct, two body functions (strided and dense array
- * indexing) and the target's entry points. Never fails except on OOM.
+ * conversions explicit, calls resolved). Produces the text of function and
+ * kernel bodies; emit_decl.c writes the translation unit around them (the
+ * stdlib text, structs, function heads, per kernel an args struct, two body
+ * functions (strided and dense array indexing) and the target's entry
+ * points). Never fails except on OOM.
  *
  * Names never collide, with C or with each other: locals are v<id>_<name>,
  * functions kf_<name>_<overload> (the number after the last '_' is the
@@ -37,11 +39,9 @@
 
 #include "builtins.h"
 
-extern const char rt_stdlib_abi_h[], rt_stdlib_builtins_h[];
-
 #define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
 
-static void indent(Emitter *e) {
+void emit_indent(Emitter *e) {
   for (int i = 0; i < e->depth; i++) buf_puts(&e->out, "  ");
 }
 
@@ -59,28 +59,8 @@ const char *emit_ctype(Emitter *e, const Type *t) {
 }
 
 /* The C type of t where the user's bytes are: a bool is a byte (see above). */
-static const char *storage_ctype(Emitter *e, const Type *t) {
+const char *emit_storage_ctype(Emitter *e, const Type *t) {
   return t->kind == TY_BOOL ? "uint8_t" : emit_ctype(e, t);
-}
-
-size_t emit_param_size(const Type *t, size_t *align) {
-  int a, size = type_arg_size(t, &a);
-  *align = (size_t)a;
-  return (size_t)size;
-}
-
-size_t emit_args_layout(const Decl *k, size_t *offsets, size_t *align_out) {
-  size_t off = 0, maxalign = 1;
-  for (int i = 0; i < k->nparams; i++) {
-    size_t al, sz = emit_param_size(k->params[i]->ty, &al);
-    off = (off + al - 1) / al * al;
-    if (offsets) offsets[i] = off;
-    off += sz;
-    if (al > maxalign) maxalign = al;
-  }
-  if (align_out) *align_out = maxalign;
-  if (off == 0) return 0;
-  return (off + maxalign - 1) / maxalign * maxalign;
 }
 
 /* ---- source positions -------------------------------------------------------- */
@@ -93,7 +73,7 @@ static int file_index(const Program *p, const char *file) {
   return 0;
 }
 
-static void line_directive(Emitter *e, SrcLoc loc) {
+void emit_line_directive(Emitter *e, SrcLoc loc) {
   if (!e->opts->line_directives || !loc.file || loc.line <= 0) return;
   OUT(e, "#line %d \"", loc.line);
   for (const char *s = loc.file; *s; s++)
@@ -111,7 +91,7 @@ static void line_directive(Emitter *e, SrcLoc loc) {
 static void expr(Emitter *e, const Node *n);
 static void target(Emitter *e, const Node *n);
 
-static void var_name(Emitter *e, const Var *v) { OUT(e, "v%d_%s", v->id, v->name); }
+void emit_var_name(Emitter *e, const Var *v) { OUT(e, "v%d_%s", v->id, v->name); }
 
 /* Arguments separated by commas; comma_first when something precedes them. */
 static void args_list(Emitter *e, const Node *a, bool comma_first) {
@@ -241,6 +221,10 @@ static void vector_convert(Emitter *e, const Type *to, const Type *from, const N
 }
 
 static void convert(Emitter *e, const Type *to, const Node *x) {
+  if (to->kind == TY_TILE) {
+    scalar_convert(e, to->elem, x->ty->elem, x);
+    return;
+  }
   if (type_equal(to, x->ty))
     expr(e, x);
   else if (to->kind == TY_VEC && x->ty->kind == TY_VEC)
@@ -252,6 +236,9 @@ static void convert(Emitter *e, const Type *to, const Node *x) {
   } else
     scalar_convert(e, to, x->ty, x);
 }
+
+/* A tile's operators act on its elements (see emit_tile.c's element mode). */
+static const Type *scalar_of(const Type *t) { return t->kind == TY_TILE ? t->elem : t; }
 
 static bool is_small_int(const Type *t) { return type_is_int(t) && t->size < 4; }
 
@@ -279,48 +266,59 @@ static BinForm binop_form(int op, const Type *t) {
 /* A scalar binary operation on operands already of the operation's type
  * (shifts: any integer right operand). Integer + - * go through the unsigned
  * type so overflow wraps without UB; / % << >> call the stdlib's defined forms. */
-static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
-                              const char *ltext) {
+static void binop_text2(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
+                        const char *ltext, const char *rtext) {
   const char *c = emit_ctype(e, t), *code = builtin_type_code(t);
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
+#define R() (rtext ? (void)OUT(e, "%s", rtext) : expr(e, r))
   BinForm form = binop_form(op, t);
   if (form == BIN_F16) {
     OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
     L();
     OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(op));
-    expr(e, r);
+    R();
     OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
     OUT(e, "kn_%s_%s(", op == TK_SLASH ? "div" : "mod", code);
     L();
     OUT(e, ", ");
-    expr(e, r);
+    R();
     OUT(e, ")");
   } else if (form == BIN_SHIFT) {
     OUT(e, "kn_%s_%s(", op == TK_SHL ? "shl" : "shr", code);
     L();
     OUT(e, ", (int64_t)(");
-    expr(e, r);
+    R();
     OUT(e, "))");
   } else if (form == BIN_WRAP) {
     const char *u = uint_of(t);
     OUT(e, "((%s)((%s)(", c, u);
     L();
     OUT(e, ") %s (%s)(", tok_spelling(op), u);
-    expr(e, r);
+    R();
     OUT(e, ")))");
   } else {
     OUT(e, "((");
     L();
     OUT(e, ") %s (", tok_spelling(op));
-    expr(e, r);
+    R();
     OUT(e, "))");
   }
 #undef L
+#undef R
+}
+
+static void scalar_binop_text(Emitter *e, int op, const Type *t, const Node *l, const Node *r,
+                              const char *ltext) {
+  binop_text2(e, op, t, l, r, ltext, NULL);
+}
+
+void emit_binop_text(Emitter *e, int op, const Type *t, const char *l, const char *r) {
+  binop_text2(e, op, t, NULL, NULL, l, r);
 }
 
 static void comparison(Emitter *e, const Node *n) {
-  const Type *t = n->lhs->ty;
+  const Type *t = scalar_of(n->lhs->ty);
   if (t->kind == TY_F16) {
     OUT(e, "(kn_cvt_f16_f32(");
     expr(e, n->lhs);
@@ -359,6 +357,7 @@ static void builtin_call(Emitter *e, int index, const Node *a0, const Node *a1) 
  * brackets (clang refuses more than 256 levels). */
 static bool chains(const Node *n) {
   if (n->kind != ND_BINARY || n->call_kind == CALL_BUILTIN || is_comparison(n->op)) return false;
+  if (n->ty->kind == TY_TILE) return false;
   if (n->op == TK_ANDAND || n->op == TK_OROR) return true;
   BinForm f = binop_form(n->op, n->ty);
   return f == BIN_PLAIN || f == BIN_WRAP;
@@ -409,11 +408,11 @@ static void binary(Emitter *e, const Node *n) {
   else if (chains(n))
     chain(e, n);
   else
-    scalar_binop_text(e, n->op, n->ty, n->lhs, n->rhs, NULL);
+    scalar_binop_text(e, n->op, scalar_of(n->ty), n->lhs, n->rhs, NULL);
 }
 
 static void unary(Emitter *e, const Node *n) {
-  const Type *t = n->ty;
+  const Type *t = scalar_of(n->ty);
   if (n->call_kind == CALL_BUILTIN) {
     builtin_call(e, n->builtin, n->lhs, NULL);
     return;
@@ -476,7 +475,7 @@ static int restrict_param(const Emitter *e, const Node *array) {
  * pointer (*KN_Rn(T, kn_r<p>, a, i, j...)), or checked in debug. */
 static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
-  const char *ct = storage_ctype(e, at->elem);
+  const char *ct = emit_storage_ctype(e, at->elem);
   if (e->opts->debug) {
     /* The checker numbered array parameters program-wide (Var.array_id). */
     const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
@@ -514,6 +513,10 @@ static void array_element(Emitter *e, const Node *n) {
 
 static void index_expr(Emitter *e, const Node *n) {
   const Type *bt = n->lhs->ty;
+  if (bt->kind == TY_TILE) {
+    emit_tile_read(e, n);
+    return;
+  }
   if (bt->kind == TY_ARRAY) {
     array_element(e, n);
     return;
@@ -549,8 +552,11 @@ static void member(Emitter *e, const Node *n) {
 }
 
 static void ident(Emitter *e, const Node *n) {
-  if (n->var)
-    var_name(e, n->var);
+  if (n->var && n->var->ty->kind == TY_TILE && e->tile_i) {
+    emit_var_name(e, n->var);
+    OUT(e, "[%s]", e->tile_i);
+  } else if (n->var)
+    emit_var_name(e, n->var);
   else if (n->cdecl && n->cdecl->init)
     expr(e, n->cdecl->init); /* consts are inlined */
   else
@@ -733,6 +739,10 @@ static void ctor(Emitter *e, const Node *n) {
 static void call(Emitter *e, const Node *n) {
   switch (n->call_kind) {
     case CALL_FUNC:
+      if (n->fn->tiled) {
+        emit_tile_call(e, n, NULL);
+        break;
+      }
       OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
       args_list(e, n->args, true);
       OUT(e, ")");
@@ -744,6 +754,7 @@ static void call(Emitter *e, const Node *n) {
       break;
     case CALL_CTOR: ctor(e, n); break;
     case CALL_SPECIAL: special(e, n); break;
+    case CALL_TILE: emit_tile_elem(e, n); break;
     default: OUT(e, "0");
   }
 }
@@ -800,6 +811,7 @@ static bool writes_array(const Node *target) {
 
 static bool fn_effects(Emitter *e, const Decl *f) {
   int i = f->index;
+  if (f->tiled) return false; /* its own code orders its effects (emit_tile.c) */
   if (i < 0 || i >= e->prog->nfuncs || e->prog->funcs[i] != f || !e->fn_effects) return true;
   return e->fn_effects[i] != 1;
 }
@@ -837,7 +849,7 @@ static bool own_effect(const Node *n, void *unused) {
   return !(n->kind == ND_CALL && n->call_kind == CALL_FUNC) && effect_here(NULL, n);
 }
 
-static void find_effects(Emitter *e) {
+void emit_find_effects(Emitter *e) {
   AstCallGraph g;
   if (!e->fn_effects || !ast_call_graph(e->prog, &g)) return;
   for (int k = 0; k < e->prog->nfuncs; k++) {
@@ -934,7 +946,9 @@ static void ordered(Emitter *e, const Node *n) {
 /* n as C, where it is the target of an assignment or of & (an lvalue). */
 static void target(Emitter *e, const Node *n) {
   const char *name = e->nbound ? bound_name(e, n) : NULL;
-  if (name)
+  if (name && n->ty && n->ty->kind == TY_TILE && e->tile_i)
+    OUT(e, "%s[%s]", name, e->tile_i);
+  else if (name)
     OUT(e, "%s", name);
   else if (first_operand(n) && needs_order(e, n))
     ordered(e, n);
@@ -950,6 +964,23 @@ static bool stored_bool(const Node *n) {
          (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT);
 }
 
+void emit_expr(Emitter *e, const Node *n) { expr(e, n); }
+bool emit_effects(Emitter *e, const Node *n) { return effects(e, n); }
+void emit_bind(Emitter *e, const Node *n, const char *name) {
+  bind(e, n, 0);
+  if (e->nbound && e->bound[e->nbound - 1].node == n)
+    snprintf(e->bound[e->nbound - 1].name, sizeof e->bound[0].name, "%s", name);
+}
+const char *emit_bound(Emitter *e, const Node *n) { return bound_name(e, n); }
+void emit_number(Emitter *e, const Type *t, double v) {
+  if (type_is_float(t))
+    float_const(e, t, v);
+  else if (t->kind == TY_BOOL)
+    OUT(e, v != 0 ? "true" : "false");
+  else
+    int_const(e, t, (uint64_t)(int64_t)v);
+}
+
 static void expr(Emitter *e, const Node *n) {
   bool byte = stored_bool(n);
   if (byte) OUT(e, "((bool)");
@@ -961,7 +992,7 @@ static void expr(Emitter *e, const Node *n) {
 
 static void stmt(Emitter *e, const Node *n);
 
-static void block_body(Emitter *e, const Node *list) {
+void emit_block_body(Emitter *e, const Node *list) {
   e->depth++;
   for (const Node *s = list; s; s = s->next) stmt(e, s);
   e->depth--;
@@ -971,13 +1002,13 @@ static void block_body(Emitter *e, const Node *list) {
 static void sub_stmt(Emitter *e, const Node *s) {
   OUT(e, " {\n");
   if (s->kind == ND_BLOCK)
-    block_body(e, s->body);
+    emit_block_body(e, s->body);
   else {
     e->depth++;
     stmt(e, s);
     e->depth--;
   }
-  indent(e);
+  emit_indent(e);
   OUT(e, "}");
 }
 
@@ -1016,7 +1047,7 @@ static bool plain_target(const Node *n) {
 }
 
 static void assign(Emitter *e, const Node *n) {
-  indent(e);
+  emit_indent(e);
   if (n->op != TK_ASSIGN) {
     compound_assign(e, n);
     return;
@@ -1032,7 +1063,7 @@ static void assign(Emitter *e, const Node *n) {
 
 static void incdec(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
-  indent(e);
+  emit_indent(e);
   OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
   target(e, n->lhs);
   Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT,
@@ -1046,9 +1077,9 @@ static void incdec(Emitter *e, const Node *n) {
 }
 
 static void vardecl(Emitter *e, const Node *n) {
-  indent(e);
+  emit_indent(e);
   OUT(e, "%s ", emit_ctype(e, n->var->ty));
-  var_name(e, n->var);
+  emit_var_name(e, n->var);
   OUT(e, " = ");
   expr(e, n->var->init);
   OUT(e, ";\n");
@@ -1063,11 +1094,11 @@ static void branch_body(Emitter *e, const Node *s, int label) {
   else
     stmt(e, s);
   if (label) {
-    indent(e);
+    emit_indent(e);
     OUT(e, "goto kn_fi_%d;\n", label);
   }
   e->depth--;
-  indent(e);
+  emit_indent(e);
   OUT(e, "}\n");
 }
 
@@ -1080,8 +1111,8 @@ static void branch_body(Emitter *e, const Node *s, int label) {
 static void if_chain(Emitter *e, const Node *n) {
   int label = ++e->nlabels;
   for (bool first = true;; n = n->els, first = false) {
-    if (!first) line_directive(e, n->loc);
-    indent(e);
+    if (!first) emit_line_directive(e, n->loc);
+    emit_indent(e);
     OUT(e, "if (");
     expr(e, n->cond);
     OUT(e, ")");
@@ -1089,10 +1120,10 @@ static void if_chain(Emitter *e, const Node *n) {
     if (!n->els || n->els->kind != ND_IF) break;
   }
   if (n->els) {
-    indent(e);
+    emit_indent(e);
     branch_body(e, n->els, 0);
   }
-  indent(e);
+  emit_indent(e);
   OUT(e, "kn_fi_%d:;\n", label);
 }
 
@@ -1101,7 +1132,7 @@ static void if_stmt(Emitter *e, const Node *n) {
     if_chain(e, n);
     return;
   }
-  indent(e);
+  emit_indent(e);
   OUT(e, "if (");
   expr(e, n->cond);
   OUT(e, ")");
@@ -1152,40 +1183,40 @@ static const Var *counted_loop(const Node *n) {
  * because inc is a statement; `continue` in body jumps to kn_cont_N. */
 static void for_stmt(Emitter *e, const Node *n) {
   int saved = e->cont_label, label = ++e->nlabels;
-  indent(e);
+  emit_indent(e);
   OUT(e, "{\n");
   e->depth++;
   if (n->init) stmt(e, n->init);
-  indent(e);
+  emit_indent(e);
   OUT(e, "for (;;) {\n");
   e->depth++;
   if (n->cond) {
-    indent(e);
+    emit_indent(e);
     OUT(e, "if (!(");
     expr(e, n->cond);
     OUT(e, ")) break;\n");
   }
   e->cont_label = label;
-  indent(e);
+  emit_indent(e);
   sub_stmt(e, n->body);
   e->cont_label = saved;
   OUT(e, "\n");
-  indent(e);
+  emit_indent(e);
   OUT(e, "kn_cont_%d:;\n", label);
   const Var *counter = counted_loop(n);
   if (counter) {
-    indent(e);
-    var_name(e, counter);
+    emit_indent(e);
+    emit_var_name(e, counter);
     OUT(e, " = ");
-    var_name(e, counter);
+    emit_var_name(e, counter);
     OUT(e, " + 1;\n");
   } else if (n->inc)
     stmt(e, n->inc);
   e->depth--;
-  indent(e);
+  emit_indent(e);
   OUT(e, "}\n");
   e->depth--;
-  indent(e);
+  emit_indent(e);
   OUT(e, "}\n");
 }
 
@@ -1195,21 +1226,21 @@ static void stmt_text(Emitter *e, const Node *n) {
     case ND_ASSIGN: assign(e, n); break;
     case ND_INCDEC: incdec(e, n); break;
     case ND_EXPR_STMT:
-      indent(e);
+      emit_indent(e);
       expr(e, n->lhs);
       OUT(e, ";\n");
       break;
     case ND_BLOCK:
-      indent(e);
+      emit_indent(e);
       OUT(e, "{\n");
-      block_body(e, n->body);
-      indent(e);
+      emit_block_body(e, n->body);
+      emit_indent(e);
       OUT(e, "}\n");
       break;
     case ND_IF: if_stmt(e, n); break;
     case ND_FOR: for_stmt(e, n); break;
     case ND_WHILE:
-      indent(e);
+      emit_indent(e);
       OUT(e, "while (");
       expr(e, n->cond);
       OUT(e, ")");
@@ -1217,7 +1248,7 @@ static void stmt_text(Emitter *e, const Node *n) {
       OUT(e, "\n");
       break;
     case ND_DO:
-      indent(e);
+      emit_indent(e);
       OUT(e, "do");
       loop_body(e, n->body);
       OUT(e, " while (");
@@ -1225,18 +1256,18 @@ static void stmt_text(Emitter *e, const Node *n) {
       OUT(e, ");\n");
       break;
     case ND_BREAK:
-      indent(e);
+      emit_indent(e);
       OUT(e, "break;\n");
       break;
     case ND_CONTINUE:
-      indent(e);
+      emit_indent(e);
       if (e->cont_label)
         OUT(e, "goto kn_cont_%d;\n", e->cont_label);
       else
         OUT(e, "continue;\n");
       break;
     case ND_RETURN:
-      indent(e);
+      emit_indent(e);
       if (n->lhs) {
         OUT(e, "return ");
         expr(e, n->lhs);
@@ -1248,6 +1279,8 @@ static void stmt_text(Emitter *e, const Node *n) {
   }
 }
 
+void emit_statement(Emitter *e, const Node *n) { stmt_text(e, n); }
+
 /* A statement, preceded by the declarations of the temporaries its
  * expressions need (see ordered). */
 static void stmt(Emitter *e, const Node *n) {
@@ -1256,8 +1289,8 @@ static void stmt(Emitter *e, const Node *n) {
   e->temps = (Buf){0};
   for (int i = 0; i < e->depth; i++) buf_puts(&e->temps, "  ");
   size_t indent_len = e->temps.len;
-  if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) line_directive(e, n->loc);
-  stmt_text(e, n);
+  if (n->kind != ND_BLOCK && n->kind != ND_EMPTY) emit_line_directive(e, n->loc);
+  if (!e->fn || !e->fn->tiled || !emit_tile_stmt(e, n)) stmt_text(e, n);
   if (e->temps.len > indent_len) {
     buf_puts(&e->temps, "\n");
     buf_insert(&e->out, at, e->temps.s);
@@ -1265,299 +1298,4 @@ static void stmt(Emitter *e, const Node *n) {
   e->out.oom |= e->temps.oom;
   free(e->temps.s);
   e->temps = outer;
-}
-
-/* ---- declarations ---------------------------------------------------------------- */
-
-static bool is_tid_dim(const Node *n, void *unused) {
-  (void)unused;
-  return n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special == SP_TID && n->args;
-}
-
-/* Out of memory answers yes: the launch then only decomposes indices it need not. */
-bool emit_kernel_uses_tid_dims(const Decl *k) { return ast_walk(k->body, is_tid_dim, NULL) != 0; }
-
-static bool loops_or_calls(const Node *n, void *unused) {
-  (void)unused;
-  return n->kind == ND_FOR || n->kind == ND_WHILE || n->kind == ND_DO ||
-         (n->kind == ND_CALL && n->call_kind == CALL_FUNC);
-}
-
-/* Out of memory answers yes: one element per thread is always right. */
-int emit_kernel_elems(const Decl *k) { return ast_walk(k->body, loops_or_calls, NULL) ? 1 : 4; }
-
-/* The array parameter of kernel k whose element an lvalue is (x[i], x[i].f,
- * x[i][c] -> x's number), or -1. */
-static int element_param(const Decl *k, const Node *n) {
-  while (n->kind == ND_MEMBER || (n->kind == ND_INDEX && n->lhs->ty->kind != TY_ARRAY)) n = n->lhs;
-  if (n->kind != ND_INDEX || n->lhs->kind != ND_IDENT) return -1;
-  for (int i = 0; i < k->nparams; i++)
-    if (k->params[i] == n->lhs->var) return i;
-  return -1;
-}
-
-/* What one node does to k's arrays (an ast_walk visitor that never stops the
- * walk): a write makes READONLY RESTRICT; passing the array to a function makes
- * it PLAIN (the function reaches it through its own kn_array). */
-typedef struct {
-  const Decl *k;
-  signed char *access;
-} AccessWalk;
-
-static bool note_access(const Node *n, void *ud) {
-  AccessWalk *w = ud;
-  bool write = n->kind == ND_ASSIGN || n->kind == ND_INCDEC || n->kind == ND_ADDR;
-  int p = write ? element_param(w->k, n->lhs) : -1;
-  if (p >= 0 && w->access[p] == EMIT_ACCESS_READONLY) w->access[p] = EMIT_ACCESS_RESTRICT;
-  for (const Node *a = n->kind == ND_CALL && n->call_kind == CALL_FUNC ? n->args : NULL; a;
-       a = a->next)
-    for (int i = 0; i < w->k->nparams; i++)
-      if (a->kind == ND_IDENT && a->var == w->k->params[i]) w->access[i] = EMIT_ACCESS_PLAIN;
-  return false;
-}
-
-/* e->access for kernel k (see EmitAccess); none in debug builds, whose checked
- * accesses go through the kn_array. */
-static void kernel_access(Emitter *e, const Decl *k) {
-  free(e->access);
-  e->access = NULL;
-  if (e->opts->debug || k->nparams == 0 || !(e->access = calloc((size_t)k->nparams, 1))) return;
-  for (int i = 0; i < k->nparams; i++)
-    e->access[i] = k->params[i]->ty->kind == TY_ARRAY ? EMIT_ACCESS_READONLY : EMIT_ACCESS_PLAIN;
-  /* out of memory mid-walk: no restrict pointers at all */
-  if (ast_walk(k->body, note_access, &(AccessWalk){k, e->access}))
-    memset(e->access, EMIT_ACCESS_PLAIN, (size_t)k->nparams);
-}
-
-void emit_restrict_args(Emitter *e, const Decl *k, bool aligned) {
-  for (int i = 0; e->access && i < k->nparams; i++)
-    if (e->access[i] != EMIT_ACCESS_PLAIN)
-      OUT(e, aligned ? ", (char *)__builtin_assume_aligned(a.p%d.data, 16)" : ", a.p%d.data", i);
-}
-
-static void struct_decl(Emitter *e, const Decl *d) {
-  OUT(e, "typedef struct ks_%s {\n", d->name);
-  for (int i = 0; i < d->nfields; i++)
-    OUT(e, "  %s f_%s;\n", storage_ctype(e, d->fields[i].ty), d->fields[i].name);
-  if (d->nfields == 0) OUT(e, "  char kn_empty;\n");
-  OUT(e, "} ks_%s;\n", d->name);
-  OUT(e, "KN_SASSERT(sizeof(ks_%s) == %d, \"layout of a struct\");\n", d->name, d->sty->size);
-  OUT(e, "KN_FN ks_%s kz_%s(void) { ks_%s r = KN_ZERO; return r; }\n", d->name, d->name, d->name);
-  if (d->nfields == 0) return;
-  OUT(e, "KN_FN ks_%s km_%s(", d->name, d->name);
-  for (int i = 0; i < d->nfields; i++)
-    OUT(e, "%s%s a%d", i ? ", " : "", emit_ctype(e, d->fields[i].ty), i);
-  OUT(e, ") {\n  ks_%s r = KN_ZERO;\n", d->name);
-  for (int i = 0; i < d->nfields; i++) OUT(e, "  r.f_%s = a%d;\n", d->fields[i].name, i);
-  OUT(e, "  return r;\n}\n");
-}
-
-static void params_list(Emitter *e, const Decl *f) {
-  OUT(e, "const kn_ctx *kn_c, int64_t kn_lin");
-  for (int i = 0; i < f->nparams; i++) {
-    OUT(e, ", %s ", emit_ctype(e, f->params[i]->ty));
-    var_name(e, f->params[i]);
-  }
-}
-
-static void func_head(Emitter *e, const Decl *f) {
-  OUT(e, "KN_FUNC %s kf_%s_%d(", emit_ctype(e, f->ret), f->name, f->overload);
-  params_list(e, f);
-  OUT(e, ")");
-}
-
-static void scratch_decl(Emitter *e) {
-  if (e->opts->debug) {
-    indent(e);
-    OUT(e, "KNE_SCRATCH_LOCAL\n");
-  }
-}
-
-static void func_body(Emitter *e, const Decl *f) {
-  e->fn = f;
-  func_head(e, f);
-  OUT(e, " {\n");
-  e->depth = 1;
-  scratch_decl(e);
-  indent(e);
-  OUT(e, "(void)kn_c; (void)kn_lin;\n");
-  block_body(e, f->body->body);
-  e->depth = 0;
-  OUT(e, "}\n\n");
-}
-
-static void args_struct(Emitter *e, const Decl *k) {
-  size_t align, size = emit_args_layout(k, NULL, &align);
-  OUT(e, "typedef struct kk_%s_args {\n", k->name);
-  for (int i = 0; i < k->nparams; i++) OUT(e, "  %s p%d;\n", storage_ctype(e, k->params[i]->ty), i);
-  if (k->nparams == 0) OUT(e, "  char kn_empty;\n");
-  OUT(e, "} kk_%s_args;\n", k->name);
-  if (k->nparams)
-    OUT(e, "KN_SASSERT(sizeof(kk_%s_args) == %zu, \"args layout\");\n", k->name, size);
-}
-
-/* The kernel body as a function of the index; `dense` picks array indexing. */
-static void kernel_body(Emitter *e, const Decl *k, bool dense) {
-  e->fn = k;
-  OUT(e, "#undef KN_DENSE\n#define KN_DENSE %d\n", dense);
-  OUT(e,
-      "KN_FN void kk_%s_body%s(const kk_%s_args *kn_a, const kn_ctx *kn_c, int32_t kn_lin, "
-      "int32_t kn_t0, int32_t kn_t1, int32_t kn_t2, int32_t kn_t3",
-      k->name, dense ? "_dense" : "", k->name);
-  for (int i = 0; dense && e->access && i < k->nparams; i++)
-    if (e->access[i] != EMIT_ACCESS_PLAIN)
-      OUT(e, ", %schar *KN_RESTRICT kn_r%d", e->access[i] == EMIT_ACCESS_READONLY ? "const " : "",
-          i);
-  OUT(e, ") {\n");
-  e->dense = dense;
-  e->depth = 1;
-  scratch_decl(e);
-  OUT(e, "  (void)kn_t0; (void)kn_t1; (void)kn_t2; (void)kn_t3; (void)kn_c; (void)kn_lin;\n");
-  for (int i = 0; i < k->nparams; i++) {
-    OUT(e, "  %s ", emit_ctype(e, k->params[i]->ty));
-    var_name(e, k->params[i]);
-    OUT(e, " = kn_a->p%d;\n", i);
-  }
-  block_body(e, k->body->body);
-  e->depth = 0;
-  e->dense = false;
-  OUT(e, "}\n");
-}
-
-/* ---- prologue -------------------------------------------------------------------- */
-
-static int max_elem_size(const Program *p) {
-  int m = 16;
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        const Type *t = list[i]->params[j]->ty;
-        if (t->kind == TY_ARRAY && t->elem->size > m) m = t->elem->size;
-      }
-  }
-  return m;
-}
-
-static const char *const index_macros =
-    "#define KN_P1(T, a, i) (KN_DENSE ? (T *)(a).data + (i) : (T *)((a).data + (i) * (a).strides[0]))\n"
-    "#define KN_P2(T, a, i, j) (KN_DENSE ? (T *)(a).data + ((i) * (a).shape[1] + (j)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1]))\n"
-    "#define KN_P3(T, a, i, j, k) (KN_DENSE ? (T *)(a).data + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2]))\n"
-    "#define KN_P4(T, a, i, j, k, l) (KN_DENSE ? (T *)(a).data + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2] + (l) * (a).strides[3]))\n"
-    "#define KN_DENSE 0\n"
-    "/* the dense body's restrict arrays: p is the data pointer, a the kn_array */\n"
-    "#define KN_R1(T, p, a, i) ((T *)(p) + (i))\n"
-    "#define KN_R2(T, p, a, i, j) ((T *)(p) + ((i) * (a).shape[1] + (j)))\n"
-    "#define KN_R3(T, p, a, i, j, k) ((T *)(p) + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)))\n"
-    "#define KN_R4(T, p, a, i, j, k, l) \\\n"
-    "  ((T *)(p) + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)))\n";
-
-static const char *const helpers =
-    "/* A component index out of range is clamped, as kn_get_* does for rvalues. */\n"
-    "KN_FN int64_t kne_vidx(int64_t k, int64_t n) { return k < 0 ? 0 : k >= n ? n - 1 : k; }\n"
-    "KN_FN int64_t kne_size(const kn_array *a) {\n"
-    "  return a->shape[0] * a->shape[1] * a->shape[2] * a->shape[3];\n"
-    "}\n"
-    "/* Linear launch index -> per-dimension indices (row-major, dims unused = 1). */\n"
-    "KN_FN void kne_unlinear(const kn_ctx *c, int64_t lin, int32_t t[4]) {\n"
-    "  /* 32-bit division (n < 2^31): on a GPU a 64-bit divide is a long\n"
-    "   * software routine, paid per index */\n"
-    "  uint32_t l = (uint32_t)lin;\n"
-    "  for (int d = 3; d >= 0; d--) {\n"
-    "    if (d >= c->ndim) { t[d] = 0; continue; }\n"
-    "    t[d] = (int32_t)(l % (uint32_t)c->dim[d]);\n"
-    "    l /= (uint32_t)c->dim[d];\n"
-    "  }\n"
-    "}\n";
-
-static const char *const debug_helpers =
-    "/* Debug indexing: a bad index records the error and yields a scratch slot.\n"
-    " * nds is the rank, with bit 8 + k set when index k is unsigned (it goes into\n"
-    " * the error record whole; unused dims have index 0 and extent 1). */\n"
-    "KN_FN char *kne_chk(const kn_array *a, const kn_ctx *c, int32_t file, int32_t line, int32_t param,\n"
-    "                    int32_t nds, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t tid,\n"
-    "                    int64_t esize, int dense, kne_scratch *scratch) {\n"
-    "  int64_t idx[4] = {i0, i1, i2, i3};\n"
-    "  int64_t shape[4] = {a->shape[0], a->shape[1], a->shape[2], a->shape[3]};\n"
-    "  int32_t nd = nds & 0xff;\n"
-    "  if (!kn_bounds_ok(c, file, line, param, nds, idx, shape, tid)) return scratch->b;\n"
-    "  int64_t off = 0;\n"
-    "  for (int d = 0; d < nd; d++) off += idx[d] * (dense ? 0 : a->strides[d]);\n"
-    "  if (dense) {\n"
-    "    int64_t lin = 0;\n"
-    "    for (int d = 0; d < nd; d++) lin = lin * shape[d] + idx[d];\n"
-    "    off = lin * esize;\n"
-    "  }\n"
-    "  return a->data + off;\n"
-    "}\n";
-
-static void prologue(Emitter *e) {
-  OUT(e, "/* generated by kern from %s: do not edit */\n",
-      e->prog->root ? e->prog->root->path : "?");
-  if (e->opts->fast_math)
-    OUT(e, "/* fast math: results may differ between devices and from IEEE rounding */\n"
-           "#define KN_FAST_MATH 1\n");
-  e->target->prologue(e);
-  buf_puts(&e->out, rt_stdlib_abi_h);
-  buf_puts(&e->out, rt_stdlib_builtins_h);
-  OUT(e, "\n/* ---- module ---- */\n");
-  buf_puts(&e->out, index_macros);
-  buf_puts(&e->out, helpers);
-  if (e->target->helpers) buf_puts(&e->out, e->target->helpers);
-  if (e->opts->debug) {
-    OUT(e, "typedef union kne_scratch { char b[%d]; int64_t i; double d; } kne_scratch;\n",
-        max_elem_size(e->prog));
-    OUT(e, "KNE_SCRATCH_GLOBAL\n");
-    buf_puts(&e->out, debug_helpers);
-  }
-}
-
-char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts) {
-  EmitOptions defaults = {.line_directives = true};
-  Emitter e = {.prog = p,
-               .opts = opts ? opts : &defaults,
-               .target = target == EMIT_CUDA ? &emit_target_cuda : &emit_target_c,
-               .fn_effects = calloc((size_t)p->nfuncs + 1, 1),
-               .snames = calloc((size_t)p->nstructs + 1, sizeof(char *))};
-  for (int i = 0; e.snames && i < p->nstructs; i++) {
-    e.snames[i] = malloc(strlen(p->structs[i]->name) + 4);
-    if (e.snames[i])
-      sprintf(e.snames[i], "ks_%s", p->structs[i]->name);
-    else
-      e.out.oom = true;
-  }
-  if (!e.snames) e.out.oom = true;
-  find_effects(&e);
-  prologue(&e);
-  for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
-  for (int i = 0; i < p->nfuncs; i++) {
-    func_head(&e, p->funcs[i]);
-    OUT(&e, ";\n");
-  }
-  OUT(&e, "\n");
-  for (int i = 0; i < p->nfuncs; i++) func_body(&e, p->funcs[i]);
-  for (int i = 0; i < p->nkernels; i++) {
-    const Decl *k = p->kernels[i];
-    args_struct(&e, k);
-    kernel_access(&e, k);
-    kernel_body(&e, k, false);
-    kernel_body(&e, k, true);
-    OUT(&e, "#line %d \"<generated>\"\n", 1);
-    e.target->entries(&e, k);
-    OUT(&e, "\n");
-  }
-  free(e.fn_effects);
-  for (int i = 0; e.snames && i < p->nstructs; i++) free(e.snames[i]);
-  free(e.snames);
-  free(e.bound);
-  free(e.access);
-  if (e.out.oom) {
-    free(e.out.s);
-    return NULL;
-  }
-  return e.out.s;
 }

@@ -133,7 +133,29 @@ static void grid_entry(Emitter *e, const Decl *k, bool dense, int elems) {
   buf_puts(&e->out, "      }\n");
 }
 
+/* A tiled kernel: one block per instance (a grid-stride loop over blocks, so
+ * any grid covers any launch); every thread of the block runs the body. */
+static void tiled_entry(Emitter *e, const Decl *k, bool dense) {
+  buf_puts(&e->out, "  const uint32_t n = (uint32_t)c.n;\n"
+                    "  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {\n"
+                    "    int32_t t[4];\n"
+                    "    kne_unlinear(&c, i, t);\n"
+                    "    ");
+  body_call(e, k, dense, false, "(int32_t)i", "t[0], t[1], t[2], t[3]");
+  buf_puts(&e->out, "    __syncthreads(); /* the next instance reuses the shared tiles */\n"
+                    "  }\n");
+}
+
 static void cuda_entries(Emitter *e, const Decl *k) {
+  if (k->tiled) {
+    for (int dense = 0; dense < 2; dense++) {
+      buf_printf(&e->out, "extern \"C\" __global__ void kk_%s_cuda%s(kk_%s_args a, kn_ctx c) {\n",
+                 k->name, dense ? "_dense" : "", k->name);
+      tiled_entry(e, k, dense);
+      buf_puts(&e->out, "}\n");
+    }
+    return;
+  }
   bool dims = emit_kernel_uses_tid_dims(k);
   int elems = emit_kernel_elems(k);
   for (int dense = 0; dense < 2; dense++) {

@@ -1,6 +1,6 @@
 /* emit_internal.h: what the emitter core (emit.c) shares with its two targets.
  *
- * The core writes everything that is the same for C and CUDA: types, structs,
+ * The core (emit.c: bodies; emit_decl.c: the unit around them) writes everything that is the same for C and CUDA: types, structs,
  * functions, kernel bodies. A target (emit_c.c, emit_cuda.c) writes only its
  * prologue (qualifier macros) and the kernel entry points around the body.
  */
@@ -47,6 +47,10 @@ struct Emitter {
    * array (EmitAccess); NULL while writing anything else */
   signed char *access;
   bool dense; /* writing a dense body */
+  /* tiles (emit_tile.c): the element index while writing a tile value
+   * element by element, else NULL; the count of tile temporaries */
+  const char *tile_i;
+  int ntile;
 };
 
 /* How a kernel's dense body reaches an array parameter. The dense variant runs
@@ -64,6 +68,45 @@ const char *emit_ctype(Emitter *, const Type *);
  * telling the compiler it is 16-byte aligned, as the dense variant's arrays
  * are (stdlib/kern_abi.h). */
 void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
+/* ---- shared by emit.c (bodies) and emit_decl.c (the unit around them) ---- */
+
+void emit_indent(Emitter *);
+/* The C type of t where the user's bytes are: a bool is a byte. */
+const char *emit_storage_ctype(Emitter *, const Type *);
+void emit_var_name(Emitter *, const Var *);
+void emit_line_directive(Emitter *, SrcLoc);
+/* The statements of a block, one level deeper. */
+void emit_block_body(Emitter *, const Node *list);
+/* Which functions have side effects (Emitter.fn_effects). */
+void emit_find_effects(Emitter *);
+
+void emit_expr(Emitter *, const Node *);
+/* Does n have a side effect (a tiled function's call does not count)? */
+bool emit_effects(Emitter *, const Node *);
+/* From now on n is written as `name` (innermost binding first). */
+void emit_bind(Emitter *, const Node *n, const char *name);
+const char *emit_bound(Emitter *, const Node *n); /* NULL when n is not bound */
+void emit_number(Emitter *, const Type *t, double v);
+/* l op r on scalars of type t, with the language's rules (wrapping, f16 ...) */
+void emit_binop_text(Emitter *, int op, const Type *t, const char *l, const char *r);
+void emit_statement(Emitter *, const Node *n);
+
+/* ---- emit_tile.c: tiles ---- */
+
+/* A tile value element by element (e->tile_i set): makers, tile_where, tile_map. */
+void emit_tile_elem(Emitter *, const Node *n);
+/* t[i] / t[i, j]: a scalar read of a tile in storage. */
+void emit_tile_read(Emitter *, const Node *n);
+/* A call of a tiled function; ret: the storage its tile result goes to. */
+void emit_tile_call(Emitter *, const Node *n, const char *ret);
+/* A statement of a tiled function, with its tile operations and guarded side
+ * effects; false: an ordinary statement the caller writes. */
+bool emit_tile_stmt(Emitter *, const Node *n);
+/* A tiled function's parameter list after kn_lin, and the copies of its tile
+ * parameters at entry. */
+void emit_tile_params(Emitter *, const Decl *f);
+void emit_tile_entry(Emitter *, const Decl *f);
+
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

@@ -74,6 +74,7 @@ typedef enum {
   TY_STRUCT,        /* sdecl */
   TY_ARRAY,         /* elem, ndim 1..4; parameters only */
   TY_PTR,           /* elem: the operand type of &x (atomics, rand state) */
+  TY_TILE,          /* elem (a scalar) x dims[0] (x dims[1]), ndim 1..2: check_tile.c */
   TY_UNTYPED_INT,   /* an unsuffixed integer constant expression */
   TY_UNTYPED_FLOAT, /* an unsuffixed float constant expression */
   TY_STRING,        /* printf's format */
@@ -87,7 +88,8 @@ struct Type {
   int size, align;  /* bytes; the host-visible layout of the spec */
   Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT: f32 */
   int n;            /* VEC: components; MAT: rows (= cols) */
-  int ndim;         /* ARRAY */
+  int ndim;         /* ARRAY; TILE: 1 or 2 */
+  int dims[2];      /* TILE: the shape (dims[1] = 1 for one dimension) */
   Decl *sdecl;      /* STRUCT */
   const char *name; /* "float32", "vec3", "float[,]", the struct's name ... */
 };
@@ -102,7 +104,10 @@ Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type 
 Type *type_array(Arena *, Type *elem, int ndim);
 Type *type_ptr(Arena *, Type *elem);
 Type *type_vec(Type *elem, int n); /* NULL when no such vector type */
-bool type_is_int(const Type *);    /* signed or unsigned integer scalar (not bool) */
+/* tile<elem, dims[0](, dims[1])>: interned per arena, compare with type_equal */
+Type *type_tile(Arena *, Type *elem, int ndim, const int *dims);
+int64_t type_tile_count(const Type *); /* a tile's elements; 0 for any other type */
+bool type_is_int(const Type *);        /* signed or unsigned integer scalar (not bool) */
 bool type_is_signed(const Type *);
 bool type_is_float(const Type *);   /* f16, f32, f64 */
 bool type_is_scalar(const Type *);  /* bool, ints, floats */
@@ -122,6 +127,8 @@ typedef struct TypeExpr {
   const char *name; /* a struct name (builtin == NULL), or NULL for `auto` */
   int ndim;         /* 0, or 1..4 for an array type */
   bool is_auto;
+  int tile_rank;              /* tile<builtin, shape...>: 1 or 2; 0 for any other type */
+  struct Node *tile_shape[2]; /* the shape's constant expressions */
 } TypeExpr;
 
 typedef enum {
@@ -162,8 +169,35 @@ typedef enum {
   CALL_FUNC,    /* fn: a user function overload */
   CALL_BUILTIN, /* builtin: index into the builtin table (builtins.c) */
   CALL_CTOR,    /* constructor of ty (vector, matrix, quat, struct) from args */
-  CALL_SPECIAL  /* special: tid, dim, len, shape, size, printf, assert, atomics, rand */
+  CALL_SPECIAL, /* special: tid, dim, len, shape, size, printf, assert, atomics, rand */
+  CALL_TILE     /* tile_op: a tile operation (check_tile.c) */
 } CallKind;
+
+/* The tile operations (CALL_TILE), named tile_<...> in kern. */
+typedef enum {
+  TOP_NONE,
+  TOP_ZEROS,
+  TOP_ONES,
+  TOP_FULL,
+  TOP_ARANGE,
+  TOP_LOAD,
+  TOP_STORE,
+  TOP_ATOMIC_ADD,
+  TOP_MAP,
+  TOP_WHERE,
+  TOP_SUM,
+  TOP_MIN,
+  TOP_MAX,
+  TOP_ARGMIN,
+  TOP_ARGMAX,
+  TOP_REDUCE,
+  TOP_SCAN_INC,
+  TOP_SCAN_EXC,
+  TOP_TRANSPOSE,
+  TOP_BROADCAST,
+  TOP_RESHAPE,
+  TOP_SORT
+} TileOp;
 
 typedef enum {
   SP_NONE,
@@ -224,6 +258,14 @@ struct Node {
   SpecialKind special; /* CALL_SPECIAL */
   int member;          /* ND_MEMBER: field index (struct) or component 0..3 */
   bool is_const;       /* expression is a compile-time constant (folded) */
+  /* tile operations: tile_op<targ, tshape...>(args); after check (CALL_TILE) */
+  TypeExpr *targ; /* the element type written among the <...>, or NULL */
+  Node *tshape;   /* the shape written among the <...>, linked by next */
+  int ntshape;
+  TileOp tile_op;
+  int axis;     /* reductions and scans: the axis, or -1 for the whole tile */
+  Decl *tfn;    /* tile_map, tile_reduce, tile_scan_*: the user function, or NULL */
+  int tbuiltin; /* ... or the builtin (min, max) index, or -1 */
 };
 
 /* A local variable or parameter. */
@@ -277,6 +319,12 @@ struct Decl {
   int index;    /* after check: its place in Program.structs, .funcs or .kernels */
   int nvars;    /* after check: locals + params, for Var.id */
   bool used;    /* after check: reachable from a kernel (codegen may skip the rest) */
+  /* after check (check_tile.c): */
+  bool tiled;           /* uses a tile operation, here or in a function it calls */
+  bool effects;         /* has a scalar side effect, here or in a non-tiled callee */
+  int64_t tile_temps;   /* bytes of tile temporaries and scratch its own code needs */
+  int64_t tile_storage; /* that plus its tile locals and parameters */
+  int64_t tile_total;   /* kernels: tile_storage of it and every function it reaches */
 };
 
 /* One parsed file. */
@@ -339,6 +387,21 @@ bool check_program(Program *);
  * a value on a thread's stack (64 KiB), a kernel's values along its calls
  * (512 KiB), a kernel's argument block (4000 bytes). False when any error. */
 bool check_limits(Program *);
+
+/* check_tile_rules.c: which tile values get storage of their own, for the
+ * emitter and the limits. A tile value materializes when it is written into
+ * storage of its own (loads, shape operations, scans, axis reductions, calls
+ * of functions returning tiles); the rest (operators, makers, tile_map,
+ * tile_where, conversions, math) are computed element by element where they
+ * are used. tile_temp_bytes: the bytes of tile storage the code of n itself
+ * needs (its result when it materializes, a copy of each tile operand it
+ * reads whole that is not storage, its scratch). */
+bool tile_materializes(const Node *n);
+bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
+int64_t tile_temp_bytes(const Node *n);
+/* "t: tile<float32, 256> (1024 bytes), ...; and its temporaries ...": a
+ * kernel's tiles for messages (malloc'd; NULL when out of memory). */
+char *tile_usage_text(const Decl *k);
 
 /* walk.c: calls visit on n and on every node below it (statements,
  * expressions, a local's initializer; not n's siblings), without recursion

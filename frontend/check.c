@@ -167,6 +167,7 @@ Sym *ck_global(Check *c, const char *name) { return name ? ck_map_get(&c->global
 Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what) {
   if (!te) return &ty_error;
   if (te->is_auto) return NULL;
+  if (te->tile_rank) return ck_tile_type(c, te, what);
   Type *t = te->builtin;
   if (!t) {
     Sym *s = ck_global(c, te->name);
@@ -282,6 +283,7 @@ bool check_program(Program *prog) {
   for (int i = 0; i < L->nstructs; i++) L->structs[i]->index = i;
   for (int i = 0; i < L->nfuncs; i++) L->funcs[i]->index = i;
   for (int i = 0; i < L->nkernels; i++) L->kernels[i]->index = i;
+  if (diag_errors(prog->diags) == before) ck_tile_program(c, prog);
   bool ok = diag_errors(prog->diags) == before;
   if (ok) ck_record_params(c, prog);
   return ok;

@@ -115,6 +115,8 @@ static bool operand_ok(const Type *t) { return type_is_scalar(t) || ck_is_untype
 /* Checks lv op rv (also for compound assignments, where fixed is true),
  * converting operands in place; returns the result type or ty_error. */
 Type *ck_operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val *b, bool fixed) {
+  if ((a->ty && a->ty->kind == TY_TILE) || (b->ty && b->ty->kind == TY_TILE))
+    return ck_tile_operate(c, n, op, ln, a, rn, b, fixed);
   if (ck_is_vmq(a->ty) || ck_is_vmq(b->ty)) {
     if (float_as_int_operand(c, tok_spelling(n->op), rn, b, a->ty, ln) ||
         float_as_int_operand(c, tok_spelling(n->op), ln, a, b->ty, rn))
@@ -156,14 +158,27 @@ Type *ck_operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val *b, 
   return ck_is_compare(op) ? &ty_bool : t;
 }
 
+/* An operand of ! && ||: bool, or a tile of bool. */
+static Val logic_operand(Check *c, Node *n, const char *what) {
+  Val v = ck_expr(c, n);
+  if (ck_is_err(v.ty) || v.ty->kind == TY_BOOL ||
+      (v.ty->kind == TY_TILE && v.ty->elem->kind == TY_BOOL))
+    return v;
+  diag_error(c->diags, n->loc, "%s must be bool, not %s", what, ck_tname(v.ty));
+  if (ck_is_numlike(v.ty))
+    diag_note(c->diags, n->loc, "bool is not an integer: compare explicitly, e.g. 'x != 0'");
+  return ck_val_err();
+}
+
 static Val binary(Check *c, Node *n) {
   int op = n->op;
   bool logic = op == TK_ANDAND || op == TK_OROR;
   const char *what = op == TK_ANDAND ? "the operand of '&&'" : "the operand of '||'";
-  Val a = logic ? ck_expect_bool(c, n->lhs, what) : ck_expr(c, n->lhs);
-  Val b = logic ? ck_expect_bool(c, n->rhs, what) : ck_expr(c, n->rhs);
+  Val a = logic ? logic_operand(c, n->lhs, what) : ck_expr(c, n->lhs);
+  Val b = logic ? logic_operand(c, n->rhs, what) : ck_expr(c, n->rhs);
   if (ck_is_err(a.ty) || ck_is_err(b.ty)) return ck_val_err();
-  Type *t = logic ? &ty_bool : ck_operate(c, n, op, n->lhs, &a, n->rhs, &b, false);
+  bool tiles = a.ty->kind == TY_TILE || b.ty->kind == TY_TILE;
+  Type *t = logic && !tiles ? &ty_bool : ck_operate(c, n, op, n->lhs, &a, n->rhs, &b, false);
   if (ck_is_err(t)) return ck_val_err();
   n->ty = t;
   if (!a.is_const || !b.is_const || n->call_kind == CALL_BUILTIN) return ck_val_of(t);
@@ -175,8 +190,9 @@ static Val binary(Check *c, Node *n) {
 
 static Val unary(Check *c, Node *n) {
   int op = n->op;
-  Val v = op == TK_BANG ? ck_expect_bool(c, n->lhs, "the operand of '!'") : ck_expr(c, n->lhs);
+  Val v = op == TK_BANG ? logic_operand(c, n->lhs, "the operand of '!'") : ck_expr(c, n->lhs);
   if (ck_is_err(v.ty)) return ck_val_err();
+  if (v.ty->kind == TY_TILE) return ck_tile_unary(c, n, v);
   if (op == TK_MINUS && ck_is_vmq(v.ty)) {
     Node *args[1] = {n->lhs};
     Type *t = op_call(c, n, "neg", "-", args, &v, 1);
@@ -203,6 +219,10 @@ static Val cond_expr(Check *c, Node *n) {
   Val cv = ck_expect_bool(c, n->cond, "the condition of '?:'");
   Val a = ck_expr(c, n->then), b = ck_expr(c, n->els);
   if (ck_is_err(cv.ty) || ck_is_err(a.ty) || ck_is_err(b.ty)) return ck_val_err();
+  if (a.ty->kind == TY_TILE || b.ty->kind == TY_TILE) {
+    diag_error(c->diags, n->loc, "'?:' chooses between scalars; for tiles use tile_where(c, a, b)");
+    return ck_val_err();
+  }
   Type *t;
   if (operand_ok(a.ty) && operand_ok(b.ty))
     t = unify(c, n->loc, "?:", n->then, &a, n->els, &b, false);
@@ -326,6 +346,7 @@ static Val index_expr(Check *c, Node *n) {
   for (Node *a = n->args; a; a = a->next) last = index_val(c, a);
   Type *t = base.ty;
   if (ck_is_err(t)) return ck_val_err();
+  if (t->kind == TY_TILE) return ck_is_err(last.ty) ? ck_val_err() : ck_tile_index(c, n, t, nidx);
   if (t->kind == TY_ARRAY) {
     if (nidx != t->ndim) {
       const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";
@@ -501,7 +522,9 @@ static Val type_call(Check *c, Node *n, Type *t) {
       return ck_val_err();
     }
     call_to_cast(n);
-    return cast_checked(c, n, t, ck_expr(c, n->lhs));
+    Val v = ck_expr(c, n->lhs);
+    if (v.ty && v.ty->kind == TY_TILE) return ck_tile_cast(c, n, t, v);
+    return cast_checked(c, n, t, v);
   }
   Node **args;
   Val *vals;
@@ -540,6 +563,12 @@ static Val call(Check *c, Node *n) {
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
   SpecialKind sp = ck_special_kind(name);
   if (sp != SP_NONE) return ck_special(c, n, sp);
+  TileOp top = ck_tile_op(name);
+  if (top != TOP_NONE) return ck_tile_call(c, n, top);
+  if (n->targ || n->ntshape) {
+    diag_error(c->diags, at, "'%s' is not a tile operation; only those take <...>", name);
+    return ck_val_err();
+  }
   Sym *s = ck_global(c, name);
   if (s && s->decl->kind == DECL_STRUCT) return struct_ctor(c, n, s->decl);
   Node **args;
@@ -550,6 +579,9 @@ static Val call(Check *c, Node *n) {
                name);
     return ck_val_err();
   }
+  for (int i = 0; i < na; i++)
+    if (vals[i].ty && vals[i].ty->kind == TY_TILE && !(s && s->decl->kind == DECL_FUNC))
+      return ck_tile_builtin(c, n, name, args, vals, na);
   Cand *cs;
   int nc = ck_candidates(c, name ? name : "", &cs);
   if (nc == 0) {

@@ -242,6 +242,19 @@ Val ck_expr(Check *c, Node *n);
 SpecialKind ck_special_kind(const char *name);
 Val ck_special(Check *c, Node *n, SpecialKind sp);
 
+/* ---- check_tile.c, check_tile_rules.c: tiles ---- */
+
+TileOp ck_tile_op(const char *name); /* TOP_NONE for any other name */
+Type *ck_tile_type(Check *c, TypeExpr *te, const char *what);
+Val ck_tile_call(Check *c, Node *n, TileOp op);
+Type *ck_tile_operate(Check *c, Node *n, int op, Node *ln, Val *a, Node *rn, Val *b, bool fixed);
+Val ck_tile_unary(Check *c, Node *n, Val v);
+Val ck_tile_index(Check *c, Node *n, Type *t, int nidx);
+Val ck_tile_builtin(Check *c, Node *n, const char *name, Node **args, Val *vals, int na);
+Val ck_tile_cast(Check *c, Node *n, Type *t, Val v);
+/* After the bodies, with the Program's tables filled (see check_tile_rules.c). */
+void ck_tile_program(Check *c, Program *p);
+
 /* ---- check_stmt.c: statements and return paths ---- */
 
 void ck_stmt(Check *c, Node *n);

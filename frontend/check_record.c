@@ -37,6 +37,8 @@ static bool mark(Var *v) {
 static bool mark_at(const Node *n, void *changed) {
   if (n->kind != ND_CALL) return false;
   if (is_atomic(n)) *(bool *)changed |= mark(atomic_array(n));
+  if (n->call_kind == CALL_TILE && n->tile_op == TOP_ATOMIC_ADD && n->args->kind == ND_IDENT)
+    *(bool *)changed |= mark(n->args->var);
   const Decl *fn = n->call_kind == CALL_FUNC ? n->fn : NULL;
   int j = 0;
   for (const Node *a = fn ? n->args : NULL; a; a = a->next, j++)

@@ -90,7 +90,8 @@ static void vardecl(Check *c, Node *n) {
   } else if (!t) {
     Val iv = ck_rvalue(c, v->init);
     t = iv.ty;
-    if (!ck_is_err(t) && !type_is_scalar(t) && !ck_is_vmq(t) && t->kind != TY_STRUCT) {
+    if (!ck_is_err(t) && !type_is_scalar(t) && !ck_is_vmq(t) && t->kind != TY_STRUCT &&
+        t->kind != TY_TILE) {
       diag_error(c->diags, v->init->loc, "cannot declare variable '%s' of type %s", v->name,
                  ck_tname(t));
       t = &ty_error;

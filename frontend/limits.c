@@ -93,6 +93,7 @@ static int64_t frame_bytes(Limits *L, const Decl *d) {
     f.bytes += d->ret->size;
   }
   if (ast_walk(d->body, local, &f) < 0) L->errors++; /* out of memory: no sums */
+  f.bytes += d->tile_temps; /* tile temporaries and scratch (check_tile_rules.c) */
   return f.bytes;
 }
 

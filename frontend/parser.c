@@ -311,11 +311,60 @@ static void parse_dims(Parser *p, TypeExpr *te) {
   te->loc = loc_span(te->loc, prev_loc(p));
 }
 
-/* type = (TYPENAME | IDENT | 'auto' | 'void') dims? */
+static Node *parse_binary(Parser *p, int min_prec);
+
+/* Is this `tile <`, the start of a tile type? */
+static bool at_tile_type(Parser *p, int k) {
+  Token *t = peek(p, k);
+  return t->kind == TK_IDENT && t->loc.len == 4 && memcmp(t->text, "tile", 4) == 0 &&
+         peek(p, k + 1)->kind == TK_LT;
+}
+
+/* A shape extent among <...>: an expression above the comparisons, so the
+ * closing '>' ends it (`tile<int, N * 2>`). */
+static Node *parse_shape_expr(Parser *p) { return parse_binary(p, 8); }
+
+/* tile_type = 'tile' '<' TYPENAME (',' shape){1,2} '>' */
+static void parse_tile_type(Parser *p, TypeExpr *te) {
+  advance(p); /* tile */
+  advance(p); /* < */
+  Token *et = tok(p);
+  if (et->kind == TK_TYPENAME) {
+    te->builtin = et->ty;
+    advance(p);
+  } else {
+    syntax_error(p, "expected an element type in 'tile<...>', found %s", tok_desc(p, et));
+    te->builtin = &ty_error;
+  }
+  while (!p->panic && accept(p, TK_COMMA)) {
+    Node *d = parse_shape_expr(p);
+    if (te->tile_rank < 2)
+      te->tile_shape[te->tile_rank] = d;
+    else
+      report(p, d->loc, "a tile has 1 or 2 dimensions");
+    te->tile_rank++;
+  }
+  if (te->tile_rank == 0 && !p->panic)
+    syntax_error(p, "expected ',' and the tile's shape, found %s", tok_desc(p, tok(p)));
+  if (te->tile_rank > 2) te->tile_rank = 2;
+  expect(p, TK_GT, "to close 'tile<...>'");
+  te->loc = loc_span(te->loc, prev_loc(p));
+  if (at(p, TK_LBRACKET)) {
+    report(p, tok(p)->loc, "tiles cannot be array elements");
+    parse_dims(p, te);
+    te->ndim = 0;
+  }
+}
+
+/* type = (TYPENAME | IDENT | 'auto' | 'void') dims? | tile_type */
 static TypeExpr *parse_type(Parser *p) {
   TypeExpr *te = alloc(p, sizeof *te);
   Token *t = tok(p);
   te->loc = t->loc;
+  if (at_tile_type(p, 0)) {
+    parse_tile_type(p, te);
+    return te;
+  }
   switch (t->kind) {
     case TK_TYPENAME: te->builtin = t->ty; break;
     case TK_VOID: te->builtin = &ty_void; break;
@@ -388,6 +437,41 @@ static Node *parse_call(Parser *p) {
   return n;
 }
 
+/* Is this `tile_<name> <`, a tile operation with arguments among <...>? */
+static bool at_tile_call(Parser *p) {
+  Token *t = tok(p);
+  return t->kind == TK_IDENT && t->loc.len > 5 && memcmp(t->text, "tile_", 5) == 0 &&
+         peek(p, 1)->kind == TK_LT;
+}
+
+/* tile_call = IDENT '<' (TYPENAME | shape) (',' shape)* '>' '(' args? ')' */
+static Node *parse_tile_call(Parser *p) {
+  Token *name = advance(p);
+  Node *n = new_node(p, ND_CALL, name->loc);
+  n->name = tok_text(p, name);
+  n->name_loc = name->loc;
+  advance(p); /* '<' */
+  Node head = {0}, *cur = &head;
+  do {
+    if (at(p, TK_TYPENAME) && !n->targ && n->ntshape == 0) {
+      n->targ = alloc(p, sizeof *n->targ);
+      n->targ->loc = tok(p)->loc;
+      n->targ->builtin = advance(p)->ty;
+    } else {
+      cur = cur->next = parse_shape_expr(p);
+      n->ntshape++;
+    }
+  } while (!p->panic && accept(p, TK_COMMA));
+  n->tshape = head.next;
+  expect(p, TK_GT, "to close the tile operation's '<...>'");
+  if (expect(p, TK_LPAREN, "after the tile operation's '<...>'")) {
+    n->args = parse_args(p, TK_RPAREN, &n->nargs);
+    expect(p, TK_RPAREN, "after the call's arguments");
+  }
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
 static Node *parse_literal(Parser *p, NodeKind k) {
   Token *t = advance(p);
   Node *n = new_node(p, k, t->loc);
@@ -406,6 +490,7 @@ static Node *parse_primary(Parser *p) {
   switch (t->kind) {
     case TK_IDENT: {
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
+      if (at_tile_call(p)) return parse_tile_call(p);
       advance(p);
       Node *n = new_node(p, ND_IDENT, t->loc);
       n->name = tok_text(p, t);
@@ -598,6 +683,7 @@ static Node *parse_stmt(Parser *p);
 
 /* After IDENT at a statement's start: is this `Name x`, `Name[,] x`? */
 static bool ident_starts_decl(Parser *p) {
+  if (at_tile_type(p, 0)) return true;
   int k = 1;
   if (peek(p, k)->kind == TK_LBRACKET) {
     k++;

@@ -98,6 +98,26 @@ Type *type_ptr(Arena *a, Type *elem) {
   return t->name ? t : NULL;
 }
 
+Type *type_tile(Arena *a, Type *elem, int ndim, const int *dims) {
+  Type *t = arena_alloc(a, sizeof *t);
+  if (!t) return NULL;
+  t->kind = TY_TILE;
+  t->elem = elem;
+  t->ndim = ndim;
+  t->dims[0] = dims[0];
+  t->dims[1] = ndim == 2 ? dims[1] : 1;
+  /* callers keep the count at most 2^20 elements of at most 8 bytes */
+  t->size = (int)((int64_t)t->dims[0] * t->dims[1] * elem->size);
+  t->align = elem->align;
+  t->name = ndim == 2 ? arena_printf(a, "tile<%s, %d, %d>", type_name(elem), dims[0], dims[1])
+                      : arena_printf(a, "tile<%s, %d>", type_name(elem), dims[0]);
+  return t->name ? t : NULL;
+}
+
+int64_t type_tile_count(const Type *t) {
+  return t && t->kind == TY_TILE ? (int64_t)t->dims[0] * t->dims[1] : 0;
+}
+
 Type *type_vec(Type *elem, int n) {
   static Type *const f32[] = {&ty_vec2, &ty_vec3, &ty_vec4};
   static Type *const f64[] = {&ty_dvec2, &ty_dvec3, &ty_dvec4};
@@ -130,6 +150,9 @@ bool type_equal(const Type *a, const Type *b) {
     case TY_STRUCT: return a->sdecl == b->sdecl;
     case TY_VEC: return a->n == b->n && type_equal(a->elem, b->elem);
     case TY_MAT: return a->n == b->n;
+    case TY_TILE:
+      return a->ndim == b->ndim && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
+             type_equal(a->elem, b->elem);
     default: return true; /* every other kind has a single type */
   }
 }

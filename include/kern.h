@@ -453,6 +453,16 @@ KERN_API const char *kern_kernel_param_name(const kern_kernel *, int i);
 KERN_API kern_dtype kern_kernel_param_dtype(const kern_kernel *, int i);
 /* 0 for a by-value parameter, else the array's ndim. -1 if i is out of range. */
 KERN_API int kern_kernel_param_ndim(const kern_kernel *, int i);
+/* Whether the kernel is tiled (uses tiles, docs/language.md "Tiles"): each
+ * launch index is then an instance, run by one pool thread on the CPU and by
+ * one thread block on a GPU. false for NULL. */
+KERN_API bool kern_kernel_is_tiled(const kern_kernel *);
+/* The threads per instance a GPU runs this tiled kernel with, from the next
+ * launch on: a multiple of 32 from 32 to 1024, or 0 for the default (256).
+ * A performance setting only: results are the same bits whatever it is.
+ * Thread-safe (launches already in flight keep theirs); the CPU ignores it.
+ * KERN_ERR_INVALID_ARGUMENT for NULL or another count. */
+KERN_API kern_status kern_kernel_set_tile_block(kern_kernel *, int threads);
 
 /* ---- launches ------------------------------------------------------------------ */
 
@@ -540,6 +550,13 @@ KERN_API kern_arg kern_arg_pass(kern_arg);
  * threads may launch at once. */
 KERN_API kern_status kern_launch(kern_kernel *, kern_device *, kern_dims, int nargs,
                                  const kern_arg *args);
+
+/* kern_launch with this launch's threads per instance for a tiled kernel
+ * (a multiple of 32 from 32 to 1024; it overrides kern_kernel_set_tile_block
+ * for this launch only). Any other kernel launches as with kern_launch.
+ * KERN_ERR_INVALID_ARGUMENT for another count. */
+KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_dims, int threads,
+                                            int nargs, const kern_arg *args);
 
 /* KERN_LAUNCH(kernel, device, dims, args...): kern_launch with 1 to 16
  * arguments converted by type: kern_array* -> array; int -> int32; long, long

@@ -259,7 +259,15 @@ struct kern_kernel {
   _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
   bool grid;                 /* uses tid(d): CUDA runs it on a grid shaped like the launch */
   int elems;                 /* indices one thread of the CUDA dense entry runs per step */
+  /* tiled kernels (docs/language.md, Tiles): each launch index is an instance */
+  bool tiled;
+  int64_t tile_bytes;     /* the tile storage an instance needs (a GPU block's shared memory) */
+  char *tile_text;        /* its tiles, for messages (malloc'd; NULL when not tiled) */
+  _Atomic int tile_block; /* kern_kernel_set_tile_block: threads per instance, 0 = default */
 };
+
+/* A GPU block's static shared memory, which a tiled kernel's instance must fit. */
+enum { RT_TILE_SHARED_LIMIT = 48 << 10, RT_TILE_BLOCK_DEFAULT = 256 };
 
 typedef struct rt_slot {
   int busy;                /* the pid of the process compiling it, 0: none (module.c's lock) */
@@ -288,7 +296,8 @@ struct rt_launch {
   const void *args; /* the marshalled args block */
   size_t args_size;
   kn_ctx ctx;
-  bool dense; /* every array is C-contiguous and 16-byte aligned, and no two overlap */
+  bool dense;     /* every array is C-contiguous and 16-byte aligned, and no two overlap */
+  int tile_block; /* tiled kernels: threads per instance on a GPU (resolved, > 0) */
 };
 
 /* ---- compile.c: compile-and-cache ---------------------------------------------------------- */

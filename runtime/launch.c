@@ -410,12 +410,15 @@ static kern_status validate(kern_kernel *k, kern_device *dev, kern_dims dims, in
   return st;
 }
 
-kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
-                        const kern_arg *args) {
+/* threads: a tiled kernel's threads per instance for this launch, 0 for the kernel's. */
+static kern_status launch(kern_kernel *k, kern_device *dev, kern_dims dims, int threads, int nargs,
+                          const kern_arg *args) {
   rt_launch L;
   memset(&L, 0, sizeof L);
   kern_status st = validate(k, dev, dims, nargs, args, &L.ctx);
   if (st || L.ctx.n == 0) return st;
+  int set = atomic_load(&k->tile_block);
+  L.tile_block = threads ? threads : set ? set : RT_TILE_BLOCK_DEFAULT;
   if ((st = rt_module_code(k->module, dev, &L.code))) return st;
   _Alignas(16) unsigned char small[1024];
   unsigned char *block = small;
@@ -434,4 +437,18 @@ kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int na
   st = rt_submit_launch(&L, nargs, args);
   if (block != small) free(block);
   return st;
+}
+
+kern_status kern_launch(kern_kernel *k, kern_device *dev, kern_dims dims, int nargs,
+                        const kern_arg *args) {
+  return launch(k, dev, dims, 0, nargs, args);
+}
+
+kern_status kern_launch_tile_block(kern_kernel *k, kern_device *dev, kern_dims dims, int threads,
+                                   int nargs, const kern_arg *args) {
+  if (threads < 32 || threads > 1024 || threads % 32)
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_launch_tile_block: %d threads; use a multiple of 32 from 32 to 1024",
+                   threads);
+  return launch(k, dev, dims, threads, nargs, args);
 }

@@ -79,6 +79,10 @@ static kern_status describe_kernels(kern_module *m) {
     k->index = i;
     k->grid = emit_kernel_uses_tid_dims(k->decl);
     k->elems = emit_kernel_elems(k->decl);
+    k->tiled = k->decl->tiled;
+    k->tile_bytes = k->decl->tile_total;
+    if (k->tiled && !(k->tile_text = tile_usage_text(k->decl)))
+      return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
     kern_status st = describe_params(k);
     if (st) return st;
   }
@@ -210,7 +214,10 @@ void rt_module_destroy(kern_module *m) {
     kern_device *d = c ? rt_device_at(i) : NULL;
     if (d && d->ops->code_free) d->ops->code_free(c);
   }
-  for (int i = 0; m->kernels && i < m->nkernels; i++) free(m->kernels[i].params);
+  for (int i = 0; m->kernels && i < m->nkernels; i++) {
+    free(m->kernels[i].params);
+    free(m->kernels[i].tile_text);
+  }
   free(m->kernels);
   if (m->prog) front_free(m->prog);
   pthread_mutex_destroy(&m->source_mu);
@@ -318,6 +325,20 @@ kern_dtype kern_kernel_param_dtype(const kern_kernel *k, int i) {
 int kern_kernel_param_ndim(const kern_kernel *k, int i) {
   const rt_param *p = param_at(k, i);
   return p ? p->ndim : -1;
+}
+
+bool kern_kernel_is_tiled(const kern_kernel *k) { return k && k->tiled; }
+
+kern_status kern_kernel_set_tile_block(kern_kernel *k, int threads) {
+  if (!k)
+    return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_kernel_set_tile_block: the kernel is NULL");
+  if (threads != 0 && (threads < 32 || threads > 1024 || threads % 32))
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_kernel_set_tile_block: %d threads for kernel '%s'; use 0 (the default) "
+                   "or a multiple of 32 from 32 to 1024",
+                   threads, k->name);
+  atomic_store(&k->tile_block, threads);
+  return KERN_OK;
 }
 
 /* ---- per-device code ---------------------------------------------------------------------- */

@@ -471,6 +471,15 @@ static void cuda_code_free(rt_code *code) {
 static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out, rt_origin *origin) {
   kern_status s = enter(d);
   if (s) return s;
+  for (int i = 0; i < m->nkernels; i++) {
+    const kern_kernel *k = &m->kernels[i];
+    if (k->tiled && k->tile_bytes > RT_TILE_SHARED_LIMIT)
+      return err_set(KERN_ERR_COMPILE,
+                     "kernel '%s' needs %lld bytes of shared memory for its tiles (%s), more than "
+                     "the %d bytes a block has on %s",
+                     k->name, (long long)k->tile_bytes, k->tile_text ? k->tile_text : "?",
+                     RT_TILE_SHARED_LIMIT, d->name);
+  }
   rt_binary b;
   if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
   *origin = b.origin;
@@ -575,7 +584,12 @@ static kern_status cuda_launch(const rt_launch *L) {
   void *params[2] = {(void *)(L->args_size ? L->args : empty), &ctx};
   unsigned g[3], b[3];
   int elems = L->dense ? L->kernel->elems : 1;
-  if (L->kernel->grid)
+  if (L->kernel->tiled) {
+    /* one block per instance; the entry loops past the grid */
+    int64_t grid = (int64_t)c->num_sms * 32;
+    g[0] = (unsigned)(ctx.n < grid ? ctx.n : grid), g[1] = g[2] = 1;
+    b[0] = (unsigned)(L->tile_block > 0 ? L->tile_block : RT_TILE_BLOCK_DEFAULT), b[1] = b[2] = 1;
+  } else if (L->kernel->grid)
     rt_cuda_grid_shape(&ctx, cc->block[fi], elems, g, b);
   else
     rt_cuda_linear_shape(c->num_sms, ctx.n, cc->block[fi], elems, g, b);

@@ -1,0 +1,783 @@
+/* emit_tile.c: tiles: the statements of tiled functions, for both targets.
+ *
+ * Requires a checked Program (check_tile_rules.c marked Decl.tiled and says
+ * which tile values materialize). Produces one text for the CPU and CUDA; the
+ * macros of stdlib/kern_tiles.h (KN_TILE_SHARED, KN_TILE_FOR, KN_TILE_SYNC,
+ * KN_TILE_LEADER) are where the two differ.
+ *
+ * A statement of a tiled function is written in three steps. First its tile
+ * operations that need storage of their own are written before it, each into
+ * a temporary (kn_tt<N>, a tile; kn_ts<N>, a scalar) bound to its node, so the
+ * statement then reads the temporary; the scalars a tile loop reads are
+ * computed once into temporaries too. Then a tile value is written element by
+ * element (e->tile_i names the element) into its destination, in one loop for
+ * a whole tree of operators, makers, tile_where, tile_map and math. Last, a
+ * scalar statement with a side effect is done by one thread (KN_TILE_LEADER)
+ * between barriers, and a value it makes is handed to the others through a
+ * shared slot. Every loop that writes a tile is fenced by barriers on both
+ * sides, so no thread reads a tile another is writing.
+ *
+ * Reductions combine in the tree the language documents: over [0, 2^K), at
+ * each step s = 1, 2, 4 ... x[i] = op(x[i], x[i + s]) for i a multiple of 2s
+ * with i + s < n, so a node whose right half is absent is its left half.
+ * Scans build the levels of that tree (level j, node m: the elements
+ * [m 2^j, (m + 1) 2^j)) and give element i the left-to-right fold of the
+ * nodes that the binary digits of i name, largest first: what an up-sweep and
+ * down-sweep computes. Each value is computed by one expression whichever
+ * thread runs it, so the result does not depend on the block size.
+ */
+#include "emit_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "builtins.h"
+
+#define OUT(e, ...) buf_printf(&(e)->out, __VA_ARGS__)
+
+static void line(Emitter *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line(Emitter *e, const char *fmt, ...) {
+  emit_indent(e);
+  va_list ap;
+  va_start(ap, fmt);
+  char small[512];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  va_end(ap);
+  if (n >= 0 && (size_t)n < sizeof small)
+    buf_puts(&e->out, small);
+  else {
+    char *big = malloc((size_t)n + 1);
+    if (!big) {
+      e->out.oom = true;
+      return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    buf_puts(&e->out, big);
+    free(big);
+  }
+  buf_puts(&e->out, "\n");
+}
+
+static bool is_tile(const Type *t) { return t && t->kind == TY_TILE; }
+static long long count(const Type *t) { return (long long)type_tile_count(t); }
+static const char *ct(Emitter *e, const Type *t) { return emit_ctype(e, t); }
+
+/* The storage a tile node names: its bound temporary, or its variable. */
+static void sname(Emitter *e, const Node *x) {
+  const char *b = emit_bound(e, x);
+  if (b)
+    OUT(e, "%s", b);
+  else if (x->kind == ND_IDENT && x->var)
+    emit_var_name(e, x->var);
+  else
+    OUT(e, "0");
+}
+
+/* x element by element at index idx. */
+static void elem(Emitter *e, const Node *x, const char *idx) {
+  const char *saved = e->tile_i;
+  e->tile_i = idx;
+  emit_expr(e, x);
+  e->tile_i = saved;
+}
+
+static void sync(Emitter *e) { line(e, "KN_TILE_SYNC();"); }
+
+/* A new temporary: "kn_<kind><N>" in buf, declared as a tile of t (tile) or a scalar. */
+static void new_temp(Emitter *e, char *buf, size_t cap, const char *kind, const Type *t) {
+  snprintf(buf, cap, "kn_%s%d", kind, ++e->ntile);
+  if (is_tile(t))
+    line(e, "KN_TILE_SHARED %s %s[%lld];", ct(e, t->elem), buf, count(t));
+  else
+    line(e, "%s %s;", ct(e, t), buf);
+}
+
+/* dst[i] = x[i] (op: TK_ASSIGN, or the operator of a compound assignment). */
+static void assign_loop(Emitter *e, const Type *t, int op, const Node *x,
+                        void (*dst)(Emitter *, const void *), const void *d) {
+  sync(e);
+  emit_indent(e);
+  OUT(e, "KN_TILE_FOR(kn_i, %lld) ", count(t));
+  dst(e, d);
+  OUT(e, "[kn_i] = ");
+  if (op == TK_ASSIGN)
+    elem(e, x, "kn_i");
+  else {
+    Buf saved = e->out, rhs = {0}, lhs = {0};
+    e->out = rhs;
+    elem(e, x, "kn_i");
+    rhs = e->out;
+    e->out = lhs;
+    dst(e, d);
+    OUT(e, "[kn_i]");
+    lhs = e->out;
+    e->out = saved;
+    e->out.oom |= rhs.oom || lhs.oom;
+    if (rhs.s && lhs.s) emit_binop_text(e, op, t->elem, lhs.s, rhs.s);
+    free(rhs.s);
+    free(lhs.s);
+  }
+  OUT(e, ";\n");
+  sync(e);
+}
+
+static void dst_node(Emitter *e, const void *n) { sname(e, n); }
+static void dst_var(Emitter *e, const void *v) { emit_var_name(e, v); }
+static void dst_text(Emitter *e, const void *s) { OUT(e, "%s", (const char *)s); }
+
+static void prepare(Emitter *e, const Node *n, bool in_tile);
+
+/* x as storage: a temporary holding it element by element when it is not one. */
+static void ensure_storage(Emitter *e, const Node *x) {
+  if (!is_tile(x->ty) || emit_bound(e, x) || (x->kind == ND_IDENT && x->var)) return;
+  char name[32];
+  new_temp(e, name, sizeof name, "tt", x->ty);
+  assign_loop(e, x->ty, TK_ASSIGN, x, dst_text, name);
+  emit_bind(e, x, name);
+}
+
+/* ---- combining two values ------------------------------------------------------------- */
+
+/* op(l, r) of a reduction or scan node n on elements of type t. */
+static void combine(Emitter *e, const Node *n, const Type *t, const char *l, const char *r) {
+  if (n->tfn)
+    OUT(e, "kf_%s_%d(kn_c, kn_lin, %s, %s)", n->tfn->name, n->tfn->overload, l, r);
+  else if (n->tbuiltin >= 0)
+    OUT(e, "%s(%s, %s)", builtin_get(n->tbuiltin)->cname, l, r);
+  else
+    emit_binop_text(e, TK_PLUS, t, l, r);
+}
+
+/* l < r (less) or l > r on scalars of type t. */
+static void compare(Emitter *e, const Type *t, bool less, const char *l, const char *r) {
+  const char *op = less ? "<" : ">";
+  if (t->kind == TY_F16)
+    OUT(e, "(kn_cvt_f16_f32(%s) %s kn_cvt_f16_f32(%s))", l, op, r);
+  else
+    OUT(e, "((%s) %s (%s))", l, op, r);
+}
+
+/* ---- reductions ----------------------------------------------------------------------- */
+
+/* Rows C of length L: element (o, k) of src is src[o * os + k * ks]. */
+typedef struct Lanes {
+  long long c, l, os, ks;
+} Lanes;
+
+static Lanes lanes_of(const Type *t, int axis) {
+  long long m = t->dims[0], n = t->ndim == 2 ? t->dims[1] : 1;
+  if (axis < 0) return (Lanes){1, m * n, 0, 1};
+  if (axis == 0) return (Lanes){n, m, 1, n};
+  return (Lanes){m, n, n, 1};
+}
+
+static void reduce(Emitter *e, const Node *n, const char *dst) {
+  bool arg = n->tile_op == TOP_ARGMIN || n->tile_op == TOP_ARGMAX;
+  const Node *src =
+      n->tfn || (n->tile_op == TOP_REDUCE && n->tbuiltin >= 0) ? n->args->next : n->args;
+  const Type *t = src->ty->elem;
+  Lanes g = lanes_of(src->ty, n->axis);
+  int id = ++e->ntile;
+  sync(e);
+  line(e, "{");
+  e->depth++;
+  line(e, "KN_TILE_SHARED %s kn_r%d[%lld];", ct(e, t), id, g.c * g.l);
+  if (arg) line(e, "KN_TILE_SHARED int32_t kn_x%d[%lld];", id, g.c * g.l);
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", g.c * g.l);
+  line(e, "  const int32_t kn_o = kn_i / %lld, kn_k = kn_i %% %lld;", g.l, g.l);
+  emit_indent(e);
+  OUT(e, "  kn_r%d[kn_i] = ", id);
+  sname(e, src);
+  OUT(e, "[kn_o * %lld + kn_k * %lld];\n", g.os, g.ks);
+  if (arg) line(e, "  kn_x%d[kn_i] = kn_k;", id);
+  line(e, "}");
+  sync(e);
+  line(e, "for (int32_t kn_w = 1; kn_w < %lld; kn_w *= 2) {", g.l);
+  line(e, "  const int32_t kn_p = (%lld + 2 * kn_w - 1) / (2 * kn_w);", g.l);
+  line(e, "  KN_TILE_FOR(kn_j, %lld * kn_p) {", g.c);
+  line(e, "    const int32_t kn_k = (kn_j %% kn_p) * 2 * kn_w, kn_a = (kn_j / kn_p) * %lld + kn_k;",
+       g.l);
+  char l[48], r[48];
+  snprintf(l, sizeof l, "kn_r%d[kn_a]", id);
+  snprintf(r, sizeof r, "kn_r%d[kn_a + kn_w]", id);
+  emit_indent(e);
+  if (arg) {
+    OUT(e, "    if (kn_k + kn_w < %lld && ", g.l);
+    compare(e, t, n->tile_op == TOP_ARGMIN, r, l);
+    OUT(e, ") { %s = %s; kn_x%d[kn_a] = kn_x%d[kn_a + kn_w]; }\n", l, r, id, id);
+  } else {
+    OUT(e, "    if (kn_k + kn_w < %lld) %s = ", g.l, l);
+    combine(e, n, t, l, r);
+    OUT(e, ";\n");
+  }
+  line(e, "  }");
+  line(e, "  KN_TILE_SYNC();");
+  line(e, "}");
+  if (n->axis < 0)
+    line(e, "%s = kn_%s%d[0];", dst, arg ? "x" : "r", id);
+  else {
+    line(e, "KN_TILE_FOR(kn_i, %lld) %s[kn_i] = kn_%s%d[kn_i * %lld];", g.c, dst, arg ? "x" : "r",
+         id, g.l);
+    sync(e);
+  }
+  e->depth--;
+  line(e, "}");
+}
+
+/* ---- scans ------------------------------------------------------------------------------- */
+
+static void scan(Emitter *e, const Node *n, const char *dst) {
+  bool fn = n->nargs >= 2, excl = n->tile_op == TOP_SCAN_EXC;
+  const Node *src = fn ? n->args->next : n->args;
+  const Node *init = fn && excl ? n->args->next->next : NULL;
+  const Type *t = src->ty->elem;
+  long long len = count(src->ty), base[32], m[32];
+  int levels = 1;
+  base[0] = 0, m[0] = len;
+  while (m[levels - 1] > 1 && levels < 31) {
+    m[levels] = (m[levels - 1] + 1) / 2;
+    base[levels] = base[levels - 1] + m[levels - 1];
+    levels++;
+  }
+  int id = ++e->ntile;
+  sync(e);
+  line(e, "{");
+  e->depth++;
+  line(e, "KN_TILE_SHARED %s kn_l%d[%lld];", ct(e, t), id, base[levels - 1] + m[levels - 1]);
+  emit_indent(e);
+  OUT(e, "KN_TILE_FOR(kn_i, %lld) kn_l%d[kn_i] = ", len, id);
+  sname(e, src);
+  OUT(e, "[kn_i];\n");
+  sync(e);
+  char l[64], r[64];
+  for (int j = 1; j < levels; j++) {
+    snprintf(l, sizeof l, "kn_l%d[%lld + 2 * kn_j]", id, base[j - 1]);
+    snprintf(r, sizeof r, "kn_l%d[%lld + 2 * kn_j + 1]", id, base[j - 1]);
+    emit_indent(e);
+    OUT(e, "KN_TILE_FOR(kn_j, %lld) kn_l%d[%lld + kn_j] = 2 * kn_j + 1 < %lld ? ", m[j], id,
+        base[j], m[j - 1]);
+    combine(e, n, t, l, r);
+    OUT(e, " : %s;\n", l);
+    sync(e);
+  }
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
+  e->depth++;
+  snprintf(r, sizeof r, "kn_l%d[kn_i]", id);
+  line(e, "%s kn_acc = %s;", ct(e, t), init ? "kn_init" : r);
+  line(e, "bool kn_have = %s;", init ? "true" : "false");
+  for (int j = levels - 2; j >= 0; j--) {
+    snprintf(r, sizeof r, "kn_l%d[%lld + ((kn_i >> %d) << 1)]", id, base[j], j + 1);
+    line(e, "if (kn_i & %lld) {", 1ll << j);
+    emit_indent(e);
+    OUT(e, "  kn_acc = kn_have ? ");
+    combine(e, n, t, "kn_acc", r);
+    OUT(e, " : %s;\n", r);
+    line(e, "  kn_have = true;");
+    line(e, "}");
+  }
+  emit_indent(e);
+  OUT(e, "%s[kn_i] = ", dst);
+  if (excl) {
+    OUT(e, "kn_have ? kn_acc : ");
+    emit_number(e, t, 0);
+  } else {
+    snprintf(r, sizeof r, "kn_l%d[kn_i]", id);
+    OUT(e, "kn_have ? ");
+    combine(e, n, t, "kn_acc", r);
+    OUT(e, " : %s", r);
+  }
+  OUT(e, ";\n");
+  e->depth--;
+  line(e, "}");
+  sync(e);
+  e->depth--;
+  line(e, "}");
+}
+
+/* ---- loads, stores, shapes, sort ---------------------------------------------------------- */
+
+/* The element's array offsets o0 (o1) for tile index kn_i, and whether it is inside. */
+static void array_index(Emitter *e, const Node *n, const Type *t, const Node *arr) {
+  const Node *o0 = arr->next, *o1 = t->ndim == 2 ? o0->next : NULL;
+  emit_indent(e);
+  if (t->ndim == 1) {
+    OUT(e, "  const int64_t kn_a0 = (");
+    emit_expr(e, o0);
+    OUT(e, ") + kn_i;\n");
+    emit_indent(e);
+    OUT(e, "  const bool kn_in = kn_a0 >= 0 && kn_a0 < (");
+    emit_expr(e, arr);
+    OUT(e, ").shape[0];\n");
+    return;
+  }
+  OUT(e, "  const int64_t kn_a0 = (");
+  emit_expr(e, o0);
+  OUT(e, ") + kn_i / %d, kn_a1 = (", t->dims[1]);
+  emit_expr(e, o1);
+  OUT(e, ") + kn_i %% %d;\n", t->dims[1]);
+  emit_indent(e);
+  OUT(e, "  const bool kn_in = kn_a0 >= 0 && kn_a0 < (");
+  emit_expr(e, arr);
+  OUT(e, ").shape[0] && kn_a1 >= 0 && kn_a1 < (");
+  emit_expr(e, arr);
+  OUT(e, ").shape[1];\n");
+  (void)n;
+}
+
+static void element_ptr(Emitter *e, const Node *arr, const Type *t) {
+  const Type *el = arr->ty->elem;
+  OUT(e, "KN_P%d(%s, ", t->ndim, emit_storage_ctype(e, el));
+  emit_expr(e, arr);
+  OUT(e, t->ndim == 1 ? ", kn_a0)" : ", kn_a0, kn_a1)");
+}
+
+static void load(Emitter *e, const Node *n, const char *dst) {
+  const Type *t = n->ty;
+  const Node *arr = n->args, *fill = t->ndim == 1 ? arr->next->next : arr->next->next->next;
+  sync(e);
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));
+  array_index(e, n, t, arr);
+  emit_indent(e);
+  OUT(e, "  %s[kn_i] = kn_in ? (%s)*", dst, t->elem->kind == TY_BOOL ? "bool" : ct(e, t->elem));
+  element_ptr(e, arr, t);
+  OUT(e, " : ");
+  if (fill)
+    emit_expr(e, fill);
+  else
+    emit_number(e, t->elem, 0);
+  OUT(e, ";\n");
+  line(e, "}");
+  sync(e);
+}
+
+static void store(Emitter *e, const Node *n) {
+  const Node *t = n->args;
+  while (t->next) t = t->next;
+  sync(e);
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t->ty));
+  array_index(e, n, t->ty, n->args);
+  emit_indent(e);
+  if (n->tile_op == TOP_STORE) {
+    OUT(e, "  if (kn_in) *");
+    element_ptr(e, n->args, t->ty);
+    OUT(e, " = ");
+  } else {
+    OUT(e, "  if (kn_in) kn_atomic_add_%s(", builtin_type_code(t->ty->elem));
+    element_ptr(e, n->args, t->ty);
+    OUT(e, ", ");
+  }
+  elem(e, t, "kn_i");
+  OUT(e, n->tile_op == TOP_STORE ? ";\n" : ");\n");
+  line(e, "}");
+  sync(e);
+}
+
+/* transpose, broadcast, reshape: dst[i] = src[index of i]. */
+static void shape_op(Emitter *e, const Node *n, const char *dst) {
+  const Type *t = n->ty, *s = n->args->ty;
+  long long c = t->ndim == 2 ? t->dims[1] : 1, r = t->dims[0];
+  sync(e);
+  emit_indent(e);
+  OUT(e, "KN_TILE_FOR(kn_i, %lld) %s[kn_i] = ", count(t), dst);
+  sname(e, n->args);
+  if (n->tile_op == TOP_TRANSPOSE)
+    OUT(e, "[(kn_i %% %lld) * %lld + kn_i / %lld];\n", c, r, c);
+  else if (n->tile_op == TOP_RESHAPE)
+    OUT(e, "[kn_i];\n");
+  else {
+    /* extents aligned from the right; a source extent of 1 repeats */
+    long long s0 = s->ndim == 2 ? s->dims[0] : 1, s1 = s->ndim == 2 ? s->dims[1] : s->dims[0];
+    char ri[48], ci[48];
+    snprintf(ri, sizeof ri, t->ndim == 2 ? "kn_i / %lld" : "0", c);
+    snprintf(ci, sizeof ci, t->ndim == 2 ? "kn_i %% %lld" : "kn_i", c);
+    OUT(e, "[(%s) * %lld + (%s)];\n", s0 == 1 ? "0" : ri, s1, s1 == 1 ? "0" : ci);
+  }
+  sync(e);
+}
+
+static void sort(Emitter *e, const Node *n) {
+  const Node *k = n->args, *v = k->next;
+  const Type *kt = k->ty->elem;
+  long long len = count(k->ty);
+  int id = ++e->ntile;
+  const char *key = kt->kind == TY_F32   ? "kn_tile_key_f32"
+                    : kt->kind == TY_F64 ? "kn_tile_key_f64"
+                    : kt->kind == TY_F16 ? "kn_tile_key_f16"
+                                         : "";
+  sync(e);
+  line(e, "{");
+  e->depth++;
+  line(e, "KN_TILE_SHARED %s kn_k%d[%lld];", ct(e, kt), id, len);
+  if (v) line(e, "KN_TILE_SHARED %s kn_v%d[%lld];", ct(e, v->ty->elem), id, len);
+  emit_indent(e);
+  OUT(e, "KN_TILE_FOR(kn_i, %lld) { kn_k%d[kn_i] = ", len, id);
+  sname(e, k);
+  OUT(e, "[kn_i];");
+  if (v) {
+    OUT(e, " kn_v%d[kn_i] = ", id);
+    sname(e, v);
+    OUT(e, "[kn_i];");
+  }
+  OUT(e, " }\n");
+  sync(e);
+  /* stable: an element's place is the count of smaller keys and of equal keys before it */
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
+  line(e, "  int32_t kn_r = 0;");
+  line(e, "  for (int32_t kn_j = 0; kn_j < %lld; kn_j++)", len);
+  line(
+      e,
+      "    kn_r += %s(kn_k%d[kn_j]) < %s(kn_k%d[kn_i]) || (%s(kn_k%d[kn_j]) == %s(kn_k%d[kn_i]) && "
+      "kn_j < kn_i);",
+      key, id, key, id, key, id, key, id);
+  emit_indent(e);
+  OUT(e, "  ");
+  sname(e, k);
+  OUT(e, "[kn_r] = kn_k%d[kn_i];\n", id);
+  if (v) {
+    emit_indent(e);
+    OUT(e, "  ");
+    sname(e, v);
+    OUT(e, "[kn_r] = kn_v%d[kn_i];\n", id);
+  }
+  line(e, "}");
+  sync(e);
+  e->depth--;
+  line(e, "}");
+}
+
+/* ---- materializing values ----------------------------------------------------------------- */
+
+static bool is_reduction(const Node *n) {
+  if (n->kind != ND_CALL || n->call_kind != CALL_TILE) return false;
+  TileOp op = n->tile_op;
+  return op == TOP_SUM || op == TOP_MIN || op == TOP_MAX || op == TOP_ARGMIN || op == TOP_ARGMAX ||
+         op == TOP_REDUCE;
+}
+
+void emit_tile_call(Emitter *e, const Node *n, const char *ret) {
+  OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
+  if (ret) OUT(e, ", %s", ret);
+  for (const Node *a = n->args; a; a = a->next) {
+    OUT(e, ", ");
+    if (is_tile(a->ty))
+      sname(e, a);
+    else
+      emit_expr(e, a);
+  }
+  OUT(e, ")");
+}
+
+/* n's value into a new temporary bound to n. */
+static void materialize(Emitter *e, const Node *n) {
+  char name[32];
+  new_temp(e, name, sizeof name, is_tile(n->ty) ? "tt" : "ts", n->ty);
+  if (n->kind == ND_CALL && n->call_kind == CALL_FUNC) {
+    if (is_tile(n->ty)) sync(e);
+    emit_indent(e);
+    if (!is_tile(n->ty)) OUT(e, "%s = ", name);
+    emit_tile_call(e, n, is_tile(n->ty) ? name : NULL);
+    OUT(e, ";\n");
+  } else if (is_reduction(n))
+    reduce(e, n, name);
+  else if (n->tile_op == TOP_LOAD)
+    load(e, n, name);
+  else if (n->tile_op == TOP_SCAN_INC || n->tile_op == TOP_SCAN_EXC) {
+    const Node *init = n->nargs == 3 ? n->args->next->next : NULL;
+    if (init) {
+      line(e, "{");
+      emit_indent(e);
+      OUT(e, "  const %s kn_init = ", ct(e, n->ty->elem));
+      emit_expr(e, init);
+      OUT(e, ";\n");
+    }
+    scan(e, n, name);
+    if (init) line(e, "}");
+  } else
+    shape_op(e, n, name);
+  emit_bind(e, n, name);
+}
+
+/* A scalar a tile loop reads: computed once, before the loop. */
+static void hoist_scalar(Emitter *e, const Node *n) {
+  if (n->is_const || (n->kind == ND_IDENT) || !n->ty || n->ty->kind == TY_ARRAY ||
+      n->ty->kind == TY_VOID || n->ty->kind == TY_TILE || emit_bound(e, n))
+    return;
+  char name[32];
+  new_temp(e, name, sizeof name, "ts", n->ty);
+  emit_indent(e);
+  OUT(e, "%s = ", name);
+  emit_expr(e, n);
+  OUT(e, ";\n");
+  emit_bind(e, n, name);
+}
+
+/* Does n read its tile operands whole (so each must be storage)? */
+static bool reads_whole(const Node *n) {
+  if (n->kind == ND_INDEX) return is_tile(n->lhs->ty);
+  if (n->kind != ND_CALL) return false;
+  if (n->call_kind == CALL_FUNC) return n->fn->tiled;
+  return n->call_kind == CALL_TILE &&
+         (tile_materializes(n) || is_reduction(n) || n->tile_op == TOP_SORT);
+}
+
+static void prepare_list(Emitter *e, const Node *n, const Node *list, bool in_tile) {
+  for (const Node *a = list; a; a = a->next) {
+    if (a->ty && a->ty->kind == TY_VOID && a->kind == ND_IDENT) continue; /* tile_map's f */
+    prepare(e, a, in_tile);
+    if (reads_whole(n)) ensure_storage(e, a);
+  }
+}
+
+/* Writes, before the statement, what n's tile operations need (see the top). */
+static void prepare(Emitter *e, const Node *n, bool in_tile) {
+  if (!n || emit_bound(e, n)) return;
+  bool tile_node = is_tile(n->ty) || (n->kind == ND_CALL && n->call_kind == CALL_TILE);
+  if (in_tile && !tile_node && !n->is_const && n->kind != ND_IDENT && n->ty &&
+      n->ty->kind != TY_VOID) {
+    prepare(e, n->lhs, false);
+    prepare(e, n->rhs, false);
+    prepare(e, n->cond, false);
+    prepare(e, n->then, false);
+    prepare(e, n->els, false);
+    if (n->kind == ND_CALL || n->kind == ND_INDEX) prepare_list(e, n, n->args, false);
+    if (n->kind == ND_INDEX) ensure_storage(e, n->lhs);
+    hoist_scalar(e, n);
+    return;
+  }
+  bool kids_tile = tile_node;
+  prepare(e, n->lhs, kids_tile);
+  if (n->kind == ND_INDEX && is_tile(n->lhs->ty)) ensure_storage(e, n->lhs);
+  prepare(e, n->rhs, kids_tile);
+  prepare(e, n->cond, kids_tile);
+  prepare(e, n->then, kids_tile);
+  prepare(e, n->els, kids_tile);
+  if (n->kind == ND_CALL || n->kind == ND_INDEX) prepare_list(e, n, n->args, kids_tile);
+  if (tile_materializes(n) || is_reduction(n) ||
+      (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID))
+    materialize(e, n);
+}
+
+/* ---- element mode and reads ----------------------------------------------------------------- */
+
+void emit_tile_elem(Emitter *e, const Node *n) {
+  const Type *t = n->ty && is_tile(n->ty) ? n->ty->elem : NULL;
+  const Node *a = n->args;
+  switch (n->tile_op) {
+    case TOP_ZEROS: emit_number(e, t, 0); break;
+    case TOP_ONES: emit_number(e, t, 1); break;
+    case TOP_FULL: emit_expr(e, a); break;
+    case TOP_ARANGE:
+      if (t->kind == TY_F16)
+        OUT(e, "kn_cvt_f32_f16((float)(%s))", e->tile_i ? e->tile_i : "0");
+      else
+        OUT(e, "((%s)(%s))", ct(e, t), e->tile_i ? e->tile_i : "0");
+      break;
+    case TOP_WHERE:
+      OUT(e, "((");
+      emit_expr(e, a);
+      OUT(e, ") ? (");
+      emit_expr(e, a->next);
+      OUT(e, ") : (");
+      emit_expr(e, a->next->next);
+      OUT(e, "))");
+      break;
+    case TOP_MAP:
+      if (n->tfn)
+        OUT(e, "kf_%s_%d(kn_c, kn_lin", n->tfn->name, n->tfn->overload);
+      else
+        OUT(e, "%s(", builtin_get(n->tbuiltin)->cname);
+      for (const Node *x = a->next; x; x = x->next) {
+        OUT(e, n->tfn || x != a->next ? ", " : "");
+        emit_expr(e, x);
+      }
+      OUT(e, ")");
+      break;
+    default: OUT(e, "0"); /* bound before the statement (prepare) */
+  }
+}
+
+void emit_tile_read(Emitter *e, const Node *n) {
+  const Type *t = n->lhs->ty;
+  const char *saved = e->tile_i;
+  e->tile_i = NULL;
+  sname(e, n->lhs);
+  OUT(e, "[kne_vidx((int64_t)(");
+  emit_expr(e, n->args);
+  OUT(e, "), %d)", t->dims[0]);
+  if (t->ndim == 2) {
+    OUT(e, " * %d + kne_vidx((int64_t)(", t->dims[1]);
+    emit_expr(e, n->args->next);
+    OUT(e, "), %d)", t->dims[1]);
+  }
+  OUT(e, "]");
+  e->tile_i = saved;
+}
+
+/* ---- statements ------------------------------------------------------------------------------ */
+
+/* The scalar statement n, done by one thread between barriers. */
+static void guarded(Emitter *e, const Node *n) {
+  sync(e);
+  line(e, "if (KN_TILE_LEADER) {");
+  e->depth++;
+  emit_statement(e, n);
+  e->depth--;
+  line(e, "}");
+  sync(e);
+}
+
+/* x (a scalar with a side effect) computed by one thread and handed to all. */
+static void broadcast(Emitter *e, const Node *x) {
+  char name[32];
+  snprintf(name, sizeof name, "kn_b%d", ++e->ntile);
+  line(e, "KN_TILE_SHARED %s %s;", ct(e, x->ty), name);
+  sync(e);
+  emit_indent(e);
+  OUT(e, "if (KN_TILE_LEADER) %s = ", name);
+  emit_expr(e, x);
+  OUT(e, ";\n");
+  sync(e);
+  emit_bind(e, x, name);
+}
+
+static bool writes_array(const Node *t) {
+  while (t->kind == ND_MEMBER || (t->kind == ND_INDEX && t->lhs->ty->kind != TY_ARRAY)) t = t->lhs;
+  return t->kind == ND_INDEX;
+}
+
+static void tile_void(Emitter *e, const Node *x) {
+  if (x->kind == ND_CALL && x->call_kind == CALL_TILE && x->tile_op == TOP_SORT)
+    sort(e, x);
+  else if (x->kind == ND_CALL && x->call_kind == CALL_TILE)
+    store(e, x);
+  else {
+    emit_indent(e);
+    emit_tile_call(e, x, NULL);
+    OUT(e, ";\n");
+  }
+}
+
+static bool scalar_stmt(Emitter *e, const Node *n) {
+  switch (n->kind) {
+    case ND_VARDECL:
+      if (emit_effects(e, n->var->init)) broadcast(e, n->var->init);
+      emit_statement(e, n);
+      return true;
+    case ND_ASSIGN:
+      if (writes_array(n->lhs))
+        guarded(e, n);
+      else {
+        if (emit_effects(e, n->rhs)) broadcast(e, n->rhs);
+        emit_statement(e, n);
+      }
+      return true;
+    case ND_INCDEC:
+      if (writes_array(n->lhs))
+        guarded(e, n);
+      else
+        emit_statement(e, n);
+      return true;
+    case ND_EXPR_STMT:
+      if (emit_effects(e, n->lhs))
+        guarded(e, n);
+      else
+        emit_statement(e, n);
+      return true;
+    case ND_RETURN:
+      if (n->lhs && emit_effects(e, n->lhs)) broadcast(e, n->lhs);
+      emit_statement(e, n);
+      return true;
+    default: return false;
+  }
+}
+
+static bool tile_stmt(Emitter *e, const Node *n) {
+  switch (n->kind) {
+    case ND_VARDECL:
+      if (!is_tile(n->var->ty)) return false;
+      emit_indent(e);
+      OUT(e, "KN_TILE_SHARED %s ", ct(e, n->var->ty->elem));
+      emit_var_name(e, n->var);
+      OUT(e, "[%lld];\n", count(n->var->ty));
+      assign_loop(e, n->var->ty, TK_ASSIGN, n->var->init, dst_var, n->var);
+      return true;
+    case ND_ASSIGN:
+      if (!is_tile(n->lhs->ty)) return false;
+      assign_loop(e, n->lhs->ty, n->op == TK_ASSIGN ? TK_ASSIGN : tok_compound_op(n->op), n->rhs,
+                  dst_node, n->lhs);
+      return true;
+    case ND_EXPR_STMT:
+      if (n->lhs->ty->kind != TY_VOID ||
+          !((n->lhs->kind == ND_CALL && n->lhs->call_kind == CALL_TILE) ||
+            (n->lhs->kind == ND_CALL && n->lhs->call_kind == CALL_FUNC && n->lhs->fn->tiled)))
+        return false;
+      tile_void(e, n->lhs);
+      return true;
+    case ND_RETURN:
+      if (!n->lhs || !is_tile(n->lhs->ty)) return false;
+      assign_loop(e, n->lhs->ty, TK_ASSIGN, n->lhs, dst_text, "kn_ret");
+      line(e, "return;");
+      return true;
+    default: return false;
+  }
+}
+
+bool emit_tile_stmt(Emitter *e, const Node *n) {
+  int mark = e->nbound;
+  bool done = true;
+  switch (n->kind) {
+    case ND_VARDECL: prepare(e, n->var ? n->var->init : NULL, is_tile(n->var->ty)); break;
+    case ND_ASSIGN:
+      prepare(e, n->rhs, is_tile(n->lhs->ty));
+      if (!is_tile(n->lhs->ty)) prepare(e, n->lhs, false);
+      break;
+    case ND_INCDEC:
+    case ND_EXPR_STMT:
+    case ND_RETURN: prepare(e, n->lhs, false); break;
+    case ND_IF:
+      /* an else-if chain's conditions before its first if: tile operations are pure */
+      for (const Node *c = n; c && c->kind == ND_IF; c = c->els) prepare(e, c->cond, false);
+      done = false;
+      break;
+    default: return false;
+  }
+  if (done && !tile_stmt(e, n) && !scalar_stmt(e, n)) emit_statement(e, n);
+  if (!done) emit_statement(e, n);
+  e->nbound = mark;
+  return true;
+}
+
+/* ---- tiled functions --------------------------------------------------------------------------- */
+
+void emit_tile_params(Emitter *e, const Decl *f) {
+  if (f->ret && is_tile(f->ret)) OUT(e, ", %s *kn_ret", ct(e, f->ret->elem));
+  for (int i = 0; i < f->nparams; i++) {
+    const Var *p = f->params[i];
+    if (is_tile(p->ty))
+      OUT(e, ", const %s *kn_p%d", ct(e, p->ty->elem), p->id);
+    else {
+      OUT(e, ", %s ", ct(e, p->ty));
+      emit_var_name(e, p);
+    }
+  }
+}
+
+void emit_tile_entry(Emitter *e, const Decl *f) {
+  for (int i = 0; i < f->nparams; i++) {
+    const Var *p = f->params[i];
+    if (!is_tile(p->ty)) continue;
+    emit_indent(e);
+    OUT(e, "KN_TILE_SHARED %s ", ct(e, p->ty->elem));
+    emit_var_name(e, p);
+    OUT(e, "[%lld];\n", count(p->ty));
+    sync(e);
+    emit_indent(e);
+    OUT(e, "KN_TILE_FOR(kn_i, %lld) ", count(p->ty));
+    emit_var_name(e, p);
+    OUT(e, "[kn_i] = kn_p%d[kn_i];\n", p->id);
+    sync(e);
+  }
+}
