@@ -134,7 +134,10 @@ static void grid_entry(Emitter *e, const Decl *k, bool dense, int elems) {
 }
 
 /* A tiled kernel: one block per instance (a grid-stride loop over blocks, so
- * any grid covers any launch); every thread of the block runs the body. */
+ * any grid covers any launch); every thread of the block runs the body. Its
+ * entries are bounded to 1024 threads (__launch_bounds__), so the compiler keeps
+ * registers within what a block of any allowed size may use: the block size is
+ * a performance setting, and a large one must never fail to launch. */
 static void tiled_entry(Emitter *e, const Decl *k, bool dense) {
   buf_puts(&e->out, "  const uint32_t n = (uint32_t)c.n;\n"
                     "  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {\n"
@@ -149,7 +152,9 @@ static void tiled_entry(Emitter *e, const Decl *k, bool dense) {
 static void cuda_entries(Emitter *e, const Decl *k) {
   if (k->tiled) {
     for (int dense = 0; dense < 2; dense++) {
-      buf_printf(&e->out, "extern \"C\" __global__ void kk_%s_cuda%s(kk_%s_args a, kn_ctx c) {\n",
+      buf_printf(&e->out,
+                 "extern \"C\" __global__ void __launch_bounds__(1024) kk_%s_cuda%s(kk_%s_args a, "
+                 "kn_ctx c) {\n",
                  k->name, dense ? "_dense" : "", k->name);
       tiled_entry(e, k, dense);
       buf_puts(&e->out, "}\n");
