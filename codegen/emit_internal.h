@@ -64,6 +64,10 @@ const char *emit_ctype(Emitter *, const Type *);
  * telling the compiler it is 16-byte aligned, as the dense variant's arrays
  * are (stdlib/kern_abi.h). */
 void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
+/* The core's expression writer, for the files that write parts of expressions. */
+typedef void (*EmitExprFn)(Emitter *, const Node *);
+/* lower_bound(...) (emit_special.c). */
+void emit_lower_bound(Emitter *, const Node *call, EmitExprFn expr);
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

@@ -187,7 +187,8 @@ typedef enum {
   SP_RANDF,
   SP_RANDI,
   SP_RANDN,
-  SP_IDENTITY
+  SP_IDENTITY,
+  SP_LOWER_BOUND
 } SpecialKind;
 
 typedef struct Var Var;

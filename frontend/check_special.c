@@ -1,5 +1,5 @@
 /* check_special.c: the special forms: tid, dim, len, shape, size, printf,
- * assert, atomics, the random-number functions and identity.
+ * assert, atomics, the random-number functions, identity and lower_bound.
  *
  * Requires: check_overload.c, check_const.c. Produces: ck_special_kind (also
  * for names that may not be redefined) and ck_special, which checks a call of
@@ -42,6 +42,7 @@ static const struct {
     {"randi", SP_RANDI},
     {"randn", SP_RANDN},
     {"identity", SP_IDENTITY},
+    {"lower_bound", SP_LOWER_BOUND},
 };
 
 SpecialKind ck_special_kind(const char *name) {
@@ -119,8 +120,7 @@ static Val sp_launch(Check *c, Node *n, SpecialKind sp) {
   return special_done(n, sp, &ty_i32);
 }
 
-static Type *array_arg(Check *c, Node *a, const char *fname) {
-  Val v = ck_expr(c, a);
+static Type *array_type(Check *c, Node *a, Val v, const char *fname) {
   if (ck_is_err(v.ty)) return NULL;
   if (v.ty->kind != TY_ARRAY) {
     diag_error(c->diags, a->loc, "'%s' expects an array, not %s", fname, ck_tname(v.ty));
@@ -129,6 +129,8 @@ static Type *array_arg(Check *c, Node *a, const char *fname) {
   return v.ty;
 }
 
+/* len of a vector, matrix or quat is its component (row) count, a constant;
+ * the argument is checked but, like C's sizeof, not evaluated. */
 static Val sp_array(Check *c, Node *n, SpecialKind sp) {
   const char *name = sp == SP_LEN ? "len" : sp == SP_SIZE ? "size" : "shape";
   int want = sp == SP_SHAPE ? 2 : 1;
@@ -136,9 +138,42 @@ static Val sp_array(Check *c, Node *n, SpecialKind sp) {
   int na = arg_nodes(c, n, &a);
   Type *rt = sp == SP_SIZE ? &ty_i64 : &ty_i32;
   if (!arity(c, n, name, na, want, want)) return special_done(n, sp, rt);
-  Type *at = array_arg(c, a[0], name);
+  Val v = ck_expr(c, a[0]);
+  if (sp == SP_LEN && ck_is_vmq(v.ty)) {
+    Val k = {.ty = &ty_i32, .is_const = true, .i = v.ty->n};
+    ck_set_const(n, k);
+    return k;
+  }
+  Type *at = array_type(c, a[0], v, name);
   if (sp == SP_SHAPE) const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
   return special_done(n, sp, rt);
+}
+
+/* lower_bound(a, v) or lower_bound(a, lo, hi, v) on a sorted 1-D array. */
+static Val sp_lower_bound(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (na != 2 && na != 4) {
+    diag_error(c->diags, n->loc, "'lower_bound' expects 2 or 4 arguments, got %d", na);
+    for (int i = 0; i < na; i++) ck_expr(c, a[i]);
+    return ck_val_err();
+  }
+  Type *at = array_type(c, a[0], ck_expr(c, a[0]), "lower_bound");
+  Type *e = at ? at->elem : NULL;
+  if (at && (at->ndim != 1 || !(type_is_numeric(e) && e->size >= 4))) {
+    diag_error(c->diags, a[0]->loc,
+               "'lower_bound' needs a 1-D array of int32, int64, uint32, uint64, float32 or "
+               "float64, not %s",
+               ck_tname(at));
+    e = NULL;
+  }
+  for (int i = 1; i < na - 1; i++)
+    ck_expect(c, a[i], &ty_i64, (Ctx){"argument", "lower_bound", i + 1});
+  if (e)
+    ck_expect(c, a[na - 1], e, (Ctx){"argument", "lower_bound", na});
+  else
+    ck_expr(c, a[na - 1]);
+  return e ? special_done(n, SP_LOWER_BOUND, &ty_i32) : ck_val_err();
 }
 
 static Val sp_assert(Check *c, Node *n) {
@@ -447,6 +482,7 @@ Val ck_special(Check *c, Node *n, SpecialKind sp) {
     case SP_RANDI:
     case SP_RANDN: return sp_rand(c, n, sp);
     case SP_IDENTITY: return sp_identity(c, n);
+    case SP_LOWER_BOUND: return sp_lower_bound(c, n);
     default: return sp_atomic(c, n, sp);
   }
 }

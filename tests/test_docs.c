@@ -528,7 +528,7 @@ Test(docs, language_names_every_builtin_and_special_form) {
       "tid",        "dim",        "len",        "shape",      "size",       "printf",
       "assert",     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exch",
       "atomic_and", "atomic_or",  "atomic_xor", "atomic_cas", "rand_init",  "randf",
-      "randi",      "randn",      "identity"};
+      "randi",      "randn",      "identity",   "lower_bound"};
   char *md = read_doc(DOC("language.md"));
   for (int i = 0; i < builtin_count(); i++) {
     const char *name = builtin_get(i)->name;
