@@ -68,6 +68,9 @@ void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
 typedef void (*EmitExprFn)(Emitter *, const Node *);
 /* lower_bound(...) (emit_special.c). */
 void emit_lower_bound(Emitter *, const Node *call, EmitExprFn expr);
+/* A random helper, kn_rand_<name>_<nargs>(&state, ...) (emit_special.c);
+ * addr writes the state's &. */
+void emit_rand_fn(Emitter *, const Node *call, EmitExprFn expr, EmitExprFn addr);
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

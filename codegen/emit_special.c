@@ -2,7 +2,8 @@
  *
  * Requires the typed tree (a call the checker marked CALL_SPECIAL) and the
  * core's expression writer, passed in. Produces the call of the stdlib helper
- * that implements the form (stdlib/kern_math.h). Kept apart from emit.c so
+ * that implements the form (stdlib/kern_math.h): lower_bound and the random
+ * helpers. Kept apart from emit.c so
  * the core stays the size of its own job.
  */
 #include "builtins.h"
@@ -24,6 +25,15 @@ void emit_lower_bound(Emitter *e, const Node *n, EmitExprFn expr) {
   } else {
     buf_puts(&e->out, ", 0, (int64_t)9223372036854775807LL, ");
     expr(e, lo);
+  }
+  buf_puts(&e->out, ")");
+}
+
+void emit_rand_fn(Emitter *e, const Node *n, EmitExprFn expr, EmitExprFn addr) {
+  buf_printf(&e->out, "kn_rand_%s_%d(", n->name, n->nargs);
+  for (const Node *a = n->args; a; a = a->next) {
+    if (a != n->args) buf_puts(&e->out, ", ");
+    (a->kind == ND_ADDR ? addr : expr)(e, a);
   }
   buf_puts(&e->out, ")");
 }

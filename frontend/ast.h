@@ -188,7 +188,8 @@ typedef enum {
   SP_RANDI,
   SP_RANDN,
   SP_IDENTITY,
-  SP_LOWER_BOUND
+  SP_LOWER_BOUND,
+  SP_RAND_FN /* a random helper taking the state: kn_rand_<name>_<nargs> */
 } SpecialKind;
 
 typedef struct Var Var;

@@ -43,6 +43,18 @@ static const struct {
     {"randn", SP_RANDN},
     {"identity", SP_IDENTITY},
     {"lower_bound", SP_LOWER_BOUND},
+    {"randu", SP_RAND_FN},
+    {"poisson", SP_RAND_FN},
+    {"sample_triangle", SP_RAND_FN},
+    {"sample_unit_ring", SP_RAND_FN},
+    {"sample_unit_disk", SP_RAND_FN},
+    {"sample_unit_square", SP_RAND_FN},
+    {"sample_unit_sphere_surface", SP_RAND_FN},
+    {"sample_unit_sphere", SP_RAND_FN},
+    {"sample_unit_hemisphere_surface", SP_RAND_FN},
+    {"sample_unit_hemisphere", SP_RAND_FN},
+    {"sample_unit_cube", SP_RAND_FN},
+    {"sample_unit_hypercube", SP_RAND_FN},
 };
 
 SpecialKind ck_special_kind(const char *name) {
@@ -406,8 +418,8 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
 static Val sp_rand_init(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
-  if (arity(c, n, "rand_init", na, 2, 2)) {
-    for (int i = 0; i < 2; i++) {
+  if (arity(c, n, "rand_init", na, 1, 2)) {
+    for (int i = 0; i < na; i++) {
       Val v = ck_expr(c, a[i]);
       if (ck_is_err(v.ty)) continue;
       if (!ck_is_intlike(v.ty))
@@ -419,7 +431,8 @@ static Val sp_rand_init(Check *c, Node *n) {
         force_type(c, a[i], &v, &ty_u32);
     }
   }
-  return special_done(n, SP_RAND_INIT, &ty_u32);
+  /* rand_init(seed) is the helper kn_rand_rand_init_1 */
+  return special_done(n, na == 1 ? SP_RAND_FN : SP_RAND_INIT, &ty_u32);
 }
 
 /* &s with s a non-const uint32 local or parameter. */
@@ -468,6 +481,53 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   return special_done(n, sp, rt);
 }
 
+/* The random helpers after the state: how many arguments, of what type, and
+ * the result (Warp's names and signatures; randi's range form is here). */
+static const struct {
+  const char *name;
+  int nargs;
+  Type *arg, *ret;
+} rand_fns[] = {
+    {"randu", 1, NULL, &ty_u32},
+    {"randu", 3, &ty_u32, &ty_u32},
+    {"randi", 3, &ty_i32, &ty_i32},
+    {"poisson", 2, &ty_f32, &ty_u32},
+    {"sample_triangle", 1, NULL, &ty_vec2},
+    {"sample_unit_ring", 1, NULL, &ty_vec2},
+    {"sample_unit_disk", 1, NULL, &ty_vec2},
+    {"sample_unit_square", 1, NULL, &ty_vec2},
+    {"sample_unit_sphere_surface", 1, NULL, &ty_vec3},
+    {"sample_unit_sphere", 1, NULL, &ty_vec3},
+    {"sample_unit_hemisphere_surface", 1, NULL, &ty_vec3},
+    {"sample_unit_hemisphere", 1, NULL, &ty_vec3},
+    {"sample_unit_cube", 1, NULL, &ty_vec3},
+    {"sample_unit_hypercube", 1, NULL, &ty_vec4},
+};
+
+static Val sp_rand_fn(Check *c, Node *n, const char *name) {
+  Node **a;
+  int na = arg_nodes(c, n, &a), lo = 99, hi = 0, k = -1;
+  for (size_t i = 0; i < sizeof rand_fns / sizeof rand_fns[0]; i++) {
+    if (strcmp(rand_fns[i].name, name) != 0) continue;
+    lo = rand_fns[i].nargs < lo ? rand_fns[i].nargs : lo;
+    hi = rand_fns[i].nargs > hi ? rand_fns[i].nargs : hi;
+    if (rand_fns[i].nargs == na) k = (int)i;
+  }
+  if (k < 0) {
+    if (lo == hi)
+      arity(c, n, name, na, lo, hi);
+    else {
+      diag_error(c->diags, n->loc, "'%s' expects %d or %d arguments, got %d", name, lo, hi, na);
+      for (int i = 0; i < na; i++)
+        if (a[i]->kind != ND_ADDR) ck_expr(c, a[i]);
+    }
+    return ck_val_err();
+  }
+  rand_state(c, a[0], name);
+  for (int i = 1; i < na; i++) ck_expect(c, a[i], rand_fns[k].arg, (Ctx){"argument", name, i + 1});
+  return special_done(n, SP_RAND_FN, rand_fns[k].ret);
+}
+
 Val ck_special(Check *c, Node *n, SpecialKind sp) {
   switch (sp) {
     case SP_TID:
@@ -478,11 +538,14 @@ Val ck_special(Check *c, Node *n, SpecialKind sp) {
     case SP_PRINTF: return sp_printf(c, n);
     case SP_ASSERT: return sp_assert(c, n);
     case SP_RAND_INIT: return sp_rand_init(c, n);
-    case SP_RANDF:
     case SP_RANDI:
+      if (ck_count_list(n->args) == 3) return sp_rand_fn(c, n, "randi");
+      return sp_rand(c, n, sp);
+    case SP_RANDF:
     case SP_RANDN: return sp_rand(c, n, sp);
     case SP_IDENTITY: return sp_identity(c, n);
     case SP_LOWER_BOUND: return sp_lower_bound(c, n);
+    case SP_RAND_FN: return sp_rand_fn(c, n, n->name);
     default: return sp_atomic(c, n, sp);
   }
 }

@@ -11,7 +11,8 @@
  * copysign floordiv nonzero, the vector norms and reductions (min max argmin
  * argmax over a vector), trace diag get_diag ddot skew cw_mul cw_div,
  * isnan/isinf/isfinite of vectors, matrices and quats, integer vector %,
- * scalar / vector and scalar / matrix, and lower_bound on a sorted array.
+ * scalar / vector and scalar / matrix, lower_bound on a sorted array, and
+ * the random helpers (randu, randi with a range, sample_*, poisson).
  *
  * ---- erf, erfc, erfinv --------------------------------------------------
  * Computed in float64 with + - * / only (plus floor and sqrt), so the bits
@@ -420,6 +421,120 @@ KN__LOWER_BOUND(uint32_t, u32)
 KN__LOWER_BOUND(uint64_t, u64)
 KN__LOWER_BOUND(float, f32)
 KN__LOWER_BOUND(double, f64)
+
+/* ===== random helpers ===================================================== */
+
+/* Warp's formulas (warp/native/rand.h) on kern's generator (kern_builtins.h):
+ * kn_rand_<name>_<argument count>, the state first. The integer ranges use
+ * kern's % (a span of 0 leaves the draw unchanged); poisson uses the exp and
+ * log written above, so its integers are the same on every device. */
+KN_FN uint32_t kn_rand_rand_init_1(uint32_t seed) { return kn__pcg_hash(seed); }
+KN_FN uint32_t kn_rand_randu_1(uint32_t *s) { return kn_randi(s); }
+KN_FN uint32_t kn_rand_randu_3(uint32_t *s, uint32_t lo, uint32_t hi) {
+  return kn_mod_u32(kn_randi(s), hi - lo) + lo;
+}
+KN_FN int32_t kn_rand_randi_3(uint32_t *s, int32_t lo, int32_t hi) {
+  return (int32_t)(kn_mod_u32(kn_randi(s), (uint32_t)hi - (uint32_t)lo) + (uint32_t)lo);
+}
+#define KN__2PI 6.28318530717958647692f
+KN_FN kn_vec2 kn_rand_sample_triangle_1(uint32_t *s) {
+  float r = kn_sqrt_f32(kn_randf(s));
+  return kn_make_v2(1.0f - r, kn_randf(s) * r);
+}
+KN_FN kn_vec2 kn_rand_sample_unit_ring_1(uint32_t *s) {
+  float t = kn_randf_range(s, 0.0f, KN__2PI);
+  return kn_make_v2(kn_cos_f32(t), kn_sin_f32(t));
+}
+KN_FN kn_vec2 kn_rand_sample_unit_disk_1(uint32_t *s) {
+  float r = kn_sqrt_f32(kn_randf(s)), t = kn_randf_range(s, 0.0f, KN__2PI);
+  return kn_make_v2(r * kn_cos_f32(t), r * kn_sin_f32(t));
+}
+/* phi from acos(1 - k * u) (k = 2: sphere, 1: upper hemisphere), radius r. */
+KN_FN kn_vec3 kn__sample_sphere(uint32_t *s, float k, bool ball) {
+  float phi = kn_acos_f32(1.0f - k * kn_randf(s)), t = kn_randf_range(s, 0.0f, KN__2PI);
+  float r = ball ? kn_pow_f32_f32(kn_randf(s), 1.0f / 3.0f) : 1.0f, sp = kn_sin_f32(phi);
+  return kn_make_v3(r * kn_cos_f32(t) * sp, r * kn_sin_f32(t) * sp, r * kn_cos_f32(phi));
+}
+KN_FN kn_vec3 kn_rand_sample_unit_sphere_surface_1(uint32_t *s) {
+  return kn__sample_sphere(s, 2.0f, false);
+}
+KN_FN kn_vec3 kn_rand_sample_unit_sphere_1(uint32_t *s) { return kn__sample_sphere(s, 2.0f, true); }
+KN_FN kn_vec3 kn_rand_sample_unit_hemisphere_surface_1(uint32_t *s) {
+  return kn__sample_sphere(s, 1.0f, false);
+}
+KN_FN kn_vec3 kn_rand_sample_unit_hemisphere_1(uint32_t *s) {
+  return kn__sample_sphere(s, 1.0f, true);
+}
+KN_FN kn_vec2 kn_rand_sample_unit_square_1(uint32_t *s) {
+  float x = kn_randf(s) - 0.5f;
+  return kn_make_v2(x, kn_randf(s) - 0.5f);
+}
+KN_FN kn_vec3 kn_rand_sample_unit_cube_1(uint32_t *s) {
+  float x = kn_randf(s) - 0.5f, y = kn_randf(s) - 0.5f;
+  return kn_make_v3(x, y, kn_randf(s) - 0.5f);
+}
+KN_FN kn_vec4 kn_rand_sample_unit_hypercube_1(uint32_t *s) {
+  float x = kn_randf(s) - 0.5f, y = kn_randf(s) - 0.5f, z = kn_randf(s) - 0.5f;
+  return kn_make_v4(x, y, z, kn_randf(s) - 0.5f);
+}
+
+KN_FN float kn__expf(float x) { return (float)kn__exp_d((double)x); }
+KN_FN float kn__logf(float x) { return (float)kn__log_d((double)x); }
+
+/* log Gamma(x) for x >= 1 (Zhang and Jin, via NumPy and Warp). */
+KN_FN float kn__loggam(float x) {
+  if (x == 1.0f || x == 2.0f) return 0.0f;
+  uint32_t n = x < 7.0f ? (uint32_t)(7.0f - x) : 0u;
+  float x0 = x + (float)n, x2 = (1.0f / x0) * (1.0f / x0), g = -1.39243221690590e+00f;
+  g = g * x2 + 1.796443723688307e-01f;
+  g = g * x2 - 2.955065359477124e-02f;
+  g = g * x2 + 6.410256410256410e-03f;
+  g = g * x2 - 1.917526917526918e-03f;
+  g = g * x2 + 8.417508417508418e-04f;
+  g = g * x2 - 5.952380952380952e-04f;
+  g = g * x2 + 7.936507936507937e-04f;
+  g = g * x2 - 2.777777777777778e-03f;
+  g = g * x2 + 8.333333333333333e-02f;
+  float gl = g / x0 + 0.5f * 1.8378770664093453f + (x0 - 0.5f) * kn__logf(x0) - x0;
+  for (uint32_t k = 1; k <= n; k++) {
+    gl -= kn__logf(x0 - 1.0f);
+    x0 -= 1.0f;
+  }
+  return gl;
+}
+
+/* Poisson by multiplying uniforms (small lambda). */
+KN_FN uint32_t kn__poisson_mult(uint32_t *s, float lam) {
+  float enlam = kn__expf(-lam), prod = 1.0f;
+  uint32_t x = 0;
+  for (;;) {
+    prod *= kn_randf(s);
+    if (prod <= enlam) return x;
+    x++;
+  }
+}
+
+/* Hoermann's transformed rejection (PTRS), for lambda >= 10. */
+KN_FN uint32_t kn__poisson_ptrs(uint32_t *s, float lam) {
+  float slam = kn_sqrt_f32(lam), loglam = kn__logf(lam);
+  float b = 0.931f + 2.53f * slam, a = -0.059f + 0.02483f * b;
+  float invalpha = 1.1239f + 1.1328f / (b - 3.4f), vr = 0.9277f - 3.6224f / (b - 2.0f);
+  for (;;) {
+    float u = kn_randf(s) - 0.5f, v = kn_randf(s), us = 0.5f - kn_abs_f32(u);
+    float kf = kn_floor_f32((2.0f * a / us + b) * u + lam + 0.43f);
+    uint32_t k = kn_cvt_f32_u32(kf);
+    if (us >= 0.07f && v <= vr) return k;
+    if (kf < 0.0f || (us < 0.013f && v > us)) continue;
+    if (kn__logf(v) + kn__logf(invalpha) - kn__logf(a / (us * us) + b) <=
+        -lam + kf * loglam - kn__loggam(kf + 1.0f))
+      return k;
+  }
+}
+
+KN_FN uint32_t kn_rand_poisson_2(uint32_t *s, float lam) {
+  if (!(lam > 0.0f)) return 0u; /* also NaN */
+  return lam >= 10.0f ? kn__poisson_ptrs(s, lam) : kn__poisson_mult(s, lam);
+}
 
 #ifdef __CUDACC_RTC__
 #pragma nv_diagnostic pop

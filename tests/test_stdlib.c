@@ -1627,6 +1627,25 @@ static void put_helpers(Buf *b, bool cxx) {
          "  uint32_t s = kn_rand_init(1u, 2u);\n"
          "  out[0] = kn_randf(&s) + kn_randf_range(&s, -1.0f, 1.0f) + (float)kn_randi(&s) + "
          "kn_randn(&s);\n}\n");
+  /* the newer special forms: random helpers and lower_bound (kern_math.h) */
+  put(b,
+      "void kh_random_more(float *out, kn_array a) {\n"
+      "  KT_SIG(kn_rand_rand_init_1, uint32_t (*)(uint32_t))\n"
+      "  KT_SIG(kn_rand_randu_3, uint32_t (*)(uint32_t *, uint32_t, uint32_t))\n"
+      "  KT_SIG(kn_rand_randi_3, int32_t (*)(uint32_t *, int32_t, int32_t))\n"
+      "  KT_SIG(kn_rand_poisson_2, uint32_t (*)(uint32_t *, float))\n"
+      "  KT_SIG(kn_lower_bound_f64, int32_t (*)(kn_array, int64_t, int64_t, double))\n"
+      "  uint32_t s = kn_rand_rand_init_1(3u);\n"
+      "  out[1] = (float)(kn_rand_randu_1(&s) + kn_rand_randu_3(&s, 1u, 5u) + "
+      "kn_rand_poisson_2(&s, 20.0f)) + (float)kn_rand_randi_3(&s, -3, 3) + "
+      "kn_rand_sample_triangle_1(&s).x + kn_rand_sample_unit_ring_1(&s).y + "
+      "kn_rand_sample_unit_disk_1(&s).x + kn_rand_sample_unit_square_1(&s).y + "
+      "kn_rand_sample_unit_sphere_surface_1(&s).z + kn_rand_sample_unit_sphere_1(&s).x + "
+      "kn_rand_sample_unit_hemisphere_surface_1(&s).y + kn_rand_sample_unit_hemisphere_1(&s).z + "
+      "kn_rand_sample_unit_cube_1(&s).x + kn_rand_sample_unit_hypercube_1(&s).w;\n"
+      "  out[2] = (float)(kn_lower_bound_i32(a, 0, 9, 1) + kn_lower_bound_i64(a, 0, 9, 1) + "
+      "kn_lower_bound_u32(a, 0, 9, 1u) + kn_lower_bound_u64(a, 0, 9, 1u) + "
+      "kn_lower_bound_f32(a, 0, 9, 1.0f) + kn_lower_bound_f64(a, 0, 9, 1.0));\n}\n");
   put(b, "void kh_print(int i) {\n  kn_printf(\"%%d %%u %%ld %%f %%g %%e %%s %%x %%%%\\n\", i, "
          "(unsigned)i, (long long)i, 1.0, 2.0, 3.0, \"s\", 4u);\n"
          "  kn_printf(\"plain\\n\");\n}\n");
@@ -1695,7 +1714,7 @@ static void put_helpers(Buf *b, bool cxx) {
     put(b, "extern \"C\" __global__ void kh_all(void *mem, float *o, const kn_ctx c, const int64_t "
            "*i) {\n"
            "  kh_atomics(mem); kh_random(o); kh_print((int)o[0]); kh_debug(&c, i, i); "
-           "kh_values(o);\n}\n");
+           "kh_values(o);\n  kn_array a; a.data = (char *)mem; kh_random_more(o, a);\n}\n");
 }
 
 static char *helpers_unit(bool cxx) {

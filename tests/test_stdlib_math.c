@@ -232,6 +232,9 @@ Test(crosscheck, rows_fit_their_columns) {
   for (uint64_t i = 0; i < 64; i++) {
     int n = kc_exact(i * 0x9e3779b97f4a7c15ull, ~i * 12345, o);
     cr_assert(n <= KC_EXACT, "kc_exact wrote %d outputs, KC_EXACT is %d", n, KC_EXACT);
+    double approx;
+    n = kc_random((uint32_t)i, 3u, o, &approx);
+    cr_assert(n <= KC_RANDOM, "kc_random wrote %d outputs, KC_RANDOM is %d", n, KC_RANDOM);
   }
 }
 
@@ -373,4 +376,95 @@ Test(quats, rpy_twist_identity_and_edges) {
     kn_quat back = kn_quat_from_matrix_m44(m);
     cr_expect(fabs(fabs(kn_dot_q_q(back, qs[i])) - 1) < QTOL, "branch %d", i);
   }
+}
+
+/* ===== random helpers (Warp's formulas on kern's generator) =============== */
+
+/* PCG-RXS-M-XS of one LCG step, written out independently (Warp's rand_pcg). */
+static uint32_t pcg_ref(uint32_t x) {
+  uint32_t b = x * 747796405u + 2891336453u;
+  uint32_t c = ((b >> ((b >> 28u) + 4u)) ^ b) * 277803737u;
+  return (c >> 22u) ^ c;
+}
+
+Test(random, init_randu_and_integer_ranges) {
+  for (uint32_t seed = 0; seed < 1000; seed++) {
+    cr_assert_eq(kn_rand_rand_init_1(seed * 7919u), pcg_ref(seed * 7919u));
+    uint32_t s = kn_rand_rand_init_1(seed), t = s;
+    cr_assert_eq(kn_rand_randu_1(&s), kn_randi(&t), "randu is the next draw");
+    cr_assert_eq(s, t);
+  }
+  uint32_t s = kn_rand_rand_init_1(42u);
+  int seen_u[10] = {0}, seen_i[10] = {0};
+  for (int i = 0; i < 100000; i++) {
+    uint32_t t = s, d = kn_randi(&t);
+    uint32_t u = kn_rand_randu_3(&s, 10u, 20u);
+    cr_assert_eq(u, d % 10u + 10u, "Warp's formula: state %% (max - min) + min");
+    int32_t k = kn_rand_randi_3(&s, -5, 5);
+    cr_assert(u >= 10u && u < 20u && k >= -5 && k < 5);
+    seen_u[u - 10]++, seen_i[k + 5]++;
+  }
+  for (int i = 0; i < 10; i++)
+    cr_expect(seen_u[i] > 9500 && seen_u[i] < 10500 && seen_i[i] > 9500 && seen_i[i] < 10500);
+  uint32_t t = s, d = kn_randi(&t);
+  cr_expect_eq(kn_rand_randu_3(&s, 7u, 7u), d + 7u, "an empty range leaves the draw (x %% 0 == x)");
+}
+
+Test(random, samples_follow_warps_formulas) {
+  const double tau = 6.283185307179586;
+  uint32_t s = kn_rand_rand_init_1(2024u);
+  for (int i = 0; i < 20000; i++) {
+    uint32_t t = s;
+    /* disk: r = sqrt(u1), theta = 2 pi u2 */
+    double r = sqrt((double)kn_randf(&t)), th = tau * kn_randf(&t);
+    kn_vec2 d = kn_rand_sample_unit_disk_1(&s);
+    cr_assert(fabs(d.x - r * cos(th)) < 2e-6 && fabs(d.y - r * sin(th)) < 2e-6, "disk");
+    cr_assert(d.x * d.x + d.y * d.y <= 1.0f + 1e-6f);
+    /* sphere: phi = acos(1 - 2 u1), theta = 2 pi u2, r = u3^(1/3) */
+    t = s;
+    double ph = acos(1.0 - 2.0 * kn_randf(&t)), th2 = tau * kn_randf(&t), rr = cbrt(kn_randf(&t));
+    kn_vec3 b = kn_rand_sample_unit_sphere_1(&s);
+    cr_assert(fabs(b.x - rr * cos(th2) * sin(ph)) < 4e-6 && fabs(b.z - rr * cos(ph)) < 4e-6,
+              "ball");
+    kn_vec3 u = kn_rand_sample_unit_sphere_surface_1(&s);
+    cr_assert(fabs(kn_length_v3(u) - 1.0f) < 4e-6f, "sphere surface");
+    kn_vec3 h = kn_rand_sample_unit_hemisphere_surface_1(&s);
+    kn_vec3 hb = kn_rand_sample_unit_hemisphere_1(&s);
+    cr_assert(h.z >= 0.0f && hb.z >= 0.0f && fabs(kn_length_v3(h) - 1.0f) < 4e-6f &&
+                  kn_length_v3(hb) <= 1.0f + 4e-6f,
+              "hemispheres");
+    kn_vec2 g = kn_rand_sample_unit_ring_1(&s);
+    cr_assert(fabs(kn_length_v2(g) - 1.0f) < 4e-6f, "ring");
+    t = s;
+    float sq = sqrtf(kn_randf(&t)), v = kn_randf(&t) * sq;
+    kn_vec2 tri = kn_rand_sample_triangle_1(&s);
+    cr_assert(tri.x == 1.0f - sq && tri.y == v && tri.x + tri.y <= 1.0f, "triangle");
+    t = s;
+    float c0 = kn_randf(&t) - 0.5f, c1 = kn_randf(&t) - 0.5f, c2 = kn_randf(&t) - 0.5f;
+    kn_vec3 c = kn_rand_sample_unit_cube_1(&s);
+    cr_assert(c.x == c0 && c.y == c1 && c.z == c2 && c.x >= -0.5f && c.x < 0.5f, "cube");
+    kn_vec2 q = kn_rand_sample_unit_square_1(&s);
+    kn_vec4 hc = kn_rand_sample_unit_hypercube_1(&s);
+    cr_assert(q.y >= -0.5f && q.y < 0.5f && hc.w >= -0.5f && hc.w < 0.5f);
+  }
+}
+
+Test(random, poisson_moments) {
+  static const float lams[] = {0.5f, 3.5f, 9.9f, 10.0f, 40.0f, 1000.0f};
+  for (int l = 0; l < 6; l++) {
+    uint32_t s = kn_rand_init(7u, (uint32_t)l);
+    double sum = 0, sq = 0, n = 200000;
+    for (int i = 0; i < n; i++) {
+      double k = kn_rand_poisson_2(&s, lams[l]);
+      sum += k, sq += k * k;
+    }
+    double mean = sum / n, var = sq / n - mean * mean, lam = lams[l];
+    /* the mean's standard error is sqrt(lam / n); allow 5 of them */
+    cr_expect(fabs(mean - lam) < 5 * sqrt(lam / n), "poisson(%g): mean %g", lam, mean);
+    cr_expect(fabs(var / lam - 1) < 0.03, "poisson(%g): variance %g", lam, var);
+  }
+  uint32_t s = 1u;
+  cr_expect_eq(kn_rand_poisson_2(&s, 0.0f), 0u);
+  cr_expect_eq(kn_rand_poisson_2(&s, NAN), 0u);
+  cr_expect_eq(s, 1u, "no draw for lambda 0");
 }

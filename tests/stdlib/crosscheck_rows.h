@@ -9,7 +9,7 @@
 #define KC_EXACT    192
 #define KC_APPROX_F 17
 #define KC_APPROX   34
-#define KC_RANDOM   8
+#define KC_RANDOM   12
 
 /* Cells the atomics kernel updates from every thread (see gpu_crosscheck.c). */
 typedef struct kc_cells {
@@ -275,7 +275,8 @@ KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
   return n + kc_math(a, b, o + n);
 }
 
-/* The same stream on both devices: everything but randn is exact. */
+/* The same stream on both devices: everything but randn is exact (poisson
+ * too: its exp and log are kern_math.h's). */
 KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx) {
   int n = 0;
   uint32_t s = kn_rand_init(seed, offset);
@@ -286,6 +287,10 @@ KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx)
   KC_PUT(kn_randi(&s));
   approx[0] = kn_randn(&s);
   KC_PUT(kn_randi(&s));
+  KC_PUT(kn_rand_poisson_2(&s, 4.5f));
+  KC_PUT(kn_rand_poisson_2(&s, 33.0f));
+  KC_PUT(kn_rand_randi_3(&s, -7, 1000));
+  KC_PUTF(kn_rand_sample_unit_cube_1(&s).z);
   return n;
 }
 
