@@ -235,6 +235,21 @@ static void add_math_more(void) {
     add1(float_tests[k], float_tests[k], &ty_bool, &ty_quat);
 }
 
+/* bitcast_T(x): x's bits as T, between floats and integers of one size. */
+static void add_bitcasts(void) {
+  static const struct {
+    const char *name;
+    Type *to, *from;
+  } casts[] = {{"bitcast_float16", &ty_f16, &ty_i16}, {"bitcast_float16", &ty_f16, &ty_u16},
+               {"bitcast_int16", &ty_i16, &ty_f16},   {"bitcast_uint16", &ty_u16, &ty_f16},
+               {"bitcast_float32", &ty_f32, &ty_i32}, {"bitcast_float32", &ty_f32, &ty_u32},
+               {"bitcast_int32", &ty_i32, &ty_f32},   {"bitcast_uint32", &ty_u32, &ty_f32},
+               {"bitcast_float64", &ty_f64, &ty_i64}, {"bitcast_float64", &ty_f64, &ty_u64},
+               {"bitcast_int64", &ty_i64, &ty_f64},   {"bitcast_uint64", &ty_u64, &ty_f64}};
+  for (int i = 0; i < COUNT(casts); i++)
+    add1(casts[i].name, casts[i].name, casts[i].to, casts[i].from);
+}
+
 /* stdlib/kern_spatial.h: quaternions. */
 static void add_quats(void) {
   Type *q = &ty_quat, *f = &ty_f32, *v3 = &ty_vec3;
@@ -311,6 +326,7 @@ static void build(void) {
   add_operators();
   add_math_more();
   add_quats();
+  add_bitcasts();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);

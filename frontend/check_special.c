@@ -481,6 +481,23 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   return special_done(n, sp, rt);
 }
 
+bool ck_named_float(Node *n) {
+  if (!n->name || (strcmp(n->name, "inf") != 0 && strcmp(n->name, "nan") != 0)) return false;
+  uint64_t bits = n->name[0] == 'i' ? 0x7f800000u : 0x7fc00000u;
+  Node keep = *n;
+  memset(n, 0, sizeof *n);
+  n->kind = ND_CALL;
+  n->next = keep.next;
+  n->loc = keep.loc;
+  n->name = keep.name;
+  n->name_loc = keep.name_loc;
+  n->ival = bits;
+  n->call_kind = CALL_SPECIAL;
+  n->special = SP_FLOAT_BITS;
+  n->ty = &ty_f32;
+  return true;
+}
+
 /* The random helpers after the state: how many arguments, of what type, and
  * the result (Warp's names and signatures; randi's range form is here). */
 static const struct {

@@ -10,7 +10,7 @@
  * frontend/builtins.c names for: erf erfc erfinv, degrees radians rint frac
  * copysign floordiv nonzero, the vector norms and reductions (min max argmin
  * argmax over a vector), trace diag get_diag ddot skew cw_mul cw_div,
- * isnan/isinf/isfinite of vectors, matrices and quats, integer vector %,
+ * isnan/isinf/isfinite of vectors, matrices and quats, the bit casts, integer vector %,
  * scalar / vector and scalar / matrix, lower_bound on a sorted array, and
  * the random helpers (randu, randi with a range, sample_*, poisson).
  *
@@ -397,6 +397,28 @@ KN_FN kn_mat33 kn_skew_v3(kn_vec3 v) {
 KN_FN bool kn_isnan_q(kn_quat q) { return kn_isnan_v4(kn__q_v4(q)); }
 KN_FN bool kn_isinf_q(kn_quat q) { return kn_isinf_v4(kn__q_v4(q)); }
 KN_FN bool kn_isfinite_q(kn_quat q) { return kn_isfinite_v4(kn__q_v4(q)); }
+
+/* ===== bit casts ========================================================= */
+
+#define KN__BITCAST(TO, TN, FROM, FC, EXPR)                                                        \
+  KN_FN TO kn_bitcast_##TN##_##FC(FROM x) { return EXPR; }
+KN_FN kn_f16 kn__f16_of(uint16_t b) {
+  kn_f16 h;
+  h.bits = b;
+  return h;
+}
+KN__BITCAST(kn_f16, float16, int16_t, i16, kn__f16_of((uint16_t)x))
+KN__BITCAST(kn_f16, float16, uint16_t, u16, kn__f16_of(x))
+KN__BITCAST(int16_t, int16, kn_f16, f16, (int16_t)x.bits)
+KN__BITCAST(uint16_t, uint16, kn_f16, f16, x.bits)
+KN__BITCAST(float, float32, int32_t, i32, kn__bits_f32((uint32_t)x))
+KN__BITCAST(float, float32, uint32_t, u32, kn__bits_f32(x))
+KN__BITCAST(int32_t, int32, float, f32, (int32_t)kn__f32_bits(x))
+KN__BITCAST(uint32_t, uint32, float, f32, kn__f32_bits(x))
+KN__BITCAST(double, float64, int64_t, i64, kn__bits_f64((uint64_t)x))
+KN__BITCAST(double, float64, uint64_t, u64, kn__bits_f64(x))
+KN__BITCAST(int64_t, int64, double, f64, (int64_t)kn__f64_bits(x))
+KN__BITCAST(uint64_t, uint64, double, f64, kn__f64_bits(x))
 
 /* ===== lower_bound ======================================================== */
 

@@ -468,3 +468,25 @@ Test(random, poisson_moments) {
   cr_expect_eq(kn_rand_poisson_2(&s, NAN), 0u);
   cr_expect_eq(s, 1u, "no draw for lambda 0");
 }
+
+/* ===== bit casts ========================================================== */
+
+Test(bits, bitcasts_against_memcpy) {
+  for (int i = 0; i < 10000; i++) {
+    uint64_t b = (uint64_t)(urand(0, 1) * 18446744073709551615.0) ^ (uint64_t)i;
+    uint32_t w = (uint32_t)b;
+    float f;
+    double d;
+    memcpy(&f, &w, 4);
+    memcpy(&d, &b, 8);
+    cr_assert_eq(kn_bitcast_uint32_f32(kn_bitcast_float32_u32(w)), w);
+    cr_assert_eq(kn_bitcast_int32_f32(f), (int32_t)w);
+    cr_assert_eq(kn_bitcast_uint64_f64(d), b);
+    cr_assert_eq(kn_bitcast_int64_f64(kn_bitcast_float64_i64((int64_t)b)), (int64_t)b);
+    cr_assert_eq(kn_bitcast_uint16_f16(kn_bitcast_float16_u16((uint16_t)b)), (uint16_t)b);
+    cr_assert_eq(kn_bitcast_int16_f16(kn_bitcast_float16_i16((int16_t)b)), (int16_t)b);
+  }
+  cr_expect_eq(kn_bitcast_float32_u32(0x3f800000u), 1.0f);
+  cr_expect_eq(kn_bitcast_float64_u64(0xc000000000000000ull), -2.0);
+  cr_expect_eq(kn_cvt_f16_f32(kn_bitcast_float16_u16(0x3c00u)), 1.0f);
+}
