@@ -1542,6 +1542,8 @@ static void put_sig_macro(Buf *b, bool cxx) {
 static const char *zero_of(const Type *t, char *buf, size_t n) {
   if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT)
     snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
+  else if (t->kind == TY_F16) /* a struct of its bits (bitcast_int16's parameter) */
+    snprintf(buf, n, "kn__f16(0u)");
   else
     snprintf(buf, n, "(%s)0", builtin_ctype(t));
   return buf;
