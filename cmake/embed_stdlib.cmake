@@ -1,11 +1,20 @@
-# Writes OUT: C strings holding stdlib/kern_abi.h, stdlib/kern_builtins.h and
-# stdlib/kern_tiles.h.
-function(embed var file)
-  file(READ ${file} text HEX)
-  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," text "${text}")
-  file(APPEND ${OUT} "const char ${var}[] = {${text} 0};\n")
+# Writes OUT: C strings holding stdlib/kern_abi.h, the rest of the stdlib and
+# stdlib/kern_tiles.h (pasted only into modules with tiles).
+# rt_stdlib_builtins_h is kern_builtins.h followed by the parts that continue
+# it (each guarded, each starting where the one before ends), so generated
+# code pastes one text and needs no include path. Tests that compile the
+# stdlib on their own read the same list: tests/stdlib/parts.h.
+set(STDLIB_PARTS kern_builtins.h kern_math.h kern_spatial.h)
+function(embed var)
+  set(hex "")
+  foreach(file ${ARGN})
+    file(READ ${SRC}/${file} text HEX)
+    string(APPEND hex "${text}0a")
+  endforeach()
+  string(REGEX REPLACE "([0-9a-f][0-9a-f])" "0x\\1," hex "${hex}")
+  file(APPEND ${OUT} "const char ${var}[] = {${hex} 0};\n")
 endfunction()
 file(WRITE ${OUT} "/* generated from stdlib/ by cmake/embed_stdlib.cmake */\n")
-embed(rt_stdlib_abi_h ${SRC}/kern_abi.h)
-embed(rt_stdlib_builtins_h ${SRC}/kern_builtins.h)
-embed(rt_stdlib_tiles_h ${SRC}/kern_tiles.h)
+embed(rt_stdlib_abi_h kern_abi.h)
+embed(rt_stdlib_builtins_h ${STDLIB_PARTS})
+embed(rt_stdlib_tiles_h kern_tiles.h)

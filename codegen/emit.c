@@ -696,6 +696,9 @@ static void special(Emitter *e, const Node *n) {
       OUT(e, ")");
       break;
     case SP_IDENTITY: OUT(e, "kn_identity_%s()", builtin_type_code(n->ty)); break;
+    case SP_LOWER_BOUND: emit_lower_bound(e, n, expr); break;
+    case SP_RAND_FN: emit_rand_fn(e, n, expr, address_of); break;
+    case SP_FLOAT_BITS: OUT(e, "kn__bits_f32(0x%08xu)", (unsigned)n->ival); break;
     default:
       OUT(e, "kn_atomic_%s_%s(", atomic_stem(n->special), builtin_type_code(a->lhs->ty));
       address_of(e, a);

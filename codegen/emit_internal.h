@@ -107,6 +107,13 @@ bool emit_tile_stmt(Emitter *, const Node *n);
 void emit_tile_params(Emitter *, const Decl *f);
 void emit_tile_entry(Emitter *, const Decl *f);
 
+/* The core's expression writer, for the files that write parts of expressions. */
+typedef void (*EmitExprFn)(Emitter *, const Node *);
+/* lower_bound(...) (emit_special.c). */
+void emit_lower_bound(Emitter *, const Node *call, EmitExprFn expr);
+/* A random helper, kn_rand_<name>_<nargs>(&state, ...) (emit_special.c);
+ * addr writes the state's &. */
+void emit_rand_fn(Emitter *, const Node *call, EmitExprFn expr, EmitExprFn addr);
 /* Writes the decomposition of linear index `lin` into kn_t0..kn_t3 (used tids only). */
 void emit_tid_decl(Emitter *, const char *lin);
 

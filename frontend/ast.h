@@ -221,7 +221,10 @@ typedef enum {
   SP_RANDF,
   SP_RANDI,
   SP_RANDN,
-  SP_IDENTITY
+  SP_IDENTITY,
+  SP_LOWER_BOUND,
+  SP_RAND_FN,   /* a random helper taking the state: kn_rand_<name>_<nargs> */
+  SP_FLOAT_BITS /* inf, nan: the float32 whose bits are ival */
 } SpecialKind;
 
 typedef struct Var Var;

@@ -184,6 +184,94 @@ static void add_geometry(void) {
   add2("quat_mul", "quat_mul", &ty_quat, &ty_quat, &ty_quat);
 }
 
+/* stdlib/kern_math.h: special functions, rounding helpers, reductions. */
+static const char *const float_unary_more[] = {"erf",  "erfc",    "erfinv", "rint",
+                                               "frac", "degrees", "radians"};
+static const char *const norms[] = {"norm_huber", "norm_pseudo_huber", "smooth_normalize"};
+
+static void add_math_more(void) {
+  for (int i = 0; i < COUNT(floats) + COUNT(fvecs); i++) {
+    Type *t = i < COUNT(floats) ? floats[i] : fvecs[i - COUNT(floats)];
+    for (int k = 0; k < COUNT(float_unary_more); k++)
+      add1(float_unary_more[k], float_unary_more[k], t, t);
+    add2("copysign", "copysign", t, t, t);
+  }
+  for (int i = 0; i < COUNT(ordered); i++) {
+    add2("floordiv", "floordiv", ordered[i], ordered[i], ordered[i]);
+    add1("nonzero", "nonzero", ordered[i], ordered[i]);
+  }
+  for (int i = 0; i < COUNT(vecs); i++) {
+    Type *v = vecs[i], *e = vec_elem(v);
+    add1("min", "min", e, v);
+    add1("max", "max", e, v);
+    add1("argmin", "argmin", &ty_i32, v);
+    add1("argmax", "argmax", &ty_i32, v);
+    add2("cw_mul", "cw_mul", v, v, v);
+    add2("cw_div", "cw_div", v, v, v);
+  }
+  for (int i = 0; i < COUNT(fvecs); i++) {
+    Type *v = fvecs[i], *e = vec_elem(v);
+    add1("norm_l1", "norm_l1", e, v);
+    add1("norm_l2", "norm_l2", e, v);
+    for (int k = 0; k < COUNT(norms); k++) {
+      Type *r = k == 2 ? v : e;
+      add1(norms[k], norms[k], r, v);
+      add2(norms[k], norms[k], r, v, e);
+    }
+    for (int k = 0; k < COUNT(float_tests); k++) add1(float_tests[k], float_tests[k], &ty_bool, v);
+  }
+  for (int i = 0; i < COUNT(mats); i++) {
+    Type *m = mats[i], *v = mat_vec(m);
+    add1("trace", "trace", &ty_f32, m);
+    add1("diag", "diag", m, v);
+    add1("get_diag", "get_diag", v, m);
+    add2("ddot", "ddot", &ty_f32, m, m);
+    add2("cw_mul", "cw_mul", m, m, m);
+    add2("cw_div", "cw_div", m, m, m);
+    for (int k = 0; k < COUNT(float_tests); k++) add1(float_tests[k], float_tests[k], &ty_bool, m);
+  }
+  add1("skew", "skew", &ty_mat33, &ty_vec3);
+  for (int k = 0; k < COUNT(float_tests); k++)
+    add1(float_tests[k], float_tests[k], &ty_bool, &ty_quat);
+}
+
+/* bitcast_T(x): x's bits as T, between floats and integers of one size. */
+static void add_bitcasts(void) {
+  static const struct {
+    const char *name;
+    Type *to, *from;
+  } casts[] = {{"bitcast_float16", &ty_f16, &ty_i16}, {"bitcast_float16", &ty_f16, &ty_u16},
+               {"bitcast_int16", &ty_i16, &ty_f16},   {"bitcast_uint16", &ty_u16, &ty_f16},
+               {"bitcast_float32", &ty_f32, &ty_i32}, {"bitcast_float32", &ty_f32, &ty_u32},
+               {"bitcast_int32", &ty_i32, &ty_f32},   {"bitcast_uint32", &ty_u32, &ty_f32},
+               {"bitcast_float64", &ty_f64, &ty_i64}, {"bitcast_float64", &ty_f64, &ty_u64},
+               {"bitcast_int64", &ty_i64, &ty_f64},   {"bitcast_uint64", &ty_u64, &ty_f64}};
+  for (int i = 0; i < COUNT(casts); i++)
+    add1(casts[i].name, casts[i].name, casts[i].to, casts[i].from);
+}
+
+/* stdlib/kern_spatial.h: quaternions. */
+static void add_quats(void) {
+  Type *q = &ty_quat, *f = &ty_f32, *v3 = &ty_vec3;
+  add2("dot", "dot", f, q, q);
+  add1("length", "length", f, q);
+  add1("length_sq", "length_sq", f, q);
+  add1("normalize", "normalize", q, q);
+  add1("inverse", "inverse", q, q);
+  add1("conjugate", "conjugate", q, q);
+  add1("quat_inverse", "quat_inverse", q, q);
+  add3("lerp", "lerp", q, q, q, f);
+  add3("quat_slerp", "quat_slerp", q, q, q, f);
+  add2("quat_rotate_inv", "quat_rotate_inv", v3, q, v3);
+  add1("quat_to_matrix", "quat_to_matrix", &ty_mat33, q);
+  add1("quat_from_matrix", "quat_from_matrix", q, &ty_mat33);
+  add1("quat_from_matrix", "quat_from_matrix", q, &ty_mat44);
+  add1("quat_to_axis_angle", "quat_to_axis_angle", &ty_vec4, q);
+  add3("quat_rpy", "quat_rpy", q, f, f, f);
+  add2("quat_twist", "quat_twist", q, v3, q);
+  add_row("quat_identity", "quat_identity", q, 0, NULL);
+}
+
 /* + - == != between two operands of one non-scalar type, and unary minus. */
 static void add_same_type_ops(Type *t) {
   add2("op+", "add", t, t, t);
@@ -202,6 +290,11 @@ static void add_operators(void) {
     add2("op*", "mul", v, e, v);
     add2("op/", "div", v, v, v);
     add2("op/", "div", v, v, e);
+    add2("op/", "div", v, e, v);
+  }
+  for (int i = COUNT(fvecs); i < COUNT(vecs); i++) { /* the integer vectors */
+    add2("op%", "mod", vecs[i], vecs[i], vecs[i]);
+    add2("op%", "mod", vecs[i], vecs[i], &ty_i32);
   }
   for (int i = 0; i < COUNT(mats); i++) {
     Type *m = mats[i];
@@ -211,10 +304,12 @@ static void add_operators(void) {
     add2("op*", "mul", m, m, &ty_f32);
     add2("op*", "mul", m, &ty_f32, m);
     add2("op/", "div", m, m, &ty_f32);
+    add2("op/", "div", m, &ty_f32, m);
   }
   add_same_type_ops(&ty_quat);
   add2("op*", "mul", &ty_quat, &ty_quat, &ty_f32);
   add2("op*", "mul", &ty_quat, &ty_f32, &ty_quat);
+  add2("op/", "div", &ty_quat, &ty_quat, &ty_f32);
 }
 
 /* ---- sorting and lookup ------------------------------------------------------ */
@@ -229,6 +324,9 @@ static void build(void) {
   add_math();
   add_geometry();
   add_operators();
+  add_math_more();
+  add_quats();
+  add_bitcasts();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);

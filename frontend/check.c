@@ -98,6 +98,7 @@ const char *ck_op_builtin_name(int op) {
     case TK_MINUS: return "op-";
     case TK_STAR: return "op*";
     case TK_SLASH: return "op/";
+    case TK_PERCENT: return "op%";
     case TK_EQEQ: return "op==";
     case TK_NE: return "op!=";
     default: return NULL;

@@ -286,6 +286,7 @@ static Val ident(Check *c, Node *n) {
     diag_error(c->diags, n->loc, "'%s' is %s, not a value", n->name, decl_what(s->decl));
     return ck_val_err();
   }
+  if (ck_named_float(n)) return ck_val_of(n->ty);
   diag_error(c->diags, n->loc, "unknown name '%s'", n->name ? n->name : "?");
   const char *near = n->name ? ck_suggest(c, n->name, false) : NULL;
   if (near) diag_note(c->diags, n->loc, "did you mean '%s'?", near);

@@ -240,6 +240,10 @@ Val ck_expr(Check *c, Node *n);
 /* ---- check_special.c: tid, len, printf, assert, atomics, random numbers ---- */
 
 SpecialKind ck_special_kind(const char *name);
+/* inf and nan, when no local or module constant has the name: ident n
+ * becomes the float32 value (not a constant: constant folding keeps to finite
+ * numbers). False for any other name. */
+bool ck_named_float(Node *n);
 Val ck_special(Check *c, Node *n, SpecialKind sp);
 
 /* ---- check_tile.c, check_tile_rules.c: tiles ---- */

@@ -1,5 +1,5 @@
 /* check_special.c: the special forms: tid, dim, len, shape, size, printf,
- * assert, atomics, the random-number functions and identity.
+ * assert, atomics, the random-number functions, identity and lower_bound.
  *
  * Requires: check_overload.c, check_const.c. Produces: ck_special_kind (also
  * for names that may not be redefined) and ck_special, which checks a call of
@@ -42,6 +42,19 @@ static const struct {
     {"randi", SP_RANDI},
     {"randn", SP_RANDN},
     {"identity", SP_IDENTITY},
+    {"lower_bound", SP_LOWER_BOUND},
+    {"randu", SP_RAND_FN},
+    {"poisson", SP_RAND_FN},
+    {"sample_triangle", SP_RAND_FN},
+    {"sample_unit_ring", SP_RAND_FN},
+    {"sample_unit_disk", SP_RAND_FN},
+    {"sample_unit_square", SP_RAND_FN},
+    {"sample_unit_sphere_surface", SP_RAND_FN},
+    {"sample_unit_sphere", SP_RAND_FN},
+    {"sample_unit_hemisphere_surface", SP_RAND_FN},
+    {"sample_unit_hemisphere", SP_RAND_FN},
+    {"sample_unit_cube", SP_RAND_FN},
+    {"sample_unit_hypercube", SP_RAND_FN},
 };
 
 SpecialKind ck_special_kind(const char *name) {
@@ -119,8 +132,7 @@ static Val sp_launch(Check *c, Node *n, SpecialKind sp) {
   return special_done(n, sp, &ty_i32);
 }
 
-static Type *array_arg(Check *c, Node *a, const char *fname) {
-  Val v = ck_expr(c, a);
+static Type *array_type(Check *c, Node *a, Val v, const char *fname) {
   if (ck_is_err(v.ty)) return NULL;
   if (v.ty->kind != TY_ARRAY) {
     diag_error(c->diags, a->loc, "'%s' expects an array, not %s", fname, ck_tname(v.ty));
@@ -129,6 +141,8 @@ static Type *array_arg(Check *c, Node *a, const char *fname) {
   return v.ty;
 }
 
+/* len of a vector, matrix or quat is its component (row) count, a constant;
+ * the argument is checked but, like C's sizeof, not evaluated. */
 static Val sp_array(Check *c, Node *n, SpecialKind sp) {
   const char *name = sp == SP_LEN ? "len" : sp == SP_SIZE ? "size" : "shape";
   int want = sp == SP_SHAPE ? 2 : 1;
@@ -136,9 +150,42 @@ static Val sp_array(Check *c, Node *n, SpecialKind sp) {
   int na = arg_nodes(c, n, &a);
   Type *rt = sp == SP_SIZE ? &ty_i64 : &ty_i32;
   if (!arity(c, n, name, na, want, want)) return special_done(n, sp, rt);
-  Type *at = array_arg(c, a[0], name);
+  Val v = ck_expr(c, a[0]);
+  if (sp == SP_LEN && ck_is_vmq(v.ty)) {
+    Val k = {.ty = &ty_i32, .is_const = true, .i = v.ty->n};
+    ck_set_const(n, k);
+    return k;
+  }
+  Type *at = array_type(c, a[0], v, name);
   if (sp == SP_SHAPE) const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
   return special_done(n, sp, rt);
+}
+
+/* lower_bound(a, v) or lower_bound(a, lo, hi, v) on a sorted 1-D array. */
+static Val sp_lower_bound(Check *c, Node *n) {
+  Node **a;
+  int na = arg_nodes(c, n, &a);
+  if (na != 2 && na != 4) {
+    diag_error(c->diags, n->loc, "'lower_bound' expects 2 or 4 arguments, got %d", na);
+    for (int i = 0; i < na; i++) ck_expr(c, a[i]);
+    return ck_val_err();
+  }
+  Type *at = array_type(c, a[0], ck_expr(c, a[0]), "lower_bound");
+  Type *e = at ? at->elem : NULL;
+  if (at && (at->ndim != 1 || !(type_is_numeric(e) && e->size >= 4))) {
+    diag_error(c->diags, a[0]->loc,
+               "'lower_bound' needs a 1-D array of int32, int64, uint32, uint64, float32 or "
+               "float64, not %s",
+               ck_tname(at));
+    e = NULL;
+  }
+  for (int i = 1; i < na - 1; i++)
+    ck_expect(c, a[i], &ty_i64, (Ctx){"argument", "lower_bound", i + 1});
+  if (e)
+    ck_expect(c, a[na - 1], e, (Ctx){"argument", "lower_bound", na});
+  else
+    ck_expr(c, a[na - 1]);
+  return e ? special_done(n, SP_LOWER_BOUND, &ty_i32) : ck_val_err();
 }
 
 static Val sp_assert(Check *c, Node *n) {
@@ -371,8 +418,8 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
 static Val sp_rand_init(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
-  if (arity(c, n, "rand_init", na, 2, 2)) {
-    for (int i = 0; i < 2; i++) {
+  if (arity(c, n, "rand_init", na, 1, 2)) {
+    for (int i = 0; i < na; i++) {
       Val v = ck_expr(c, a[i]);
       if (ck_is_err(v.ty)) continue;
       if (!ck_is_intlike(v.ty))
@@ -384,7 +431,8 @@ static Val sp_rand_init(Check *c, Node *n) {
         force_type(c, a[i], &v, &ty_u32);
     }
   }
-  return special_done(n, SP_RAND_INIT, &ty_u32);
+  /* rand_init(seed) is the helper kn_rand_rand_init_1 */
+  return special_done(n, na == 1 ? SP_RAND_FN : SP_RAND_INIT, &ty_u32);
 }
 
 /* &s with s a non-const uint32 local or parameter. */
@@ -433,6 +481,70 @@ static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   return special_done(n, sp, rt);
 }
 
+bool ck_named_float(Node *n) {
+  if (!n->name || (strcmp(n->name, "inf") != 0 && strcmp(n->name, "nan") != 0)) return false;
+  uint64_t bits = n->name[0] == 'i' ? 0x7f800000u : 0x7fc00000u;
+  Node keep = *n;
+  memset(n, 0, sizeof *n);
+  n->kind = ND_CALL;
+  n->next = keep.next;
+  n->loc = keep.loc;
+  n->name = keep.name;
+  n->name_loc = keep.name_loc;
+  n->ival = bits;
+  n->call_kind = CALL_SPECIAL;
+  n->special = SP_FLOAT_BITS;
+  n->ty = &ty_f32;
+  return true;
+}
+
+/* The random helpers after the state: how many arguments, of what type, and
+ * the result (Warp's names and signatures; randi's range form is here). */
+static const struct {
+  const char *name;
+  int nargs;
+  Type *arg, *ret;
+} rand_fns[] = {
+    {"randu", 1, NULL, &ty_u32},
+    {"randu", 3, &ty_u32, &ty_u32},
+    {"randi", 3, &ty_i32, &ty_i32},
+    {"poisson", 2, &ty_f32, &ty_u32},
+    {"sample_triangle", 1, NULL, &ty_vec2},
+    {"sample_unit_ring", 1, NULL, &ty_vec2},
+    {"sample_unit_disk", 1, NULL, &ty_vec2},
+    {"sample_unit_square", 1, NULL, &ty_vec2},
+    {"sample_unit_sphere_surface", 1, NULL, &ty_vec3},
+    {"sample_unit_sphere", 1, NULL, &ty_vec3},
+    {"sample_unit_hemisphere_surface", 1, NULL, &ty_vec3},
+    {"sample_unit_hemisphere", 1, NULL, &ty_vec3},
+    {"sample_unit_cube", 1, NULL, &ty_vec3},
+    {"sample_unit_hypercube", 1, NULL, &ty_vec4},
+};
+
+static Val sp_rand_fn(Check *c, Node *n, const char *name) {
+  Node **a;
+  int na = arg_nodes(c, n, &a), lo = 99, hi = 0, k = -1;
+  for (size_t i = 0; i < sizeof rand_fns / sizeof rand_fns[0]; i++) {
+    if (strcmp(rand_fns[i].name, name) != 0) continue;
+    lo = rand_fns[i].nargs < lo ? rand_fns[i].nargs : lo;
+    hi = rand_fns[i].nargs > hi ? rand_fns[i].nargs : hi;
+    if (rand_fns[i].nargs == na) k = (int)i;
+  }
+  if (k < 0) {
+    if (lo == hi)
+      arity(c, n, name, na, lo, hi);
+    else {
+      diag_error(c->diags, n->loc, "'%s' expects %d or %d arguments, got %d", name, lo, hi, na);
+      for (int i = 0; i < na; i++)
+        if (a[i]->kind != ND_ADDR) ck_expr(c, a[i]);
+    }
+    return ck_val_err();
+  }
+  rand_state(c, a[0], name);
+  for (int i = 1; i < na; i++) ck_expect(c, a[i], rand_fns[k].arg, (Ctx){"argument", name, i + 1});
+  return special_done(n, SP_RAND_FN, rand_fns[k].ret);
+}
+
 Val ck_special(Check *c, Node *n, SpecialKind sp) {
   switch (sp) {
     case SP_TID:
@@ -443,10 +555,14 @@ Val ck_special(Check *c, Node *n, SpecialKind sp) {
     case SP_PRINTF: return sp_printf(c, n);
     case SP_ASSERT: return sp_assert(c, n);
     case SP_RAND_INIT: return sp_rand_init(c, n);
-    case SP_RANDF:
     case SP_RANDI:
+      if (ck_count_list(n->args) == 3) return sp_rand_fn(c, n, "randi");
+      return sp_rand(c, n, sp);
+    case SP_RANDF:
     case SP_RANDN: return sp_rand(c, n, sp);
     case SP_IDENTITY: return sp_identity(c, n);
+    case SP_LOWER_BOUND: return sp_lower_bound(c, n);
+    case SP_RAND_FN: return sp_rand_fn(c, n, n->name);
     default: return sp_atomic(c, n, sp);
   }
 }

@@ -33,7 +33,8 @@
  *  - transcendental functions (exp exp2 log log2 log10 sin cos tan asin acos
  *    atan atan2 sinh cosh tanh cbrt pow, and randn, quat_from_axis_angle that
  *    use them) come from each platform's math library: a few ulp apart (at
- *    most 3 measured);
+ *    most 3 measured); erf, erfc and erfinv (kern_math.h) are kern's own
+ *    and exact;
  *  - a NaN made by arithmetic (0/0, sqrt(-1)) is 0xffc00000 on x86 and
  *    0x7fffffff on CUDA (NaNs that are only copied or converted keep their bits);
  *  - the GPU compile must keep a*b+c unfused (NVRTC --fmad=false); with

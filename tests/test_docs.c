@@ -524,11 +524,40 @@ Test(docs, complete_program_shows_the_kernel_it_embeds) {
 }
 
 Test(docs, language_names_every_builtin_and_special_form) {
-  static const char *const specials[] = {
-      "tid",        "dim",        "len",        "shape",      "size",       "printf",
-      "assert",     "atomic_add", "atomic_sub", "atomic_min", "atomic_max", "atomic_exch",
-      "atomic_and", "atomic_or",  "atomic_xor", "atomic_cas", "rand_init",  "randf",
-      "randi",      "randn",      "identity"};
+  static const char *const specials[] = {"tid",
+                                         "dim",
+                                         "len",
+                                         "shape",
+                                         "size",
+                                         "printf",
+                                         "assert",
+                                         "atomic_add",
+                                         "atomic_sub",
+                                         "atomic_min",
+                                         "atomic_max",
+                                         "atomic_exch",
+                                         "atomic_and",
+                                         "atomic_or",
+                                         "atomic_xor",
+                                         "atomic_cas",
+                                         "rand_init",
+                                         "randf",
+                                         "randi",
+                                         "randn",
+                                         "identity",
+                                         "lower_bound",
+                                         "randu",
+                                         "poisson",
+                                         "sample_triangle",
+                                         "sample_unit_ring",
+                                         "sample_unit_disk",
+                                         "sample_unit_square",
+                                         "sample_unit_sphere_surface",
+                                         "sample_unit_sphere",
+                                         "sample_unit_hemisphere_surface",
+                                         "sample_unit_hemisphere",
+                                         "sample_unit_cube",
+                                         "sample_unit_hypercube"};
   char *md = read_doc(DOC("language.md"));
   for (int i = 0; i < builtin_count(); i++) {
     const char *name = builtin_get(i)->name;

@@ -23,6 +23,8 @@
 #include "builtins.h"
 #include "harness.h"
 #include "kern_builtins.h"
+#include "kern_math.h"
+#include "kern_spatial.h"
 
 #include "stdlib/crosscheck_rows.h"
 #include "stdlib/gpu_crosscheck.c"
@@ -1341,7 +1343,7 @@ Test(debug, concurrent_failures_record_one_consistent_error) {
 static const char *stem_of(const char *name) {
   static const char *const ops[][2] = {{"op+", "add"}, {"op-", "sub"}, {"op*", "mul"},
                                        {"op/", "div"}, {"neg", "neg"}, {"op==", "eq"},
-                                       {"op!=", "ne"}};
+                                       {"op!=", "ne"}, {"op%", "mod"}};
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
     if (strcmp(name, ops[i][0]) == 0) return ops[i][1];
   return name;
@@ -1384,7 +1386,7 @@ Test(table, names_grouped_and_cnames_follow_the_rule) {
     const Builtin *b = builtin_get(i);
     char want[256];
     int at = snprintf(want, sizeof want, "kn_%s", stem_of(b->name));
-    cr_assert(b->nparams >= 1 && b->nparams <= BUILTIN_MAX_PARAMS && b->ret);
+    cr_assert(b->nparams >= 0 && b->nparams <= BUILTIN_MAX_PARAMS && b->ret);
     for (int k = 0; k < b->nparams; k++)
       at += snprintf(want + at, sizeof want - at, "_%s", builtin_type_code(b->params[k]));
     cr_assert_str_eq(b->cname, want);
@@ -1465,7 +1467,12 @@ Test(table, required_families_present) {
     cr_assert(has("min", ints[i], 2, ints[i], ints[i], 0) &&
               has("clamp", ints[i], 3, ints[i], ints[i], ints[i]));
   cr_assert(has("abs", &ty_i32, 1, &ty_i32, 0, 0) && !has("abs", &ty_u32, 1, &ty_u32, 0, 0));
-  cr_assert(!has("isnan", &ty_bool, 1, &ty_vec3, 0, 0));
+  cr_assert(has("isnan", &ty_bool, 1, &ty_vec3, 0, 0) &&
+            !has("isnan", &ty_bool, 1, &ty_ivec3, 0, 0));
+  cr_assert(has("op%", &ty_ivec3, 2, &ty_ivec3, &ty_i32, 0) &&
+            !has("op%", &ty_vec3, 2, &ty_vec3, &ty_vec3, 0));
+  cr_assert(has("quat_identity", &ty_quat, 0, 0, 0, 0) &&
+            has("erf", &ty_dvec2, 1, &ty_dvec2, 0, 0));
   Type *m[] = {&ty_mat22, &ty_mat33, &ty_mat44}, *mv[] = {&ty_vec2, &ty_vec3, &ty_vec4};
   for (int i = 0; i < 3; i++) {
     cr_assert(has("op*", m[i], 2, m[i], m[i], 0) && has("op*", mv[i], 2, m[i], mv[i], 0));
@@ -1511,11 +1518,14 @@ static void put(Buf *b, const char *fmt, ...) {
 }
 
 static void put_headers(Buf *b) {
-  char *abi = th_read_file(KERN_SOURCE_DIR "/stdlib/kern_abi.h", NULL);
-  char *lib = th_read_file(KERN_SOURCE_DIR "/stdlib/kern_builtins.h", NULL);
-  cr_assert(abi && lib, "cannot read stdlib/");
-  put(b, "%s\n%s\n", abi, lib);
-  free(abi), free(lib);
+  for (int i = 0; i < KT_STDLIB_NPARTS; i++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", KERN_SOURCE_DIR, kt_stdlib_parts[i]);
+    char *text = th_read_file(path, NULL);
+    cr_assert(text, "cannot read %s", path);
+    put(b, "%s\n", text);
+    free(text);
+  }
 }
 
 /* Exact signature checks: _Generic in C, a tiny is_same in C++. */
@@ -1532,6 +1542,8 @@ static void put_sig_macro(Buf *b, bool cxx) {
 static const char *zero_of(const Type *t, char *buf, size_t n) {
   if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT)
     snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
+  else if (t->kind == TY_F16) /* a struct of its bits (bitcast_int16's parameter) */
+    snprintf(buf, n, "kn__f16(0u)");
   else
     snprintf(buf, n, "(%s)0", builtin_ctype(t));
   return buf;
@@ -1617,6 +1629,25 @@ static void put_helpers(Buf *b, bool cxx) {
          "  uint32_t s = kn_rand_init(1u, 2u);\n"
          "  out[0] = kn_randf(&s) + kn_randf_range(&s, -1.0f, 1.0f) + (float)kn_randi(&s) + "
          "kn_randn(&s);\n}\n");
+  /* the newer special forms: random helpers and lower_bound (kern_math.h) */
+  put(b,
+      "void kh_random_more(float *out, kn_array a) {\n"
+      "  KT_SIG(kn_rand_rand_init_1, uint32_t (*)(uint32_t))\n"
+      "  KT_SIG(kn_rand_randu_3, uint32_t (*)(uint32_t *, uint32_t, uint32_t))\n"
+      "  KT_SIG(kn_rand_randi_3, int32_t (*)(uint32_t *, int32_t, int32_t))\n"
+      "  KT_SIG(kn_rand_poisson_2, uint32_t (*)(uint32_t *, float))\n"
+      "  KT_SIG(kn_lower_bound_f64, int32_t (*)(kn_array, int64_t, int64_t, double))\n"
+      "  uint32_t s = kn_rand_rand_init_1(3u);\n"
+      "  out[1] = (float)(kn_rand_randu_1(&s) + kn_rand_randu_3(&s, 1u, 5u) + "
+      "kn_rand_poisson_2(&s, 20.0f)) + (float)kn_rand_randi_3(&s, -3, 3) + "
+      "kn_rand_sample_triangle_1(&s).x + kn_rand_sample_unit_ring_1(&s).y + "
+      "kn_rand_sample_unit_disk_1(&s).x + kn_rand_sample_unit_square_1(&s).y + "
+      "kn_rand_sample_unit_sphere_surface_1(&s).z + kn_rand_sample_unit_sphere_1(&s).x + "
+      "kn_rand_sample_unit_hemisphere_surface_1(&s).y + kn_rand_sample_unit_hemisphere_1(&s).z + "
+      "kn_rand_sample_unit_cube_1(&s).x + kn_rand_sample_unit_hypercube_1(&s).w;\n"
+      "  out[2] = (float)(kn_lower_bound_i32(a, 0, 9, 1) + kn_lower_bound_i64(a, 0, 9, 1) + "
+      "kn_lower_bound_u32(a, 0, 9, 1u) + kn_lower_bound_u64(a, 0, 9, 1u) + "
+      "kn_lower_bound_f32(a, 0, 9, 1.0f) + kn_lower_bound_f64(a, 0, 9, 1.0));\n}\n");
   put(b, "void kh_print(int i) {\n  kn_printf(\"%%d %%u %%ld %%f %%g %%e %%s %%x %%%%\\n\", i, "
          "(unsigned)i, (long long)i, 1.0, 2.0, 3.0, \"s\", 4u);\n"
          "  kn_printf(\"plain\\n\");\n}\n");
@@ -1685,7 +1716,7 @@ static void put_helpers(Buf *b, bool cxx) {
     put(b, "extern \"C\" __global__ void kh_all(void *mem, float *o, const kn_ctx c, const int64_t "
            "*i) {\n"
            "  kh_atomics(mem); kh_random(o); kh_print((int)o[0]); kh_debug(&c, i, i); "
-           "kh_values(o);\n}\n");
+           "kh_values(o);\n  kn_array a; a.data = (char *)mem; kh_random_more(o, a);\n}\n");
 }
 
 static char *helpers_unit(bool cxx) {

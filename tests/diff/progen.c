@@ -592,13 +592,14 @@ static Ty vec_of(Gen *g, Ty comp, int len) {
 static void vec_scalar(Gen *g, Ty t, int d) {
   static const char xyzw[] = "xyzw";
   Ty v = vec_of(g, t, 0);
-  switch (rnd(g, 3)) {
+  switch (rnd(g, 4)) {
     case 0:
       put(g, "(");
       expr(g, v, d - 1, 0);
       put(g, ").%c", xyzw[rnd(g, ti(v)->len)]);
       break;
     case 1: builtin(g, "dot", v, 2, d); break;
+    case 2: builtin(g, chance(g, 50) ? "min" : "max", v, 1, d); break; /* over the vector */
     default:
       if (t == T_I32)
         builtin(g, "dot", v, 2, d);
@@ -708,13 +709,14 @@ static void int_expr(Gen *g, Ty t, int d) {
 }
 
 static void float_builtin(Gen *g, Ty t, int d) {
-  static const char *const un[] = {"floor", "ceil", "trunc", "round",
-                                   "sqrt",  "abs",  "sign",  "rsqrt"};
-  static const char *const bin[] = {"min", "max", "fmod", "step"};
+  /* erf and erfc are kern's own arithmetic (stdlib/kern_math.h): exact too */
+  static const char *const un[] = {"floor", "ceil",  "trunc", "round", "sqrt", "abs",
+                                   "sign",  "rsqrt", "rint",  "frac",  "erf",  "erfc"};
+  static const char *const bin[] = {"min", "max", "fmod", "step", "copysign", "floordiv"};
   static const char *const tri[] = {"clamp", "lerp", "smoothstep"};
   switch (rnd(g, 3)) {
-    case 0: builtin(g, un[rnd(g, 8)], t, 1, d); break;
-    case 1: builtin(g, bin[rnd(g, 4)], t, 2, d); break;
+    case 0: builtin(g, un[rnd(g, 12)], t, 1, d); break;
+    case 1: builtin(g, bin[rnd(g, 6)], t, 2, d); break;
     default: builtin(g, tri[rnd(g, 3)], t, 3, d); break;
   }
 }

@@ -7,7 +7,8 @@
  *  - integer arithmetic of every width, including the operations kern defines
  *    for all inputs (x / 0, MIN / -1, shifts past the width, wrapping);
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
- *    (min, max, clamp, abs, floor ...), never a transcendental function;
+ *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
+ *    transcendental function;
  *  - vectors, a struct, helper functions (some overloaded), if/else,
  *    loops with constant bounds, break, continue, early returns;
  *  - array reads anywhere in bounds; writes only to the thread's own

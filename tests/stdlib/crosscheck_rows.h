@@ -6,10 +6,10 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    160
+#define KC_EXACT    192
 #define KC_APPROX_F 17
 #define KC_APPROX   34
-#define KC_RANDOM   8
+#define KC_RANDOM   12
 
 /* Cells the atomics kernel updates from every thread (see gpu_crosscheck.c). */
 typedef struct kc_cells {
@@ -222,12 +222,61 @@ KN_FN int kc_geometry(uint64_t a, uint64_t *o) {
   return n;
 }
 
-KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
-  int n = kc_scalar(a, b, o);
-  return n + kc_geometry(a ^ b, o + n);
+/* stdlib/kern_math.h and kern_spatial.h: erf and friends are plain
+ * arithmetic, so exact too. */
+KN_FN int kc_math(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = 0;
+  float x = kc_nice(a, 30), y = kc_nice(b, 31), fa = kn__bits_f32((uint32_t)a);
+  double dx = (double)x * 0.37 + (double)y * 1e-9, da = kn__bits_f64(b);
+  KC_PUTF(kn_erf_f32(x * 0.5f));
+  KC_PUTF(kn_erfc_f32(x));
+  KC_PUTF(kn_erfinv_f32(y * 0.124f));
+  KC_PUTF(kn_erf_f32(fa));
+  KC_PUTD(kn_erf_f64(dx));
+  KC_PUTD(kn_erfc_f64(dx));
+  KC_PUTD(kn_erfinv_f64(dx * 0.33));
+  KC_PUTD(kn_erfc_f64(da));
+  KC_PUTD(kn__exp_d(dx * 80.0));
+  KC_PUTD(kn__log_d(kn_abs_f64(da)));
+  KC_PUTF(kn_rint_f32(x * 4.0f));
+  KC_PUTD(kn_rint_f64(da));
+  KC_PUTF(kn_frac_f32(fa));
+  KC_PUTF(kn_degrees_f32(x));
+  KC_PUTD(kn_radians_f64(dx));
+  KC_PUTF(kn_copysign_f32_f32(x, fa));
+  KC_PUTF(kn_floordiv_f32_f32(x, y));
+  KC_PUT((int64_t)kn_floordiv_i32_i32((int32_t)a, (int32_t)(b & 0xff) - 128));
+  kn_vec3 u = kc_v3(a, 40), v = kc_v3(b, 43);
+  kn_mat33 m = kn_make_m33_rows(u, v, kc_v3(a ^ b, 46));
+  KC_PUTF(kn_norm_l1_v3(u));
+  KC_PUTF(kn_norm_huber_v3_f32(u, y));
+  KC_PUTF(kn_smooth_normalize_v3_f32(u, 0.5f).y);
+  KC_PUTF(kn_min_v3(u));
+  KC_PUT(kn_argmax_v3(v));
+  KC_PUTF(kn_trace_m33(m));
+  KC_PUTF(kn_ddot_m33_m33(m, kn_skew_v3(v)));
+  KC_PUTF(kn_div_f32_m33(y, m).m[1][2]);
+  KC_PUTF(kn_div_f32_v3(x, v).z);
+  kn_quat q = kn_normalize_q(kn_make_q(u.x, u.y, v.x, v.y));
+  kn_vec3 w = kn_quat_rotate_inv_q_v3(q, v);
+  KC_PUTF(w.x);
+  KC_PUTF(w.z);
+  kn_quat back = kn_quat_from_matrix_m33(kn_quat_to_matrix_q(q));
+  KC_PUTF(back.y);
+  KC_PUTF(back.w);
+  KC_PUTF(kn_inverse_q(q).x);
+  KC_PUTF(kn_quat_twist_v3_q(kn_normalize_v3(u), q).z);
+  return n;
 }
 
-/* The same stream on both devices: everything but randn is exact. */
+KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = kc_scalar(a, b, o);
+  n += kc_geometry(a ^ b, o + n);
+  return n + kc_math(a, b, o + n);
+}
+
+/* The same stream on both devices: everything but randn is exact (poisson
+ * too: its exp and log are kern_math.h's). */
 KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx) {
   int n = 0;
   uint32_t s = kn_rand_init(seed, offset);
@@ -238,6 +287,10 @@ KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx)
   KC_PUT(kn_randi(&s));
   approx[0] = kn_randn(&s);
   KC_PUT(kn_randi(&s));
+  KC_PUT(kn_rand_poisson_2(&s, 4.5f));
+  KC_PUT(kn_rand_poisson_2(&s, 33.0f));
+  KC_PUT(kn_rand_randi_3(&s, -7, 1000));
+  KC_PUTF(kn_rand_sample_unit_cube_1(&s).z);
   return n;
 }
 

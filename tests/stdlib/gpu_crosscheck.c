@@ -1,7 +1,7 @@
 /* gpu_crosscheck.c: runs stdlib/kern_builtins.h on a CUDA GPU and compares
  * with the CPU.
  *
- * Requires kern_builtins.h and crosscheck_rows.h included before it (the
+ * Requires kern_builtins.h, kern_math.h and crosscheck_rows.h included before it (the
  * including file does that), libcuda and libnvrtc loadable at run time, and
  * the stdlib/ and tests/stdlib/ directories of the source tree (their text
  * becomes the NVRTC program). Produces kc_gpu_crosscheck(): every kc_exact
@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "parts.h"
 
 #define KC_ULPS    8         /* allowed transcendental difference between devices */
 #define KC_ROWS    (1 << 18) /* rows of kc_exact / kc_approx / kc_random */
@@ -324,13 +326,12 @@ static const char kc_kernels[] =
 
 /* Builds the NVRTC program from the source tree and loads it. */
 static int kc_build(KcCuda *k, const char *src_dir, bool fmad, char *msg, size_t m) {
-  static const char *const parts[] = {"stdlib/kern_abi.h", "stdlib/kern_builtins.h",
-                                      "tests/stdlib/crosscheck_rows.h"};
   size_t cap = sizeof kc_kernels + 1, len = 0;
   char *src = malloc(cap);
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i <= KT_STDLIB_NPARTS; i++) {
     char path[2048];
-    snprintf(path, sizeof path, "%s/%s", src_dir, parts[i]);
+    snprintf(path, sizeof path, "%s/%s", src_dir,
+             i < KT_STDLIB_NPARTS ? kt_stdlib_parts[i] : "tests/stdlib/crosscheck_rows.h");
     FILE *f = fopen(path, "rb");
     if (!f) {
       free(src);

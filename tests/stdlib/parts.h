@@ -1,0 +1,12 @@
+/* parts.h: the stdlib files in the order generated code pastes them
+ * (cmake/embed_stdlib.cmake: kern_abi.h, then STDLIB_PARTS), for the tests
+ * that compile the stdlib text themselves. test_stdlib.c checks that this
+ * list and the embedded text agree. */
+#ifndef KT_STDLIB_PARTS_H
+#define KT_STDLIB_PARTS_H
+
+#define KT_STDLIB_NPARTS 4
+static const char *const kt_stdlib_parts[KT_STDLIB_NPARTS] = {
+    "stdlib/kern_abi.h", "stdlib/kern_builtins.h", "stdlib/kern_math.h", "stdlib/kern_spatial.h"};
+
+#endif
