@@ -182,6 +182,7 @@ struct kern_kernel {
   _Atomic uint32_t cpu_cost; /* measured CPU time per index in 1/16 ns (pool.c); 0 = unknown */
   bool grid;                 /* uses tid(d): CUDA runs it on a grid shaped like the launch */
   int elems;                 /* indices one thread of the CUDA dense entry runs per step */
+  int rank;                  /* the launch rank its tid(d)s name (emit_kernel_tid_rank) */
 };
 
 typedef struct rt_slot {

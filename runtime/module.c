@@ -75,6 +75,7 @@ static kern_status describe_kernels(kern_module *m) {
     k->index = i;
     k->grid = emit_kernel_uses_tid_dims(k->decl);
     k->elems = emit_kernel_elems(k->decl);
+    k->rank = emit_kernel_tid_rank(k->decl);
     kern_status st = describe_params(k);
     if (st) return st;
   }
