@@ -4,8 +4,8 @@
 #
 # Requires: BUILD/bench_gpu (make build); an NVIDIA GPU; nvcc for the
 # hand-written baseline (else bench_gpu uses NVRTC). OLD is a build directory
-# that has bench_gpu, or a git revision (default: cb88cbc, the code before the
-# grid-shaped CUDA entries) that is built here into $TMPDIR with cmake (needs
+# that has bench_gpu, or a git revision (default: 817bde4, the code before the
+# CUDA _one entries) that is built here into $TMPDIR with cmake (needs
 # the repository's .git). Produces on stdout a Markdown table per workload:
 # the CUDA baseline, kern before and after (ms; speed vs CUDA; of copy
 # bandwidth), kern after with KERN_CUDA_BLOCK2D=16x16 (the hand-written
@@ -17,7 +17,7 @@ set -eu
 [ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: bench/gpu_before_after.sh BUILD [OLD]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 new=$(cd "$1" && pwd)
-old=${2:-cb88cbc}
+old=${2:-817bde4}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/kern-ba-XXXXXX")
 trap 'rm -rf "$tmp"' EXIT INT TERM
 

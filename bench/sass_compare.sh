@@ -6,8 +6,9 @@
 # searched under python3's site-packages); no GPU. Produces, on stdout, one
 # Markdown table per kern build: for each kernel of bench/workloads.kern, the
 # SASS for sm_90 of kern's dense entry (kernc emit --target=ptx, then ptxas
-# -O3, as NVRTC does) beside the hand-written kernel of bench/baseline.cu
-# (nvcc -O3 --fmad=false): instructions, integer divisions (one I2F.U32.RP
+# -O3, as NVRTC does; its _one entry, which the runtime launches on these
+# workloads' grids, where it has one) beside the hand-written kernel of
+# bench/baseline.cu (nvcc -O3 --fmad=false): registers, instructions, integer divisions (one I2F.U32.RP
 # each), calls (slow paths: 64-bit division, float division), 64-bit address
 # multiplies (IMAD.WIDE), loads (and how many are 128-bit or read-only .nc)
 # and stores, and the innermost loops as instructions/loads. OLD_BUILD: the
@@ -43,6 +44,12 @@ cuobjdump=$(find_tool cuobjdump)
 
 "$nvcc" -cubin -O3 --fmad=false -arch=sm_90 -o "$tmp/baseline.cubin" "$here/baseline.cu"
 "$cuobjdump" -sass "$tmp/baseline.cubin" > "$tmp/baseline.sass"
+"$cuobjdump" -res-usage "$tmp/baseline.cubin" > "$tmp/baseline.res" 2>&1
+
+# regs FILE.res FUNCTION: the registers a thread of FUNCTION takes.
+regs() {
+  awk -v want="Function $2:" '$0 ~ want && index($0, want) { getline; sub(/.*REG:/, ""); sub(/ .*/, ""); print; exit }' "$1"
+}
 
 # stats FILE.sass FUNCTION: one line of numbers (see the table's header).
 stats() {
@@ -94,15 +101,23 @@ table() {
   "$kernc" emit --target=ptx --arch=sm_90 "$here/workloads.kern" > "$tmp/$sub.ptx"
   "$ptxas" -arch=sm_90 -O3 -o "$tmp/$sub.cubin" "$tmp/$sub.ptx"
   "$cuobjdump" -sass "$tmp/$sub.cubin" > "$tmp/$sub.sass"
+  "$cuobjdump" -res-usage "$tmp/$sub.cubin" > "$tmp/$sub.res" 2>&1
   echo "### $1 ($(git -C "$1/.." rev-parse --short HEAD 2>/dev/null || echo '?')): kern's dense entry vs nvcc"
   echo
-  echo "| kernel | code | instructions | int divisions | calls | IMAD.WIDE | loads (128-bit, .nc) | stores/atomics | innermost loops (instructions/loads) |"
-  echo "|---|---|---:|---:|---:|---:|---:|---:|---|"
+  echo "| kernel | code | registers | instructions | int divisions | calls | IMAD.WIDE | loads (128-bit, .nc) | stores/atomics | innermost loops (instructions/loads) |"
+  echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"
   for k in saxpy stencil histogram matmul nbody mandelbrot reduce_sum tiny; do
     for side in nvcc kern; do
-      if [ $side = nvcc ]; then s=$(stats "$tmp/baseline.sass" "$k"); else s=$(stats "$tmp/$sub.sass" "kk_${k}_cuda_dense"); fi
+      if [ $side = nvcc ]; then
+        f=$k s=$(stats "$tmp/baseline.sass" "$f") r=$(regs "$tmp/baseline.res" "$f")
+      else
+        f=kk_${k}_cuda_dense_one
+        grep -q "Function : $f\$" "$tmp/$sub.sass" || f=kk_${k}_cuda_dense
+        s=$(stats "$tmp/$sub.sass" "$f") r=$(regs "$tmp/$sub.res" "$f")
+        side="kern ${f#kk_${k}_cuda_}"
+      fi
       set -- $s
-      echo "| $k | $side | $1 | $2 | $3 | $4 | $5 ($6, $7) | $8 | $9 |"
+      echo "| $k | $side | $r | $1 | $2 | $3 | $4 | $5 ($6, $7) | $8 | $9 |"
     done
   done
   echo

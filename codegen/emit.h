@@ -44,5 +44,11 @@ bool emit_kernel_uses_tid_dims(const Decl *kernel);
  * even, so four in a row share their loads' latency and, 16-byte aligned,
  * become vector loads), else 1. The launch sizes its grid by it. */
 int emit_kernel_elems(const Decl *kernel);
+/* The launch rank the kernel's tid(d)s name: 1 + the largest d, 0 without
+ * tid(d) (or out of memory). The CUDA target gives a kernel of rank 1 to 3,
+ * and a tid()-only one that runs one index per thread, an entry
+ * kk_K_cuda_dense_one for a launch (of that rank) on a grid with a thread for
+ * every index (emit_cuda.c); the launch picks it when it can. */
+int emit_kernel_tid_rank(const Decl *kernel);
 
 #endif

@@ -8,6 +8,20 @@
  * indices, with a grid-stride loop per axis so any grid covers any launch.
  * runtime/cuda/cuda_backend.c sizes the grids (rt_cuda_linear_shape,
  * rt_cuda_grid_shape). Counters are 32-bit: a launch is below 2^31 indices.
+ *
+ * Beside the dense entry of a kernel that runs one index per thread and step
+ * (tid() only, with a loop or a call) or that uses tid(d) of a rank of 1 to 3
+ * (emit_kernel_tid_rank), a plain kernel kk_K_cuda_dense_one for a launch on
+ * a grid with a thread for every index (elems of them in a row along x): no
+ * loop around the body, and a tid(d) kernel's tids read straight off x, y and
+ * z (the launch has the kernel's rank). The runtime launches it whenever its
+ * grid is such (always, but past the 1D grid's cap or the grid's y and z
+ * limits). Why apart: in one function with the loops, NVVM kept registers for
+ * the next turn and re-loaded array bases from the parameter bank inside the
+ * body's own loops (nbody), the rank-generic tids cost a chain of selects per
+ * thread (mandelbrot), and the loops' registers lowered the fast path's
+ * occupancy (stencil: 43 registers, 32 alone). The strided entries keep only
+ * their loops: each _one entry is one more copy of the body for NVRTC.
  */
 #include "emit_internal.h"
 
@@ -149,6 +163,80 @@ static void tiled_entry(Emitter *e, const Decl *k, bool dense) {
                     "  }\n");
 }
 
+/* The launch extents along x, y and z for a launch of rank 1..3, which are
+ * also its tids: tid(rank - 1) is x, tid(rank - 2) y, tid(rank - 3) z. */
+static const char *const rank_extents[4] = {
+    "", "(uint32_t)c.dim[0], gy = 1, gz = 1", "(uint32_t)c.dim[1], gy = (uint32_t)c.dim[0], gz = 1",
+    "(uint32_t)c.dim[2], gy = (uint32_t)c.dim[1], gz = (uint32_t)c.dim[0]"};
+
+/* One point of a _one entry of the given rank at column x: the body. */
+static void rank_point(Emitter *e, const Decl *k, bool dense, const char *x, const char *pad,
+                       int rank) {
+  char lin[96], tids[96];
+  snprintf(lin, sizeof lin, "(int32_t)((z * gy + y) * gx) + %s", x);
+  if (rank == 1)
+    snprintf(tids, sizeof tids, "%s, 0, 0, 0", x);
+  else if (rank == 2)
+    snprintf(tids, sizeof tids, "(int32_t)y, %s, 0, 0", x);
+  else
+    snprintf(tids, sizeof tids, "(int32_t)z, (int32_t)y, %s, 0", x);
+  buf_puts(&e->out, pad);
+  body_call(e, k, dense, false, lin, tids);
+}
+
+/* kk_K_cuda[_dense]_one of a tid(d) kernel: a launch of the kernel's rank on
+ * a grid with a thread for every point (elems of them in a row). */
+static void rank_one(Emitter *e, const Decl *k, bool dense, int elems, int rank) {
+  buf_printf(&e->out,
+             "  const uint32_t gx = %s;\n"
+             "  const uint32_t x0 = %d * (blockIdx.x * blockDim.x + threadIdx.x);\n"
+             "  const uint32_t y = blockIdx.y * blockDim.y + threadIdx.y, z = blockIdx.z;\n"
+             "  if (x0 >= gx || y >= gy || z >= gz) return;\n"
+             "  const int32_t x = (int32_t)x0;\n",
+             rank_extents[rank], elems);
+  if (elems == 1) {
+    rank_point(e, k, dense, "x", "  ", rank);
+    return;
+  }
+  /* as grid_entry's: four calls, the row's last few one by one */
+  buf_printf(&e->out, "  if (x0 + %d < gx) {\n", elems - 1);
+  for (int j = 0; j < elems; j++) {
+    char xs[16];
+    snprintf(xs, sizeof xs, j ? "x + %d" : "x", j);
+    rank_point(e, k, dense, xs, "    ", rank);
+  }
+  buf_puts(&e->out, "  } else {\n"
+                    "    for (int32_t xt = x; xt < (int32_t)gx; xt++)\n");
+  rank_point(e, k, dense, "xt", "      ", rank);
+  buf_puts(&e->out, "  }\n");
+}
+
+/* kk_K_cuda[_dense]_one of a tid()-only kernel: a thread per index. */
+static void linear_one(Emitter *e, const Decl *k, bool dense) {
+  buf_puts(&e->out, "  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                    "  if (i < (uint32_t)c.n) ");
+  body_call(e, k, dense, false, "(int32_t)i", "0, 0, 0, 0");
+}
+
+/* ast_walk visitor: the largest d of a tid(d) (a constant) plus one, in *ud. */
+static bool note_tid_rank(const Node *n, void *ud) {
+  int *rank = ud;
+  if (n->kind == ND_CALL && n->call_kind == CALL_SPECIAL && n->special == SP_TID && n->args &&
+      (int)(n->args->ival & 3) + 1 > *rank)
+    *rank = (int)(n->args->ival & 3) + 1;
+  return false;
+}
+
+int emit_kernel_tid_rank(const Decl *k) {
+  int rank = 0;
+  return ast_walk(k->body, note_tid_rank, &rank) ? 0 : rank;
+}
+
+/* Whether a variant running elems indices per thread and step has a _one entry. */
+static bool has_one(bool dims, int rank, int elems) {
+  return dims ? rank >= 1 && rank <= 3 : elems == 1;
+}
+
 static void cuda_entries(Emitter *e, const Decl *k) {
   if (k->tiled) {
     for (int dense = 0; dense < 2; dense++) {
@@ -162,8 +250,19 @@ static void cuda_entries(Emitter *e, const Decl *k) {
     return;
   }
   bool dims = emit_kernel_uses_tid_dims(k);
-  int elems = emit_kernel_elems(k);
+  int elems = emit_kernel_elems(k), rank = dims ? emit_kernel_tid_rank(k) : 0;
   for (int dense = 0; dense < 2; dense++) {
+    int el = dense ? elems : 1;
+    if (dense && has_one(dims, rank, el)) {
+      buf_printf(&e->out,
+                 "extern \"C\" __global__ void kk_%s_cuda%s_one(kk_%s_args a, kn_ctx c) {\n",
+                 k->name, dense ? "_dense" : "", k->name);
+      if (dims)
+        rank_one(e, k, dense, el, rank);
+      else
+        linear_one(e, k, dense);
+      buf_puts(&e->out, "}\n");
+    }
     buf_printf(&e->out, "extern \"C\" __global__ void kk_%s_cuda%s(kk_%s_args a, kn_ctx c) {\n",
                k->name, dense ? "_dense" : "", k->name);
     if (dims)

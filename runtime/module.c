@@ -83,6 +83,7 @@ static kern_status describe_kernels(kern_module *m) {
     k->tile_bytes = k->decl->tile_total;
     if (k->tiled && !(k->tile_text = tile_usage_text(k->decl)))
       return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
+    k->rank = emit_kernel_tid_rank(k->decl);
     kern_status st = describe_params(k);
     if (st) return st;
   }

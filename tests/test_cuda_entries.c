@@ -8,7 +8,10 @@
  * launch (rt_cuda_grid_shape, rt_cuda_linear_shape) and smaller ones that
  * make the grid-stride loops turn. Kernels: with and without tid(d), with and
  * without a loop (a loop-free dense entry runs four indices per thread), both
- * the strided and the dense entry. Without a C++ compiler it skips, saying so. */
+ * the strided and the dense entry, and the dense _one entry (no loops; tids
+ * off the grid for a launch of the kernel's rank) on the runtime's grids
+ * where they have a thread for every index, as the runtime launches it.
+ * Without a C++ compiler it skips, saying so. */
 #include <criterion/criterion.h>
 #include <dlfcn.h>
 #include <stdio.h>
@@ -42,8 +45,32 @@ static const char module[] =
     "kernel void lin1(int[] t0, int[] t1, int[] t2, int[] t3, int[] hits) {\n"
     "  int i = 0;\n"
     "  while (i < 1) { atomic_add(&hits[tid()], 1); i++; }\n"
+    "}\n"
+    "kernel void rank1(int[] t0, int[] t1, int[] t2, int[] t3, int[] hits) {\n"
+    "  int i = tid();\n"
+    "  t0[i] = tid(0);\n"
+    "  atomic_add(&hits[i], 1);\n"
+    "}\n"
+    "kernel void rank2(int[] t0, int[] t1, int[] t2, int[] t3, int[] hits) {\n"
+    "  int i = tid();\n"
+    "  t0[i] = tid(0); t1[i] = tid(1);\n"
+    "  atomic_add(&hits[i], 1);\n"
+    "}\n"
+    "kernel void rank3(int[] t0, int[] t1, int[] t2, int[] t3, int[] hits) {\n"
+    "  int i = tid();\n"
+    "  for (int k = 0; k < 1; k++) { t0[i] = tid(0); t1[i] = tid(1); }\n"
+    "  t2[i] = tid(2);\n"
+    "  atomic_add(&hits[i], 1);\n"
     "}\n";
-static const char *const kernels[] = {"grid4", "grid1", "lin4", "lin1"};
+/* Each kernel: its name, the tids it writes (t0..t[tids - 1]; 0: a tid()-only
+ * kernel), the indices its dense entry runs per thread and step. */
+static const struct {
+  const char *name;
+  int tids, elems;
+} kernels[] = {{"grid4", 4, 4}, {"grid1", 4, 1}, {"lin4", 0, 4}, {"lin1", 0, 1},
+               {"rank1", 1, 4}, {"rank2", 2, 4}, {"rank3", 3, 1}};
+enum { NKERNELS = sizeof kernels / sizeof *kernels };
+static bool has_one[NKERNELS];
 
 /* What the generated code needs of CUDA, on the host; one thread at a time. */
 static const char prelude[] =
@@ -110,12 +137,17 @@ static bool build(void) {
   cr_assert(f);
   fputs(prelude, f);
   fputs(src, f);
-  for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
-    for (int dense = 0; dense < 2; dense++)
+  for (size_t i = 0; i < NKERNELS; i++)
+    for (int v = 0; v < 3; v++) {
+      const char *sfx = v == 0 ? "" : v == 1 ? "_dense" : "_dense_one", *k = kernels[i].name;
+      char entry[64];
+      snprintf(entry, sizeof entry, "void kk_%s_cuda%s(", k, sfx);
+      if (v == 2 && !(has_one[i] = strstr(src, entry) != NULL)) continue;
       fprintf(f,
               "extern \"C\" void emul_%s%s(const void *a, const kn_ctx *c) {\n"
               "  kk_%s_cuda%s(*(const kk_%s_args *)a, *c);\n}\n",
-              kernels[i], dense ? "_dense" : "", kernels[i], dense ? "_dense" : "", kernels[i]);
+              k, sfx, k, sfx, k);
+    }
   fclose(f);
   free(src);
   front_free(r.prog);
@@ -153,10 +185,10 @@ static kn_ctx ctx_of(int nd, const int64_t *dims) {
 
 /* Runs every thread of grid g x block b on one entry, then checks that each
  * index ran once and saw its row-major tids. */
-static void run_check(const char *kernel, bool dense, const kn_ctx *c, const unsigned g[3],
+static void run_check(int kernel, const char *variant, const kn_ctx *c, const unsigned g[3],
                       const unsigned b[3]) {
   char name[64];
-  snprintf(name, sizeof name, "emul_%s%s", kernel, dense ? "_dense" : "");
+  snprintf(name, sizeof name, "emul_%s%s", kernels[kernel].name, variant);
   entry_fn fn = (entry_fn)dlsym(lib, name);
   cr_assert(fn, "%s", name);
   cr_assert(c->n <= MAXN);
@@ -178,17 +210,17 @@ static void run_check(const char *kernel, bool dense, const kn_ctx *c, const uns
               emul_set(v);
               fn(a, c);
             }
-  bool tids = kernel[0] == 'g';
+  int tids = kernels[kernel].tids;
   for (int64_t i = 0; i < c->n; i++) {
     if (out[4][i] != 1)
       cr_assert_fail("%s, %d dims of %lld: index %lld ran %d times (grid %ux%ux%u, block %ux%ux%u)",
                      name, c->ndim, (long long)c->n, (long long)i, out[4][i], g[0], g[1], g[2],
                      b[0], b[1], b[2]);
     int64_t rest = i;
-    for (int d = 3; d >= 0 && tids; d--) {
+    for (int d = 3; d >= 0; d--) {
       int64_t want = d < c->ndim ? rest % c->dim[d] : 0;
       if (d < c->ndim) rest /= c->dim[d];
-      if (out[d][i] != want)
+      if (d < tids && out[d][i] != want)
         cr_assert_fail("%s, %d dims: index %lld has tid(%d) %d, not %lld", name, c->ndim,
                        (long long)i, d, out[d][i], (long long)want);
     }
@@ -207,29 +239,40 @@ static const unsigned small[][6] = {
 Test(cuda_entries, every_index_once_with_its_tids, .timeout = 300) {
   cr_assert_eq(kern_init(), KERN_OK); /* the configuration: KERN_CUDA_BLOCK2D */
   if (!build()) cr_skip_test("no C++ compiler (c++, clang++, g++): CUDA entry emulation skipped");
-  int runs = 0;
+  int runs = 0, ones = 0;
   for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
     kn_ctx c = ctx_of((int)shapes[s][0], &shapes[s][1]);
-    for (size_t k = 0; k < sizeof kernels / sizeof *kernels; k++)
+    for (int k = 0; k < NKERNELS; k++)
       for (int dense = 0; dense < 2; dense++) {
-        bool grid = kernels[k][0] == 'g';
-        int elems = dense && kernels[k][strlen(kernels[k]) - 1] == '4' ? 4 : 1;
+        const char *variant = dense ? "_dense" : "";
+        bool grid = kernels[k].tids > 0;
+        int elems = dense ? kernels[k].elems : 1;
         unsigned g[3], b[3];
         for (int block = 128; block <= 1024; block *= 8) {
           if (grid)
             rt_cuda_grid_shape(&c, block, elems, g, b);
           else
             rt_cuda_linear_shape(132, c.n, block, elems, g, b);
-          run_check(kernels[k], dense, &c, g, b), runs++;
+          run_check(k, variant, &c, g, b), runs++;
+          /* the _one entry where the runtime would launch it */
+          bool rank = !grid || (kernels[k].tids < 4 && c.ndim == kernels[k].tids);
+          if (dense && has_one[k] && rank && rt_cuda_grid_covers(&c, grid, elems, g, b))
+            run_check(k, "_dense_one", &c, g, b), ones++;
         }
         for (size_t m = 0; m < sizeof small / sizeof *small && c.n < 20000; m++) {
           unsigned sg[3] = {small[m][0], grid ? small[m][1] : 1, grid ? small[m][2] : 1};
           unsigned sb[3] = {small[m][3], grid ? small[m][4] : 1, 1};
-          run_check(kernels[k], dense, &c, sg, sb), runs++;
+          run_check(k, variant, &c, sg, sb), runs++;
         }
       }
   }
-  cr_log_info("%d emulated launches", runs);
+  /* every rank and the tid()-only loop kernel have one; a rank-4 or loop-free
+   * tid()-only kernel has none */
+  for (int k = 0; k < NKERNELS; k++)
+    cr_expect_eq(has_one[k], kernels[k].tids == 0 ? kernels[k].elems == 1 : kernels[k].tids < 4,
+                 "%s: a _one entry or not", kernels[k].name);
+  cr_expect_gt(ones, 0, "no _one entry ran");
+  cr_log_info("%d emulated launches, %d of them _one entries", runs + ones, ones);
   cleanup();
 }
 

@@ -53,7 +53,7 @@ typedef struct cuda_dev {
 typedef struct cuda_code {
   CUmodule mod;
   int nkernels;
-  CUfunction *fn; /* [2 * k + dense] */
+  CUfunction *fn; /* [fn_index(k, dense, one)]; a _one entry may be NULL */
   int *block;     /* block size per function, from the occupancy API */
 } cuda_code;
 
@@ -441,17 +441,29 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
 
 /* ---- compile: the module's image (compile.c), loaded --------------------------------- */
 
+/* The slot of kernel k's entry kk_K_cuda[_dense][_one] in cuda_code (the
+ * strided _one slot stays NULL). */
+static int fn_index(int k, bool dense, bool one) { return 4 * k + 2 * dense + one; }
+
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
-    for (int dense = 0; dense < 2; dense++) {
-      int grid = 0, *block = &cc->block[2 * k + dense];
-      CUfunction *f = &cc->fn[2 * k + dense];
+    for (int v = 0; v < 4; v++) {
+      bool dense = v & 1, one = v >> 1;
+      int grid = 0, *block = &cc->block[fn_index(k, dense, one)];
+      CUfunction *f = &cc->fn[fn_index(k, dense, one)];
+      if (one && !dense) continue; /* only dense entries have one (codegen/emit_cuda.c) */
       /* kernel names are up to 1024 bytes */
-      char *name = str_printf("kk_%s_cuda%s", m->kernels[k].name, dense ? "_dense" : "");
+      char *name = str_printf("kk_%s_cuda%s%s", m->kernels[k].name, dense ? "_dense" : "",
+                              one ? "_one" : "");
       if (!name)
         return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
       CUresult r = cu->ModuleGetFunction(f, cc->mod, name);
       free(name);
+      /* a kernel without a _one entry (or an image from before them) runs its loops */
+      if (r && one) {
+        *f = NULL;
+        continue;
+      }
       if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
       if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
@@ -487,8 +499,8 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out, r
   cuda_code *cc = calloc(1, sizeof *cc);
   if (cc) {
     cc->nkernels = m->nkernels;
-    cc->fn = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->fn);
-    cc->block = calloc(2 * (size_t)m->nkernels + 1, sizeof *cc->block);
+    cc->fn = calloc(4 * (size_t)m->nkernels + 1, sizeof *cc->fn);
+    cc->block = calloc(4 * (size_t)m->nkernels + 1, sizeof *cc->block);
   }
   if (!cc || !cc->fn || !cc->block)
     s = err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading a module");
@@ -562,13 +574,43 @@ void rt_cuda_grid_shape(const kn_ctx *ctx, int64_t block, int elems, unsigned g[
   b[0] = (unsigned)bx, b[1] = (unsigned)by, b[2] = 1;
 }
 
+bool rt_cuda_grid_covers(const kn_ctx *ctx, bool grid, int elems, const unsigned g[3],
+                         const unsigned b[3]) {
+  int nd = ctx->ndim;
+  int64_t x = grid ? ctx->dim[nd - 1] : ctx->n, y = grid && nd >= 2 ? ctx->dim[nd - 2] : 1;
+  int64_t z = x * y > 0 ? ctx->n / (x * y) : 1;
+  return (int64_t)g[0] * b[0] * elems >= x && (int64_t)g[1] * b[1] >= y &&
+         (int64_t)g[2] * b[2] >= z;
+}
+
+/* The entry a launch runs and its grid: the kernel's _one entry where it has
+ * one for this launch (a tid(d) kernel launched with the rank of its tid(d)s)
+ * and the grid the runtime picks has a thread for every index; else the entry
+ * with the grid-stride loops. */
+static CUfunction launch_shape(const cuda_dev *c, const cuda_code *cc, const rt_launch *L,
+                               const kn_ctx *ctx, unsigned g[3], unsigned b[3]) {
+  const kern_kernel *k = L->kernel;
+  int elems = L->dense ? k->elems : 1;
+  int fi = fn_index(k->index, L->dense, false), one = fn_index(k->index, L->dense, true);
+  /* as codegen/emit_cuda.c has them: ranks 1 to 3, tid()-only one index a thread */
+  bool try_one = cc->fn[one] && (k->grid ? ctx->ndim == k->rank && k->rank <= 3 : elems == 1);
+  for (int pass = try_one ? 0 : 1; pass < 2; pass++) {
+    int f = pass ? fi : one;
+    if (k->grid)
+      rt_cuda_grid_shape(ctx, cc->block[f], elems, g, b);
+    else
+      rt_cuda_linear_shape(c->num_sms, ctx->n, cc->block[f], elems, g, b);
+    if (pass || rt_cuda_grid_covers(ctx, k->grid, elems, g, b)) return cc->fn[f];
+  }
+  return cc->fn[fi]; /* not reached */
+}
+
 static kern_status cuda_launch(const rt_launch *L) {
   kern_device *d = L->device;
   cuda_dev *c = impl(d);
   kern_status s = enter(d);
   if (s) return s;
   cuda_code *cc = (cuda_code *)L->code;
-  int fi = 2 * L->kernel->index + (L->dense ? 1 : 0);
   CUstream st = cur_stream(d);
   kn_ctx ctx = L->ctx;
   bool debug = ctx.err != NULL && c->err_buf;
@@ -583,17 +625,16 @@ static kern_status cuda_launch(const rt_launch *L) {
   static const char empty[16];
   void *params[2] = {(void *)(L->args_size ? L->args : empty), &ctx};
   unsigned g[3], b[3];
-  int elems = L->dense ? L->kernel->elems : 1;
+  CUfunction fn;
   if (L->kernel->tiled) {
     /* one block per instance; the entry loops past the grid */
     int64_t grid = (int64_t)c->num_sms * 32;
     g[0] = (unsigned)(ctx.n < grid ? ctx.n : grid), g[1] = g[2] = 1;
     b[0] = (unsigned)(L->tile_block > 0 ? L->tile_block : RT_TILE_BLOCK_DEFAULT), b[1] = b[2] = 1;
-  } else if (L->kernel->grid)
-    rt_cuda_grid_shape(&ctx, cc->block[fi], elems, g, b);
-  else
-    rt_cuda_linear_shape(c->num_sms, ctx.n, cc->block[fi], elems, g, b);
-  CU_TRY(d, cu->LaunchKernel(cc->fn[fi], g[0], g[1], g[2], b[0], b[1], b[2], 0, st, params, NULL));
+    fn = cc->fn[fn_index(L->kernel->index, L->dense, false)];
+  } else
+    fn = launch_shape(c, cc, L, &ctx, g, b);
+  CU_TRY(d, cu->LaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, st, params, NULL));
   return debug && !captured ? debug_finish(d, L, st) : KERN_OK;
 }
 

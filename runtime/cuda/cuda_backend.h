@@ -43,5 +43,10 @@ extern const rt_graph_ops rt_cuda_graph_ops;
 void rt_cuda_linear_shape(int num_sms, int64_t n, int64_t block, int elems, unsigned g[3],
                           unsigned b[3]);
 void rt_cuda_grid_shape(const kn_ctx *, int64_t block, int elems, unsigned g[3], unsigned b[3]);
+/* Whether grid g x b has a thread for every index of the launch (elems in a
+ * row along x), as a _one entry needs; grid: the kernel uses tid(d) (x along
+ * the last launch dimension, y the one before, z the rest), else 1D. */
+bool rt_cuda_grid_covers(const kn_ctx *, bool grid, int elems, const unsigned g[3],
+                         const unsigned b[3]);
 
 #endif

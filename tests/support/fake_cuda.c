@@ -10,8 +10,10 @@
  * unless FAKE_CUDA_NO_PEER is set); launches do
  * nothing. fake_cuda_calls(name) counts the calls of an entry point (by its
  * exported name) and fake_cuda_fail(name, result) makes it return result
- * from then on (0: succeed again); a test reaches both with dlopen of the
- * same path, which returns this already loaded library.
+ * from then on (0: succeed again); fake_cuda_last_launch tells the name of
+ * the function the last launch ran and its grid and block. A test reaches
+ * them with dlopen of the same path, which returns this already loaded
+ * library.
  * Breaks: like the real driver, every call but cuDriverGetVersion,
  * cuGetError* and cuInit fails with CUDA_ERROR_NOT_INITIALIZED before cuInit,
  * and memory calls need a current context; nothing checks more than that.
@@ -345,7 +347,14 @@ API CUresult cuPointerGetAttributes(unsigned n, int *attrs, void **data, unsigne
 
 /* ---- modules and launches: accepted, and nothing runs -------------------------------------------- */
 
-static int module_token, function_token;
+static int module_token;
+
+/* Every function name asked for is in the module; a CUfunction is its slot. */
+enum { MAX_FUNCTIONS = 256, NAME_MAX_LEN = 1100 };
+static char functions[MAX_FUNCTIONS][NAME_MAX_LEN];
+static int nfunctions = 0, last_function = -1;
+static unsigned last_dims[6];
+static pthread_mutex_t functions_mu = PTHREAD_MUTEX_INITIALIZER;
 
 API CUresult cuModuleLoadData(void **m, const void *image) {
   ENTER(true);
@@ -360,17 +369,40 @@ API CUresult cuModuleUnload(void *m) {
 }
 API CUresult cuModuleGetFunction(void **f, void *m, const char *name) {
   ENTER(true);
-  (void)m, (void)name;
-  *f = &function_token;
+  (void)m;
+  pthread_mutex_lock(&functions_mu);
+  int i = 0;
+  while (i < nfunctions && strcmp(functions[i], name) != 0) i++;
+  if (i == nfunctions && i < MAX_FUNCTIONS)
+    snprintf(functions[nfunctions++], NAME_MAX_LEN, "%s", name);
+  pthread_mutex_unlock(&functions_mu);
+  if (i == MAX_FUNCTIONS) return OUT_OF_MEMORY;
+  *f = functions[i];
   return OK;
 }
 API CUresult cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                             unsigned by, unsigned bz, unsigned shared, void *s, void **params,
                             void **extra) {
   ENTER(true);
-  (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shared, (void)s;
-  (void)params, (void)extra;
+  (void)shared, (void)s, (void)params, (void)extra;
+  pthread_mutex_lock(&functions_mu);
+  last_function = (int)(((char(*)[NAME_MAX_LEN])f) - functions);
+  unsigned d[6] = {gx, gy, gz, bx, by, bz};
+  memcpy(last_dims, d, sizeof d);
+  pthread_mutex_unlock(&functions_mu);
   return need_ctx();
+}
+/* The last launch's function name (into name, cap bytes) and grid and block
+ * (dims[0..2], dims[3..5]); false before any launch. */
+API bool fake_cuda_last_launch(char *name, size_t cap, unsigned dims[6]) {
+  pthread_mutex_lock(&functions_mu);
+  bool any = last_function >= 0 && last_function < nfunctions;
+  if (any) {
+    snprintf(name, cap, "%s", functions[last_function]);
+    memcpy(dims, last_dims, sizeof last_dims);
+  }
+  pthread_mutex_unlock(&functions_mu);
+  return any;
 }
 API CUresult cuOccupancyMaxPotentialBlockSize(int *grid, int *block, void *f, size_t (*fn)(int),
                                               size_t shared, int limit) {
