@@ -141,13 +141,21 @@ static void ensure_storage(Emitter *e, const Node *x) {
 
 /* ---- combining two values ------------------------------------------------------------- */
 
+static void compare(Emitter *e, const Type *t, bool less, const char *l, const char *r);
+
 /* op(l, r) of a reduction or scan node n on elements of type t. */
 static void combine(Emitter *e, const Node *n, const Type *t, const char *l, const char *r) {
   if (n->tfn)
     OUT(e, "kf_%s_%d(kn_c, kn_lin, %s, %s)", n->tfn->name, n->tfn->overload, l, r);
   else if (n->tbuiltin >= 0)
     OUT(e, "%s(%s, %s)", builtin_get(n->tbuiltin)->cname, l, r);
-  else
+  else if (n->tile_op == TOP_MIN || n->tile_op == TOP_MAX) {
+    /* element types the min/max builtins do not take (8- and 16-bit
+     * integers, float16): the right one when strictly less (greater) */
+    OUT(e, "(");
+    compare(e, t, n->tile_op == TOP_MIN, r, l);
+    OUT(e, " ? (%s) : (%s))", r, l);
+  } else
     emit_binop_text(e, TK_PLUS, t, l, r);
 }
 
