@@ -34,12 +34,12 @@ typedef enum { P_SUM, P_MIN, P_MAX, P_SCAN, P_COUNT } prim;
 static const char *const prim_names[P_COUNT] = {"kern_array_sum", "kern_array_min",
                                                 "kern_array_max", "kern_array_scan"};
 
-/* @I@ input type, @A@ accumulator type, @C@ chunk, @OP@ sum/min/max. */
+/* @I@ input type, @A@ accumulator type, @C@ chunk, @OP@ sum/min/max, @CVT@
+ * the conversion to @A@ (nothing when the types are the same: no copy). */
 static const char reduce_src[] =
     "kernel void reduce(@I@[] x, @A@[] out, @I@ fill) {\n"
     "  int b = tid();\n"
-    "  tile<@A@, @C@> t = @A@(tile_load<@C@>(x, int64(b) * @C@, fill));\n"
-    "  out[b] = tile_@OP@(t);\n"
+    "  out[b] = tile_@OP@(@CVT@(tile_load<@C@>(x, int64(b) * @C@, fill)));\n"
     "}\n";
 
 static const char scan_src[] =
@@ -113,18 +113,19 @@ static void free_modules(void) {
         kern_module_free(atomic_exchange(&modules[p][i][a], NULL));
 }
 
-/* tmpl with @I@, @A@, @C@ and @OP@ replaced. */
+/* tmpl with @I@, @A@, @C@, @OP@ and @CVT@ replaced. */
 static char *instantiate(const char *tmpl, prim p, kern_dtype in, kern_dtype acc) {
   static const char *const ops[] = {"sum", "min", "max", "sum"};
   char chunk[24];
   snprintf(chunk, sizeof chunk, "%lld", (long long)chunk_of(acc));
-  const char *keys[] = {"@I@", "@A@", "@C@", "@OP@"};
-  const char *vals[] = {kern_dtype_name(in), kern_dtype_name(acc), chunk, ops[p]};
+  const char *keys[] = {"@I@", "@A@", "@C@", "@OP@", "@CVT@"};
+  const char *vals[] = {kern_dtype_name(in), kern_dtype_name(acc), chunk, ops[p],
+                        in == acc ? "" : kern_dtype_name(acc)};
   Buf b = {0};
   for (const char *s = tmpl; *s;) {
     int k = 0;
-    while (k < 4 && strncmp(s, keys[k], strlen(keys[k]))) k++;
-    if (k < 4) {
+    while (k < 5 && strncmp(s, keys[k], strlen(keys[k]))) k++;
+    if (k < 5) {
       buf_puts(&b, vals[k]);
       s += strlen(keys[k]);
     } else {
