@@ -130,6 +130,9 @@ typedef struct Case {
   const void *ctx;
   int64_t n, grain; /* C items (rows, chunks ...) and the smallest chunk */
   int launches;     /* > 1: the time of this many launches in a row */
+  /* a host primitive instead of a launch: prim(pin, pout) (no fast-math form) */
+  kern_status (*prim)(const kern_array *, kern_array *);
+  kern_array *pin, *pout;
 } Case;
 
 typedef struct Result {
@@ -144,7 +147,8 @@ static kern_module *fast_module;
 
 static void launch_n(const Case *c, kern_kernel *k) {
   for (int i = 0; i < c->launches; i++)
-    BENCH_CHECK(kern_launch(k, c->cpu, c->dims, c->nargs, c->args));
+    BENCH_CHECK(c->prim ? c->prim(c->pin, c->pout)
+                        : kern_launch(k, c->cpu, c->dims, c->nargs, c->args));
 }
 
 static void run_kern(const Case *c) { launch_n(c, c->k); }
@@ -160,8 +164,8 @@ static void run_single(const Case *c) {
 /* Interleaved runs; the single thread only in the first SINGLE_REPS. */
 static Result measure(const Case *c) {
   double tk[REPS], tt[REPS], ts[SINGLE_REPS], tf[REPS];
-  kern_kernel *kf = kern_module_kernel(fast_module, kern_kernel_name(c->k));
-  if (!kf) {
+  kern_kernel *kf = c->prim ? NULL : kern_module_kernel(fast_module, kern_kernel_name(c->k));
+  if (!kf && !c->prim) {
     fprintf(stderr, "bench_cpu: %s\n", kern_last_error());
     exit(1);
   }
@@ -240,10 +244,11 @@ static Result bench_saxpy(kern_module *m, kern_device *cpu, int scale) {
   float *want = xcalloc((size_t)n, 4);
   for (int64_t i = 0; i < n; i++)
     x[i] = s.x[i] = (float)(i % 100), y[i] = s.y[i] = 1.0f, want[i] = 2.0f * x[i] + 1.0f;
-  Case c = {"saxpy", "bandwidth",  "", kernel(m, "saxpy"),
-            cpu,     KERN_DIM1(n), 3,  {kern_arg_array(ax), kern_arg_array(ay), kern_arg_f32(2.0f)},
-            saxpy_c, &s,           n,  4096,
-            1};
+  Case c = {
+      "saxpy", "bandwidth",  "",   kernel(m, "saxpy"),
+      cpu,     KERN_DIM1(n), 3,    {kern_arg_array(ax), kern_arg_array(ay), kern_arg_f32(2.0f)},
+      saxpy_c, &s,           n,    4096,
+      1,       NULL,         NULL, NULL};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   run_kern(&c);
   same_f32("saxpy", y, want, n, 0);
@@ -288,7 +293,8 @@ static Result bench_stencil(kern_module *m, kern_device *cpu, int scale) {
             2,         {kern_arg_array(as), kern_arg_array(ad)},
             stencil_c, &s,
             rows - 2,  4,
-            1};
+            1,         NULL,
+            NULL,      NULL};
   snprintf(c.size, sizeof c.size, "%lldx%lld", (long long)rows, (long long)cols);
   run_kern(&c);
   run_single(&c);
@@ -322,19 +328,14 @@ static Result bench_histogram(kern_module *m, kern_device *cpu, int scale) {
   Histogram h = {values, xcalloc(NBINS, 4), NBINS};
   for (int64_t i = 0; i < n; i++)
     values[i] = (int32_t)(hash32((uint32_t)i) % 1000003), want[values[i] % NBINS]++;
-  Case c = {"histogram",
-            "atomics, 1024 bins",
-            "",
-            kernel(m, "histogram"),
-            cpu,
-            KERN_DIM1(n),
-            2,
-            {kern_arg_array(av), kern_arg_array(ab)},
-            histogram_c,
-            &h,
-            n,
-            4096,
-            1};
+  Case c = {"histogram", "atomics, 1024 bins",
+            "",          kernel(m, "histogram"),
+            cpu,         KERN_DIM1(n),
+            2,           {kern_arg_array(av), kern_arg_array(ab)},
+            histogram_c, &h,
+            n,           4096,
+            1,           NULL,
+            NULL,        NULL};
   snprintf(c.size, sizeof c.size, "%lldM values", (long long)(n >> 20));
   run_kern(&c);
   same_i32("histogram", bins, want, NBINS);
@@ -379,7 +380,8 @@ static Result bench_matmul(kern_module *m, kern_device *cpu, int scale) {
              3,        {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ac)},
              matmul_c, &mm,
              n,        1,
-             1};
+             1,        NULL,
+             NULL,     NULL};
   snprintf(cs.size, sizeof cs.size, "%lldx%lld", (long long)n, (long long)n);
   run_kern(&cs);
   run_single(&cs);
@@ -449,7 +451,10 @@ static Result bench_nbody(kern_module *m, kern_device *cpu, int scale) {
             &s,
             n,
             1,
-            1};
+            1,
+            NULL,
+            NULL,
+            NULL};
   snprintf(c.size, sizeof c.size, "%lld bodies", (long long)n);
   run_kern(&c);
   run_single(&c);
@@ -509,7 +514,10 @@ static Result bench_mandel(kern_module *m, kern_device *cpu, int scale) {
             &w,
             rows,
             1,
-            1};
+            1,
+            NULL,
+            NULL,
+            NULL};
   snprintf(c.size, sizeof c.size, "%lldx%lld, 256 it", (long long)cols, (long long)rows);
   run_kern(&c);
   run_single(&c);
@@ -564,7 +572,8 @@ static Result bench_reduce(kern_module *m, kern_device *cpu, int scale) {
             2,        {kern_arg_array(ax), kern_arg_array(at)},
             reduce_c, &s,
             chunks,   64,
-            1};
+            1,        NULL,
+            NULL,     NULL};
   snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
   run_kern(&c);
   run_single(&c);
@@ -574,6 +583,37 @@ static Result bench_reduce(kern_module *m, kern_device *cpu, int scale) {
   ctotal = 0;
   run_threads(&c);
   same_total("reduce (pthreads)", ctotal, *total);
+  Result r = measure(&c);
+  kern_array_free(ax), kern_array_free(at);
+  return r;
+}
+
+/* ---- kern_array_sum: the pairwise tree in tiles, against the same C reduction ----------------- */
+
+static Result bench_array_sum(kern_module *m, kern_device *cpu, int scale) {
+  (void)m;
+  int64_t n = (int64_t)scale << 24, chunks = n / CHUNK;
+  kern_array *ax = array(cpu, KERN_FLOAT32, 1, n, 0), *at = array(cpu, KERN_FLOAT32, 1, 1, 0);
+  float *x = kern_array_data(ax), *total = kern_array_data(at);
+  double ctotal = 0, exact = 0;
+  for (int64_t i = 0; i < n; i++) x[i] = unit((uint32_t)i), exact += x[i];
+  Reduce s = {x, &ctotal};
+  Case c = {.name = "array_sum",
+            .kind = "kern_array_sum vs C chunk sums",
+            .cpu = cpu,
+            .fn = reduce_c,
+            .ctx = &s,
+            .n = chunks,
+            .grain = 64,
+            .launches = 1,
+            .prim = kern_array_sum,
+            .pin = ax,
+            .pout = at};
+  snprintf(c.size, sizeof c.size, "%lldM floats", (long long)(n >> 20));
+  run_kern(&c);
+  /* the tree's float sum: off the float64 sum by its rounding only */
+  if (!(fabs(*total - exact) <= 1e-5 * exact))
+    fail("array_sum (vs a float64 sum)", 0, *total, exact);
   Result r = measure(&c);
   kern_array_free(ax), kern_array_free(at);
   return r;
@@ -603,7 +643,10 @@ static Result bench_tiny(kern_module *m, kern_device *cpu, int scale) {
             cx,
             TINY_N,
             TINY_N,
-            TINY_LAUNCHES};
+            TINY_LAUNCHES,
+            NULL,
+            NULL,
+            NULL};
   snprintf(c.size, sizeof c.size, "%d x %d floats", TINY_LAUNCHES, TINY_N);
   run_kern(&c);
   same_f32("tiny launches", x, want, TINY_N, 0);
@@ -672,9 +715,10 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     Result (*run)(kern_module *, kern_device *, int);
-  } all[] = {{"saxpy", bench_saxpy},   {"stencil", bench_stencil}, {"histogram", bench_histogram},
-             {"matmul", bench_matmul}, {"nbody", bench_nbody},     {"mandelbrot", bench_mandel},
-             {"reduce", bench_reduce}, {"tiny", bench_tiny}};
+  } all[] = {
+      {"saxpy", bench_saxpy},   {"stencil", bench_stencil},     {"histogram", bench_histogram},
+      {"matmul", bench_matmul}, {"nbody", bench_nbody},         {"mandelbrot", bench_mandel},
+      {"reduce", bench_reduce}, {"array_sum", bench_array_sum}, {"tiny", bench_tiny}};
   /* BENCH_ONLY=name[,name...]: only those workloads (profiling one) */
   const char *only = getenv("BENCH_ONLY");
   Result r[sizeof all / sizeof *all];

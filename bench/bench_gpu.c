@@ -522,6 +522,44 @@ static void report(const Result *res, int n, const kern_device_info *info, const
   if (csv) fclose(csv);
 }
 
+/* ---- the primitives: kern_array_sum and kern_array_scan against copy bandwidth ------------------ */
+
+/* 256M float32: the sum reads 1 GiB, the scan reads and writes it; copy = a
+ * device-to-device copy of the same array (reads and writes). "of copy" is
+ * kern's GB/s over the copy's, both counting the bytes each must move. */
+static void bench_primitives(void) {
+  int64_t n = 1LL << 28;
+  kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *y = dev(KERN_FLOAT32, 1, n, 0);
+  kern_array *out = dev(KERN_FLOAT32, 1, 1, 0);
+  float *hx = randoms(n, 23, 0);
+  BENCH_CHECK(kern_array_write(x, hx, (size_t)n * 4));
+  double ts[REPS], tq[REPS], tc[REPS];
+  BENCH_CHECK(kern_array_sum(x, out));
+  BENCH_CHECK(kern_array_scan(x, y, true));
+  BENCH_CHECK(kern_device_synchronize(gpu));
+  for (int r = 0; r < REPS; r++) {
+    double t0 = bench_now();
+    BENCH_CHECK(kern_array_sum(x, out));
+    BENCH_CHECK(kern_device_synchronize(gpu));
+    double t1 = bench_now();
+    BENCH_CHECK(kern_array_scan(x, y, true));
+    BENCH_CHECK(kern_device_synchronize(gpu));
+    double t2 = bench_now();
+    CU(cu->MemcpyAsync(dptr(y), dptr(x), (size_t)n * 4, st));
+    CU(cu->StreamSynchronize(st));
+    ts[r] = t1 - t0, tq[r] = t2 - t1, tc[r] = bench_now() - t2;
+  }
+  double s = bench_median(ts, REPS), q = bench_median(tq, REPS), c = bench_median(tc, REPS);
+  double cg = gbs(8.0 * n, c), sg = gbs(4.0 * n, s), qg = gbs(8.0 * n, q);
+  printf("\n| primitive | size | kern (ms) | kern GB/s | copy GB/s | of copy | target |\n");
+  printf("|---|---|---:|---:|---:|---:|---:|\n");
+  printf("| kern_array_sum | 256M float32 | %.3f | %.0f | %.0f | %.2f | >= 0.95 |\n", 1e3 * s, sg,
+         cg, sg / cg);
+  printf("| kern_array_scan (inclusive) | 256M float32 | %.3f | %.0f | %.0f | %.2f | >= 0.75 |\n",
+         1e3 * q, qg, cg, qg / cg);
+  kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
+}
+
 int main(int argc, char **argv) {
   const char *csv_path = NULL, *cubin = NULL;
   for (int i = 1; i < argc; i++) {
@@ -561,6 +599,7 @@ int main(int argc, char **argv) {
   kern_device_info info;
   BENCH_CHECK(kern_device_info_get(gpu, &info));
   report(res, NB, &info, how, csv_path);
+  bench_primitives();
   kern_module_free(m);
   kern_module_free(fast_module);
   return 0;

@@ -76,6 +76,18 @@ static void sname(Emitter *e, const Node *x) {
     OUT(e, "0");
 }
 
+/* sname's text into out. */
+static void sname_text(Emitter *e, const Node *x, char *out, size_t cap) {
+  Buf saved = e->out, tmp = {0};
+  e->out = tmp;
+  sname(e, x);
+  tmp = e->out;
+  e->out = saved;
+  e->out.oom |= tmp.oom;
+  snprintf(out, cap, "%s", tmp.s ? tmp.s : "0");
+  free(tmp.s);
+}
+
 /* x element by element at index idx. */
 static void elem(Emitter *e, const Node *x, const char *idx) {
   const char *saved = e->tile_i;
@@ -141,13 +153,21 @@ static void ensure_storage(Emitter *e, const Node *x) {
 
 /* ---- combining two values ------------------------------------------------------------- */
 
+static void compare(Emitter *e, const Type *t, bool less, const char *l, const char *r);
+
 /* op(l, r) of a reduction or scan node n on elements of type t. */
 static void combine(Emitter *e, const Node *n, const Type *t, const char *l, const char *r) {
   if (n->tfn)
     OUT(e, "kf_%s_%d(kn_c, kn_lin, %s, %s)", n->tfn->name, n->tfn->overload, l, r);
   else if (n->tbuiltin >= 0)
     OUT(e, "%s(%s, %s)", builtin_get(n->tbuiltin)->cname, l, r);
-  else
+  else if (n->tile_op == TOP_MIN || n->tile_op == TOP_MAX) {
+    /* element types the min/max builtins do not take (8- and 16-bit
+     * integers, float16): the right one when strictly less (greater) */
+    OUT(e, "(");
+    compare(e, t, n->tile_op == TOP_MIN, r, l);
+    OUT(e, " ? (%s) : (%s))", r, l);
+  } else
     emit_binop_text(e, TK_PLUS, t, l, r);
 }
 
@@ -174,8 +194,53 @@ static Lanes lanes_of(const Type *t, int axis) {
   return (Lanes){m, n, n, 1};
 }
 
+/* A whole-tile reduction of L elements, level by level out of place: level
+ * one combines the tile's pairs (2j, 2j + 1) into the first half of the
+ * scratch, each next level the previous one's pairs into the other half, an
+ * odd last element carried unchanged. The same tree as the in-place form,
+ * with unit-stride writes (the CPU vectorises them) and every GPU thread busy. */
+static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type *t, long long len,
+                         const char *dst) {
+  int id = ++e->ntile;
+  long long half = (len + 1) / 2;
+  line(e, "{");
+  e->depth++;
+  line(e, "KN_TILE_SHARED %s kn_r%d[%lld];", ct(e, t), id, len);
+  char from[AST_MAX_IDENT + 64], l[AST_MAX_IDENT + 96], r[AST_MAX_IDENT + 96];
+  sname_text(e, src, from, sizeof from);
+  long long m = len, at = -1;
+  for (int lv = 0; m > 1; lv++) {
+    long long pairs = m / 2, out = lv % 2 ? half : 0;
+    snprintf(l, sizeof l, "%s[2 * kn_j]", from);
+    snprintf(r, sizeof r, "%s[2 * kn_j + 1]", from);
+    emit_indent(e);
+    OUT(e, "KN_TILE_FOR(kn_j, %lld) kn_r%d[%lld + kn_j] = ", pairs, id, out);
+    combine(e, n, t, l, r);
+    OUT(e, ";\n");
+    if (m % 2)
+      line(e, "KN_TILE_FOR(kn_j, 1) kn_r%d[%lld] = %s[%lld];", id, out + pairs, from, m - 1);
+    line(e, "KN_TILE_SYNC();");
+    snprintf(from, sizeof from, "(kn_r%d + %lld)", id, out);
+    m = pairs + m % 2, at = out;
+  }
+  if (at < 0)
+    line(e, "%s = %s[0];", dst, from);
+  else
+    line(e, "%s = kn_r%d[%lld];", dst, id, at);
+  e->depth--;
+  line(e, "}");
+}
+
 static void reduce(Emitter *e, const Node *n, const char *dst) {
   bool arg = n->tile_op == TOP_ARGMIN || n->tile_op == TOP_ARGMAX;
+  if (!arg && n->axis < 0) {
+    const Node *s1 =
+        n->tfn || (n->tile_op == TOP_REDUCE && n->tbuiltin >= 0) ? n->args->next : n->args;
+    sync(e);
+    reduce_whole(e, n, s1, s1->ty->elem, count(s1->ty), dst);
+    sync(e);
+    return;
+  }
   const Node *src =
       n->tfn || (n->tile_op == TOP_REDUCE && n->tbuiltin >= 0) ? n->args->next : n->args;
   const Type *t = src->ty->elem;

@@ -679,6 +679,40 @@ KERN_API kern_access_mode kern_get_launch_access_mode(void);
  * restores the default. fn may be called from any launching thread. */
 KERN_API void kern_set_warning_handler(void (*fn)(const char *msg, void *ud), void *ud);
 
+/* ---- primitives ------------------------------------------------------------------ */
+
+/* Reductions and scans over a 1-D array (any strides) of an integer dtype or
+ * float32/float64, written in kern with tiles and shipped inside the library
+ * (docs/runtime.md, "Primitives"). Each runs on the arrays' device, queued on
+ * its current stream like a launch (on the CPU it returns when done), and is
+ * recorded by a graph capture like a launch; temporaries of more than one
+ * pass are memory-pool allocations on a GPU, so they may not be called
+ * inside kern_capture_if/while blocks for inputs longer than one chunk. The
+ * first call for a dtype makes a module, and the first call on a device
+ * compiles it (KERN_ERR_COMPILE on failure), then both are kept until
+ * kern_shutdown. Thread-safe. Argument errors (NULL, not 1-D, an
+ * unsupported dtype, arrays on different devices, out of the wrong dtype or
+ * shape) are KERN_ERR_INVALID_ARGUMENT with a message, and nothing runs.
+ *
+ * out's dtype is the accumulator: in's own, or the wider one of the same kind
+ * (int64 for signed, uint64 for unsigned integers, float64 for floats), each
+ * element converted on its own before it is combined. Results follow the
+ * pairwise tree of docs/language.md ("The order of reductions and scans")
+ * over the whole array: the same bits on every device, block size and thread
+ * count. Integer sums wrap around (modulo 2^bits); float min and max ignore
+ * NaN elements as the min builtin does (NaN only when every element is NaN)
+ * and order -0 below +0. */
+/* out: 1 element. The sum of an empty array is 0. */
+KERN_API kern_status kern_array_sum(const kern_array *in, kern_array *out);
+/* out: 1 element. An empty in is KERN_ERR_INVALID_ARGUMENT. */
+KERN_API kern_status kern_array_min(const kern_array *in, kern_array *out);
+KERN_API kern_status kern_array_max(const kern_array *in, kern_array *out);
+/* Prefix sums: out (in's length) gets in[0] + ... + in[i] (inclusive) or the
+ * sum of the elements before i (exclusive; out[0] = 0), in the documented scan
+ * order extended over the whole array. out may be in itself (same dtype,
+ * the same elements), but no other overlap. */
+KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool inclusive);
+
 /* ---- streams and graph capture ----------------------------------------------------- */
 
 /* Streams order CUDA work. A device starts with its own default stream;

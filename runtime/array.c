@@ -84,7 +84,7 @@ static kern_status check_common(const char *fn, kern_device *dev, kern_dtype dt)
 /* ---- owned arrays ----------------------------------------------------------------- */
 
 static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt, int ndim,
-                                const int64_t *shape, bool zero) {
+                                const int64_t *shape, bool zero, kern_allocator al) {
   size_t nbytes;
   if (check_common(fn, dev, dt) || check_shape(fn, ndim, shape, kern_dtype_size(dt), &nbytes))
     return NULL;
@@ -92,7 +92,6 @@ static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt,
   if (!a) return NULL;
   a->nbytes = nbytes;
   set_dense_strides(a);
-  kern_allocator al = kern_device_get_allocator(dev);
   void *base = NULL;
   if (rt_submit(&(rt_op){.kind = RT_OP_ALLOC, .device = dev, .allocator = al}) ||
       !(a->storage = rt_storage_new(dev, al, nbytes, zero, &base, &a->kind))) {
@@ -105,11 +104,20 @@ static kern_array *array_create(const char *fn, kern_device *dev, kern_dtype dt,
 }
 
 kern_array *kern_array_new(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
-  return array_create("kern_array_new", dev, dt, ndim, shape, true);
+  return array_create("kern_array_new", dev, dt, ndim, shape, true,
+                      dev ? kern_device_get_allocator(dev) : KERN_ALLOC_DEFAULT);
 }
 
 kern_array *kern_array_empty(kern_device *dev, kern_dtype dt, int ndim, const int64_t *shape) {
-  return array_create("kern_array_empty", dev, dt, ndim, shape, false);
+  return array_create("kern_array_empty", dev, dt, ndim, shape, false,
+                      dev ? kern_device_get_allocator(dev) : KERN_ALLOC_DEFAULT);
+}
+
+/* Stream-ordered on a GPU (a memory-pool allocation, which a graph capture
+ * records), whatever the device's allocator: the primitives' temporaries. */
+kern_array *rt_array_scratch(kern_device *dev, kern_dtype dt, int64_t n) {
+  kern_allocator al = dev->kind == RT_DEV_CUDA ? KERN_ALLOC_CUDA_MEMPOOL : KERN_ALLOC_DEFAULT;
+  return array_create("scratch", dev, dt, 1, &n, false, al);
 }
 
 /* ---- wrapped arrays ------------------------------------------------------------------ */

@@ -130,6 +130,12 @@ static inline kern_status rt_exec_launch(const rt_launch *L) {
 }
 /* Elements stored contiguously in C order (shape-1 dims ignored). */
 bool rt_array_dense(const kern_array *);
+/* primitives.c, for tests: the kern text of a primitive's module (0..3: sum,
+ * min, max, scan; malloc'd), and one of its kernels (made on first use). */
+char *rt_prims_source(int prim, kern_dtype in, kern_dtype acc);
+kern_kernel *rt_prims_kernel(int prim, kern_dtype in, kern_dtype acc, const char *name);
+/* A dense 1-D temporary of n elements, stream-ordered on a GPU (array.c). */
+kern_array *rt_array_scratch(kern_device *, kern_dtype, int64_t n);
 /* Memory the calling thread may touch directly. */
 bool rt_array_host_ok(const kern_array *);
 /* The byte ranges of two arrays' elements intersect. */

@@ -23,6 +23,7 @@ typedef enum {
   FORK_RANK_INIT,        /* runtime/init.c: kern_init, kern_shutdown */
   FORK_RANK_PROBE,       /* runtime/device.c: the GPU probe */
   FORK_RANK_EMBEDDED,    /* runtime/embedded.c: kernc build's modules */
+  FORK_RANK_PRIMS,       /* runtime/primitives.c: the primitives' modules */
   FORK_RANK_CAPTURE,     /* runtime/capture.c: the recorder */
   FORK_RANK_SLOTS,       /* runtime/module.c: which module slots are being compiled */
   FORK_RANK_REPORT,      /* runtime/init.c: kern_config_get */
