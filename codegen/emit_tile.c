@@ -448,6 +448,35 @@ static void sort(Emitter *e, const Node *n) {
   line(e, "}");
 }
 
+/* tile_matmul(a, b[, c]) into dst: kn_tile_matmul_* of stdlib/kern_tiles.h. */
+static void matmul(Emitter *e, const Node *n, const char *dst) {
+  const Node *a = n->args, *b = a->next, *c = b->next;
+  bool fast = n->tile_op == TOP_MATMUL_FAST;
+  int id = ++e->ntile;
+  sync(e);
+  line(e, "{");
+  e->depth++;
+  if (fast) {
+    line(e, "KN_TILE_MM_SCRATCH(kn_ma%d, %lld);", id, count(a->ty));
+    line(e, "KN_TILE_MM_SCRATCH(kn_mb%d, %lld);", id, count(b->ty));
+  }
+  emit_indent(e);
+  OUT(e, "kn_tile_matmul_%s%s(%s, ", fast ? "fast_" : "", builtin_type_code(a->ty->elem), dst);
+  sname(e, a);
+  OUT(e, ", ");
+  sname(e, b);
+  OUT(e, ", ");
+  if (c)
+    sname(e, c);
+  else
+    OUT(e, "(const %s *)0", ct(e, n->ty->elem));
+  if (fast) OUT(e, ", kn_ma%d, kn_mb%d", id, id);
+  OUT(e, ", %d, %d, %d);\n", n->ty->dims[0], n->ty->dims[1], a->ty->dims[1]);
+  e->depth--;
+  line(e, "}");
+  sync(e);
+}
+
 /* ---- materializing values ----------------------------------------------------------------- */
 
 static bool is_reduction(const Node *n) {
@@ -484,6 +513,8 @@ static void materialize(Emitter *e, const Node *n) {
     reduce(e, n, name);
   else if (n->tile_op == TOP_LOAD)
     load(e, n, name);
+  else if (n->tile_op == TOP_MATMUL || n->tile_op == TOP_MATMUL_FAST)
+    matmul(e, n, name);
   else if (n->tile_op == TOP_SCAN_INC || n->tile_op == TOP_SCAN_EXC) {
     const Node *init = n->nargs == 3 ? n->args->next->next : NULL;
     if (init) {

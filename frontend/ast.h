@@ -196,7 +196,9 @@ typedef enum {
   TOP_TRANSPOSE,
   TOP_BROADCAST,
   TOP_RESHAPE,
-  TOP_SORT
+  TOP_SORT,
+  TOP_MATMUL,     /* EXACT: an fma chain over k ascending per element */
+  TOP_MATMUL_FAST /* FAST: inputs rounded (float16, TF32), tensor cores on GPUs */
 } TileOp;
 
 typedef enum {

@@ -34,7 +34,9 @@ bool tile_materializes(const Node *n) {
     case TOP_BROADCAST:
     case TOP_RESHAPE:
     case TOP_SCAN_INC:
-    case TOP_SCAN_EXC: return true;
+    case TOP_SCAN_EXC:
+    case TOP_MATMUL:
+    case TOP_MATMUL_FAST: return true;
     case TOP_SUM:
     case TOP_MIN:
     case TOP_MAX:
@@ -66,7 +68,9 @@ static bool reads_whole(const Node *n) {
     case TOP_MAX:
     case TOP_ARGMIN:
     case TOP_ARGMAX:
-    case TOP_REDUCE: return true;
+    case TOP_REDUCE:
+    case TOP_MATMUL:
+    case TOP_MATMUL_FAST: return true;
     default: return false;
   }
 }
@@ -96,6 +100,8 @@ int64_t tile_temp_bytes(const Node *n) {
     case TOP_ARGMAX: return b + n->args->ty->size + 4 * type_tile_count(n->args->ty);
     case TOP_SCAN_INC:
     case TOP_SCAN_EXC: return b + 2 * (int64_t)n->ty->size;
+    case TOP_MATMUL_FAST: /* the CPU's copies of a and b with their inputs rounded */
+      return b + 4 * (int64_t)(type_tile_count(n->args->ty) + type_tile_count(n->args->next->ty));
     case TOP_SORT: {
       int64_t s = 0;
       for (const Node *a = n->args; a; a = a->next) s += a->ty->size;
