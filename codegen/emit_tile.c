@@ -334,9 +334,34 @@ static void element_ptr(Emitter *e, const Node *arr, const Type *t) {
   OUT(e, t->ndim == 1 ? ", kn_a0)" : ", kn_a0, kn_a1)");
 }
 
+/* A 2-D load of elements stored as they are computed: KN_TILE_LOAD2 (kern_tiles.h). */
+static void load2(Emitter *e, const Node *n, const char *dst) {
+  const Type *t = n->ty;
+  const Node *arr = n->args, *o0 = arr->next, *o1 = o0->next, *fill = o1->next;
+  sync(e);
+  emit_indent(e);
+  OUT(e, "KN_TILE_LOAD2(%s, %s, ", ct(e, t->elem), dst);
+  emit_expr(e, arr);
+  OUT(e, ", ");
+  emit_expr(e, o0);
+  OUT(e, ", ");
+  emit_expr(e, o1);
+  OUT(e, ", %d, %d, ", t->dims[0], t->dims[1]);
+  if (fill)
+    emit_expr(e, fill);
+  else
+    emit_number(e, t->elem, 0);
+  OUT(e, ");\n");
+  sync(e);
+}
+
 static void load(Emitter *e, const Node *n, const char *dst) {
   const Type *t = n->ty;
   const Node *arr = n->args, *fill = t->ndim == 1 ? arr->next->next : arr->next->next->next;
+  if (t->ndim == 2 && !strcmp(ct(e, t->elem), emit_storage_ctype(e, arr->ty->elem))) {
+    load2(e, n, dst);
+    return;
+  }
   sync(e);
   line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));
   array_index(e, n, t, arr);
@@ -756,8 +781,39 @@ static bool tile_stmt(Emitter *e, const Node *n) {
   }
 }
 
+/* A load or matmul written straight into the statement's variable (tile_direct). */
+static bool direct(Emitter *e, const Node *n) {
+  const Node *x = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
+  if (!x) return false;
+  const Var *v = n->kind == ND_VARDECL ? n->var : n->lhs->var;
+  prepare_list(e, x, x->args, true);
+  if (n->kind == ND_VARDECL) {
+    emit_indent(e);
+    OUT(e, "KN_TILE_SHARED %s ", ct(e, v->ty->elem));
+    emit_var_name(e, v);
+    OUT(e, "[%lld];\n", count(v->ty));
+  }
+  Buf saved = e->out, name = {0};
+  e->out = name;
+  emit_var_name(e, v);
+  name = e->out;
+  e->out = saved;
+  e->out.oom |= name.oom;
+  if (!name.s) return true;
+  if (x->tile_op == TOP_LOAD)
+    load(e, x, name.s);
+  else
+    matmul(e, x, name.s);
+  free(name.s);
+  return true;
+}
+
 bool emit_tile_stmt(Emitter *e, const Node *n) {
   int mark = e->nbound;
+  if (direct(e, n)) {
+    e->nbound = mark;
+    return true;
+  }
   bool done = true;
   switch (n->kind) {
     case ND_VARDECL: prepare(e, n->var ? n->var->init : NULL, is_tile(n->var->ty)); break;

@@ -65,7 +65,9 @@ static const char *kernel_for(kern_dtype in, kern_dtype out, kern_matmul_mode mo
 static kern_status check(const kern_array *a, const kern_array *b, const kern_array *c) {
   if (!a || !b || !c)
     return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_array_matmul: array %s is NULL",
-                   !a ? "a" : !b ? "b" : "c");
+                   !a   ? "a"
+                   : !b ? "b"
+                        : "c");
   if (a->ndim != 2 || b->ndim != 2 || c->ndim != 2)
     return err_set(KERN_ERR_INVALID_ARGUMENT,
                    "kern_array_matmul: a, b and c must be 2-D, not %d-D, %d-D and %d-D", a->ndim,

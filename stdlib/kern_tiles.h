@@ -19,11 +19,47 @@
   for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
 #define KN_TILE_LEADER (threadIdx.x == 0)
+/* A 2-D tile_load: consecutive threads read consecutive elements of a row. */
+#define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
+  do {                                                                                             \
+    const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
+    const T kn_lf = (fill);                                                                        \
+    KN_TILE_FOR(kn_i, (R) * (C)) {                                                                 \
+      const int64_t kn_a0 = kn_lo0 + kn_i / (C), kn_a1 = kn_lo1 + kn_i % (C);                      \
+      (dst)[kn_i] = kn_a0 >= 0 && kn_a0 < (arr).shape[0] && kn_a1 >= 0 && kn_a1 < (arr).shape[1]   \
+                        ? *KN_P2(T, arr, kn_a0, kn_a1)                                             \
+                        : kn_lf;                                                                   \
+    }                                                                                              \
+  } while (0)
 #else
 #define KN_TILE_SHARED
 #define KN_TILE_FOR(i, n) for (int32_t i = 0; i < (int32_t)(n); i++)
 #define KN_TILE_SYNC()    ((void)0)
 #define KN_TILE_LEADER    1
+/* A 2-D tile_load: row by row; a row inside the array with unit stride is
+ * a plain copy the compiler vectorises, the rest element by element. */
+#define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
+  do {                                                                                             \
+    const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
+    const T kn_lf = (fill);                                                                        \
+    for (int32_t kn_r = 0; kn_r < (int32_t)(R); kn_r++) {                                          \
+      const int64_t kn_a0 = kn_lo0 + kn_r;                                                         \
+      T *const kn_d = (dst) + (int64_t)kn_r * (C);                                                 \
+      if (kn_a0 < 0 || kn_a0 >= (arr).shape[0]) {                                                  \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_lf;                    \
+      } else if (kn_lo1 >= 0 && kn_lo1 + (C) <= (arr).shape[1] &&                                  \
+                 (KN_DENSE || (arr).strides[1] == (int64_t)sizeof(T))) {                           \
+        const T *const kn_s = KN_P2(T, arr, kn_a0, kn_lo1);                                        \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_s[kn_q];               \
+      } else {                                                                                     \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) {                                      \
+          const int64_t kn_a1 = kn_lo1 + kn_q;                                                     \
+          kn_d[kn_q] =                                                                             \
+              kn_a1 >= 0 && kn_a1 < (arr).shape[1] ? *KN_P2(T, arr, kn_a0, kn_a1) : kn_lf;         \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
 #endif
 
 /* tile_sort's keys in IEEE total order (-NaN < -inf < ... < -0 < +0 < ... < NaN):

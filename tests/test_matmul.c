@@ -10,7 +10,9 @@
  * keeps a -0.0 result (an underflowing product). FAST: on the CPU the same
  * chain on inputs rounded to TF32 (to nearest even) or from float16, bit for
  * bit, and within the documented error bound of a float64 reference.
- * Bad arguments give KERN_ERR_INVALID_ARGUMENT with a message.
+ * Bad arguments give KERN_ERR_INVALID_ARGUMENT with a message. The library's
+ * matmul kernels compile through NVRTC (no GPU needed): for sm_90 with the
+ * tensor-core instructions, for sm_75 without them.
  */
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,7 +20,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "emit.h"
+#include "front.h"
 #include "kern.h"
+#include "nvrtc.h"
+#include "toolchain.h"
 
 static kern_device *cpu(void) {
   cr_assert_eq(kern_init(), KERN_OK);
@@ -33,7 +39,8 @@ static double input(int i) {
 }
 
 /* The reference: row-major a (m x k), b (k x n); c0 may be NULL (+0.0). */
-static void ref_f32(const float *a, const float *b, const float *c0, float *c, int m, int k, int n) {
+static void ref_f32(const float *a, const float *b, const float *c0, float *c, int m, int k,
+                    int n) {
   for (int i = 0; i < m; i++)
     for (int j = 0; j < n; j++) {
       float acc = c0 ? c0[i * n + j] : 0.0f;
@@ -64,8 +71,8 @@ static void expect_same(const void *got, const void *want, int n, size_t es, con
     if (memcmp((const char *)got + i * es, (const char *)want + i * es, es)) {
       double g = es == 4 ? ((const float *)got)[i] : ((const double *)got)[i];
       double w = es == 4 ? ((const float *)want)[i] : ((const double *)want)[i];
-      cr_expect(false, "%s: element %d (row %d): got %.17g, the fma chain gives %.17g", what, i,
-                i, g, w);
+      cr_expect(false, "%s: element %d (row %d): got %.17g, the fma chain gives %.17g", what, i, i,
+                g, w);
       return;
     }
 }
@@ -146,8 +153,7 @@ static void array_case(int m, int k, int n, bool dbl) {
   for (int i = 0; i < k * n; i++)
     dbl ? (((double *)b)[i] = input(i + 3)) : (((float *)b)[i] = (float)input(i + 3));
   kern_array *aa = arr2(d, t, m, k, a), *ab = arr2(d, t, k, n, b), *ac = arr2(d, t, m, n, NULL);
-  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s",
-               kern_last_error());
+  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s", kern_last_error());
   if (dbl)
     ref_f64(a, b, NULL, want, m, k, n);
   else
@@ -207,8 +213,7 @@ Test(array_matmul, views_and_transposes) {
   kern_array *cbig = arr2(d, KERN_FLOAT32, M + 2, N + 4, NULL);
   int64_t coff[2] = {1, 2}, cshape[2] = {M, N};
   kern_array *cv = kern_array_view(cbig, 2, coff, cshape);
-  cr_assert_eq(kern_array_matmul(av, bv, cv, KERN_MATMUL_EXACT), KERN_OK, "%s",
-               kern_last_error());
+  cr_assert_eq(kern_array_matmul(av, bv, cv, KERN_MATMUL_EXACT), KERN_OK, "%s", kern_last_error());
   ref_f32(a, b, NULL, want, M, K, N);
   cr_assert_eq(kern_array_read(cv, got, sizeof got), KERN_OK);
   expect_same(got, want, M * N, 4, "a view times a transpose into a view");
@@ -258,8 +263,7 @@ static void fast_case(int m, int k, int n, bool half) {
   }
   kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
   kern_array *aa = arr2(d, t, m, k, half ? (void *)ha : a),
-             *ab = arr2(d, t, k, n, half ? (void *)hb : b),
-             *ac = arr2(d, KERN_FLOAT32, m, n, NULL);
+             *ab = arr2(d, t, k, n, half ? (void *)hb : b), *ac = arr2(d, KERN_FLOAT32, m, n, NULL);
   cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_array_read(ac, got, 4 * m * n), KERN_OK);
   ref_f32(ra, rb, NULL, want, m, k, n);
@@ -338,4 +342,38 @@ Test(array_matmul, bad_arguments) {
   expect_bad(a, b2, c, (kern_matmul_mode)7, "mode 7");
   kern_array *all[] = {a, b, b2, c, c33, ai, bi, ah, bh, ch, ad, bd, v};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) kern_array_free(all[i]);
+}
+
+/* ---- the generated CUDA --------------------------------------------------------------------- */
+
+static char *ptx_of(const char *path, int arch, bool debug) {
+  FrontResult r = front_compile(path, NULL, 0);
+  cr_assert(r.ok, "%s does not check", path);
+  EmitOptions o = {.debug = debug, .line_directives = true};
+  char *src = emit_program(r.prog, EMIT_CUDA, &o), *out = NULL;
+  size_t len;
+  bool is_ptx;
+  cr_assert(src);
+  cr_assert_eq(tc_nvrtc_compile(src, path, arch, false, debug, &out, &len, &is_ptx), KERN_OK,
+               "sm_%d debug=%d: %s", arch, debug, kern_last_error());
+  free(src);
+  front_free(r.prog);
+  return out;
+}
+
+Test(nvrtc, matmul_kernels_compile_with_tensor_cores_on_sm_80_and_newer, .timeout = 600) {
+  const char *why;
+  if (!tc_nvrtc_load(&why))
+    cr_skip_test("NVRTC not available (%s): CUDA compile checks skipped", why);
+  const char *path = KERN_TESTS_DIR "/../runtime/kern/matmul.kern";
+  char *p90 = ptx_of(path, 90, false), *p75 = ptx_of(path, 75, false),
+       *d90 = ptx_of(path, 90, true);
+  cr_expect(strstr(p90, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"),
+            "no TF32 mma.sync in the sm_90 PTX");
+  cr_expect(strstr(p90, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
+            "no float16 mma.sync in the sm_90 PTX");
+  cr_expect(strstr(p90, "fma.rn.f32") && strstr(p90, "fma.rn.f64"), "EXACT without fma.rn");
+  cr_expect(!strstr(p75, "mma.sync"), "sm_75 PTX uses mma.sync");
+  cr_expect(strstr(d90, ".entry"), "debug PTX without an entry");
+  free(p90), free(p75), free(d90);
 }
