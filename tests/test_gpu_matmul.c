@@ -58,17 +58,16 @@ static bool same(const void *x, const void *y, int n, size_t es, const char *wha
 
 /* ---- tile_matmul, every block size --------------------------------------------------------- */
 
-static const char *const tile_src =
-    "const int M = %d;\nconst int K = %d;\nconst int N = %d;\n"
-    "kernel void mm(%s[,] a, %s[,] b, %s[,] p, %s[,] q) {\n"
-    "  int i = tid();\n"
-    "  tile<%s, M, K> ta = tile_load<M, K>(a, i * M, 0);\n"
-    "  tile<%s, K, N> tb = tile_load<K, N>(b, 0, 0);\n"
-    "  tile_store(p, i * M, 0, tile_matmul(ta, tb));\n"
-    "  tile<%s, M, N> acc = tile_load<M, N>(p, i * M, 0);\n"
-    "  acc = tile_matmul(ta, tb, acc);\n"
-    "  tile_store(q, i * M, 0, acc);\n"
-    "}\n";
+static const char *const tile_src = "const int M = %d;\nconst int K = %d;\nconst int N = %d;\n"
+                                    "kernel void mm(%s[,] a, %s[,] b, %s[,] p, %s[,] q) {\n"
+                                    "  int i = tid();\n"
+                                    "  tile<%s, M, K> ta = tile_load<M, K>(a, i * M, 0);\n"
+                                    "  tile<%s, K, N> tb = tile_load<K, N>(b, 0, 0);\n"
+                                    "  tile_store(p, i * M, 0, tile_matmul(ta, tb));\n"
+                                    "  tile<%s, M, N> acc = tile_load<M, N>(p, i * M, 0);\n"
+                                    "  acc = tile_matmul(ta, tb, acc);\n"
+                                    "  tile_store(q, i * M, 0, acc);\n"
+                                    "}\n";
 
 /* Runs mm over `inst` instances on d with `threads` per instance (0: the default). */
 static void run_tile(kern_device *d, kern_kernel *k, int threads, int m, int kk, int n, int inst,
@@ -76,7 +75,8 @@ static void run_tile(kern_device *d, kern_kernel *k, int threads, int m, int kk,
   kern_dtype t = dbl ? KERN_FLOAT64 : KERN_FLOAT32;
   size_t es = dbl ? 8 : 4;
   kern_array *aa = arr2(d, t, (int64_t)m * inst, kk, a), *ab = arr2(d, t, kk, n, b),
-             *ap = arr2(d, t, (int64_t)m * inst, n, NULL), *aq = arr2(d, t, (int64_t)m * inst, n, NULL);
+             *ap = arr2(d, t, (int64_t)m * inst, n, NULL),
+             *aq = arr2(d, t, (int64_t)m * inst, n, NULL);
   kern_arg args[4] = {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ap),
                       kern_arg_array(aq)};
   kern_dims dims = {1, {inst}};
@@ -153,7 +153,8 @@ static void array_exact(kern_device *gpu, int m, int kk, int n, bool dbl) {
 
 Test(gpu_matmul, array_exact_same_bits_as_the_cpu, .timeout = 600) {
   kern_device *gpu = gpu_or_skip();
-  int s[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {100, 37, 300}, {300, 100, 37}, {256, 512, 192}};
+  int s[][3] = {{1, 1, 1},      {7, 13, 5},     {64, 64, 64},
+                {100, 37, 300}, {300, 100, 37}, {256, 512, 192}};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
     array_exact(gpu, s[i][0], s[i][1], s[i][2], false);
     array_exact(gpu, s[i][0], s[i][1], s[i][2], true);
@@ -197,13 +198,13 @@ static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
       if (mag > 0 && err / mag > worst) worst = err / mag;
       if (err > bound) {
         bad++;
-        cr_expect(false, "FAST %s %dx%dx%d c[%d,%d] = %.9g, exact %.17g: error %g over the bound %g",
-                  half ? "float16" : "TF32", m, kk, n, i, j, (double)c[i * n + j], exact, err,
-                  bound);
+        cr_expect(
+            false, "FAST %s %dx%dx%d c[%d,%d] = %.9g, exact %.17g: error %g over the bound %g",
+            half ? "float16" : "TF32", m, kk, n, i, j, (double)c[i * n + j], exact, err, bound);
       }
     }
-  cr_log_info("FAST %s %dx%dx%d on cuda:0: worst error %.3g of sum |a||b|", half ? "float16" : "TF32",
-              m, kk, n, worst);
+  cr_log_info("FAST %s %dx%dx%d on cuda:0: worst error %.3g of sum |a||b|",
+              half ? "float16" : "TF32", m, kk, n, worst);
   kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
   free(a), free(b), free(c), free(ha), free(hb);
 }
