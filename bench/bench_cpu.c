@@ -14,6 +14,10 @@
  * are reported with the ratios kern / pthreads and kern / 1 thread (lower is
  * better; 1.00 = the same speed). BENCH_SCALE=s (default 1) makes every
  * problem about s times more work, for machines with many cores.
+ * A second table times kern_array_matmul (EXACT float32, 512^3 and 1024^3,
+ * checked against the fma chain) against the naive matmul kernel and, when
+ * Debian's libopenblas.so.0 can be opened, OpenBLAS's cblas_sgemm on all
+ * cores (BENCH_ONLY=gemm runs only that table).
  */
 #include <math.h>
 #include <pthread.h>
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dlfcn.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -657,6 +662,96 @@ static Result bench_tiny(kern_module *m, kern_device *cpu, int scale) {
   return r;
 }
 
+/* ---- kern_array_matmul: EXACT float32 against the naive kernel and OpenBLAS --------------- */
+
+/* OpenBLAS's cblas_sgemm through dlopen of Debian's libopenblas.so.0 (no
+ * build-time dependency); its column is "-" when the library is absent. */
+typedef void (*sgemm_fn)(int order, int ta, int tb, int m, int n, int k, float alpha,
+                         const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                         int ldc);
+enum { CBLAS_ROW_MAJOR = 101, CBLAS_NO_TRANS = 111, MM_REPS = 7 };
+
+static sgemm_fn openblas(int ncores) {
+  void *h = dlopen("libopenblas.so.0", RTLD_NOW | RTLD_LOCAL);
+  if (!h) return NULL;
+  void (*threads)(int) = (void (*)(int))dlsym(h, "openblas_set_num_threads");
+  if (threads) threads(ncores);
+  return (sgemm_fn)dlsym(h, "cblas_sgemm");
+}
+
+typedef struct MatmulRow {
+  int64_t n;
+  double exact, naive, blas; /* seconds; blas < 0: absent */
+} MatmulRow;
+
+/* Every element of c against the fma chain over k ascending (EXACT's definition). */
+static void check_exact(const float *a, const float *b, const float *c, int64_t n) {
+  for (int64_t i = 0; i < n; i += 37)
+    for (int64_t j = 0; j < n; j++) {
+      float acc = 0.0f;
+      for (int64_t k = 0; k < n; k++) acc = fmaf(a[i * n + k], b[k * n + j], acc);
+      if (memcmp(&acc, &c[i * n + j], 4)) {
+        fprintf(stderr, "bench_cpu: kern_array_matmul c[%lld,%lld] = %.9g, the fma chain %.9g\n",
+                (long long)i, (long long)j, (double)c[i * n + j], (double)acc);
+        exit(1);
+      }
+    }
+}
+
+static MatmulRow bench_matmul_exact(kern_module *m, kern_device *cpu, int64_t n, sgemm_fn sgemm) {
+  kern_array *aa = array(cpu, KERN_FLOAT32, 2, n, n), *ab = array(cpu, KERN_FLOAT32, 2, n, n);
+  kern_array *ac = array(cpu, KERN_FLOAT32, 2, n, n), *an = array(cpu, KERN_FLOAT32, 2, n, n);
+  float *a = kern_array_data(aa), *b = kern_array_data(ab), *c = kern_array_data(ac);
+  float *cb = xcalloc((size_t)(n * n), 4);
+  for (int64_t i = 0; i < n * n; i++)
+    a[i] = unit((uint32_t)i) - 0.5f, b[i] = unit((uint32_t)(i + n * n)) - 0.5f;
+  kern_kernel *naive = kernel(m, "matmul");
+  kern_arg args[3] = {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(an)};
+  BENCH_CHECK(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT));
+  check_exact(a, b, c, n);
+  BENCH_CHECK(kern_launch(naive, cpu, KERN_DIM2(n, n), 3, args));
+  same_f32("matmul naive vs kern_array_matmul", kern_array_data(an), c, n * n, 1e-4);
+  if (sgemm) {
+    sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)n, (int)n, (int)n, 1.0f, a, (int)n,
+          b, (int)n, 0.0f, cb, (int)n);
+    same_f32("OpenBLAS sgemm vs kern_array_matmul", cb, c, n * n, 1e-4);
+  }
+  double te[MM_REPS], tn[MM_REPS], tb[MM_REPS];
+  for (int r = 0; r < MM_REPS; r++) {
+    double t0 = bench_now();
+    BENCH_CHECK(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT));
+    double t1 = bench_now();
+    BENCH_CHECK(kern_launch(naive, cpu, KERN_DIM2(n, n), 3, args));
+    double t2 = bench_now();
+    if (sgemm)
+      sgemm(CBLAS_ROW_MAJOR, CBLAS_NO_TRANS, CBLAS_NO_TRANS, (int)n, (int)n, (int)n, 1.0f, a,
+            (int)n, b, (int)n, 0.0f, cb, (int)n);
+    tb[r] = bench_now() - t2, te[r] = t1 - t0, tn[r] = t2 - t1;
+  }
+  MatmulRow row = {n, bench_median(te, MM_REPS), bench_median(tn, MM_REPS),
+                   sgemm ? bench_median(tb, MM_REPS) : -1};
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac), kern_array_free(an), free(cb);
+  fprintf(stderr, "  %-12s %lld^3 done\n", "matmul EXACT", (long long)n);
+  return row;
+}
+
+static void print_matmul(const MatmulRow *r, int n, int ncores) {
+  printf("\n| kern_array_matmul EXACT float32 | kern (ms) | GFLOP/s | naive kernel (ms) | "
+         "OpenBLAS sgemm, %d threads (ms) | kern / naive speed-up | kern speed / OpenBLAS |\n",
+         ncores);
+  printf("|---|---:|---:|---:|---:|---:|---:|\n");
+  for (int i = 0; i < n; i++) {
+    double gf = 2.0 * (double)r[i].n * (double)r[i].n * (double)r[i].n / r[i].exact * 1e-9;
+    printf("| %lld^3 | %.2f | %.1f | %.2f | ", (long long)r[i].n, 1e3 * r[i].exact, gf,
+           1e3 * r[i].naive);
+    if (r[i].blas >= 0)
+      printf("%.2f | %.1fx | %.2f |\n", 1e3 * r[i].blas, r[i].naive / r[i].exact,
+             r[i].blas / r[i].exact);
+    else
+      printf("- | %.1fx | - |\n", r[i].naive / r[i].exact);
+  }
+}
+
 /* ---- output ------------------------------------------------------------------------------------- */
 
 static void print_table(const Result *r, int n, int ncores) {
@@ -728,6 +823,13 @@ int main(int argc, char **argv) {
     if (!only || !*only || strstr(only, all[i].name)) r[n++] = all[i].run(m, cpu, scale);
   pool_stop();
   print_table(r, n, ncores);
+  if (!only || !*only || strstr(only, "gemm")) {
+    sgemm_fn sgemm = openblas(ncores);
+    if (!sgemm) fprintf(stderr, "bench_cpu: no libopenblas.so.0: the OpenBLAS column is empty\n");
+    MatmulRow mr[2] = {bench_matmul_exact(m, cpu, 512, sgemm),
+                       bench_matmul_exact(m, cpu, 1024, sgemm)};
+    print_matmul(mr, 2, ncores);
+  }
   kern_module_free(m);
   kern_module_free(fast_module);
   kern_shutdown();

@@ -14,7 +14,10 @@
  * bandwidth limit). Runs are interleaved, each timed from the first launch to
  * the end of a synchronize; medians are reported. The tiny-launch workload is
  * 1000 launches in a row: its ratio is the launch cost against raw
- * cuLaunchKernel.
+ * cuLaunchKernel. A second table times kern_array_matmul at 4096^3 (EXACT
+ * float32, FAST through TF32 and from float16), each checked on 64 sampled
+ * elements first (EXACT bit for bit against the fma chain, FAST within its
+ * documented bound).
  */
 #include <math.h>
 #include <stdint.h>
@@ -560,6 +563,85 @@ static void bench_primitives(void) {
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
 
+/* ---- kern_array_matmul at 4096^3: EXACT float32, FAST TF32 and float16 ------------------ */
+
+static uint16_t half_bits(float x) { /* exact for the inputs below: multiples of 1/64 in [-1, 1] */
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if (x == 0) return (uint16_t)(u >> 16);
+  return (uint16_t)((u >> 31) << 15 | (((u >> 23) & 0xff) - 127 + 15) << 10 | ((u >> 13) & 0x3ff));
+}
+
+/* 64 sampled elements: EXACT's against the fma chain bit for bit, FAST's within
+ * the documented bound (docs/runtime.md). */
+static void check_sampled(const float *a, const float *b, const float *c, int64_t n, bool fast,
+                          bool half) {
+  for (int s = 0; s < 64; s++) {
+    int64_t i = (s * 977) % n, j = (s * 1553) % n;
+    float acc = 0.0f;
+    double exact = 0, mag = 0;
+    for (int64_t k = 0; k < n; k++) {
+      acc = fmaf(a[i * n + k], b[k * n + j], acc);
+      exact += (double)a[i * n + k] * b[k * n + j],
+          mag += fabs((double)a[i * n + k] * b[k * n + j]);
+    }
+    double bound = ((half ? 0 : 2 * ldexp(1, -11)) + (double)(n + 2) * ldexp(1, -22)) * mag;
+    bool ok = fast ? fabs(c[i * n + j] - exact) <= bound : !memcmp(&acc, &c[i * n + j], 4);
+    if (!ok) {
+      fprintf(stderr, "bench_gpu: kern_array_matmul %s c[%lld,%lld] = %.9g (fma chain %.9g)\n",
+              fast ? "FAST" : "EXACT", (long long)i, (long long)j, (double)c[i * n + j],
+              (double)acc);
+      exit(1);
+    }
+  }
+}
+
+static double time_matmul(kern_array *a, kern_array *b, kern_array *c, kern_matmul_mode mode) {
+  double t[REPS];
+  BENCH_CHECK(kern_array_matmul(a, b, c, mode));
+  BENCH_CHECK(kern_device_synchronize(gpu));
+  for (int r = 0; r < REPS; r++) {
+    double t0 = bench_now();
+    BENCH_CHECK(kern_array_matmul(a, b, c, mode));
+    BENCH_CHECK(kern_device_synchronize(gpu));
+    t[r] = bench_now() - t0;
+  }
+  return bench_median(t, REPS);
+}
+
+static void bench_array_matmul(void) {
+  const int64_t n = 4096;
+  float *ha = xmalloc((size_t)(n * n) * 4), *hb = xmalloc((size_t)(n * n) * 4),
+        *hc = xmalloc((size_t)(n * n) * 4);
+  uint16_t *h16a = xmalloc((size_t)(n * n) * 2), *h16b = xmalloc((size_t)(n * n) * 2);
+  for (int64_t i = 0; i < n * n; i++) {
+    ha[i] = (float)((i * 37) % 129 - 64) / 64.0f, hb[i] = (float)((i * 53) % 127 - 63) / 64.0f;
+    h16a[i] = half_bits(ha[i]), h16b[i] = half_bits(hb[i]);
+  }
+  kern_array *a = dev(KERN_FLOAT32, 2, n, n), *b = dev(KERN_FLOAT32, 2, n, n),
+             *c = dev(KERN_FLOAT32, 2, n, n), *a16 = dev(KERN_FLOAT16, 2, n, n),
+             *b16 = dev(KERN_FLOAT16, 2, n, n);
+  BENCH_CHECK(kern_array_write(a, ha, (size_t)(n * n) * 4));
+  BENCH_CHECK(kern_array_write(b, hb, (size_t)(n * n) * 4));
+  BENCH_CHECK(kern_array_write(a16, h16a, (size_t)(n * n) * 2));
+  BENCH_CHECK(kern_array_write(b16, h16b, (size_t)(n * n) * 2));
+  static const char *const names[3] = {"EXACT float32", "FAST TF32 (float32 in)",
+                                       "FAST float16 (float32 out)"};
+  printf("\n| kern_array_matmul %lld^3 | ms | TFLOP/s |\n|---|---:|---:|\n", (long long)n);
+  for (int v = 0; v < 3; v++) {
+    kern_array *x = v == 2 ? a16 : a, *y = v == 2 ? b16 : b;
+    kern_matmul_mode mode = v ? KERN_MATMUL_FAST : KERN_MATMUL_EXACT;
+    double t = time_matmul(x, y, c, mode);
+    BENCH_CHECK(kern_array_read(c, hc, (size_t)(n * n) * 4));
+    check_sampled(ha, hb, hc, n, v > 0, v == 2);
+    printf("| %s | %.3f | %.1f |\n", names[v], 1e3 * t,
+           2.0 * (double)(n * n) * (double)n / t * 1e-12);
+  }
+  kern_array_free(a), kern_array_free(b), kern_array_free(c), kern_array_free(a16),
+      kern_array_free(b16);
+  free(ha), free(hb), free(hc), free(h16a), free(h16b);
+}
+
 int main(int argc, char **argv) {
   const char *csv_path = NULL, *cubin = NULL;
   for (int i = 1; i < argc; i++) {
@@ -600,6 +682,7 @@ int main(int argc, char **argv) {
   BENCH_CHECK(kern_device_info_get(gpu, &info));
   report(res, NB, &info, how, csv_path);
   bench_primitives();
+  bench_array_matmul();
   kern_module_free(m);
   kern_module_free(fast_module);
   return 0;

@@ -323,6 +323,27 @@ def triton_runs(ref, inp):
     return times, failed
 
 
+# ---- cuBLAS matmul through PyTorch, beside kern_array_matmul -------------------------------------
+
+def cublas_matmul(n=4096):
+    """torch.matmul at n^3: float32 with TF32 off (kern's EXACT peer), TF32 on and float16 (FAST's
+    peers); bench_gpu's kern_array_matmul table has kern's times from the same run."""
+    import torch
+    sync = torch.cuda.synchronize
+    a32 = torch.rand((n, n), device="cuda") - 0.5
+    b32 = torch.rand((n, n), device="cuda") - 0.5
+    out = {}
+    for name, tf32, dt in (("float32, TF32 off", False, torch.float32), ("TF32", True, torch.float32),
+                           ("float16 (float32 accumulate)", False, torch.float16)):
+        torch.backends.cuda.matmul.allow_tf32 = tf32
+        a, b = a32.to(dt), b32.to(dt)
+        out[name] = median_time(lambda: torch.matmul(a, b), sync)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    lines = [f"\n| cuBLAS (torch.matmul) {n}^3 | ms | TFLOP/s |", "|---|---:|---:|"]
+    lines += [f"| {k} | {1e3 * t:.3f} | {2 * n ** 3 / t * 1e-12:.1f} |" for k, t in out.items()]
+    return lines
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 NOTES = {"Triton matmul": "tiled, tl.dot (fp32)", "Triton mandelbrot": "masked, maxit iterations per pixel"}
@@ -364,6 +385,10 @@ def main():
         lines.append("| " + " | ".join(cells) + " |")
     for name, why in failed.items():
         lines.append(f"\nTriton {name}: not run ({why})")
+    try:
+        lines += cublas_matmul()
+    except ImportError as e:
+        lines.append(f"\nPyTorch not installed ({e}): no cuBLAS matmul rows.")
     lines.append("\nTimes in ms per run (tiny: us per launch); speed = peer time / kern time (higher: kern faster).")
     open(sys.argv[2], "w").write("\n".join(lines) + "\n")
     with open(sys.argv[3], "w", newline="") as f:

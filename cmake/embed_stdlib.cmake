@@ -1,5 +1,6 @@
-# Writes OUT: C strings holding stdlib/kern_abi.h, the rest of the stdlib and
-# stdlib/kern_tiles.h (pasted only into modules with tiles).
+# Writes OUT: C strings holding stdlib/kern_abi.h, the rest of the stdlib,
+# stdlib/kern_tiles.h (pasted only into modules with tiles) and the kern
+# modules the library ships (runtime/kern/).
 # rt_stdlib_builtins_h is kern_builtins.h followed by the parts that continue
 # it (each guarded, each starting where the one before ends), so generated
 # code pastes one text and needs no include path. Tests that compile the
@@ -18,3 +19,4 @@ file(WRITE ${OUT} "/* generated from stdlib/ by cmake/embed_stdlib.cmake */\n")
 embed(rt_stdlib_abi_h kern_abi.h)
 embed(rt_stdlib_builtins_h ${STDLIB_PARTS})
 embed(rt_stdlib_tiles_h kern_tiles.h)
+embed(rt_kern_matmul ../runtime/kern/matmul.kern)

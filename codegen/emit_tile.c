@@ -399,9 +399,34 @@ static void element_ptr(Emitter *e, const Node *arr, const Type *t) {
   OUT(e, t->ndim == 1 ? ", kn_a0)" : ", kn_a0, kn_a1)");
 }
 
+/* A 2-D load of elements stored as they are computed: KN_TILE_LOAD2 (kern_tiles.h). */
+static void load2(Emitter *e, const Node *n, const char *dst) {
+  const Type *t = n->ty;
+  const Node *arr = n->args, *o0 = arr->next, *o1 = o0->next, *fill = o1->next;
+  sync(e);
+  emit_indent(e);
+  OUT(e, "KN_TILE_LOAD2(%s, %s, ", ct(e, t->elem), dst);
+  emit_expr(e, arr);
+  OUT(e, ", ");
+  emit_expr(e, o0);
+  OUT(e, ", ");
+  emit_expr(e, o1);
+  OUT(e, ", %d, %d, ", t->dims[0], t->dims[1]);
+  if (fill)
+    emit_expr(e, fill);
+  else
+    emit_number(e, t->elem, 0);
+  OUT(e, ");\n");
+  sync(e);
+}
+
 static void load(Emitter *e, const Node *n, const char *dst) {
   const Type *t = n->ty;
   const Node *arr = n->args, *fill = t->ndim == 1 ? arr->next->next : arr->next->next->next;
+  if (t->ndim == 2 && !strcmp(ct(e, t->elem), emit_storage_ctype(e, arr->ty->elem))) {
+    load2(e, n, dst);
+    return;
+  }
   sync(e);
   line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));
   array_index(e, n, t, arr);
@@ -513,6 +538,35 @@ static void sort(Emitter *e, const Node *n) {
   line(e, "}");
 }
 
+/* tile_matmul(a, b[, c]) into dst: kn_tile_matmul_* of stdlib/kern_tiles.h. */
+static void matmul(Emitter *e, const Node *n, const char *dst) {
+  const Node *a = n->args, *b = a->next, *c = b->next;
+  bool fast = n->tile_op == TOP_MATMUL_FAST;
+  int id = ++e->ntile;
+  sync(e);
+  line(e, "{");
+  e->depth++;
+  if (fast) {
+    line(e, "KN_TILE_MM_SCRATCH(kn_ma%d, %lld);", id, count(a->ty));
+    line(e, "KN_TILE_MM_SCRATCH(kn_mb%d, %lld);", id, count(b->ty));
+  }
+  emit_indent(e);
+  OUT(e, "kn_tile_matmul_%s%s(%s, ", fast ? "fast_" : "", builtin_type_code(a->ty->elem), dst);
+  sname(e, a);
+  OUT(e, ", ");
+  sname(e, b);
+  OUT(e, ", ");
+  if (c)
+    sname(e, c);
+  else
+    OUT(e, "(const %s *)0", ct(e, n->ty->elem));
+  if (fast) OUT(e, ", kn_ma%d, kn_mb%d", id, id);
+  OUT(e, ", %d, %d, %d);\n", n->ty->dims[0], n->ty->dims[1], a->ty->dims[1]);
+  e->depth--;
+  line(e, "}");
+  sync(e);
+}
+
 /* ---- materializing values ----------------------------------------------------------------- */
 
 static bool is_reduction(const Node *n) {
@@ -549,6 +603,8 @@ static void materialize(Emitter *e, const Node *n) {
     reduce(e, n, name);
   else if (n->tile_op == TOP_LOAD)
     load(e, n, name);
+  else if (n->tile_op == TOP_MATMUL || n->tile_op == TOP_MATMUL_FAST)
+    matmul(e, n, name);
   else if (n->tile_op == TOP_SCAN_INC || n->tile_op == TOP_SCAN_EXC) {
     const Node *init = n->nargs == 3 ? n->args->next->next : NULL;
     if (init) {
@@ -790,8 +846,39 @@ static bool tile_stmt(Emitter *e, const Node *n) {
   }
 }
 
+/* A load or matmul written straight into the statement's variable (tile_direct). */
+static bool direct(Emitter *e, const Node *n) {
+  const Node *x = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
+  if (!x) return false;
+  const Var *v = n->kind == ND_VARDECL ? n->var : n->lhs->var;
+  prepare_list(e, x, x->args, true);
+  if (n->kind == ND_VARDECL) {
+    emit_indent(e);
+    OUT(e, "KN_TILE_SHARED %s ", ct(e, v->ty->elem));
+    emit_var_name(e, v);
+    OUT(e, "[%lld];\n", count(v->ty));
+  }
+  Buf saved = e->out, name = {0};
+  e->out = name;
+  emit_var_name(e, v);
+  name = e->out;
+  e->out = saved;
+  e->out.oom |= name.oom;
+  if (!name.s) return true;
+  if (x->tile_op == TOP_LOAD)
+    load(e, x, name.s);
+  else
+    matmul(e, x, name.s);
+  free(name.s);
+  return true;
+}
+
 bool emit_tile_stmt(Emitter *e, const Node *n) {
   int mark = e->nbound;
+  if (direct(e, n)) {
+    e->nbound = mark;
+    return true;
+  }
   bool done = true;
   switch (n->kind) {
     case ND_VARDECL: prepare(e, n->var ? n->var->init : NULL, is_tile(n->var->ty)); break;

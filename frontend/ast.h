@@ -196,7 +196,9 @@ typedef enum {
   TOP_TRANSPOSE,
   TOP_BROADCAST,
   TOP_RESHAPE,
-  TOP_SORT
+  TOP_SORT,
+  TOP_MATMUL,     /* EXACT: an fma chain over k ascending per element */
+  TOP_MATMUL_FAST /* FAST: inputs rounded (float16, TF32), tensor cores on GPUs */
 } TileOp;
 
 typedef enum {
@@ -402,6 +404,10 @@ bool check_limits(Program *);
 bool tile_materializes(const Node *n);
 bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
 int64_t tile_temp_bytes(const Node *n);
+/* The value of statement stmt that is written straight into its tile variable
+ * (`tile<...> x = v;` or `x = v;` with v a tile_load or a tile_matmul whose
+ * a and b are not x), so it needs no storage of its own; NULL for any other. */
+const Node *tile_direct(const Node *stmt);
 /* "t: tile<float32, 256> (1024 bytes), ...; and its temporaries ...": a
  * kernel's tiles for messages (malloc'd; NULL when out of memory). */
 char *tile_usage_text(const Decl *k);

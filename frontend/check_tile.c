@@ -46,6 +46,8 @@ static const struct {
     {"tile_broadcast", TOP_BROADCAST},
     {"tile_reshape", TOP_RESHAPE},
     {"tile_sort", TOP_SORT},
+    {"tile_matmul", TOP_MATMUL},
+    {"tile_matmul_fast", TOP_MATMUL_FAST},
 };
 
 TileOp ck_tile_op(const char *name) {
@@ -670,6 +672,54 @@ static Val sort_op(Check *c, TCall *k) {
   return done(k->n, TOP_SORT, &ty_void);
 }
 
+/* tile_matmul(a, b[, c]): a tile<T, M, K>, b tile<T, K, N>, c and the result tile<R, M, N>;
+ * EXACT: T = R, float32 or float64; FAST: T float16 or float32 (through TF32), R float32. */
+static Val matmul_op(Check *c, TCall *k, TileOp op) {
+  if (!no_template(c, k) || !nargs_ok(c, k, 2, 3)) return ck_val_err();
+  Type *t[3] = {NULL, NULL, NULL};
+  for (int i = 0; i < k->na; i++) {
+    t[i] = tile_arg(c, k, i).ty;
+    if (ck_is_err(t[i])) return ck_val_err();
+    if (t[i]->ndim != 2) {
+      diag_error(c->diags, k->a[i]->loc, "argument %d of '%s' must be a 2-D tile, not %s", i + 1,
+                 k->name, ck_tname(t[i]));
+      return ck_val_err();
+    }
+  }
+  Type *in = t[0]->elem;
+  bool fast = op == TOP_MATMUL_FAST;
+  bool in_ok =
+      fast ? in->kind == TY_F16 || in->kind == TY_F32 : in->kind == TY_F32 || in->kind == TY_F64;
+  if (!in_ok) {
+    diag_error(c->diags, k->a[0]->loc, "'%s' multiplies tiles of %s, not of %s", k->name,
+               fast ? "float16 or float32" : "float32 or float64", ck_tname(in));
+    if (!fast && in->kind == TY_F16)
+      diag_note(c->diags, k->a[0]->loc, "tile_matmul_fast takes float16 (float32 accumulate)");
+    return ck_val_err();
+  }
+  if (!type_equal(t[1]->elem, in)) {
+    diag_error(c->diags, k->a[1]->loc, "'%s' of tiles of %s and %s: the element types must match",
+               k->name, ck_tname(in), ck_tname(t[1]->elem));
+    return ck_val_err();
+  }
+  if (t[0]->dims[1] != t[1]->dims[0]) {
+    diag_error(c->diags, k->n->loc,
+               "'%s' of %s and %s: the inner extents differ (%d columns, %d rows)", k->name,
+               ck_tname(t[0]), ck_tname(t[1]), t[0]->dims[1], t[1]->dims[0]);
+    return ck_val_err();
+  }
+  Type *out = fast ? &ty_f32 : in;
+  int dims[2] = {t[0]->dims[0], t[1]->dims[1]};
+  Type *r = make_tile(c, k->n->loc, out, 2, dims);
+  if (ck_is_err(r)) return ck_val_err();
+  if (t[2] && (!same_shape(t[2], r) || !type_equal(t[2]->elem, out))) {
+    diag_error(c->diags, k->a[2]->loc, "the accumulator of '%s' must be %s, not %s", k->name,
+               ck_tname(r), ck_tname(t[2]));
+    return ck_val_err();
+  }
+  return done(k->n, op, r);
+}
+
 Val ck_tile_call(Check *c, Node *n, TileOp op) {
   TCall k = {.n = n, .name = n->name, .na = ck_count_list(n->args)};
   k.a = ck_alloc(c, (size_t)(k.na + 1) * sizeof *k.a);
@@ -699,6 +749,8 @@ Val ck_tile_call(Check *c, Node *n, TileOp op) {
     case TOP_BROADCAST:
     case TOP_RESHAPE: return shape_op(c, &k, op);
     case TOP_SORT: return sort_op(c, &k);
+    case TOP_MATMUL:
+    case TOP_MATMUL_FAST: return matmul_op(c, &k, op);
     default: return reduce_op(c, &k, op);
   }
 }

@@ -23,6 +23,7 @@
 #include "check_internal.h"
 
 static bool tile_typed(const Node *n) { return n->ty && n->ty->kind == TY_TILE; }
+static bool tile_typed_var(const Var *v) { return v->ty && v->ty->kind == TY_TILE; }
 
 bool tile_materializes(const Node *n) {
   if (!tile_typed(n) || n->kind != ND_CALL) return false;
@@ -34,7 +35,9 @@ bool tile_materializes(const Node *n) {
     case TOP_BROADCAST:
     case TOP_RESHAPE:
     case TOP_SCAN_INC:
-    case TOP_SCAN_EXC: return true;
+    case TOP_SCAN_EXC:
+    case TOP_MATMUL:
+    case TOP_MATMUL_FAST: return true;
     case TOP_SUM:
     case TOP_MIN:
     case TOP_MAX:
@@ -66,7 +69,9 @@ static bool reads_whole(const Node *n) {
     case TOP_MAX:
     case TOP_ARGMIN:
     case TOP_ARGMAX:
-    case TOP_REDUCE: return true;
+    case TOP_REDUCE:
+    case TOP_MATMUL:
+    case TOP_MATMUL_FAST: return true;
     default: return false;
   }
 }
@@ -96,6 +101,8 @@ int64_t tile_temp_bytes(const Node *n) {
     case TOP_ARGMAX: return b + n->args->ty->size + 4 * type_tile_count(n->args->ty);
     case TOP_SCAN_INC:
     case TOP_SCAN_EXC: return b + 2 * (int64_t)n->ty->size;
+    case TOP_MATMUL_FAST: /* the CPU's copies of a and b with their inputs rounded */
+      return b + 4 * (int64_t)(type_tile_count(n->args->ty) + type_tile_count(n->args->next->ty));
     case TOP_SORT: {
       int64_t s = 0;
       for (const Node *a = n->args; a; a = a->next) s += a->ty->size;
@@ -103,6 +110,26 @@ int64_t tile_temp_bytes(const Node *n) {
     }
     default: return b;
   }
+}
+
+const Node *tile_direct(const Node *stmt) {
+  const Node *x;
+  const Var *v;
+  if (stmt->kind == ND_VARDECL && stmt->var && tile_typed_var(stmt->var) && stmt->var->init)
+    v = stmt->var, x = stmt->var->init;
+  else if (stmt->kind == ND_ASSIGN && stmt->op == TK_ASSIGN && stmt->lhs->kind == ND_IDENT &&
+           stmt->lhs->var && tile_typed(stmt->lhs))
+    v = stmt->lhs->var, x = stmt->rhs;
+  else
+    return NULL;
+  if (!x || x->kind != ND_CALL || x->call_kind != CALL_TILE || !type_equal(x->ty, v->ty))
+    return NULL;
+  if (x->tile_op == TOP_LOAD) return x;
+  if (x->tile_op != TOP_MATMUL && x->tile_op != TOP_MATMUL_FAST) return NULL;
+  /* the matmul reads c's element before it writes the same element: c may be x, a and b not */
+  for (const Node *a = x->args; a && a != x->args->next->next; a = a->next)
+    if (a->kind == ND_IDENT && a->var == v) return NULL;
+  return x;
 }
 
 /* ---- which functions are tiled, which have side effects ---------------------------------- */
@@ -201,6 +228,8 @@ static void fn_used(Rules *r, const Node *n) {
 static bool rule_visit(const Node *n, void *ud) {
   Rules *r = ud;
   r->bytes += tile_temp_bytes(n);
+  const Node *direct = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
+  if (direct) r->bytes -= direct->ty->size; /* counted by tile_temp_bytes(direct) */
   switch (n->kind) {
     case ND_VARDECL:
       if (n->var && n->var->ty && n->var->ty->kind == TY_TILE) r->vars += n->var->ty->size;

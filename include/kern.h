@@ -655,6 +655,29 @@ KERN_API kern_module *kern_module_embedded(const kern_embedded *);
 KERN_API kern_status kern_launch_embedded(const kern_embedded *, int kernel, kern_device *,
                                           kern_dims, int nargs, const void *const *args);
 
+/* ---- primitives (kernels kern ships, written in kern) ------------------------------ */
+
+/* The two precisions of kern_array_matmul and tile_matmul (docs/language.md). */
+typedef enum { KERN_MATMUL_EXACT, KERN_MATMUL_FAST } kern_matmul_mode;
+/* c = a x b for 2-D arrays a (M x K), b (K x N) and c (M x N); any strides
+ * (views, transposes through kern_array_wrap's strides). c must not overlap a
+ * or b. KERN_MATMUL_EXACT (a, b and c all float32, or all float64): each
+ * c[i,j] = fma(a[i,k], b[k,j], acc) for k ascending from 0, acc starting at
+ * +0.0: one fused multiply-add per step, correctly rounded on both devices, so
+ * the same bits everywhere (K = 0 gives +0.0). KERN_MATMUL_FAST: a and b
+ * float16 or float32, c float32; float32 inputs are rounded to TF32 (10
+ * fraction bits, to nearest even), float16 ones are exact; on GPUs of sm_80
+ * and newer tensor cores sum the products, elsewhere the same fma chain runs
+ * on the rounded inputs (docs/runtime.md gives the error bound). Runs on the
+ * arrays' device, on its current stream (inside a graph capture it is
+ * captured like a launch); the first call on a device compiles kern's matmul
+ * module (then cached like any module). KERN_ERR_INVALID_ARGUMENT with a
+ * message for a NULL array, a rank other than 2, mismatched dimensions,
+ * dtypes the mode does not take, arrays on different devices or an unknown
+ * mode; launch errors as kern_launch's. */
+KERN_API kern_status kern_array_matmul(const kern_array *a, const kern_array *b, kern_array *c,
+                                       kern_matmul_mode mode);
+
 /* ---- access checks --------------------------------------------------------------- */
 
 /* In every mode, CPU launches refuse CUDA device, pool and (where the table

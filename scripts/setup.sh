@@ -4,7 +4,8 @@
 #   build   what `make demo` and `make install` need: cmake, re2c, a C compiler
 #   test    what `make test` and `make build` need too: clang and gcc (both
 #           compilers are tested), pkg-config, Criterion (the test suites), DLPack's
-#           header, Open MPI (the test of examples/mpi)
+#           header, Open MPI (the test of examples/mpi), OpenBLAS (bench_cpu's
+#           sgemm column)
 # Installs the missing packages when run as root; otherwise prints the one
 # apt-get command to run and fails. With --check it only says what is missing
 # (exit 1 if anything is), and never installs.
@@ -34,6 +35,7 @@ if [ "$mode" = test ]; then
   need libcriterion-dev pkg-config --exists criterion
   need libdlpack-dev    test -f /usr/include/dlpack/dlpack.h
   need "openmpi-bin libopenmpi-dev" sh -c 'command -v mpirun && pkg-config --exists mpi-c' # examples/mpi's test
+  need libopenblas0     sh -c '/sbin/ldconfig -p | grep -q libopenblas.so.0' # bench_cpu's sgemm column
 else
   need clang have_cc
 fi

@@ -19,11 +19,47 @@
   for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
 #define KN_TILE_LEADER (threadIdx.x == 0)
+/* A 2-D tile_load: consecutive threads read consecutive elements of a row. */
+#define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
+  do {                                                                                             \
+    const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
+    const T kn_lf = (fill);                                                                        \
+    KN_TILE_FOR(kn_i, (R) * (C)) {                                                                 \
+      const int64_t kn_a0 = kn_lo0 + kn_i / (C), kn_a1 = kn_lo1 + kn_i % (C);                      \
+      (dst)[kn_i] = kn_a0 >= 0 && kn_a0 < (arr).shape[0] && kn_a1 >= 0 && kn_a1 < (arr).shape[1]   \
+                        ? *KN_P2(T, arr, kn_a0, kn_a1)                                             \
+                        : kn_lf;                                                                   \
+    }                                                                                              \
+  } while (0)
 #else
 #define KN_TILE_SHARED
 #define KN_TILE_FOR(i, n) for (int32_t i = 0; i < (int32_t)(n); i++)
 #define KN_TILE_SYNC()    ((void)0)
 #define KN_TILE_LEADER    1
+/* A 2-D tile_load: row by row; a row inside the array with unit stride is
+ * a plain copy the compiler vectorises, the rest element by element. */
+#define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
+  do {                                                                                             \
+    const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
+    const T kn_lf = (fill);                                                                        \
+    for (int32_t kn_r = 0; kn_r < (int32_t)(R); kn_r++) {                                          \
+      const int64_t kn_a0 = kn_lo0 + kn_r;                                                         \
+      T *const kn_d = (dst) + (int64_t)kn_r * (C);                                                 \
+      if (kn_a0 < 0 || kn_a0 >= (arr).shape[0]) {                                                  \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_lf;                    \
+      } else if (kn_lo1 >= 0 && kn_lo1 + (C) <= (arr).shape[1] &&                                  \
+                 (KN_DENSE || (arr).strides[1] == (int64_t)sizeof(T))) {                           \
+        const T *const kn_s = KN_P2(T, arr, kn_a0, kn_lo1);                                        \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_s[kn_q];               \
+      } else {                                                                                     \
+        for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) {                                      \
+          const int64_t kn_a1 = kn_lo1 + kn_q;                                                     \
+          kn_d[kn_q] =                                                                             \
+              kn_a1 >= 0 && kn_a1 < (arr).shape[1] ? *KN_P2(T, arr, kn_a0, kn_a1) : kn_lf;         \
+        }                                                                                          \
+      }                                                                                            \
+    }                                                                                              \
+  } while (0)
 #endif
 
 /* tile_sort's keys in IEEE total order (-NaN < -inf < ... < -0 < +0 < ... < NaN):
@@ -40,5 +76,242 @@ KN_FN uint32_t kn_tile_key_f16(kn_f16 x) {
   uint32_t b = x.bits;
   return b & 0x8000u ? (~b & 0xffffu) : b | 0x8000u;
 }
+
+/* ===== tile_matmul ===========================================================
+ * d (M x N) = c + a (M x K) b (K x N), row-major tiles; c may be NULL (then
+ * +0.0) and may be d itself (each element of c is read before the same
+ * element of d is written), never a or b.
+ * EXACT: d[i,j] is the chain acc = fma(a[i,k], b[k,j], acc) over k = 0, 1,
+ * ..., K - 1 from acc = c[i,j] (or +0.0). fma is correctly rounded on both
+ * devices, so how the work is split (register blocks, threads, block size)
+ * changes no bit.
+ * FAST: the inputs are rounded first (float32 to TF32: 10 fraction bits,
+ * round to nearest even, in software on both devices; float16 is exact in
+ * float32), then the CPU and the GPU fallback compute the same fma chain in
+ * float32; tensor cores (sm_80 and newer, mma.sync) sum the products of
+ * each step of 8 (TF32) or 16 (float16) k in an order of their own. */
+
+KN_FN uint32_t kn_tf32_bits(float x) {
+  uint32_t u = kn__f32_bits(x);
+  if ((u & 0x7f800000u) == 0x7f800000u) /* inf stays, a NaN stays a NaN */
+    return (u & 0xffffe000u) | ((u & 0x1fffu) ? 0x00400000u : 0u);
+  u += 0x0fffu + ((u >> 13) & 1u);
+  return u & 0xffffe000u;
+}
+KN_FN float kn_tf32(float x) { return kn__bits_f32(kn_tf32_bits(x)); }
+KN_FN float kn__mm_in_f32(float x) { return kn_tf32(x); }
+KN_FN float kn__mm_in_f16(kn_f16 x) { return kn_cvt_f16_f32(x); }
+
+#ifndef __CUDACC_RTC__
+/* The CPU: blocks of 4 rows x NR columns of accumulators in registers, k
+ * ascending, each row of b read as vectors; the edges one element at a time. */
+#define KN__MM_CPU(C, T, FMA, NR)                                                                  \
+  KN_FN void kn__mm_block_##C(T *d, const T *a, const T *b, const T *c, int32_t n, int32_t kk,     \
+                              int32_t i0, int32_t j0) {                                            \
+    T acc[4][NR];                                                                                  \
+    for (int32_t r = 0; r < 4; r++)                                                                \
+      for (int32_t q = 0; q < NR; q++) acc[r][q] = c ? c[(i0 + r) * n + j0 + q] : (T)0;            \
+    for (int32_t k = 0; k < kk; k++) {                                                             \
+      const T *bk = b + k * n + j0;                                                                \
+      for (int32_t r = 0; r < 4; r++) {                                                            \
+        const T x = a[(i0 + r) * kk + k];                                                          \
+        for (int32_t q = 0; q < NR; q++) acc[r][q] = FMA(x, bk[q], acc[r][q]);                     \
+      }                                                                                            \
+    }                                                                                              \
+    for (int32_t r = 0; r < 4; r++)                                                                \
+      for (int32_t q = 0; q < NR; q++) d[(i0 + r) * n + j0 + q] = acc[r][q];                       \
+  }                                                                                                \
+  KN_FN void kn__mm_one_##C(T *d, const T *a, const T *b, const T *c, int32_t n, int32_t kk,       \
+                            int32_t i, int32_t j) {                                                \
+    T acc = c ? c[i * n + j] : (T)0;                                                               \
+    for (int32_t k = 0; k < kk; k++) acc = FMA(a[i * kk + k], b[k * n + j], acc);                  \
+    d[i * n + j] = acc;                                                                            \
+  }                                                                                                \
+  KN_FN void kn_tile_matmul_##C(T *d, const T *a, const T *b, const T *c, int32_t m, int32_t n,    \
+                                int32_t kk) {                                                      \
+    const int32_t m4 = m - m % 4, nb = n - n % NR;                                                 \
+    for (int32_t i = 0; i < m4; i += 4)                                                            \
+      for (int32_t j = 0; j < nb; j += NR) kn__mm_block_##C(d, a, b, c, n, kk, i, j);              \
+    for (int32_t i = 0; i < m; i++)                                                                \
+      for (int32_t j = i < m4 ? nb : 0; j < n; j++) kn__mm_one_##C(d, a, b, c, n, kk, i, j);       \
+  }
+KN__MM_CPU(f32, float, fmaf, 16)
+KN__MM_CPU(f64, double, fma, 8)
+
+/* FAST on the CPU: a's elements rounded as they are read, b rounded once
+ * into scratch (K x N floats, counted with the kernel's tiles), then the
+ * float32 chain above on the rounded values. */
+#define KN__MM_FAST_CPU(C, T)                                                                      \
+  KN_FN void kn_tile_matmul_fast_##C(float *d, const T *a, const T *b, const float *c,             \
+                                     float *scratch_a, float *scratch_b, int32_t m, int32_t n,     \
+                                     int32_t kk) {                                                 \
+    for (int32_t i = 0; i < m * kk; i++) scratch_a[i] = kn__mm_in_##C(a[i]);                       \
+    for (int32_t i = 0; i < kk * n; i++) scratch_b[i] = kn__mm_in_##C(b[i]);                       \
+    kn_tile_matmul_f32(d, scratch_a, scratch_b, c, m, n, kk);                                      \
+  }
+KN__MM_FAST_CPU(f32, float)
+KN__MM_FAST_CPU(f16, kn_f16)
+#define KN_TILE_MM_SCRATCH(name, n) float name[n]
+
+#else
+/* A GPU: each thread computes 4 x 4 outputs in registers, rows ti + gm r and
+ * columns tj + gn q (strided, so neighbouring threads read neighbouring
+ * elements of b), k ascending. */
+#define KN__MM_GPU_BODY(T, OUT, FMA, IN)                                                           \
+  {                                                                                                \
+    const int32_t gm = (m + 3) / 4, gn = (n + 3) / 4;                                              \
+    for (int32_t t = (int32_t)threadIdx.x; t < gm * gn; t += (int32_t)blockDim.x) {                \
+      const int32_t ti = t / gn, tj = t % gn;                                                      \
+      int32_t ri[4], cj[4];                                                                        \
+      OUT acc[4][4];                                                                               \
+      _Pragma("unroll") for (int32_t r = 0; r < 4; r++) ri[r] = min(ti + gm * r, m - 1);           \
+      _Pragma("unroll") for (int32_t q = 0; q < 4; q++) cj[q] = min(tj + gn * q, n - 1);           \
+      _Pragma("unroll") for (int32_t r = 0; r < 4; r++)                                            \
+          _Pragma("unroll") for (int32_t q = 0; q < 4; q++) acc[r][q] =                            \
+              c ? c[ri[r] * n + cj[q]] : (OUT)0;                                                   \
+      for (int32_t k = 0; k < kk; k++) {                                                           \
+        OUT x[4], y[4];                                                                            \
+        _Pragma("unroll") for (int32_t r = 0; r < 4; r++) x[r] = IN(a[ri[r] * kk + k]);            \
+        _Pragma("unroll") for (int32_t q = 0; q < 4; q++) y[q] = IN(b[k * n + cj[q]]);             \
+        _Pragma("unroll") for (int32_t r = 0; r < 4; r++)                                          \
+            _Pragma("unroll") for (int32_t q = 0; q < 4; q++) acc[r][q] =                          \
+                FMA(x[r], y[q], acc[r][q]);                                                        \
+      }                                                                                            \
+      _Pragma("unroll") for (int32_t r = 0; r < 4; r++) _Pragma(                                   \
+          "unroll") for (int32_t q = 0; q < 4; q++) if (ti + gm * r < m && tj + gn * q < n)        \
+          d[(ti + gm * r) * n + tj + gn * q] = acc[r][q];                                          \
+    }                                                                                              \
+  }
+KN_FN float kn__mm_id_f32(float x) { return x; }
+KN_FN double kn__mm_id_f64(double x) { return x; }
+KN_FN void kn_tile_matmul_f32(float *d, const float *a, const float *b, const float *c, int32_t m,
+                              int32_t n, int32_t kk)
+    KN__MM_GPU_BODY(float, float, fmaf, kn__mm_id_f32) KN_FN
+    void kn_tile_matmul_f64(double *d, const double *a, const double *b, const double *c, int32_t m,
+                            int32_t n, int32_t kk)
+        KN__MM_GPU_BODY(double, double, fma, kn__mm_id_f64) KN_FN
+    void kn__mm_scalar_f32(float *d, const float *a, const float *b, const float *c, int32_t m,
+                           int32_t n, int32_t kk)
+        KN__MM_GPU_BODY(float, float, fmaf, kn__mm_in_f32) KN_FN
+    void kn__mm_scalar_f16(float *d, const kn_f16 *a, const kn_f16 *b, const float *c, int32_t m,
+                           int32_t n, int32_t kk)
+        KN__MM_GPU_BODY(kn_f16, float, fmaf, kn__mm_in_f16)
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    /* Tensor cores. Each warp computes 16 x 8 blocks of d with mma.sync; the
+ * fragment layouts are PTX's (g = lane / 4, t = lane % 4): A's registers hold
+ * (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) for TF32 and the pairs at
+ * columns 2t and 2t + 8 for float16; B's (t, g), (t + 4, g) for TF32 and the
+ * pairs at rows 2t and 2t + 8 for float16; the accumulators (g, 2t), (g, 2t + 1),
+ * (g + 8, 2t), (g + 8, 2t + 1). */
+    KN_FN uint32_t kn__mm_pack_f16(kn_f16 lo, kn_f16 hi) {
+  return (uint32_t)lo.bits | ((uint32_t)hi.bits << 16);
+}
+KN_FN void kn__mm_fa_f32(uint32_t *fa, const float *a, int32_t kk, int32_t i0, int32_t k0,
+                         int32_t g, int32_t t) {
+  const float *r0 = a + (i0 + g) * kk + k0 + t, *r8 = r0 + 8 * kk;
+  fa[0] = kn_tf32_bits(r0[0]);
+  fa[1] = kn_tf32_bits(r8[0]);
+  fa[2] = kn_tf32_bits(r0[4]);
+  fa[3] = kn_tf32_bits(r8[4]);
+}
+KN_FN void kn__mm_fb_f32(uint32_t *fb, const float *b, int32_t n, int32_t j0, int32_t k0, int32_t g,
+                         int32_t t) {
+  fb[0] = kn_tf32_bits(b[(k0 + t) * n + j0 + g]);
+  fb[1] = kn_tf32_bits(b[(k0 + t + 4) * n + j0 + g]);
+}
+KN_FN void kn__mm_fa_f16(uint32_t *fa, const kn_f16 *a, int32_t kk, int32_t i0, int32_t k0,
+                         int32_t g, int32_t t) {
+  const kn_f16 *r0 = a + (i0 + g) * kk + k0 + 2 * t, *r8 = r0 + 8 * kk;
+  fa[0] = kn__mm_pack_f16(r0[0], r0[1]);
+  fa[1] = kn__mm_pack_f16(r8[0], r8[1]);
+  fa[2] = kn__mm_pack_f16(r0[8], r0[9]);
+  fa[3] = kn__mm_pack_f16(r8[8], r8[9]);
+}
+KN_FN void kn__mm_fb_f16(uint32_t *fb, const kn_f16 *b, int32_t n, int32_t j0, int32_t k0,
+                         int32_t g, int32_t t) {
+  const kn_f16 *c0 = b + (k0 + 2 * t) * n + j0 + g;
+  fb[0] = kn__mm_pack_f16(c0[0], c0[n]);
+  fb[1] = kn__mm_pack_f16(c0[8 * n], c0[9 * n]);
+}
+KN_FN void kn__mma_f32(float *acc, const uint32_t *fa, const uint32_t *fb) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+               : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
+}
+KN_FN void kn__mma_f16(float *acc, const uint32_t *fa, const uint32_t *fb) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+               : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
+}
+/* Each warp takes 2 x 4 blocks of 16 x 8 (32 x 32 of d) at a time when the
+ * shape allows, reusing its fragments of a and b, else one block. */
+#define KN__MM_TC(C, T, KS)                                                                        \
+  KN_FN void kn__mm_tc_##C(float *d, const T *a, const T *b, const float *c, int32_t m, int32_t n, \
+                           int32_t kk) {                                                           \
+    const int32_t lane = (int32_t)threadIdx.x % 32, g = lane / 4, t = lane % 4;                    \
+    const int32_t wm = m % 32 == 0 ? 2 : 1, wn = n % 32 == 0 ? 4 : 1;                              \
+    const int32_t bm = m / (16 * wm), bn = n / (8 * wn);                                           \
+    for (int32_t w = (int32_t)threadIdx.x / 32; w < bm * bn; w += (int32_t)blockDim.x / 32) {      \
+      const int32_t i0 = (w / bn) * 16 * wm, j0 = (w % bn) * 8 * wn;                               \
+      float acc[2][4][4];                                                                          \
+      _Pragma("unroll") for (int32_t x = 0; x < 2; x++)                                            \
+          _Pragma("unroll") for (int32_t y = 0; y < 4; y++) {                                      \
+        const int32_t i = i0 + 16 * x + g, j = j0 + 8 * y + 2 * t;                                 \
+        const bool on = x < wm && y < wn;                                                          \
+        acc[x][y][0] = on && c ? c[i * n + j] : 0.0f;                                              \
+        acc[x][y][1] = on && c ? c[i * n + j + 1] : 0.0f;                                          \
+        acc[x][y][2] = on && c ? c[(i + 8) * n + j] : 0.0f;                                        \
+        acc[x][y][3] = on && c ? c[(i + 8) * n + j + 1] : 0.0f;                                    \
+      }                                                                                            \
+      for (int32_t k0 = 0; k0 < kk; k0 += KS) {                                                    \
+        uint32_t fa[2][4], fb[4][2];                                                               \
+        _Pragma("unroll") for (int32_t x = 0; x < 2; x++) if (x < wm)                              \
+            kn__mm_fa_##C(fa[x], a, kk, i0 + 16 * x, k0, g, t);                                    \
+        _Pragma("unroll") for (int32_t y = 0; y < 4; y++) if (y < wn)                              \
+            kn__mm_fb_##C(fb[y], b, n, j0 + 8 * y, k0, g, t);                                      \
+        _Pragma("unroll") for (int32_t x = 0; x < 2; x++)                                          \
+            _Pragma("unroll") for (int32_t y = 0; y < 4; y++) if (x < wm && y < wn)                \
+                kn__mma_##C(acc[x][y], fa[x], fb[y]);                                              \
+      }                                                                                            \
+      _Pragma("unroll") for (int32_t x = 0; x < 2; x++)                                            \
+          _Pragma("unroll") for (int32_t y = 0; y < 4; y++) if (x < wm && y < wn) {                \
+        const int32_t i = i0 + 16 * x + g, j = j0 + 8 * y + 2 * t;                                 \
+        d[i * n + j] = acc[x][y][0];                                                               \
+        d[i * n + j + 1] = acc[x][y][1];                                                           \
+        d[(i + 8) * n + j] = acc[x][y][2];                                                         \
+        d[(i + 8) * n + j + 1] = acc[x][y][3];                                                     \
+      }                                                                                            \
+    }                                                                                              \
+  }
+KN__MM_TC(f32, float, 8)
+KN__MM_TC(f16, kn_f16, 16)
+#define KN__MM_TC_OK(m, n, kk, KS) ((m) % 16 == 0 && (n) % 8 == 0 && (kk) % (KS) == 0)
+#else
+#define KN__MM_TC_OK(m, n, kk, KS) 0
+#define kn__mm_tc_f32              kn__mm_scalar_f32
+#define kn__mm_tc_f16              kn__mm_scalar_f16
+#endif
+
+KN_FN void kn_tile_matmul_fast_f32(float *d, const float *a, const float *b, const float *c,
+                                   float *scratch_a, float *scratch_b, int32_t m, int32_t n,
+                                   int32_t kk) {
+  if (KN__MM_TC_OK(m, n, kk, 8))
+    kn__mm_tc_f32(d, a, b, c, m, n, kk);
+  else
+    kn__mm_scalar_f32(d, a, b, c, m, n, kk);
+}
+KN_FN void kn_tile_matmul_fast_f16(float *d, const kn_f16 *a, const kn_f16 *b, const float *c,
+                                   float *scratch_a, float *scratch_b, int32_t m, int32_t n,
+                                   int32_t kk) {
+  if (KN__MM_TC_OK(m, n, kk, 16))
+    kn__mm_tc_f16(d, a, b, c, m, n, kk);
+  else
+    kn__mm_scalar_f16(d, a, b, c, m, n, kk);
+}
+#define KN_TILE_MM_SCRATCH(name, n) float *name = 0
+#endif
 
 #endif

@@ -1,0 +1,228 @@
+/* test_gpu_matmul.c: matrix products on cuda:0.
+ *
+ * EXACT: tile_matmul in a kernel (odd tile shapes, float32 and float64, both
+ * forms) launched with 32, 96, 256 and 1024 threads per instance and the
+ * default, and kern_array_matmul on shapes that are and are not multiples of
+ * its blocks, must give the CPU's bits. FAST: kern_array_matmul through TF32
+ * and float16 (tensor cores on sm_80 and newer) within the documented bound
+ * of a float64 reference: |c - ab| <= (2u + (K + 2) 2^-22) sum |a||b|, u =
+ * 2^-11 for TF32 and 0 for float16. Arrays on different devices are refused.
+ * Skips, saying why, without a GPU.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kern.h"
+
+static kern_device *gpu_or_skip(void) {
+  cr_assert_eq(kern_init(), KERN_OK);
+  kern_device *gpu = kern_device_get("cuda:0");
+  if (!gpu) cr_skip_test("no CUDA device (%s): GPU matmul suite skipped", kern_last_error());
+  return gpu;
+}
+
+static double input(int i) {
+  static const double scale[4] = {0.001, 0.37, 13.1, 1009.0};
+  return (double)((i * 7919) % 1013 - 506) * scale[i % 4] + 0.1;
+}
+
+static kern_array *arr2(kern_device *d, kern_dtype t, int64_t r, int64_t c, const void *data) {
+  int64_t shape[2] = {r, c};
+  kern_array *a = kern_array_new(d, t, 2, shape);
+  cr_assert(a, "%s", kern_last_error());
+  if (data) cr_assert_eq(kern_array_write(a, data, kern_array_nbytes(a)), KERN_OK);
+  return a;
+}
+
+static void fill(void *p, int n, size_t es, int seed) {
+  for (int i = 0; i < n; i++)
+    if (es == 8)
+      ((double *)p)[i] = input(i + seed);
+    else
+      ((float *)p)[i] = (float)input(i + seed);
+}
+
+static bool same(const void *x, const void *y, int n, size_t es, const char *what) {
+  for (int i = 0; i < n; i++)
+    if (memcmp((const char *)x + i * es, (const char *)y + i * es, es)) {
+      double gx = es == 4 ? ((const float *)x)[i] : ((const double *)x)[i];
+      double gy = es == 4 ? ((const float *)y)[i] : ((const double *)y)[i];
+      cr_expect(false, "%s: element %d: cuda:0 %.17g, cpu %.17g", what, i, gx, gy);
+      return false;
+    }
+  return true;
+}
+
+/* ---- tile_matmul, every block size --------------------------------------------------------- */
+
+static const char *const tile_src = "const int M = %d;\nconst int K = %d;\nconst int N = %d;\n"
+                                    "kernel void mm(%s[,] a, %s[,] b, %s[,] p, %s[,] q) {\n"
+                                    "  int i = tid();\n"
+                                    "  tile<%s, M, K> ta = tile_load<M, K>(a, i * M, 0);\n"
+                                    "  tile<%s, K, N> tb = tile_load<K, N>(b, 0, 0);\n"
+                                    "  tile_store(p, i * M, 0, tile_matmul(ta, tb));\n"
+                                    "  tile<%s, M, N> acc = tile_load<M, N>(p, i * M, 0);\n"
+                                    "  acc = tile_matmul(ta, tb, acc);\n"
+                                    "  tile_store(q, i * M, 0, acc);\n"
+                                    "}\n";
+
+/* Runs mm over `inst` instances on d with `threads` per instance (0: the default). */
+static void run_tile(kern_device *d, kern_kernel *k, int threads, int m, int kk, int n, int inst,
+                     bool dbl, const void *a, const void *b, void *p, void *q) {
+  kern_dtype t = dbl ? KERN_FLOAT64 : KERN_FLOAT32;
+  size_t es = dbl ? 8 : 4;
+  kern_array *aa = arr2(d, t, (int64_t)m * inst, kk, a), *ab = arr2(d, t, kk, n, b),
+             *ap = arr2(d, t, (int64_t)m * inst, n, NULL),
+             *aq = arr2(d, t, (int64_t)m * inst, n, NULL);
+  kern_arg args[4] = {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ap),
+                      kern_arg_array(aq)};
+  kern_dims dims = {1, {inst}};
+  kern_status st = threads ? kern_launch_tile_block(k, d, dims, threads, 4, args)
+                           : kern_launch(k, d, dims, 4, args);
+  cr_assert_eq(st, KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ap, p, es * m * inst * n), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(aq, q, es * m * inst * n), KERN_OK, "%s", kern_last_error());
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ap), kern_array_free(aq);
+}
+
+static void tile_case(kern_device *gpu, int m, int kk, int n, bool dbl) {
+  const char *tn = dbl ? "double" : "float";
+  char src[1400];
+  snprintf(src, sizeof src, tile_src, m, kk, n, tn, tn, tn, tn, tn, tn, tn);
+  kern_module *mod = kern_module_from_source("gpu_tile_matmul", src);
+  cr_assert(mod, "%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(mod, "mm");
+  size_t es = dbl ? 8 : 4;
+  int inst = 3, cells = m * inst * n;
+  void *a = malloc(es * m * inst * kk), *b = malloc(es * kk * n);
+  void *p0 = malloc(es * cells), *q0 = malloc(es * cells), *p = malloc(es * cells),
+       *q = malloc(es * cells);
+  fill(a, m * inst * kk, es, 1);
+  fill(b, kk * n, es, 29);
+  run_tile(kern_device_get("cpu"), k, 0, m, kk, n, inst, dbl, a, b, p0, q0);
+  static const int threads[] = {0, 32, 96, 256, 1024};
+  char what[96];
+  for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+    run_tile(gpu, k, threads[i], m, kk, n, inst, dbl, a, b, p, q);
+    snprintf(what, sizeof what, "tile_matmul %dx%dx%d %s, %d threads", m, kk, n, tn, threads[i]);
+    same(p, p0, cells, es, what);
+    same(q, q0, cells, es, what);
+  }
+  kern_module_free(mod);
+  free(a), free(b), free(p0), free(q0), free(p), free(q);
+}
+
+Test(gpu_matmul, tile_matmul_same_bits_as_the_cpu_for_every_block_size, .timeout = 600) {
+  kern_device *gpu = gpu_or_skip();
+  tile_case(gpu, 7, 13, 5, false);
+  tile_case(gpu, 32, 16, 32, false);
+  tile_case(gpu, 33, 40, 17, false);
+  tile_case(gpu, 7, 13, 5, true);
+  tile_case(gpu, 16, 24, 16, true);
+}
+
+/* ---- kern_array_matmul ------------------------------------------------------------------------ */
+
+static void array_exact(kern_device *gpu, int m, int kk, int n, bool dbl) {
+  kern_device *cpu = kern_device_get("cpu");
+  kern_dtype t = dbl ? KERN_FLOAT64 : KERN_FLOAT32;
+  size_t es = dbl ? 8 : 4;
+  void *a = malloc(es * m * kk), *b = malloc(es * kk * n), *c0 = malloc(es * m * n),
+       *c1 = malloc(es * m * n);
+  fill(a, m * kk, es, 3);
+  fill(b, kk * n, es, 41);
+  kern_device *devs[2] = {cpu, gpu};
+  void *outs[2] = {c0, c1};
+  for (int i = 0; i < 2; i++) {
+    kern_array *aa = arr2(devs[i], t, m, kk, a), *ab = arr2(devs[i], t, kk, n, b),
+               *ac = arr2(devs[i], t, m, n, NULL);
+    cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s",
+                 kern_last_error());
+    cr_assert_eq(kern_array_read(ac, outs[i], es * m * n), KERN_OK, "%s", kern_last_error());
+    kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
+  }
+  char what[80];
+  snprintf(what, sizeof what, "kern_array_matmul EXACT %dx%dx%d %s", m, kk, n,
+           dbl ? "float64" : "float32");
+  same(c1, c0, m * n, es, what);
+  free(a), free(b), free(c0), free(c1);
+}
+
+Test(gpu_matmul, array_exact_same_bits_as_the_cpu, .timeout = 600) {
+  kern_device *gpu = gpu_or_skip();
+  int s[][3] = {{1, 1, 1},      {7, 13, 5},     {64, 64, 64},
+                {100, 37, 300}, {300, 100, 37}, {256, 512, 192}};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    array_exact(gpu, s[i][0], s[i][1], s[i][2], false);
+    array_exact(gpu, s[i][0], s[i][1], s[i][2], true);
+  }
+}
+
+static uint16_t to_f16(float x) { /* exact for 0 and multiples of 1/64 below 2^15 */
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  if (x == 0) return (uint16_t)(u >> 16);
+  return (uint16_t)((u >> 31) << 15 | (((u >> 23) & 0xff) - 127 + 15) << 10 | ((u >> 13) & 0x3ff));
+}
+
+static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
+  float *a = malloc(4 * m * kk), *b = malloc(4 * kk * n), *c = malloc(4 * m * n);
+  uint16_t *ha = malloc(2 * m * kk), *hb = malloc(2 * kk * n);
+  for (int i = 0; i < m * kk; i++) {
+    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)input(i) * 1.0001f;
+    ha[i] = half ? to_f16(a[i]) : 0;
+  }
+  for (int i = 0; i < kk * n; i++) {
+    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)input(i + 7) * 0.9999f;
+    hb[i] = half ? to_f16(b[i]) : 0;
+  }
+  kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
+  kern_array *aa = arr2(gpu, t, m, kk, half ? (void *)ha : a),
+             *ab = arr2(gpu, t, kk, n, half ? (void *)hb : b),
+             *ac = arr2(gpu, KERN_FLOAT32, m, n, NULL);
+  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ac, c, 4 * m * n), KERN_OK, "%s", kern_last_error());
+  double u = half ? 0 : ldexp(1, -11), worst = 0;
+  int bad = 0;
+  for (int i = 0; i < m && bad < 5; i++)
+    for (int j = 0; j < n && bad < 5; j++) {
+      double exact = 0, mag = 0;
+      for (int p = 0; p < kk; p++) {
+        exact += (double)a[i * kk + p] * b[p * n + j];
+        mag += fabs((double)a[i * kk + p] * b[p * n + j]);
+      }
+      double err = fabs(c[i * n + j] - exact), bound = (2 * u + (kk + 2) * ldexp(1, -22)) * mag;
+      if (mag > 0 && err / mag > worst) worst = err / mag;
+      if (err > bound) {
+        bad++;
+        cr_expect(
+            false, "FAST %s %dx%dx%d c[%d,%d] = %.9g, exact %.17g: error %g over the bound %g",
+            half ? "float16" : "TF32", m, kk, n, i, j, (double)c[i * n + j], exact, err, bound);
+      }
+    }
+  cr_log_info("FAST %s %dx%dx%d on cuda:0: worst error %.3g of sum |a||b|",
+              half ? "float16" : "TF32", m, kk, n, worst);
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
+  free(a), free(b), free(c), free(ha), free(hb);
+}
+
+Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
+  kern_device *gpu = gpu_or_skip();
+  int s[][3] = {{7, 13, 5}, {128, 256, 192}, {100, 37, 130}, {512, 1024, 512}};
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+    fast_case(gpu, s[i][0], s[i][1], s[i][2], false);
+    fast_case(gpu, s[i][0], s[i][1], s[i][2], true);
+  }
+}
+
+Test(gpu_matmul, arrays_on_different_devices_are_refused) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  kern_array *a = arr2(cpu, KERN_FLOAT32, 4, 4, NULL), *b = arr2(gpu, KERN_FLOAT32, 4, 4, NULL),
+             *c = arr2(gpu, KERN_FLOAT32, 4, 4, NULL);
+  cr_expect_eq(kern_array_matmul(a, b, c, KERN_MATMUL_EXACT), KERN_ERR_INVALID_ARGUMENT);
+  cr_expect(strstr(kern_last_error(), "different devices"), "%s", kern_last_error());
+  kern_array_free(a), kern_array_free(b), kern_array_free(c);
+}
