@@ -164,8 +164,10 @@ KN__MM_FAST_CPU(f16, kn_f16)
       const int32_t ti = t / gn, tj = t % gn;                                                      \
       int32_t ri[4], cj[4];                                                                        \
       OUT acc[4][4];                                                                               \
-      _Pragma("unroll") for (int32_t r = 0; r < 4; r++) ri[r] = min(ti + gm * r, m - 1);           \
-      _Pragma("unroll") for (int32_t q = 0; q < 4; q++) cj[q] = min(tj + gn * q, n - 1);           \
+      _Pragma("unroll") for (int32_t r = 0; r < 4; r++) ri[r] =                                    \
+          ti + gm * r < m ? ti + gm * r : m - 1;                                                   \
+      _Pragma("unroll") for (int32_t q = 0; q < 4; q++) cj[q] =                                    \
+          tj + gn * q < n ? tj + gn * q : n - 1;                                                   \
       _Pragma("unroll") for (int32_t r = 0; r < 4; r++)                                            \
           _Pragma("unroll") for (int32_t q = 0; q < 4; q++) acc[r][q] =                            \
               c ? c[ri[r] * n + cj[q]] : (OUT)0;                                                   \
