@@ -264,7 +264,7 @@ struct kern_kernel {
   int64_t tile_bytes;     /* the tile storage an instance needs (a GPU block's shared memory) */
   char *tile_text;        /* its tiles, for messages (malloc'd; NULL when not tiled) */
   _Atomic int tile_block; /* kern_kernel_set_tile_block: threads per instance, 0 = default */
-  int rank;                  /* the launch rank its tid(d)s name (emit_kernel_tid_rank) */
+  int rank;               /* the launch rank its tid(d)s name (emit_kernel_tid_rank) */
 };
 
 /* A GPU block's static shared memory, which a tiled kernel's instance must fit. */

@@ -532,10 +532,11 @@ Test(kernc_build, a_signal_or_crash_mid_build_leaves_no_temporaries, .timeout = 
     char *cc = make_killer(sigs[i]);
     double t0 = now_s();
     char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "cd '%s' && ulimit -c 0 && TMPDIR='%s' %s build m.kern -o out --no-cuda --cc='%s' 2>&1; "
-             "echo \"exit=$?\"",
-             root, tmp, KERNC_PATH, cc);
+    snprintf(
+        cmd, sizeof cmd,
+        "cd '%s' && ulimit -c 0 && TMPDIR='%s' %s build m.kern -o out --no-cuda --cc='%s' 2>&1; "
+        "echo \"exit=$?\"",
+        root, tmp, KERNC_PATH, cc);
     th_run(cmd, &out);
     char want[32];
     /* Under AddressSanitizer the fault goes on to its handler, which reports
