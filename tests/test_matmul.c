@@ -166,12 +166,12 @@ static void array_case(int m, int k, int n, bool dbl) {
   free(a), free(b), free(want), free(got);
 }
 
-Test(array_matmul, exact_shapes_f32, .timeout = 120) {
+Test(array_matmul, exact_shapes_f32, .timeout = 600) {
   int s[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {100, 37, 300}, {300, 100, 37}, {65, 17, 129}};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) array_case(s[i][0], s[i][1], s[i][2], false);
 }
 
-Test(array_matmul, exact_shapes_f64, .timeout = 120) {
+Test(array_matmul, exact_shapes_f64, .timeout = 600) {
   int s[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 64}, {100, 37, 300}, {33, 17, 31}};
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) array_case(s[i][0], s[i][1], s[i][2], true);
 }
@@ -297,7 +297,7 @@ out:
   free(a), free(b), free(ra), free(rb), free(want), free(got), free(ha), free(hb);
 }
 
-Test(array_matmul, fast_tf32_and_f16, .timeout = 120) {
+Test(array_matmul, fast_tf32_and_f16, .timeout = 600) {
   fast_case(7, 13, 5, false);
   fast_case(100, 37, 130, false);
   fast_case(7, 13, 5, true);
