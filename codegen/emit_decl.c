@@ -162,6 +162,7 @@ static void func_body(Emitter *e, const Decl *f) {
   OUT(e, "(void)kn_c; (void)kn_lin;\n");
   if (f->tiled) emit_tile_entry(e, f);
   emit_block_body(e, f->body->body);
+  if (f->tiled) emit_tile_exit(e, f);
   e->depth = 0;
   OUT(e, "}\n\n");
 }
@@ -199,7 +200,9 @@ static void kernel_body(Emitter *e, const Decl *k, bool dense) {
     emit_var_name(e, k->params[i]);
     OUT(e, " = kn_a->p%d;\n", i);
   }
+  if (k->tiled) emit_tile_entry(e, k);
   emit_block_body(e, k->body->body);
+  if (k->tiled) emit_tile_exit(e, k);
   e->depth = 0;
   e->dense = false;
   OUT(e, "}\n");

@@ -51,6 +51,11 @@ struct Emitter {
    * element by element, else NULL; the count of tile temporaries */
   const char *tile_i;
   int ntile;
+  /* the layout of the function's tile storage (emit_tile.c): the next free
+   * byte of its variables' part and of its temporaries' stack; tile_over
+   * when either passed what the checker counted (Decl.tile_vars, .tile_storage) */
+  int64_t tile_var_sp, tile_sp;
+  bool tile_over;
 };
 
 /* How a kernel's dense body reaches an array parameter. The dense variant runs
@@ -102,10 +107,14 @@ void emit_tile_call(Emitter *, const Node *n, const char *ret);
 /* A statement of a tiled function, with its tile operations and guarded side
  * effects; false: an ordinary statement the caller writes. */
 bool emit_tile_stmt(Emitter *, const Node *n);
-/* A tiled function's parameter list after kn_lin, and the copies of its tile
- * parameters at entry. */
+/* A tiled function's parameter list after kn_lin (its storage's base kn_sb
+ * first); at the entry of a tiled function or kernel, the layout of its tile
+ * storage begun (a kernel's base kn_sb is 0) and the copies of its tile
+ * parameters; at its end, an #error if the layout outgrew what the checker
+ * counted (a compiler bug: better no module than a wrong one). */
 void emit_tile_params(Emitter *, const Decl *f);
 void emit_tile_entry(Emitter *, const Decl *f);
+void emit_tile_exit(Emitter *, const Decl *f);
 
 /* The core's expression writer, for the files that write parts of expressions. */
 typedef void (*EmitExprFn)(Emitter *, const Node *);

@@ -2,8 +2,8 @@
  *
  * Requires a checked Program (check_tile_rules.c marked Decl.tiled and says
  * which tile values materialize). Produces one text for the CPU and CUDA; the
- * macros of stdlib/kern_tiles.h (KN_TILE_SHARED, KN_TILE_FOR, KN_TILE_SYNC,
- * KN_TILE_LEADER) are where the two differ.
+ * macros of stdlib/kern_tiles.h (KN_TILE_ARRAY, KN_TILE_SCALAR, KN_TILE_FOR,
+ * KN_TILE_SYNC, KN_TILE_LEADER) are where the two differ.
  *
  * A statement of a tiled function is written in three steps. First its tile
  * operations that need storage of their own are written before it, each into
@@ -98,11 +98,41 @@ static void elem(Emitter *e, const Node *x, const char *idx) {
 
 static void sync(Emitter *e) { line(e, "KN_TILE_SYNC();"); }
 
+/* ---- the tile storage ------------------------------------------------------------------ *
+ * A function's tiles live in one block (on a GPU, the block's dynamic shared
+ * memory from kn_sb on; on the CPU, local arrays): first its tile variables
+ * and parameter copies, each for the whole function, then a stack of
+ * temporaries, a statement's taken back when it ends. Every tile loop is
+ * fenced by barriers, so a statement's writes never race the last reads of
+ * the one before; a tiled function it calls gets its block past the
+ * caller's part in use. check_tile_rules.c counts the same, as upper bounds. */
+
+/* The offset of n elements of size `size` in the variables' part or the stack. */
+static int64_t tile_alloc(Emitter *e, bool var, long long n, int size) {
+  int64_t *sp = var ? &e->tile_var_sp : &e->tile_sp, at = *sp;
+  *sp += tile_slot((int64_t)n * size);
+  if (*sp > (var ? e->fn->tile_vars : e->fn->tile_storage)) e->tile_over = true;
+  return at;
+}
+
+/* The start of an array declaration; the caller writes its name and ");\n". */
+static void open_array(Emitter *e, bool var, const Type *elem, long long n) {
+  emit_indent(e);
+  OUT(e, "KN_TILE_ARRAY(%s, %lld, %lld, ", ct(e, elem), n,
+      (long long)tile_alloc(e, var, n, elem->size));
+}
+
+/* A temporary array "kn_<kind><id>" of n elements of elem. */
+static void temp_array(Emitter *e, const Type *elem, long long n, const char *kind, int id) {
+  open_array(e, false, elem, n);
+  OUT(e, "kn_%s%d);\n", kind, id);
+}
+
 /* A new temporary: "kn_<kind><N>" in buf, declared as a tile of t (tile) or a scalar. */
 static void new_temp(Emitter *e, char *buf, size_t cap, const char *kind, const Type *t) {
   snprintf(buf, cap, "kn_%s%d", kind, ++e->ntile);
   if (is_tile(t))
-    line(e, "KN_TILE_SHARED %s %s[%lld];", ct(e, t->elem), buf, count(t));
+    temp_array(e, t->elem, count(t), kind, e->ntile);
   else
     line(e, "%s %s;", ct(e, t), buf);
 }
@@ -205,7 +235,7 @@ static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type 
   long long half = (len + 1) / 2;
   line(e, "{");
   e->depth++;
-  line(e, "KN_TILE_SHARED %s kn_r%d[%lld];", ct(e, t), id, len);
+  temp_array(e, t, len, "r", id);
   char from[AST_MAX_IDENT + 64], l[AST_MAX_IDENT + 96], r[AST_MAX_IDENT + 96];
   sname_text(e, src, from, sizeof from);
   long long m = len, at = -1;
@@ -249,8 +279,8 @@ static void reduce(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   line(e, "{");
   e->depth++;
-  line(e, "KN_TILE_SHARED %s kn_r%d[%lld];", ct(e, t), id, g.c * g.l);
-  if (arg) line(e, "KN_TILE_SHARED int32_t kn_x%d[%lld];", id, g.c * g.l);
+  temp_array(e, t, g.c * g.l, "r", id);
+  if (arg) temp_array(e, &ty_i32, g.c * g.l, "x", id);
   line(e, "KN_TILE_FOR(kn_i, %lld) {", g.c * g.l);
   line(e, "  const int32_t kn_o = kn_i / %lld, kn_k = kn_i %% %lld;", g.l, g.l);
   emit_indent(e);
@@ -311,7 +341,7 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   line(e, "{");
   e->depth++;
-  line(e, "KN_TILE_SHARED %s kn_l%d[%lld];", ct(e, t), id, base[levels - 1] + m[levels - 1]);
+  temp_array(e, t, base[levels - 1] + m[levels - 1], "l", id);
   emit_indent(e);
   OUT(e, "KN_TILE_FOR(kn_i, %lld) kn_l%d[kn_i] = ", len, id);
   sname(e, src);
@@ -523,8 +553,8 @@ static void sort(Emitter *e, const Node *n) {
   sync(e);
   line(e, "{");
   e->depth++;
-  line(e, "KN_TILE_SHARED %s kn_k%d[%lld];", ct(e, kt), id, len);
-  if (v) line(e, "KN_TILE_SHARED %s kn_v%d[%lld];", ct(e, v->ty->elem), id, len);
+  temp_array(e, kt, len, "k", id);
+  if (v) temp_array(e, v->ty->elem, len, "v", id);
   emit_indent(e);
   OUT(e, "KN_TILE_FOR(kn_i, %lld) { kn_k%d[kn_i] = ", len, id);
   sname(e, k);
@@ -600,7 +630,8 @@ static bool is_reduction(const Node *n) {
 }
 
 void emit_tile_call(Emitter *e, const Node *n, const char *ret) {
-  OUT(e, "kf_%s_%d(kn_c, kn_lin", n->fn->name, n->fn->overload);
+  OUT(e, "kf_%s_%d(kn_c, kn_lin, kn_sb + %lldu", n->fn->name, n->fn->overload,
+      (long long)e->tile_sp);
   if (ret) OUT(e, ", %s", ret);
   for (const Node *a = n->args; a; a = a->next) {
     OUT(e, ", ");
@@ -777,7 +808,8 @@ static void guarded(Emitter *e, const Node *n) {
 static void broadcast(Emitter *e, const Node *x) {
   char name[32];
   snprintf(name, sizeof name, "kn_b%d", ++e->ntile);
-  line(e, "KN_TILE_SHARED %s %s;", ct(e, x->ty), name);
+  line(e, "KN_TILE_SCALAR(%s, %lld, %s);", ct(e, x->ty),
+       (long long)tile_alloc(e, false, 1, x->ty->size), name);
   sync(e);
   emit_indent(e);
   OUT(e, "if (KN_TILE_LEADER) %s = ", name);
@@ -842,10 +874,9 @@ static bool tile_stmt(Emitter *e, const Node *n) {
   switch (n->kind) {
     case ND_VARDECL:
       if (!is_tile(n->var->ty)) return false;
-      emit_indent(e);
-      OUT(e, "KN_TILE_SHARED %s ", ct(e, n->var->ty->elem));
+      open_array(e, true, n->var->ty->elem, count(n->var->ty));
       emit_var_name(e, n->var);
-      OUT(e, "[%lld];\n", count(n->var->ty));
+      OUT(e, ");\n");
       assign_loop(e, n->var->ty, TK_ASSIGN, n->var->init, dst_var, n->var);
       return true;
     case ND_ASSIGN:
@@ -876,10 +907,9 @@ static bool direct(Emitter *e, const Node *n) {
   const Var *v = n->kind == ND_VARDECL ? n->var : n->lhs->var;
   prepare_list(e, x, x->args, true);
   if (n->kind == ND_VARDECL) {
-    emit_indent(e);
-    OUT(e, "KN_TILE_SHARED %s ", ct(e, v->ty->elem));
+    open_array(e, true, v->ty->elem, count(v->ty));
     emit_var_name(e, v);
-    OUT(e, "[%lld];\n", count(v->ty));
+    OUT(e, ");\n");
   }
   Buf saved = e->out, name = {0};
   e->out = name;
@@ -898,8 +928,9 @@ static bool direct(Emitter *e, const Node *n) {
 
 bool emit_tile_stmt(Emitter *e, const Node *n) {
   int mark = e->nbound;
+  int64_t sp = e->tile_sp;
   if (direct(e, n)) {
-    e->nbound = mark;
+    e->nbound = mark, e->tile_sp = sp;
     return true;
   }
   bool done = true;
@@ -921,13 +952,14 @@ bool emit_tile_stmt(Emitter *e, const Node *n) {
   }
   if (done && !tile_stmt(e, n) && !scalar_stmt(e, n)) emit_statement(e, n);
   if (!done) emit_statement(e, n);
-  e->nbound = mark;
+  e->nbound = mark, e->tile_sp = sp;
   return true;
 }
 
 /* ---- tiled functions --------------------------------------------------------------------------- */
 
 void emit_tile_params(Emitter *e, const Decl *f) {
+  OUT(e, ", uint32_t kn_sb");
   if (f->ret && is_tile(f->ret)) OUT(e, ", %s *kn_ret", ct(e, f->ret->elem));
   for (int i = 0; i < f->nparams; i++) {
     const Var *p = f->params[i];
@@ -941,13 +973,15 @@ void emit_tile_params(Emitter *e, const Decl *f) {
 }
 
 void emit_tile_entry(Emitter *e, const Decl *f) {
+  e->tile_var_sp = 0, e->tile_sp = f->tile_vars, e->tile_over = false;
+  if (f->kind == DECL_KERNEL) line(e, "const uint32_t kn_sb = 0;");
+  line(e, "(void)kn_sb;");
   for (int i = 0; i < f->nparams; i++) {
     const Var *p = f->params[i];
     if (!is_tile(p->ty)) continue;
-    emit_indent(e);
-    OUT(e, "KN_TILE_SHARED %s ", ct(e, p->ty->elem));
+    open_array(e, true, p->ty->elem, count(p->ty));
     emit_var_name(e, p);
-    OUT(e, "[%lld];\n", count(p->ty));
+    OUT(e, ");\n");
     sync(e);
     emit_indent(e);
     OUT(e, "KN_TILE_FOR(kn_i, %lld) ", count(p->ty));
@@ -955,4 +989,10 @@ void emit_tile_entry(Emitter *e, const Decl *f) {
     OUT(e, "[kn_i] = kn_p%d[kn_i];\n", p->id);
     sync(e);
   }
+}
+
+void emit_tile_exit(Emitter *e, const Decl *f) {
+  if (e->tile_over)
+    OUT(e, "#error \"kern: the tile storage of '%s' outgrew its count (a compiler bug)\"\n",
+        f->name);
 }

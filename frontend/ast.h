@@ -327,8 +327,9 @@ struct Decl {
   /* after check (check_tile.c): */
   bool tiled;           /* uses a tile operation, here or in a function it calls */
   bool effects;         /* has a scalar side effect, here or in a non-tiled callee */
-  int64_t tile_temps;   /* bytes of tile temporaries and scratch its own code needs */
-  int64_t tile_storage; /* that plus its tile locals and parameters */
+  int64_t tile_temps;   /* bytes of all the tile temporaries and scratch of its own code */
+  int64_t tile_vars;    /* bytes of its tile locals and parameter copies */
+  int64_t tile_storage; /* its block: tile_vars, then the most temporaries live at once */
   int64_t tile_total;   /* kernels: tile_storage of it and every function it reaches */
 };
 
@@ -402,6 +403,9 @@ bool check_limits(Program *);
  * needs (its result when it materializes, a copy of each tile operand it
  * reads whole that is not storage, its scratch). */
 bool tile_materializes(const Node *n);
+/* Every piece of tile storage takes whole 16-byte units, so each is aligned
+ * for every element type in a block of (GPU shared) memory. */
+int64_t tile_slot(int64_t bytes);
 bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
 int64_t tile_temp_bytes(const Node *n);
 /* The value of statement stmt that is written straight into its tile variable

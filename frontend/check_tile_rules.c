@@ -2,7 +2,7 @@
  *
  * Requires: a Program whose bodies check_tile.c and the rest of the checker
  * typed, with its tables filled. Produces: ck_tile_program (Decl.tiled,
- * Decl.effects, the rules below, Decl.tile_temps/tile_storage/tile_total) and
+ * Decl.effects, the rules below, Decl.tile_temps/tile_vars/tile_storage/tile_total) and
  * tile_temp_bytes, tile_materializes, tile_is_storage: the one description of
  * which tile values get storage of their own, which the emitter follows and
  * the limits count (the CPU stack, a GPU block's shared memory).
@@ -85,27 +85,32 @@ static const Node *reduced_operand(const Node *n) {
                                     : n->args;
 }
 
+int64_t tile_slot(int64_t bytes) { return (bytes + 15) / 16 * 16; }
+
 int64_t tile_temp_bytes(const Node *n) {
-  int64_t b = tile_materializes(n) ? n->ty->size : 0;
+  int64_t b = tile_materializes(n) ? tile_slot(n->ty->size) : 0;
   if (reads_whole(n))
     for (const Node *a = n->kind == ND_INDEX ? n->lhs : n->args; a;
          a = n->kind == ND_INDEX ? NULL : a->next)
-      if (tile_typed(a) && !tile_is_storage(a)) b += a->ty->size;
+      if (tile_typed(a) && !tile_is_storage(a)) b += tile_slot(a->ty->size);
   if (n->kind != ND_CALL || n->call_kind != CALL_TILE) return b;
   switch (n->tile_op) {
     case TOP_SUM:
     case TOP_MIN:
     case TOP_MAX:
-    case TOP_REDUCE: return b + reduced_operand(n)->ty->size;
+    case TOP_REDUCE: return b + tile_slot(reduced_operand(n)->ty->size);
     case TOP_ARGMIN:
-    case TOP_ARGMAX: return b + n->args->ty->size + 4 * type_tile_count(n->args->ty);
+    case TOP_ARGMAX:
+      return b + tile_slot(n->args->ty->size) + tile_slot(4 * type_tile_count(n->args->ty));
     case TOP_SCAN_INC:
-    case TOP_SCAN_EXC: return b + 2 * (int64_t)n->ty->size;
+    case TOP_SCAN_EXC: /* the levels of the tree: fewer than 2 n + 32 elements */
+      return b + tile_slot((2 * (int64_t)type_tile_count(n->ty) + 32) * n->ty->elem->size);
     case TOP_MATMUL_FAST: /* the CPU's copies of a and b with their inputs rounded */
-      return b + 4 * (int64_t)(type_tile_count(n->args->ty) + type_tile_count(n->args->next->ty));
+      return b + tile_slot(4 * (int64_t)type_tile_count(n->args->ty)) +
+             tile_slot(4 * (int64_t)type_tile_count(n->args->next->ty));
     case TOP_SORT: {
       int64_t s = 0;
-      for (const Node *a = n->args; a; a = a->next) s += a->ty->size;
+      for (const Node *a = n->args; a; a = a->next) s += tile_slot(a->ty->size);
       return b + s;
     }
     default: return b;
@@ -225,16 +230,32 @@ static void fn_used(Rules *r, const Node *n) {
   diag_note(r->c->diags, f->name_loc, "'%s' is declared here", f->name);
 }
 
+/* What statement n needs beyond its expressions' tile_temp_bytes: less the
+ * value written straight into its variable, plus the slot through which a
+ * scalar with a side effect, computed by one thread, reaches the others. */
+static int64_t stmt_extra(const Node *n) {
+  int64_t b = 0;
+  const Node *direct = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
+  if (direct) b -= tile_slot(direct->ty->size); /* counted by tile_temp_bytes(direct) */
+  if (n->kind == ND_VARDECL && n->var && n->var->ty && has(n->var->init, scalar_effect))
+    b += tile_slot(n->var->ty->size > n->var->init->ty->size ? n->var->ty->size
+                                                             : n->var->init->ty->size);
+  if (n->kind == ND_ASSIGN && n->rhs && has(n->rhs, scalar_effect) && n->lhs->ty &&
+      !writes_array(n->lhs))
+    b += tile_slot(n->rhs->ty ? n->rhs->ty->size : n->lhs->ty->size);
+  if (n->kind == ND_RETURN && n->lhs && has(n->lhs, scalar_effect))
+    b += tile_slot(n->lhs->ty ? n->lhs->ty->size : 16);
+  return b;
+}
+
 static bool rule_visit(const Node *n, void *ud) {
   Rules *r = ud;
-  r->bytes += tile_temp_bytes(n);
-  const Node *direct = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
-  if (direct) r->bytes -= direct->ty->size; /* counted by tile_temp_bytes(direct) */
+  r->bytes += tile_temp_bytes(n) + stmt_extra(n);
   switch (n->kind) {
     case ND_VARDECL:
-      if (n->var && n->var->ty && n->var->ty->kind == TY_TILE) r->vars += n->var->ty->size;
+      if (n->var && n->var->ty && n->var->ty->kind == TY_TILE)
+        r->vars += tile_slot(n->var->ty->size);
       if (n->var) mixed(r, n->var->init, n->loc);
-      if (n->var && n->var->ty && has(n->var->init, scalar_effect)) r->bytes += n->var->ty->size;
       break;
     case ND_ASSIGN:
     case ND_INCDEC: {
@@ -244,14 +265,10 @@ static bool rule_visit(const Node *n, void *ud) {
         diag_error(r->c->diags, n->loc,
                    "tile elements are read-only; make a new tile (tile_where, tile_map)");
       mixed(r, n->rhs, n->loc);
-      if (n->rhs && has(n->rhs, scalar_effect)) r->bytes += n->lhs->ty ? n->lhs->ty->size : 0;
       break;
     }
     case ND_EXPR_STMT:
-    case ND_RETURN:
-      mixed(r, n->lhs, n->loc);
-      if (n->kind == ND_RETURN && n->lhs && has(n->lhs, scalar_effect)) r->bytes += 16;
-      break;
+    case ND_RETURN: mixed(r, n->lhs, n->loc); break;
     case ND_IF:
       mixed(r, n->cond, n->cond->loc);
       if (has(n->cond, scalar_effect))
@@ -271,6 +288,58 @@ static bool rule_visit(const Node *n, void *ud) {
   return false;
 }
 
+/* ---- the most temporaries live at once ----------------------------------------------------- */
+
+/* The emitter (codegen/emit_tile.c) gives a statement's temporaries storage
+ * when the statement starts and takes it back when it ends; a statement
+ * nested in another (a branch, a loop body) stacks its own above the outer
+ * one's. These mirror that, as upper bounds. */
+
+static bool add_temp_bytes(const Node *n, void *ud) {
+  *(int64_t *)ud += tile_temp_bytes(n);
+  return false;
+}
+
+static int64_t expr_temps(Check *c, const Node *x) {
+  int64_t b = 0;
+  if (x && ast_walk(x, add_temp_bytes, &b) < 0) longjmp(c->oom, 1);
+  return b;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+static int64_t stmt_temps(Check *c, const Node *s);
+
+static int64_t list_temps(Check *c, const Node *s) {
+  int64_t most = 0;
+  for (; s; s = s->next) most = max64(most, stmt_temps(c, s));
+  return most;
+}
+
+static int64_t stmt_temps(Check *c, const Node *s) {
+  if (!s) return 0;
+  switch (s->kind) {
+    case ND_BLOCK: return list_temps(c, s->body);
+    case ND_IF: { /* an else-if chain's conditions are all computed before its first if */
+      int64_t conds = 0, branches = 0;
+      const Node *x = s;
+      for (; x && x->kind == ND_IF; x = x->els) {
+        conds += expr_temps(c, x->cond);
+        branches = max64(branches, stmt_temps(c, x->then));
+      }
+      return conds + max64(branches, stmt_temps(c, x));
+    }
+    case ND_FOR:
+      return expr_temps(c, s->cond) +
+             max64(stmt_temps(c, s->init), max64(stmt_temps(c, s->inc), stmt_temps(c, s->body)));
+    case ND_WHILE:
+    case ND_DO: return expr_temps(c, s->cond) + stmt_temps(c, s->body);
+    case ND_VARDECL: return expr_temps(c, s->var ? s->var->init : NULL) + stmt_extra(s);
+    case ND_ASSIGN: return expr_temps(c, s->lhs) + expr_temps(c, s->rhs) + stmt_extra(s);
+    default: return expr_temps(c, s->lhs) + stmt_extra(s);
+  }
+}
+
 /* tile_map etc. may appear in code that is not tiled only through a tile
  * value, so every function is looked at; the rest of the rules are for tiled code. */
 static void check_fn(Check *c, Decl *d) {
@@ -279,10 +348,11 @@ static void check_fn(Check *c, Decl *d) {
     if (ast_walk(d->body, rule_visit, &r) < 0) longjmp(c->oom, 1);
   }
   d->tile_temps = r.bytes;
-  d->tile_storage = r.bytes + r.vars;
+  d->tile_vars = r.vars;
   for (int i = 0; i < d->nparams; i++)
     if (d->params[i]->ty && d->params[i]->ty->kind == TY_TILE)
-      d->tile_storage += d->params[i]->ty->size;
+      d->tile_vars += tile_slot(d->params[i]->ty->size);
+  d->tile_storage = d->tiled ? d->tile_vars + stmt_temps(c, d->body) : 0;
   for (int i = 0; d->kind == DECL_KERNEL && i < d->nparams; i++)
     if (d->params[i]->ty && d->params[i]->ty->kind == TY_TILE)
       diag_error(c->diags, d->params[i]->loc,

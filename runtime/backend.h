@@ -267,7 +267,8 @@ struct kern_kernel {
   int rank;               /* the launch rank its tid(d)s name (emit_kernel_tid_rank) */
 };
 
-/* A GPU block's static shared memory, which a tiled kernel's instance must fit. */
+/* The shared memory a GPU block has without opting in; a tiled kernel that
+ * needs more opts in, up to the device's own limit (the H100's is 227 KiB). */
 enum { RT_TILE_SHARED_LIMIT = 48 << 10, RT_TILE_BLOCK_DEFAULT = 256 };
 
 typedef struct rt_slot {

@@ -5,8 +5,11 @@
  * the CPU an instance is one pool thread: a tile is a local array, a tile
  * loop is a plain loop, there is nothing to synchronise and the one thread
  * does the side effects. On a GPU an instance is a thread block: a tile is a
- * __shared__ array, a tile loop strides over the block's threads, every tile
- * operation is fenced by barriers, and side effects are done by thread 0.
+ * part of the block's dynamic shared memory (kn_smem, sized per kernel by the
+ * runtime: Decl.tile_total; the emitter lays a function's tiles out from its
+ * base kn_sb at the offsets it writes), a tile loop strides over the block's
+ * threads, every tile operation is fenced by barriers, and side effects are
+ * done by thread 0.
  * Nothing here depends on the block size: every element is computed by the
  * same expression whichever thread computes it.
  */
@@ -14,7 +17,9 @@
 #define KERN_TILES_H
 
 #ifdef __CUDACC_RTC__
-#define KN_TILE_SHARED __shared__
+extern __shared__ __align__(16) unsigned char kn_smem[];
+#define KN_TILE_ARRAY(T, n, off, name) T *const name = (T *)(kn_smem + kn_sb + (off))
+#define KN_TILE_SCALAR(T, off, name)   T &name = *(T *)(kn_smem + kn_sb + (off))
 #define KN_TILE_FOR(i, n)                                                                          \
   for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
@@ -32,10 +37,11 @@
     }                                                                                              \
   } while (0)
 #else
-#define KN_TILE_SHARED
-#define KN_TILE_FOR(i, n) for (int32_t i = 0; i < (int32_t)(n); i++)
-#define KN_TILE_SYNC()    ((void)0)
-#define KN_TILE_LEADER    1
+#define KN_TILE_ARRAY(T, n, off, name) T name[n]
+#define KN_TILE_SCALAR(T, off, name)   T name
+#define KN_TILE_FOR(i, n)              for (int32_t i = 0; i < (int32_t)(n); i++)
+#define KN_TILE_SYNC()                 ((void)0)
+#define KN_TILE_LEADER                 1
 /* A 2-D tile_load: row by row; a row inside the array with unit stride is
  * a plain copy the compiler vectorises, the rest element by element. */
 #define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \

@@ -956,3 +956,27 @@ Test(check, import_paths_resolve_like_include, .fini = drop, .timeout = 60) {
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   th_run(cmd, NULL);
 }
+
+/* A tiled kernel's block: its tile variables, then the most temporaries one
+ * statement needs (a statement's are taken back when it ends), then each
+ * tiled function it calls; every piece in whole 16-byte units. */
+Test(check, tile_storage_counts_the_statement_that_needs_most, .fini = drop) {
+  Program *p = compile_ok("tile<float, 10> twice(tile<float, 10> t) { return t * 2.0; }\n"
+                          "kernel void k(float[] x, float[] s) {\n"
+                          "  int i = tid();\n"
+                          "  tile<float, 100> t = tile_load<100>(x, i * 100);\n"
+                          "  s[i] = tile_sum(t);\n"
+                          "  tile_store(x, i * 100, tile_scan_inclusive(t));\n"
+                          "  s[i] = s[i] + tile_max(twice(tile_load<10>(x, 0)));\n"
+                          "}\n");
+  Decl *k = decl_named(p, "k"), *f = decl_named(p, "twice");
+  /* t: 400 bytes; the scan: its result (400) and its levels (2 * 100 + 32
+   * elements, 928 bytes); the sum: a copy (400); the last statement: a load,
+   * the call's result and the max's copy (48 each) */
+  cr_expect_eq(k->tile_vars, 400);
+  cr_expect_eq(k->tile_storage, 400 + 400 + 928);
+  cr_expect_eq(f->tile_vars, 48); /* the copy of its parameter */
+  cr_expect_eq(f->tile_storage, 48);
+  cr_expect_eq(k->tile_total, k->tile_storage + f->tile_storage);
+  cr_expect_eq(k->tile_temps, 400 + 400 + 928 + 3 * 48, "the CPU's count: every temporary");
+}

@@ -6,9 +6,9 @@
  * sorts keys with duplicates and -0.0; it runs on the CPU once and on
  * cuda:0 with 32, 96, 256 and 1024 threads per instance (kern_launch_tile_block)
  * and with the kernel's default, and every output must be bit-identical. Also:
- * a kernel whose tiles do not fit a block's shared memory is refused at its
- * first GPU launch, naming the kernel, its tiles and the limit. Skips, saying
- * why, without a GPU.
+ * a kernel past the default 48 KiB of shared memory runs (opting in), and one
+ * past the device's limit is refused at its first GPU launch, naming the
+ * kernel, its tiles and the limit. Skips, saying why, without a GPU.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -146,22 +146,55 @@ Test(gpu_tiles, same_bits_as_the_cpu_for_every_block_size, .timeout = 900) {
   }
 }
 
-Test(gpu_tiles, kernel_too_big_for_shared_memory_is_refused, .timeout = 120) {
+/* A kernel past the default 48 KiB of shared memory (a 64 KiB tile and its
+ * reduction's 64 KiB of scratch) runs, with the CPU's bits; one past the
+ * device's opt-in limit is refused at its first launch, naming the kernel,
+ * its tiles and the limit. */
+static const char big_src[] = "kernel void big(float[] x, float[] s) {\n"
+                              "  tile<float, 16384> t = tile_load<16384>(x, 0);\n"
+                              "  s[0] = tile_sum(t);\n"
+                              "}\n"
+                              "kernel void huge(float[] x, float[] s) {\n"
+                              "  tile<float, 65536> t = tile_load<65536>(x, 0);\n"
+                              "  s[0] = tile_sum(t);\n"
+                              "}\n";
+
+static float big_sum(kern_module *m, kern_device *d, const float *in, int64_t n) {
+  int64_t one = 1;
+  kern_array *x = kern_array_new(d, KERN_FLOAT32, 1, &n),
+             *s = kern_array_new(d, KERN_FLOAT32, 1, &one);
+  cr_assert(x && s, "%s", kern_last_error());
+  cr_assert_eq(kern_array_write(x, in, 4 * (size_t)n), KERN_OK);
+  kern_arg a[] = {kern_arg_array(x), kern_arg_array(s)};
+  kern_dims dims = {.ndim = 1, .shape = {1}};
+  cr_assert_eq(kern_launch(kern_module_kernel(m, "big"), d, dims, 2, a), KERN_OK, "%s",
+               kern_last_error());
+  float got = 0;
+  cr_assert_eq(kern_array_read(s, &got, 4), KERN_OK, "%s", kern_last_error());
+  kern_array_free(x), kern_array_free(s);
+  return got;
+}
+
+Test(gpu_tiles, past_48_kib_runs_and_past_the_device_limit_is_refused, .timeout = 120) {
   kern_device *gpu = gpu_or_skip();
-  kern_module *m =
-      kern_module_from_source("gpu_tiles_big", "kernel void big(float[] x) {\n"
-                                               "  tile<float, 16384> t = tile_load<16384>(x, 0);\n"
-                                               "  x[0] = tile_sum(t);\n"
-                                               "}\n");
+  kern_module *m = kern_module_from_source("gpu_tiles_big", big_src);
   cr_assert(m, "%s", kern_last_error());
-  int64_t n = 16384;
+  int64_t n = 65536;
+  float *in = malloc(4 * (size_t)n);
+  for (int64_t i = 0; i < n; i++)
+    in[i] = (float)((i * 7919) % 1013 - 506) * (i % 3 ? 0.01f : 97.5f);
+  float want = big_sum(m, kern_device_get("cpu"), in, 16384), got = big_sum(m, gpu, in, 16384);
+  cr_expect(memcmp(&want, &got, 4) == 0, "a 64 KiB tile's sum: %a on cuda:0, %a on the cpu",
+            (double)got, (double)want);
   kern_array *x = kern_array_new(gpu, KERN_FLOAT32, 1, &n);
-  kern_arg a = kern_arg_array(x);
+  kern_arg a[] = {kern_arg_array(x), kern_arg_array(x)};
   kern_dims one = {.ndim = 1, .shape = {1}};
-  cr_expect_eq(kern_launch(kern_module_kernel(m, "big"), gpu, one, 1, &a), KERN_ERR_COMPILE);
+  cr_expect_eq(kern_launch(kern_module_kernel(m, "huge"), gpu, one, 2, a), KERN_ERR_COMPILE);
   const char *msg = kern_last_error();
-  cr_expect(strstr(msg, "'big'") && strstr(msg, "t: tile<float32, 16384>") && strstr(msg, "49152"),
+  cr_expect(strstr(msg, "'huge'") && strstr(msg, "t: tile<float32, 65536>") &&
+                strstr(msg, "bytes a block has on cuda:0"),
             "%s", msg);
   kern_array_free(x);
   kern_module_free(m);
+  free(in);
 }

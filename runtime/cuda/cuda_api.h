@@ -41,7 +41,9 @@ enum {
   CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS = 88,
   CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS = 89,
   CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101,
+  CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_POINTER_ATTRIBUTE_CONTEXT = 1,
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
   CU_POINTER_ATTRIBUTE_IS_MANAGED = 8,
@@ -126,6 +128,7 @@ typedef struct rt_cu_api {
                            unsigned, CUstream, void **, void **);
   CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, size_t (*)(int), size_t,
                                              int);
+  CUresult (*FuncSetAttribute)(CUfunction, int, int);
   CUresult (*StreamBeginCapture)(CUstream, int);
   CUresult (*StreamEndCapture)(CUstream, CUgraph *);
   CUresult (*StreamIsCapturing)(CUstream, int *);

@@ -41,6 +41,7 @@ typedef struct cuda_dev {
   kern_device_info info;
   int arch; /* sm_major * 10 + sm_minor */
   int num_sms;
+  int smem_optin; /* the most shared memory a block may opt in to */
   CUmemoryPool pool;
   bool peer[RT_MAX_DEVICES]; /* peer access from launch device index enabled */
   bool pool_access[RT_MAX_DEVICES];
@@ -202,6 +203,8 @@ static void read_info(cuda_dev *c, int ordinal) {
   i->is_cpu_gpu_atomic_supported = attr(c->dev, CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED);
   c->arch = i->sm_major * 10 + i->sm_minor;
   c->num_sms = attr(c->dev, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  c->smem_optin = attr(c->dev, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  if (c->smem_optin < RT_TILE_SHARED_LIMIT) c->smem_optin = RT_TILE_SHARED_LIMIT;
 }
 
 extern const rt_device_ops rt_cuda_ops;
@@ -465,6 +468,12 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
         continue;
       }
       if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
+      /* past the default 48 KiB, a block's dynamic shared memory is opted in to */
+      const kern_kernel *kk = &m->kernels[k];
+      if (kk->tiled && kk->tile_bytes > RT_TILE_SHARED_LIMIT &&
+          (r = cu->FuncSetAttribute(*f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                    (int)kk->tile_bytes)))
+        return cu_fail(d, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
       if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
     }
@@ -485,12 +494,12 @@ static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out, r
   if (s) return s;
   for (int i = 0; i < m->nkernels; i++) {
     const kern_kernel *k = &m->kernels[i];
-    if (k->tiled && k->tile_bytes > RT_TILE_SHARED_LIMIT)
+    if (k->tiled && k->tile_bytes > impl(d)->smem_optin)
       return err_set(KERN_ERR_COMPILE,
                      "kernel '%s' needs %lld bytes of shared memory for its tiles (%s), more than "
                      "the %d bytes a block has on %s",
                      k->name, (long long)k->tile_bytes, k->tile_text ? k->tile_text : "?",
-                     RT_TILE_SHARED_LIMIT, d->name);
+                     impl(d)->smem_optin, d->name);
   }
   rt_binary b;
   if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
@@ -634,7 +643,8 @@ static kern_status cuda_launch(const rt_launch *L) {
     fn = cc->fn[fn_index(L->kernel->index, L->dense, false)];
   } else
     fn = launch_shape(c, cc, L, &ctx, g, b);
-  CU_TRY(d, cu->LaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], 0, st, params, NULL));
+  unsigned smem = L->kernel->tiled ? (unsigned)L->kernel->tile_bytes : 0;
+  CU_TRY(d, cu->LaunchKernel(fn, g[0], g[1], g[2], b[0], b[1], b[2], smem, st, params, NULL));
   return debug && !captured ? debug_finish(d, L, st) : KERN_OK;
 }
 
