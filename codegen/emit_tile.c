@@ -224,20 +224,16 @@ static Lanes lanes_of(const Type *t, int axis) {
   return (Lanes){m, n, n, 1};
 }
 
-/* A whole-tile reduction of L elements, level by level out of place: level
- * one combines the tile's pairs (2j, 2j + 1) into the first half of the
- * scratch, each next level the previous one's pairs into the other half, an
- * odd last element carried unchanged. The same tree as the in-place form,
- * with unit-stride writes (the CPU vectorises them) and every GPU thread busy. */
-static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type *t, long long len,
-                         const char *dst) {
-  int id = ++e->ntile;
+/* A whole-tile reduction of L elements on the CPU, level by level out of
+ * place: level one combines the tile's pairs (2j, 2j + 1) into the first half
+ * of the scratch, each next level the previous one's pairs into the other
+ * half, an odd last element carried unchanged. The same tree as the in-place
+ * form, with unit-stride writes the compiler vectorises. */
+static void reduce_levels(Emitter *e, const Node *n, const char *from0, const Type *t,
+                          long long len, int id, const char *dst) {
   long long half = (len + 1) / 2;
-  line(e, "{");
-  e->depth++;
-  temp_array(e, t, len, "r", id);
   char from[AST_MAX_IDENT + 64], l[AST_MAX_IDENT + 96], r[AST_MAX_IDENT + 96];
-  sname_text(e, src, from, sizeof from);
+  snprintf(from, sizeof from, "%s", from0);
   long long m = len, at = -1;
   for (int lv = 0; m > 1; lv++) {
     long long pairs = m / 2, out = lv % 2 ? half : 0;
@@ -257,6 +253,73 @@ static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type 
     line(e, "%s = %s[0];", dst, from);
   else
     line(e, "%s = kn_r%d[%lld];", dst, id, at);
+}
+
+/* if (right present) acc = op(acc, right), the step every GPU level takes. */
+static void combine_into(Emitter *e, const Node *n, const Type *t, const char *cond,
+                         const char *acc, const char *right) {
+  emit_indent(e);
+  OUT(e, "if (%s) %s = ", cond, acc);
+  combine(e, n, t, acc, right);
+  OUT(e, ";\n");
+}
+
+/* The same tree on a GPU block, one barrier per five levels: each warp
+ * combines 32 neighbouring nodes with shuffles (lane g takes lane g + s's
+ * value when g is a multiple of 2s and that node is present: a node
+ * starting at or past the end is absent), writes the node they make to the
+ * scratch, and the next round does the same one level of 32 up, until one
+ * node is left. Every node is the pair the tree names, so the result does
+ * not depend on the block size. The rounds alternate between two parts of
+ * the scratch (L / 32 and L / 1024 nodes, rounded up: at most L for L >= 2). */
+static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type *t, long long len,
+                         int id, const char *dst) {
+  const char *T = ct(e, t);
+  line(e, "const %s *kn_in = %s;", T, from);
+  line(e, "%s *kn_out = kn_r%d;", T, id);
+  line(e, "for (int32_t kn_n = %lld, kn_k = 0; kn_n > 1; kn_n = (kn_n + 31) / 32, kn_k++) {", len);
+  e->depth++;
+  line(e, "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < kn_n; kn_b += "
+          "(int32_t)blockDim.x) {");
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u);");
+  line(e, "%s kn_x = kn_in[kn_g < kn_n ? kn_g : 0];", T);
+  line(e, "_Pragma(\"unroll\") for (int32_t kn_s = 1; kn_s < 32; kn_s *= 2) {");
+  e->depth++;
+  line(e, "const %s kn_y = kn_shfl_down(kn_x, kn_s);", T);
+  combine_into(e, n, t, "(kn_g & (2 * kn_s - 1)) == 0 && kn_g + kn_s < kn_n", "kn_x", "kn_y");
+  e->depth--;
+  line(e, "}");
+  line(e, "if ((kn_g & 31) == 0) kn_out[kn_g / 32] = kn_x;");
+  e->depth--;
+  line(e, "}");
+  line(e, "KN_TILE_SYNC();");
+  line(e, "kn_in = kn_out;");
+  line(e, "kn_out = kn_r%d + (kn_k %% 2 ? 0 : %lld);", id, (len + 31) / 32);
+  e->depth--;
+  line(e, "}");
+  line(e, "%s = kn_in[0];", dst);
+}
+
+/* A whole-tile reduction of L elements into dst (a scalar), in the tree the
+ * language documents, written for both targets. */
+static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type *t, long long len,
+                         const char *dst) {
+  char from[AST_MAX_IDENT + 64];
+  sname_text(e, src, from, sizeof from);
+  if (len == 1) {
+    line(e, "%s = %s[0];", dst, from);
+    return;
+  }
+  int id = ++e->ntile;
+  line(e, "{");
+  e->depth++;
+  temp_array(e, t, len, "r", id);
+  OUT(e, "#ifdef __CUDACC_RTC__\n");
+  reduce_warps(e, n, from, t, len, id, dst);
+  OUT(e, "#else\n");
+  reduce_levels(e, n, from, t, len, id, dst);
+  OUT(e, "#endif\n");
   e->depth--;
   line(e, "}");
 }
@@ -324,6 +387,38 @@ static void reduce(Emitter *e, const Node *n, const char *dst) {
 
 /* ---- scans ------------------------------------------------------------------------------- */
 
+/* On a GPU, levels j0 + 1 .. j0 + 5 of a scan's tree from level j0 with
+ * one barrier: each warp takes 32 neighbouring nodes of level j0 and builds
+ * the five levels above them with shuffles, as reduce_warps does, writing
+ * each node it makes where the level-by-level form puts it. */
+static void scan_warp_levels(Emitter *e, const Node *n, const Type *t, int id, int j0, int levels,
+                             const long long *base, const long long *m) {
+  const char *T = ct(e, t);
+  line(e,
+       "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < %lld; kn_b += "
+       "(int32_t)blockDim.x) {",
+       m[j0]);
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u);");
+  line(e, "%s kn_x = kn_l%d[%lld + (kn_g < %lld ? kn_g : 0)];", T, id, base[j0], m[j0]);
+  for (int k = 1; k <= 5 && j0 + k < levels; k++) {
+    long long s = 1ll << (k - 1);
+    line(e, "{");
+    e->depth++;
+    line(e, "const %s kn_y = kn_shfl_down(kn_x, %lld);", T, s);
+    char cond[96];
+    snprintf(cond, sizeof cond, "(kn_g & %lld) == 0 && kn_g + %lld < %lld", 2 * s - 1, s, m[j0]);
+    combine_into(e, n, t, cond, "kn_x", "kn_y");
+    line(e, "if ((kn_g & %lld) == 0 && kn_g < %lld) kn_l%d[%lld + kn_g / %lld] = kn_x;", 2 * s - 1,
+         m[j0], id, base[j0 + k], 2 * s);
+    e->depth--;
+    line(e, "}");
+  }
+  e->depth--;
+  line(e, "}");
+  sync(e);
+}
+
 static void scan(Emitter *e, const Node *n, const char *dst) {
   bool fn = n->nargs >= 2, excl = n->tile_op == TOP_SCAN_EXC;
   const Node *src = fn ? n->args->next : n->args;
@@ -348,6 +443,9 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   OUT(e, "[kn_i];\n");
   sync(e);
   char l[64], r[64];
+  OUT(e, "#ifdef __CUDACC_RTC__\n");
+  for (int j = 0; j + 1 < levels; j += 5) scan_warp_levels(e, n, t, id, j, levels, base, m);
+  OUT(e, "#else\n");
   for (int j = 1; j < levels; j++) {
     snprintf(l, sizeof l, "kn_l%d[%lld + 2 * kn_j]", id, base[j - 1]);
     snprintf(r, sizeof r, "kn_l%d[%lld + 2 * kn_j + 1]", id, base[j - 1]);
@@ -358,6 +456,7 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
     OUT(e, " : %s;\n", l);
     sync(e);
   }
+  OUT(e, "#endif\n");
   line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
   e->depth++;
   snprintf(r, sizeof r, "kn_l%d[kn_i]", id);

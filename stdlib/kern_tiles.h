@@ -20,10 +20,27 @@
 extern __shared__ __align__(16) unsigned char kn_smem[];
 #define KN_TILE_ARRAY(T, n, off, name) T *const name = (T *)(kn_smem + kn_sb + (off))
 #define KN_TILE_SCALAR(T, off, name)   T &name = *(T *)(kn_smem + kn_sb + (off))
+/* unrolled so a thread has several loads in flight */
 #define KN_TILE_FOR(i, n)                                                                          \
-  for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
+  _Pragma("unroll 4") for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n);                     \
+                           i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
 #define KN_TILE_LEADER (threadIdx.x == 0)
+/* Lane + s's value of v (any type, moved as 32-bit words) for a warp's tree. */
+template <class T>
+__device__ __forceinline__ T kn_shfl_down(T v, int s) {
+  union {
+    T v;
+    unsigned w[(sizeof(T) + 3) / 4];
+  } u;
+#pragma unroll
+  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++) u.w[i] = 0;
+  u.v = v;
+#pragma unroll
+  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++)
+    u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], s);
+  return u.v;
+}
 /* A 2-D tile_load: consecutive threads read consecutive elements of a row. */
 #define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
   do {                                                                                             \
