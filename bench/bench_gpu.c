@@ -670,6 +670,17 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s", kern_last_error());
     return 1;
   }
+  /* BENCH_ONLY=primitives or =matmul: only that table (profiling one) */
+  const char *only = getenv("BENCH_ONLY");
+  if (only && (!strcmp(only, "primitives") || !strcmp(only, "matmul"))) {
+    if (!strcmp(only, "primitives"))
+      bench_primitives();
+    else
+      bench_array_matmul();
+    kern_module_free(m);
+    kern_module_free(fast_module);
+    return 0;
+  }
   const char *how;
   bmod = baseline(cubin, &how);
   Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil, bench_histogram,

@@ -20,10 +20,8 @@
 extern __shared__ __align__(16) unsigned char kn_smem[];
 #define KN_TILE_ARRAY(T, n, off, name) T *const name = (T *)(kn_smem + kn_sb + (off))
 #define KN_TILE_SCALAR(T, off, name)   T &name = *(T *)(kn_smem + kn_sb + (off))
-/* unrolled so a thread has several loads in flight */
 #define KN_TILE_FOR(i, n)                                                                          \
-  _Pragma("unroll 4") for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n);                     \
-                           i += (int32_t)blockDim.x)
+  for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
 #define KN_TILE_LEADER (threadIdx.x == 0)
 /* Lane + s's value of v (any type, moved as 32-bit words) for a warp's tree. */

@@ -86,6 +86,8 @@ static const char prelude[] =
     "#define __forceinline__ inline\n"
     "#define __noinline__ __attribute__((noinline))\n"
     "#define __restrict__ __restrict\n"
+    "#define __shared__\n"
+    "#define __align__(n) __attribute__((aligned(n)))\n"
     "struct kn_emul_dim { unsigned x, y, z; };\n"
     "static kn_emul_dim threadIdx, blockIdx, blockDim, gridDim;\n"
     "extern \"C\" void kn_emul_set(const unsigned v[12]) {\n"

@@ -62,7 +62,7 @@ static const DlSym cu_syms[] = {
     CU(ModuleGetFunction, "cuModuleGetFunction", true),
     CU(LaunchKernel, "cuLaunchKernel", true),
     CU(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", true),
-    CU(FuncSetAttribute, "cuFuncSetAttribute", true),
+    CU(FuncSetAttribute, "cuFuncSetAttribute", false),
     CU(StreamBeginCapture, "cuStreamBeginCapture_v2", false),
     CU(StreamEndCapture, "cuStreamEndCapture", false),
     CU(StreamIsCapturing, "cuStreamIsCapturing", false),

@@ -448,6 +448,21 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
  * strided _one slot stays NULL). */
 static int fn_index(int k, bool dense, bool one) { return 4 * k + 2 * dense + one; }
 
+/* Whether tiled kernel k needs more shared memory than a block of d can have:
+ * then it, and only it, fails its launches there (tile_fits). */
+static bool too_big(kern_device *d, const kern_kernel *k) {
+  return k->tiled && k->tile_bytes > impl(d)->smem_optin;
+}
+
+static kern_status tile_fits(kern_device *d, const kern_kernel *k) {
+  if (!too_big(d, k)) return KERN_OK;
+  return err_set(KERN_ERR_COMPILE,
+                 "kernel '%s' needs %lld bytes of shared memory for its tiles (%s), more than "
+                 "the %d bytes a block has on %s",
+                 k->name, (long long)k->tile_bytes, k->tile_text ? k->tile_text : "?",
+                 impl(d)->smem_optin, d->name);
+}
+
 static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc) {
   for (int k = 0; k < m->nkernels; k++)
     for (int v = 0; v < 4; v++) {
@@ -470,9 +485,11 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
       if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
       /* past the default 48 KiB, a block's dynamic shared memory is opted in to */
       const kern_kernel *kk = &m->kernels[k];
-      if (kk->tiled && kk->tile_bytes > RT_TILE_SHARED_LIMIT &&
-          (r = cu->FuncSetAttribute(*f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                    (int)kk->tile_bytes)))
+      if (kk->tiled && kk->tile_bytes > RT_TILE_SHARED_LIMIT && !too_big(d, kk) &&
+          (r = cu->FuncSetAttribute
+                   ? cu->FuncSetAttribute(*f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          (int)kk->tile_bytes)
+                   : CUDA_ERROR_NOT_SUPPORTED))
         return cu_fail(d, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
       if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
@@ -492,15 +509,6 @@ static void cuda_code_free(rt_code *code) {
 static kern_status cuda_compile(kern_module *m, kern_device *d, rt_code **out, rt_origin *origin) {
   kern_status s = enter(d);
   if (s) return s;
-  for (int i = 0; i < m->nkernels; i++) {
-    const kern_kernel *k = &m->kernels[i];
-    if (k->tiled && k->tile_bytes > impl(d)->smem_optin)
-      return err_set(KERN_ERR_COMPILE,
-                     "kernel '%s' needs %lld bytes of shared memory for its tiles (%s), more than "
-                     "the %d bytes a block has on %s",
-                     k->name, (long long)k->tile_bytes, k->tile_text ? k->tile_text : "?",
-                     impl(d)->smem_optin, d->name);
-  }
   rt_binary b;
   if ((s = rt_module_binary(m, RT_CODE_GPU, impl(d)->arch, &b))) return s;
   *origin = b.origin;
@@ -618,6 +626,7 @@ static kern_status cuda_launch(const rt_launch *L) {
   kern_device *d = L->device;
   cuda_dev *c = impl(d);
   kern_status s = enter(d);
+  if (!s) s = tile_fits(d, L->kernel);
   if (s) return s;
   cuda_code *cc = (cuda_code *)L->code;
   CUstream st = cur_stream(d);

@@ -404,6 +404,11 @@ API bool fake_cuda_last_launch(char *name, size_t cap, unsigned dims[6]) {
   pthread_mutex_unlock(&functions_mu);
   return any;
 }
+API CUresult cuFuncSetAttribute(void *f, int attribute, int value) {
+  ENTER(true);
+  (void)f, (void)attribute, (void)value;
+  return OK;
+}
 API CUresult cuOccupancyMaxPotentialBlockSize(int *grid, int *block, void *f, size_t (*fn)(int),
                                               size_t shared, int limit) {
   ENTER(true);
