@@ -30,6 +30,7 @@
 #include "nvrtc.h"
 #include "toolchain.h"
 #include "front.h"
+#include "core.h"
 #include "kern.h"
 
 enum { REPS = 15, TINY = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024, BLOCK = 256, TILE = 16 };
@@ -530,6 +531,40 @@ static void report(const Result *res, int n, const kern_device_info *info, const
 /* 256M float32: the sum reads 1 GiB, the scan reads and writes it; copy = a
  * device-to-device copy of the same array (reads and writes). "of copy" is
  * kern's GB/s over the copy's, both counting the bytes each must move. */
+/* The float32 primitives' kernels with `threads` per instance (0: the default). */
+static void prims_block(int threads) {
+  BENCH_CHECK(kern_kernel_set_tile_block(rt_prims_kernel(0, KERN_FLOAT32, KERN_FLOAT32, "reduce"),
+                                         threads));
+  BENCH_CHECK(
+      kern_kernel_set_tile_block(rt_prims_kernel(3, KERN_FLOAT32, KERN_FLOAT32, "sums"), threads));
+  BENCH_CHECK(
+      kern_kernel_set_tile_block(rt_prims_kernel(3, KERN_FLOAT32, KERN_FLOAT32, "down"), threads));
+}
+
+/* Median seconds of a sum and of an inclusive scan of x into y, for each
+ * tile block size (the table below uses the default). */
+static void prims_sweep(kern_array *x, kern_array *y, kern_array *out) {
+  static const int sizes[] = {64, 128, 256, 512, 1024};
+  printf("\nprimitives by threads per instance (ms, median of %d):", REPS);
+  for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
+    prims_block(sizes[i]);
+    double ts[REPS], tq[REPS];
+    for (int r = 0; r < REPS; r++) {
+      double t0 = bench_now();
+      BENCH_CHECK(kern_array_sum(x, out));
+      BENCH_CHECK(kern_device_synchronize(gpu));
+      double t1 = bench_now();
+      BENCH_CHECK(kern_array_scan(x, y, true));
+      BENCH_CHECK(kern_device_synchronize(gpu));
+      ts[r] = t1 - t0, tq[r] = bench_now() - t1;
+    }
+    printf(" %d: sum %.3f scan %.3f;", sizes[i], 1e3 * bench_median(ts, REPS),
+           1e3 * bench_median(tq, REPS));
+  }
+  printf("\n");
+  prims_block(0);
+}
+
 static void bench_primitives(void) {
   int64_t n = 1LL << 28;
   kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *y = dev(KERN_FLOAT32, 1, n, 0);
@@ -560,6 +595,7 @@ static void bench_primitives(void) {
          cg, sg / cg);
   printf("| kern_array_scan (inclusive) | 256M float32 | %.3f | %.0f | %.0f | %.2f | >= 0.75 |\n",
          1e3 * q, qg, cg, qg / cg);
+  if (getenv("BENCH_ONLY")) prims_sweep(x, y, out);
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
 

@@ -264,38 +264,69 @@ static void combine_into(Emitter *e, const Node *n, const Type *t, const char *c
   OUT(e, ";\n");
 }
 
-/* The same tree on a GPU block, one barrier per five levels: each warp
- * combines 32 neighbouring nodes with shuffles (lane g takes lane g + s's
- * value when g is a multiple of 2s and that node is present: a node
- * starting at or past the end is absent), writes the node they make to the
- * scratch, and the next round does the same one level of 32 up, until one
- * node is left. Every node is the pair the tree names, so the result does
- * not depend on the block size. The rounds alternate between two parts of
- * the scratch (L / 32 and L / 1024 nodes, rounded up: at most L for L >= 2). */
-static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type *t, long long len,
-                         int id, const char *dst) {
+/* One warp step of reduce_warps over nodes kn_g < kn_n held in kn_x: five
+ * levels by shuffles (lane g takes lane g + s's node when g is a multiple of
+ * 2s and that node is present), the node they make to kn_out. */
+static void warp_levels(Emitter *e, const Node *n, const Type *t) {
   const char *T = ct(e, t);
-  line(e, "const %s *kn_in = %s;", T, from);
-  line(e, "%s *kn_out = kn_r%d;", T, id);
-  line(e, "for (int32_t kn_n = %lld, kn_k = 0; kn_n > 1; kn_n = (kn_n + 31) / 32, kn_k++) {", len);
-  e->depth++;
-  line(e, "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < kn_n; kn_b += "
-          "(int32_t)blockDim.x) {");
-  e->depth++;
-  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u);");
-  line(e, "%s kn_x = kn_in[kn_g < kn_n ? kn_g : 0];", T);
   line(e, "_Pragma(\"unroll\") for (int32_t kn_s = 1; kn_s < 32; kn_s *= 2) {");
   e->depth++;
   line(e, "const %s kn_y = kn_shfl_down(kn_x, kn_s);", T);
   combine_into(e, n, t, "(kn_g & (2 * kn_s - 1)) == 0 && kn_g + kn_s < kn_n", "kn_x", "kn_y");
   e->depth--;
   line(e, "}");
-  line(e, "if ((kn_g & 31) == 0) kn_out[kn_g / 32] = kn_x;");
+  line(e, "if ((kn_g & 31) == 0 && kn_g < kn_n) kn_out[kn_g / 32] = kn_x;");
+}
+
+/* The same tree on a GPU block, one barrier per seven levels, then per five:
+ * first each lane folds a leaf of four neighbouring elements in registers
+ * (read at once when whole: kn_tile_leaf4) and each warp combines 32 leaves
+ * with shuffles (a node starting at or past the end is absent), writing the
+ * node of 128 elements they make to the scratch; then each round does the
+ * same with 32 nodes of the level below, until one is left. Every node is
+ * the pair the tree names, so the result does not depend on the block size.
+ * The rounds alternate between two parts of the scratch (L / 128 and
+ * L / 4096 nodes, rounded up: at most L for L >= 2). */
+static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type *t, long long len,
+                         int id, const char *dst) {
+  const char *T = ct(e, t);
+  long long n4 = (len + 3) / 4, half = (n4 + 31) / 32;
+  line(e, "%s *kn_out = kn_r%d;", T, id);
+  line(e,
+       "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < %lld; kn_b += "
+       "(int32_t)blockDim.x) {",
+       n4);
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u), kn_n = %lld;", n4);
+  line(e, "%s kn_v[4];", T);
+  line(e, "kn_tile_leaf4(kn_v, %s, kn_g, %lld);", from, len);
+  char cond[64];
+  snprintf(cond, sizeof cond, "4 * kn_g + 1 < %lld", len);
+  combine_into(e, n, t, cond, "kn_v[0]", "kn_v[1]");
+  snprintf(cond, sizeof cond, "4 * kn_g + 3 < %lld", len);
+  combine_into(e, n, t, cond, "kn_v[2]", "kn_v[3]");
+  snprintf(cond, sizeof cond, "4 * kn_g + 2 < %lld", len);
+  combine_into(e, n, t, cond, "kn_v[0]", "kn_v[2]");
+  line(e, "%s kn_x = kn_v[0];", T);
+  warp_levels(e, n, t);
+  e->depth--;
+  line(e, "}");
+  line(e, "KN_TILE_SYNC();");
+  line(e, "const %s *kn_in = kn_r%d;", T, id);
+  line(e, "kn_out = kn_r%d + %lld;", id, half);
+  line(e, "for (int32_t kn_n = %lld, kn_k = 0; kn_n > 1; kn_n = (kn_n + 31) / 32, kn_k++) {", half);
+  e->depth++;
+  line(e, "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < kn_n; kn_b += "
+          "(int32_t)blockDim.x) {");
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u);");
+  line(e, "%s kn_x = kn_in[kn_g < kn_n ? kn_g : 0];", T);
+  warp_levels(e, n, t);
   e->depth--;
   line(e, "}");
   line(e, "KN_TILE_SYNC();");
   line(e, "kn_in = kn_out;");
-  line(e, "kn_out = kn_r%d + (kn_k %% 2 ? 0 : %lld);", id, (len + 31) / 32);
+  line(e, "kn_out = kn_r%d + (kn_k %% 2 ? %lld : 0);", id, half);
   e->depth--;
   line(e, "}");
   line(e, "%s = kn_in[0];", dst);
@@ -568,16 +599,26 @@ static void load(Emitter *e, const Node *n, const char *dst) {
     OUT(e, ") <= (");
     emit_expr(e, arr);
     OUT(e, ").shape[0] - %lld) {\n", count(t));
-    line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));
-    emit_indent(e);
-    OUT(e, "  const int64_t kn_a0 = (");
-    emit_expr(e, arr->next);
-    OUT(e, ") + kn_i;\n");
-    emit_indent(e);
-    OUT(e, "  %s[kn_i] = (%s)*", dst, t->elem->kind == TY_BOOL ? "bool" : ct(e, t->elem));
-    element_ptr(e, arr, t);
-    OUT(e, ";\n");
-    line(e, "}");
+    if (t->elem->kind != TY_BOOL && !strcmp(ct(e, t->elem), emit_storage_ctype(e, arr->ty->elem))) {
+      /* the same type: a copy, 16 bytes at a time on a GPU where it can be */
+      emit_indent(e);
+      OUT(e, "  KN_TILE_LOAD1(%s, %s, ", ct(e, t->elem), dst);
+      emit_expr(e, arr);
+      OUT(e, ", ");
+      emit_expr(e, arr->next);
+      OUT(e, ", %lld);\n", count(t));
+    } else {
+      line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));
+      emit_indent(e);
+      OUT(e, "  const int64_t kn_a0 = (");
+      emit_expr(e, arr->next);
+      OUT(e, ") + kn_i;\n");
+      emit_indent(e);
+      OUT(e, "  %s[kn_i] = (%s)*", dst, t->elem->kind == TY_BOOL ? "bool" : ct(e, t->elem));
+      element_ptr(e, arr, t);
+      OUT(e, ";\n");
+      line(e, "}");
+    }
     line(e, "} else");
   }
   line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t));

@@ -24,6 +24,25 @@ extern __shared__ __align__(16) unsigned char kn_smem[];
   for (int32_t i = (int32_t)threadIdx.x; i < (int32_t)(n); i += (int32_t)blockDim.x)
 #define KN_TILE_SYNC() __syncthreads()
 #define KN_TILE_LEADER (threadIdx.x == 0)
+/* v[q] = p[4g + q] for the elements before n; four 4-byte elements at once
+ * when all are there and aligned (a tile's storage is aligned to 16 bytes). */
+template <class T>
+__device__ __forceinline__ void kn_tile_leaf4(T *v, const T *p, int32_t g, int32_t n) {
+  const int32_t o = 4 * g;
+  if (sizeof(T) == 4 && o + 3 < n && ((unsigned long long)(p + o) & 15) == 0) {
+    union {
+      uint4 u;
+      T t[4];
+    } w;
+    w.u = *(const uint4 *)(p + o);
+#pragma unroll
+    for (int q = 0; q < 4; q++) v[q] = w.t[q];
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < 4; q++)
+    if (o + q < n) v[q] = p[o + q];
+}
 /* Lane + s's value of v (any type, moved as 32-bit words) for a warp's tree. */
 template <class T>
 __device__ __forceinline__ T kn_shfl_down(T v, int s) {
@@ -51,12 +70,30 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
                         : kn_lf;                                                                   \
     }                                                                                              \
   } while (0)
+/* A 1-D tile_load wholly inside the array, without conversion: 16 bytes a
+ * thread at a time when the elements are 4 bytes, contiguous and aligned. */
+#define KN_TILE_LOAD1(T, dst, arr, o, N)                                                           \
+  do {                                                                                             \
+    const int64_t kn_lo = (o);                                                                     \
+    const T *const kn_ls = KN_P1(T, arr, kn_lo);                                                   \
+    if (sizeof(T) == 4 && (KN_DENSE || (arr).strides[0] == 4) &&                                   \
+        ((unsigned long long)kn_ls & 15) == 0) {                                                   \
+      KN_TILE_FOR(kn_i, (N) / 4)((uint4 *)(dst))[kn_i] = ((const uint4 *)kn_ls)[kn_i];             \
+      KN_TILE_FOR(kn_i, (N) % 4)(dst)[(N) / 4 * 4 + kn_i] = kn_ls[(N) / 4 * 4 + kn_i];             \
+    } else                                                                                         \
+      KN_TILE_FOR(kn_i, N)(dst)[kn_i] = *KN_P1(T, arr, kn_lo + kn_i);                              \
+  } while (0)
 #else
 #define KN_TILE_ARRAY(T, n, off, name) T name[n]
-#define KN_TILE_SCALAR(T, off, name)   T name
-#define KN_TILE_FOR(i, n)              for (int32_t i = 0; i < (int32_t)(n); i++)
-#define KN_TILE_SYNC()                 ((void)0)
-#define KN_TILE_LEADER                 1
+#define KN_TILE_LOAD1(T, dst, arr, o, N)                                                           \
+  do {                                                                                             \
+    const int64_t kn_lo = (o);                                                                     \
+    KN_TILE_FOR(kn_i, N)(dst)[kn_i] = *KN_P1(T, arr, kn_lo + kn_i);                                \
+  } while (0)
+#define KN_TILE_SCALAR(T, off, name) T name
+#define KN_TILE_FOR(i, n)            for (int32_t i = 0; i < (int32_t)(n); i++)
+#define KN_TILE_SYNC()               ((void)0)
+#define KN_TILE_LEADER               1
 /* A 2-D tile_load: row by row; a row inside the array with unit stride is
  * a plain copy the compiler vectorises, the rest element by element. */
 #define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
