@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "kern.h"
+#include "matmul_inputs.h"
 
 static kern_device *gpu_or_skip(void) {
   cr_assert_eq(kern_init(), KERN_OK);
@@ -24,25 +25,12 @@ static kern_device *gpu_or_skip(void) {
   return gpu;
 }
 
-static double input(int i) {
-  static const double scale[4] = {0.001, 0.37, 13.1, 1009.0};
-  return (double)((i * 7919) % 1013 - 506) * scale[i % 4] + 0.1;
-}
-
-static kern_array *arr2(kern_device *d, kern_dtype t, int64_t r, int64_t c, const void *data) {
-  int64_t shape[2] = {r, c};
-  kern_array *a = kern_array_new(d, t, 2, shape);
-  cr_assert(a, "%s", kern_last_error());
-  if (data) cr_assert_eq(kern_array_write(a, data, kern_array_nbytes(a)), KERN_OK);
-  return a;
-}
-
 static void fill(void *p, int n, size_t es, int seed) {
   for (int i = 0; i < n; i++)
     if (es == 8)
-      ((double *)p)[i] = input(i + seed);
+      ((double *)p)[i] = th_mm_input(i + seed);
     else
-      ((float *)p)[i] = (float)input(i + seed);
+      ((float *)p)[i] = (float)th_mm_input(i + seed);
 }
 
 static bool same(const void *x, const void *y, int n, size_t es, const char *what) {
@@ -74,9 +62,9 @@ static void run_tile(kern_device *d, kern_kernel *k, int threads, int m, int kk,
                      bool dbl, const void *a, const void *b, void *p, void *q) {
   kern_dtype t = dbl ? KERN_FLOAT64 : KERN_FLOAT32;
   size_t es = dbl ? 8 : 4;
-  kern_array *aa = arr2(d, t, (int64_t)m * inst, kk, a), *ab = arr2(d, t, kk, n, b),
-             *ap = arr2(d, t, (int64_t)m * inst, n, NULL),
-             *aq = arr2(d, t, (int64_t)m * inst, n, NULL);
+  kern_array *aa = th_mm_array(d, t, (int64_t)m * inst, kk, a), *ab = th_mm_array(d, t, kk, n, b),
+             *ap = th_mm_array(d, t, (int64_t)m * inst, n, NULL),
+             *aq = th_mm_array(d, t, (int64_t)m * inst, n, NULL);
   kern_arg args[4] = {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ap),
                       kern_arg_array(aq)};
   kern_dims dims = {1, {inst}};
@@ -137,8 +125,8 @@ static void array_exact(kern_device *gpu, int m, int kk, int n, bool dbl) {
   kern_device *devs[2] = {cpu, gpu};
   void *outs[2] = {c0, c1};
   for (int i = 0; i < 2; i++) {
-    kern_array *aa = arr2(devs[i], t, m, kk, a), *ab = arr2(devs[i], t, kk, n, b),
-               *ac = arr2(devs[i], t, m, n, NULL);
+    kern_array *aa = th_mm_array(devs[i], t, m, kk, a), *ab = th_mm_array(devs[i], t, kk, n, b),
+               *ac = th_mm_array(devs[i], t, m, n, NULL);
     cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s",
                  kern_last_error());
     cr_assert_eq(kern_array_read(ac, outs[i], es * m * n), KERN_OK, "%s", kern_last_error());
@@ -161,28 +149,21 @@ Test(gpu_matmul, array_exact_same_bits_as_the_cpu, .timeout = 600) {
   }
 }
 
-static uint16_t to_f16(float x) { /* exact for 0 and multiples of 1/64 below 2^15 */
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  if (x == 0) return (uint16_t)(u >> 16);
-  return (uint16_t)((u >> 31) << 15 | (((u >> 23) & 0xff) - 127 + 15) << 10 | ((u >> 13) & 0x3ff));
-}
-
 static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
   float *a = malloc(4 * m * kk), *b = malloc(4 * kk * n), *c = malloc(4 * m * n);
   uint16_t *ha = malloc(2 * m * kk), *hb = malloc(2 * kk * n);
   for (int i = 0; i < m * kk; i++) {
-    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)input(i) * 1.0001f;
-    ha[i] = half ? to_f16(a[i]) : 0;
+    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)th_mm_input(i) * 1.0001f;
+    ha[i] = half ? th_mm_to_f16(a[i]) : 0;
   }
   for (int i = 0; i < kk * n; i++) {
-    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)input(i + 7) * 0.9999f;
-    hb[i] = half ? to_f16(b[i]) : 0;
+    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)th_mm_input(i + 7) * 0.9999f;
+    hb[i] = half ? th_mm_to_f16(b[i]) : 0;
   }
   kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
-  kern_array *aa = arr2(gpu, t, m, kk, half ? (void *)ha : a),
-             *ab = arr2(gpu, t, kk, n, half ? (void *)hb : b),
-             *ac = arr2(gpu, KERN_FLOAT32, m, n, NULL);
+  kern_array *aa = th_mm_array(gpu, t, m, kk, half ? (void *)ha : a),
+             *ab = th_mm_array(gpu, t, kk, n, half ? (void *)hb : b),
+             *ac = th_mm_array(gpu, KERN_FLOAT32, m, n, NULL);
   cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_array_read(ac, c, 4 * m * n), KERN_OK, "%s", kern_last_error());
   double u = half ? 0 : ldexp(1, -11), worst = 0;
@@ -220,8 +201,9 @@ Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
 
 Test(gpu_matmul, arrays_on_different_devices_are_refused) {
   kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
-  kern_array *a = arr2(cpu, KERN_FLOAT32, 4, 4, NULL), *b = arr2(gpu, KERN_FLOAT32, 4, 4, NULL),
-             *c = arr2(gpu, KERN_FLOAT32, 4, 4, NULL);
+  kern_array *a = th_mm_array(cpu, KERN_FLOAT32, 4, 4, NULL),
+             *b = th_mm_array(gpu, KERN_FLOAT32, 4, 4, NULL),
+             *c = th_mm_array(gpu, KERN_FLOAT32, 4, 4, NULL);
   cr_expect_eq(kern_array_matmul(a, b, c, KERN_MATMUL_EXACT), KERN_ERR_INVALID_ARGUMENT);
   cr_expect(strstr(kern_last_error(), "different devices"), "%s", kern_last_error());
   kern_array_free(a), kern_array_free(b), kern_array_free(c);

@@ -23,6 +23,7 @@
 #include "emit.h"
 #include "front.h"
 #include "kern.h"
+#include "matmul_inputs.h"
 #include "nvrtc.h"
 #include "toolchain.h"
 
@@ -31,11 +32,6 @@ static kern_device *cpu(void) {
   kern_device *d = kern_device_get("cpu");
   cr_assert(d);
   return d;
-}
-
-static double input(int i) {
-  static const double scale[4] = {0.001, 0.37, 13.1, 1009.0};
-  return (double)((i * 7919) % 1013 - 506) * scale[i % 4] + 0.1;
 }
 
 /* The reference: row-major a (m x k), b (k x n); c0 may be NULL (+0.0). */
@@ -56,14 +52,6 @@ static void ref_f64(const double *a, const double *b, const double *c0, double *
       for (int p = 0; p < k; p++) acc = fma(a[i * k + p], b[p * n + j], acc);
       c[i * n + j] = acc;
     }
-}
-
-static kern_array *arr2(kern_device *d, kern_dtype t, int64_t r, int64_t c, const void *data) {
-  int64_t shape[2] = {r, c};
-  kern_array *a = kern_array_new(d, t, 2, shape);
-  cr_assert(a, "%s", kern_last_error());
-  if (data) cr_assert_eq(kern_array_write(a, data, kern_array_nbytes(a)), KERN_OK);
-  return a;
 }
 
 static void expect_same(const void *got, const void *want, int n, size_t es, const char *what) {
@@ -105,13 +93,14 @@ static void tile_case(int m, int k, int n, bool dbl) {
   void *a = malloc(es * m * k), *b = malloc(es * k * n), *c0 = malloc(es * m * n);
   void *want = malloc(es * m * n), *got = malloc(es * m * n);
   for (int i = 0; i < m * k; i++)
-    dbl ? (((double *)a)[i] = input(i)) : (((float *)a)[i] = (float)input(i));
+    dbl ? (((double *)a)[i] = th_mm_input(i)) : (((float *)a)[i] = (float)th_mm_input(i));
   for (int i = 0; i < k * n; i++)
-    dbl ? (((double *)b)[i] = input(i + 17)) : (((float *)b)[i] = (float)input(i + 17));
+    dbl ? (((double *)b)[i] = th_mm_input(i + 17)) : (((float *)b)[i] = (float)th_mm_input(i + 17));
   for (int i = 0; i < m * n; i++)
-    dbl ? (((double *)c0)[i] = input(i + 5)) : (((float *)c0)[i] = (float)input(i + 5));
-  kern_array *aa = arr2(d, t, m, k, a), *ab = arr2(d, t, k, n, b), *ac = arr2(d, t, m, n, c0),
-             *ap = arr2(d, t, m, n, NULL), *aq = arr2(d, t, m, n, NULL);
+    dbl ? (((double *)c0)[i] = th_mm_input(i + 5)) : (((float *)c0)[i] = (float)th_mm_input(i + 5));
+  kern_array *aa = th_mm_array(d, t, m, k, a), *ab = th_mm_array(d, t, k, n, b),
+             *ac = th_mm_array(d, t, m, n, c0), *ap = th_mm_array(d, t, m, n, NULL),
+             *aq = th_mm_array(d, t, m, n, NULL);
   kern_dims one = {1, {1}};
   cr_assert_eq(KERN_LAUNCH(kk, d, one, aa, ab, ac, ap, aq), KERN_OK, "%s", kern_last_error());
   char what[64];
@@ -149,10 +138,11 @@ static void array_case(int m, int k, int n, bool dbl) {
   void *a = malloc(es * m * k), *b = malloc(es * k * n), *want = malloc(es * m * n),
        *got = malloc(es * m * n);
   for (int i = 0; i < m * k; i++)
-    dbl ? (((double *)a)[i] = input(i)) : (((float *)a)[i] = (float)input(i));
+    dbl ? (((double *)a)[i] = th_mm_input(i)) : (((float *)a)[i] = (float)th_mm_input(i));
   for (int i = 0; i < k * n; i++)
-    dbl ? (((double *)b)[i] = input(i + 3)) : (((float *)b)[i] = (float)input(i + 3));
-  kern_array *aa = arr2(d, t, m, k, a), *ab = arr2(d, t, k, n, b), *ac = arr2(d, t, m, n, NULL);
+    dbl ? (((double *)b)[i] = th_mm_input(i + 3)) : (((float *)b)[i] = (float)th_mm_input(i + 3));
+  kern_array *aa = th_mm_array(d, t, m, k, a), *ab = th_mm_array(d, t, k, n, b),
+             *ac = th_mm_array(d, t, m, n, NULL);
   cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s", kern_last_error());
   if (dbl)
     ref_f64(a, b, NULL, want, m, k, n);
@@ -181,8 +171,9 @@ Test(array_matmul, exact_shapes_f64, .timeout = 600) {
 Test(array_matmul, padding_keeps_negative_zero) {
   kern_device *d = cpu();
   float a[2] = {-1e-30f, 2.0f}, b[2] = {1e-30f, -0.0f}, c[4];
-  kern_array *aa = arr2(d, KERN_FLOAT32, 2, 1, a), *ab = arr2(d, KERN_FLOAT32, 1, 2, b),
-             *ac = arr2(d, KERN_FLOAT32, 2, 2, NULL);
+  kern_array *aa = th_mm_array(d, KERN_FLOAT32, 2, 1, a),
+             *ab = th_mm_array(d, KERN_FLOAT32, 1, 2, b),
+             *ac = th_mm_array(d, KERN_FLOAT32, 2, 2, NULL);
   cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_EXACT), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_array_read(ac, c, sizeof c), KERN_OK);
   float want[4];
@@ -197,20 +188,20 @@ Test(array_matmul, views_and_transposes) {
   kern_device *d = cpu();
   enum { M = 37, K = 20, N = 23 };
   float big[50 * 40], bt[N * K], a[M * K], b[K * N], want[M * N], got[M * N];
-  for (int i = 0; i < 50 * 40; i++) big[i] = (float)input(i);
-  for (int i = 0; i < N * K; i++) bt[i] = (float)input(i + 11);
+  for (int i = 0; i < 50 * 40; i++) big[i] = (float)th_mm_input(i);
+  for (int i = 0; i < N * K; i++) bt[i] = (float)th_mm_input(i + 11);
   for (int i = 0; i < M; i++)
     for (int j = 0; j < K; j++) a[i * K + j] = big[(i + 5) * 40 + j + 3];
   for (int i = 0; i < K; i++)
     for (int j = 0; j < N; j++) b[i * N + j] = bt[j * K + i];
-  kern_array *whole = arr2(d, KERN_FLOAT32, 50, 40, big);
+  kern_array *whole = th_mm_array(d, KERN_FLOAT32, 50, 40, big);
   int64_t off[2] = {5, 3}, shape[2] = {M, K};
   kern_array *av = kern_array_view(whole, 2, off, shape);
   int64_t bshape[2] = {K, N}, bstrides[2] = {4, 4 * K};
   kern_array *bv = kern_array_wrap(bt, d, KERN_FLOAT32, 2, bshape, bstrides);
   cr_assert(av && bv, "%s", kern_last_error());
   /* c: a window of a larger array too */
-  kern_array *cbig = arr2(d, KERN_FLOAT32, M + 2, N + 4, NULL);
+  kern_array *cbig = th_mm_array(d, KERN_FLOAT32, M + 2, N + 4, NULL);
   int64_t coff[2] = {1, 2}, cshape[2] = {M, N};
   kern_array *cv = kern_array_view(cbig, 2, coff, cshape);
   cr_assert_eq(kern_array_matmul(av, bv, cv, KERN_MATMUL_EXACT), KERN_OK, "%s", kern_last_error());
@@ -236,14 +227,6 @@ static float tf32(float x) {
   return x;
 }
 
-/* float16 bits of x, exact for the inputs below (0 or multiples of 1/64 below 2^15). */
-static uint16_t to_f16(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  if (x == 0) return (uint16_t)(u >> 16);
-  return (uint16_t)((u >> 31) << 15 | (((u >> 23) & 0xff) - 127 + 15) << 10 | ((u >> 13) & 0x3ff));
-}
-
 /* The documented bound: |fast - exact| <= (2 u_in + (K + 2) 2^-22) sum_k |a||b|,
  * u_in = 2^-11 for TF32 inputs and 0 for float16 ones. */
 static void fast_case(int m, int k, int n, bool half) {
@@ -252,18 +235,19 @@ static void fast_case(int m, int k, int n, bool half) {
         *rb = malloc(4 * k * n), *want = malloc(4 * m * n), *got = malloc(4 * m * n);
   uint16_t *ha = malloc(2 * m * k), *hb = malloc(2 * k * n);
   for (int i = 0; i < m * k; i++) {
-    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)input(i) * 1.0001f;
-    ha[i] = half ? to_f16(a[i]) : 0;
+    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)th_mm_input(i) * 1.0001f;
+    ha[i] = half ? th_mm_to_f16(a[i]) : 0;
     ra[i] = half ? a[i] : tf32(a[i]);
   }
   for (int i = 0; i < k * n; i++) {
-    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)input(i + 7) * 0.9999f;
-    hb[i] = half ? to_f16(b[i]) : 0;
+    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)th_mm_input(i + 7) * 0.9999f;
+    hb[i] = half ? th_mm_to_f16(b[i]) : 0;
     rb[i] = half ? b[i] : tf32(b[i]);
   }
   kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
-  kern_array *aa = arr2(d, t, m, k, half ? (void *)ha : a),
-             *ab = arr2(d, t, k, n, half ? (void *)hb : b), *ac = arr2(d, KERN_FLOAT32, m, n, NULL);
+  kern_array *aa = th_mm_array(d, t, m, k, half ? (void *)ha : a),
+             *ab = th_mm_array(d, t, k, n, half ? (void *)hb : b),
+             *ac = th_mm_array(d, KERN_FLOAT32, m, n, NULL);
   cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
   cr_assert_eq(kern_array_read(ac, got, 4 * m * n), KERN_OK);
   ref_f32(ra, rb, NULL, want, m, k, n);
@@ -322,12 +306,18 @@ static void expect_bad(const kern_array *a, const kern_array *b, kern_array *c, 
 
 Test(array_matmul, bad_arguments) {
   kern_device *d = cpu();
-  kern_array *a = arr2(d, KERN_FLOAT32, 3, 4, NULL), *b = arr2(d, KERN_FLOAT32, 5, 2, NULL),
-             *b2 = arr2(d, KERN_FLOAT32, 4, 2, NULL), *c = arr2(d, KERN_FLOAT32, 3, 2, NULL),
-             *c33 = arr2(d, KERN_FLOAT32, 3, 3, NULL), *ai = arr2(d, KERN_INT32, 3, 4, NULL),
-             *bi = arr2(d, KERN_INT32, 4, 2, NULL), *ah = arr2(d, KERN_FLOAT16, 3, 4, NULL),
-             *bh = arr2(d, KERN_FLOAT16, 4, 2, NULL), *ch = arr2(d, KERN_FLOAT16, 3, 2, NULL),
-             *ad = arr2(d, KERN_FLOAT64, 3, 4, NULL), *bd = arr2(d, KERN_FLOAT64, 4, 2, NULL);
+  kern_array *a = th_mm_array(d, KERN_FLOAT32, 3, 4, NULL),
+             *b = th_mm_array(d, KERN_FLOAT32, 5, 2, NULL),
+             *b2 = th_mm_array(d, KERN_FLOAT32, 4, 2, NULL),
+             *c = th_mm_array(d, KERN_FLOAT32, 3, 2, NULL),
+             *c33 = th_mm_array(d, KERN_FLOAT32, 3, 3, NULL),
+             *ai = th_mm_array(d, KERN_INT32, 3, 4, NULL),
+             *bi = th_mm_array(d, KERN_INT32, 4, 2, NULL),
+             *ah = th_mm_array(d, KERN_FLOAT16, 3, 4, NULL),
+             *bh = th_mm_array(d, KERN_FLOAT16, 4, 2, NULL),
+             *ch = th_mm_array(d, KERN_FLOAT16, 3, 2, NULL),
+             *ad = th_mm_array(d, KERN_FLOAT64, 3, 4, NULL),
+             *bd = th_mm_array(d, KERN_FLOAT64, 4, 2, NULL);
   int64_t n = 8;
   kern_array *v = kern_array_new(d, KERN_FLOAT32, 1, &n);
   expect_bad(a, b, c, KERN_MATMUL_EXACT, "inner dimensions differ");
