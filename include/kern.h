@@ -735,6 +735,27 @@ KERN_API kern_status kern_array_max(const kern_array *in, kern_array *out);
  * order extended over the whole array. out may be in itself (same dtype,
  * the same elements), but no other overlap. */
 KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool inclusive);
+/* Sorts keys in place, ascending and stable (equal keys keep their order),
+ * and permutes values (may be NULL) alongside: after the call keys[i] and
+ * values[i] are the key and value that were at the i-th place of the sorted
+ * order. keys: 1-D (any strides) of int32, uint32, int64, uint64 or float32;
+ * float32 keys sort in IEEE total order by their bits: -NaN < -inf < ... <
+ * -0 < +0 < ... < +inf < NaN (NaNs by their payload bits, negative ones
+ * reversed). values: 1-D of any dtype (structs included), keys' length, on
+ * keys' device, not overlapping keys. A radix sort over 4-bit digits: a
+ * pass per digit on which the keys differ (8 at most for 4-byte keys, 16 for
+ * 8-byte ones), each reading and writing every key and value; temporaries
+ * about the size of keys plus values (plus 4 bytes per key for 4-byte keys,
+ * half that for 8-byte ones), memory-pool allocations on a GPU. Only bits
+ * move: the same result on every device, block size and thread count.
+ * Queued and captured like the primitives above (not inside
+ * kern_capture_if/while blocks). Arrays of fewer than 2 elements are left
+ * as they are. KERN_ERR_INVALID_ARGUMENT with a message for a NULL or
+ * non-1-D keys, an unsupported key dtype, values not 1-D, on another
+ * device, of another length or overlapping keys, and more than 8 (2^31 - 1)
+ * keys; nothing runs then. Out of memory and compile errors come before
+ * anything moves; a later launch error leaves keys and values unspecified. */
+KERN_API kern_status kern_array_sort(kern_array *keys, kern_array *values);
 
 /* ---- streams and graph capture ----------------------------------------------------- */
 
