@@ -744,9 +744,9 @@ KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool
  * reversed). values: 1-D of any dtype (structs included), keys' length, on
  * keys' device, not overlapping keys. A radix sort over 4-bit digits: a
  * pass per digit on which the keys differ (8 at most for 4-byte keys, 16 for
- * 8-byte ones), each reading and writing every key and value; temporaries
- * about the size of keys plus values (plus 4 bytes per key for 4-byte keys,
- * half that for 8-byte ones), memory-pool allocations on a GPU. Only bits
+ * 8-byte ones), each reading and writing every key and value; temporaries:
+ * a copy of keys and of values and 2 bytes per key (values wider than 8
+ * bytes: 8 more bytes per key), memory-pool allocations on a GPU. Only bits
  * move: the same result on every device, block size and thread count.
  * Queued and captured like the primitives above (not inside
  * kern_capture_if/while blocks). Arrays of fewer than 2 elements are left
