@@ -742,12 +742,12 @@ KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool
  * float32 keys sort in IEEE total order by their bits: -NaN < -inf < ... <
  * -0 < +0 < ... < +inf < NaN (NaNs by their payload bits, negative ones
  * reversed). values: 1-D of any dtype (structs included), keys' length, on
- * keys' device, not overlapping keys. A radix sort over 4-bit digits: a
- * pass per digit on which the keys differ (8 at most for 4-byte keys, 16 for
- * 8-byte ones), each reading and writing every key and value; temporaries:
- * a copy of keys and of values and 2 bytes per key (values wider than 8
- * bytes: 8 more bytes per key), memory-pool allocations on a GPU. Only bits
- * move: the same result on every device, block size and thread count.
+ * keys' device, not overlapping keys. A radix sort: a pass per digit on
+ * which the keys differ (4-bit digits on a GPU, 8-bit ones on the CPU), each
+ * reading and writing every key and value; temporaries: a copy of keys and
+ * of values (on a GPU 2 bytes per key more; values wider than 8 bytes: 8
+ * more), memory-pool allocations on a GPU. Only bits move: the same result
+ * on every device, block size and thread count.
  * Queued and captured like the primitives above (not inside
  * kern_capture_if/while blocks). Arrays of fewer than 2 elements are left
  * as they are. KERN_ERR_INVALID_ARGUMENT with a message for a NULL or

@@ -34,5 +34,7 @@ kern_status rt_prims_launch(kern_kernel *k, kern_device *d, int64_t n, int nargs
  * and one of its kernels (made on first use). */
 char *rt_sort_source(int key_bytes, int word_bytes);
 kern_kernel *rt_sort_kernel(int key_bytes, int word_bytes, const char *name);
+/* On: CPU sorts run the tiled passes GPUs run (off: the CPU's own passes). */
+void rt_sort_tiles_on_cpu(bool on);
 
 #endif

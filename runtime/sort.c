@@ -9,7 +9,11 @@
  * first use there.
  * Breaks: the keys are sorted as unsigned words of their size (signed and
  * float keys through an order-preserving map inside the kernels), so the
- * sort moves bits and nothing else: the same result on every device. Values
+ * sort moves bits and nothing else: the same result on every device. GPUs
+ * run the tiled passes (4-bit digits); the CPU runs passes of its own over
+ * 8-bit digits, a chunk of keys per launch index (half the passes, each a
+ * plain counting sort in one core's cache); tests run the tiled ones on the
+ * CPU too (rt_sort_tiles_on_cpu). Values
  * of 1, 2, 4 or 8 bytes move with the keys in every pass, as words of their
  * size; wider ones (or ones not aligned to their size) are permuted once at
  * the end, through the keys' places in the input, which the passes carry
@@ -23,8 +27,12 @@
 
 extern const char rt_kern_sort[];
 
-/* The kern side's chunk (C) of R rows of S keys, and its 4-bit digits. */
-enum { ROWS = 512, ROW = 16, CHUNK = ROWS * ROW, DIGITS = 16, DIGIT_BITS = 4 };
+/* The kern side's chunk (C) of R rows of S keys, and its 4-bit digits; the
+ * CPU's passes' smallest chunk. */
+enum { ROWS = 512, ROW = 16, CHUNK = ROWS * ROW, DIGITS = 16, DIGIT_BITS = 4, CPU_CHUNK = 4096 };
+
+/* For tests: the CPU runs the tiled passes too (rt_sort_tiles_on_cpu). */
+static _Atomic bool tiles_on_cpu;
 
 static const char fn[] = "kern_array_sort";
 
@@ -120,19 +128,23 @@ typedef enum { V_NONE, V_DIRECT, V_INDEX } vmode;
 typedef struct Plan {
   kern_device *d;
   int64_t n, nch, rows;
-  int key_bytes, mode, passes;
+  int key_bytes, mode;
+  bool tiles;          /* the tiled passes; else the CPU's (8-bit digits, a chunk per index) */
+  int digit_bits;      /* 4 or 8 */
+  int64_t csize, nch8; /* the CPU's chunks */
   vmode vm;
   int word;  /* bytes of the words the passes move with the keys (V_INDEX: the places) */
   int gword; /* V_INDEX: bytes of the words the gather moves */
   kern_module *m, *gm;
   kern_array *a, *b, *acc, *counts, *counts2, *goff, *rowpre; /* keys as words, and scratch */
+  kern_array *cnt, *tot;                                      /* the CPU's passes */
   kern_array *va, *vb;                                        /* values (or places) */
   kern_array *vwords, *vtmp;                                  /* V_INDEX: [n, words] */
 } Plan;
 
 static void plan_free(Plan *p) {
-  kern_array *all[] = {p->a,      p->b,  p->acc, p->counts, p->counts2, p->goff,
-                       p->rowpre, p->va, p->vb,  p->vwords, p->vtmp};
+  kern_array *all[] = {p->a,   p->b,   p->acc, p->counts, p->counts2, p->goff, p->rowpre,
+                       p->cnt, p->tot, p->va,  p->vb,     p->vwords,  p->vtmp};
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) kern_array_free(all[i]);
 }
 
@@ -176,17 +188,29 @@ static kern_status plan_values(Plan *p, kern_array *values) {
   return p->va && p->vb ? KERN_OK : kern_last_status();
 }
 
-static kern_status plan_arrays(Plan *p, kern_array *keys, kern_array *values) {
-  int64_t n = p->n, nc = DIGITS * p->nch, shape2[2] = {DIGITS, p->nch};
-  kern_dtype kw = word_dtype(p->key_bytes);
-  p->a = rt_array_as(keys, kw, 1, &n, keys->strides);
-  p->b = rt_array_scratch(p->d, kw, n);
-  p->acc = rt_array_scratch(p->d, kw, 1);
+/* The tiled passes' counts ([16, chunks] for rank, 1-D for the scan), places
+ * and rows' counters; or the CPU's counters per chunk and digit places. */
+static bool plan_counters(Plan *p) {
+  if (!p->tiles) {
+    p->cnt = rt_array_scratch(p->d, KERN_INT64, 256 * p->nch8);
+    p->tot = rt_array_scratch(p->d, KERN_INT64, 256);
+    return p->cnt && p->tot;
+  }
+  int64_t nc = DIGITS * p->nch, shape2[2] = {DIGITS, p->nch};
   p->counts = rt_array_scratch(p->d, KERN_INT32, nc);
   p->counts2 = p->counts ? rt_array_as(p->counts, KERN_INT32, 2, shape2, NULL) : NULL;
   p->goff = rt_array_scratch(p->d, KERN_INT64, nc);
   p->rowpre = rt_array_scratch(p->d, KERN_UINT64, 4 * ROWS * p->nch);
-  if (!p->a || !p->b || !p->acc || !p->counts2 || !p->goff || !p->rowpre) return kern_last_status();
+  return p->counts2 && p->goff && p->rowpre;
+}
+
+static kern_status plan_arrays(Plan *p, kern_array *keys, kern_array *values) {
+  int64_t n = p->n;
+  kern_dtype kw = word_dtype(p->key_bytes);
+  p->a = rt_array_as(keys, kw, 1, &n, keys->strides);
+  p->b = rt_array_scratch(p->d, kw, n);
+  p->acc = rt_array_scratch(p->d, kw, 1);
+  if (!p->a || !p->b || !p->acc || !plan_counters(p)) return kern_last_status();
   return values ? plan_values(p, values) : KERN_OK;
 }
 
@@ -209,7 +233,11 @@ static kern_status plan_make(Plan *p, kern_array *keys, kern_array *values) {
   p->rows = (p->n + ROW - 1) / ROW;
   p->key_bytes = (int)keys->elem_size;
   p->mode = key_mode(keys->dtype);
-  p->passes = 8 * p->key_bytes / DIGIT_BITS;
+  p->tiles = p->d->kind != RT_DEV_CPU || atomic_load(&tiles_on_cpu);
+  p->digit_bits = p->tiles ? DIGIT_BITS : 8;
+  /* the CPU's chunks: at most 1024 (their counters stay small), at least CPU_CHUNK keys */
+  p->csize = (p->n + 1023) / 1024 > CPU_CHUNK ? (p->n + 1023) / 1024 : CPU_CHUNK;
+  p->nch8 = (p->n + p->csize - 1) / p->csize;
   kern_status st = plan_arrays(p, keys, values);
   return st ? st : plan_modules(p);
 }
@@ -228,11 +256,48 @@ static kern_arg arr(kern_array *a) { return kern_arg_array(a); }
 static kern_status run_bits(const Plan *p) {
   uint64_t zero = 0;
   kern_status st = kern_array_fill(p->acc, &zero);
-  if (!st) st = kern_array_fill(p->counts, &zero);
+  if (!st && p->counts) st = kern_array_fill(p->counts, &zero);
   kern_arg args[] = {arr(p->a), arr(p->acc), kern_arg_i32(p->mode)};
   return st ? st : launch(p->m, "bits", p->d, p->nch, 3, args);
 }
 
+/* The CPU's pass over the 8-bit digit at sh. */
+static kern_status run_pass8(const Plan *p, int sh) {
+  kern_arg ca[] = {arr(p->a),
+                   arr(p->b),
+                   arr(p->acc),
+                   arr(p->cnt),
+                   kern_arg_i32(p->mode),
+                   kern_arg_i32(sh),
+                   kern_arg_i64(p->csize)};
+  kern_status st = launch(p->m, "count8", p->d, p->nch8, 7, ca);
+  kern_arg pa[] = {arr(p->cnt), arr(p->tot), arr(p->acc), kern_arg_i32(sh)};
+  if (!st) st = launch(p->m, "prefix8", p->d, 256, 4, pa);
+  kern_arg ba[] = {arr(p->tot), arr(p->acc), kern_arg_i32(sh)};
+  if (!st) st = launch(p->m, "base8", p->d, 1, 3, ba);
+  if (st) return st;
+  if (p->vm == V_NONE) {
+    kern_arg sa[] = {arr(p->a),        arr(p->b),
+                     arr(p->acc),      arr(p->cnt),
+                     arr(p->tot),      kern_arg_i32(p->mode),
+                     kern_arg_i32(sh), kern_arg_i64(p->csize)};
+    return launch(p->m, "scatter8", p->d, p->nch8, 8, sa);
+  }
+  kern_arg sa[] = {arr(p->a),
+                   arr(p->b),
+                   arr(p->va),
+                   arr(p->vb),
+                   arr(p->acc),
+                   arr(p->cnt),
+                   arr(p->tot),
+                   kern_arg_i32(p->mode),
+                   kern_arg_i32(sh),
+                   kern_arg_i64(p->csize),
+                   kern_arg_bool(p->vm == V_INDEX)};
+  return launch(p->m, "scatter8_kv", p->d, p->nch8, 11, sa);
+}
+
+/* The tiled pass over the 4-bit digit at sh. */
 static kern_status run_pass(const Plan *p, int sh) {
   kern_arg ra[] = {arr(p->a),       arr(p->b),      arr(p->acc),
                    arr(p->counts2), arr(p->rowpre), kern_arg_i32(p->mode),
@@ -256,12 +321,17 @@ static kern_status run_pass(const Plan *p, int sh) {
 
 static kern_status run_finish(const Plan *p) {
   if (p->vm == V_NONE) {
-    kern_arg fa[] = {arr(p->a), arr(p->b), arr(p->acc)};
-    return launch(p->m, "finish", p->d, p->rows, 3, fa);
+    kern_arg fa[] = {arr(p->a), arr(p->b), arr(p->acc), kern_arg_i32(p->digit_bits)};
+    return launch(p->m, "finish", p->d, p->rows, 4, fa);
   }
-  kern_arg fa[] = {arr(p->a),  arr(p->b),   arr(p->va),
-                   arr(p->vb), arr(p->acc), kern_arg_bool(p->vm == V_INDEX)};
-  kern_status st = launch(p->m, "finish_kv", p->d, p->rows, 6, fa);
+  kern_arg fa[] = {arr(p->a),
+                   arr(p->b),
+                   arr(p->va),
+                   arr(p->vb),
+                   arr(p->acc),
+                   kern_arg_bool(p->vm == V_INDEX),
+                   kern_arg_i32(p->digit_bits)};
+  kern_status st = launch(p->m, "finish_kv", p->d, p->rows, 7, fa);
   if (st || p->vm != V_INDEX) return st;
   kern_arg ga[] = {arr(p->vwords), arr(p->vtmp), arr(p->va)};
   st = launch(p->gm, "gather", p->d, p->rows, 3, ga);
@@ -270,7 +340,8 @@ static kern_status run_finish(const Plan *p) {
 
 static kern_status run(const Plan *p) {
   kern_status st = run_bits(p);
-  for (int i = 0; !st && i < p->passes; i++) st = run_pass(p, DIGIT_BITS * i);
+  for (int sh = 0; !st && sh < 8 * p->key_bytes; sh += p->digit_bits)
+    st = p->tiles ? run_pass(p, sh) : run_pass8(p, sh);
   return st ? st : run_finish(p);
 }
 
@@ -291,6 +362,8 @@ char *rt_sort_source(int key_bytes, int word_bytes) {
   Words w = {key_bytes, word_bytes};
   return source(&w);
 }
+
+void rt_sort_tiles_on_cpu(bool on) { atomic_store(&tiles_on_cpu, on); }
 
 kern_kernel *rt_sort_kernel(int key_bytes, int word_bytes, const char *name) {
   kern_module *m = module_for(key_bytes, word_bytes);

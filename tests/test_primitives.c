@@ -576,13 +576,21 @@ static void sort_on(kern_device *d, kern_dtype kt, void *keys, kern_dtype vt, vo
   kern_array_free(v);
 }
 
+/* Which passes CPU sorts run: the CPU's own, or the tiled ones GPUs run. */
+static bool tiled;
+static const char *passes(void) { return tiled ? "tiled passes" : "CPU passes"; }
+static void use_tiles(bool on) {
+  tiled = on;
+  rt_sort_tiles_on_cpu(on);
+}
+
 /* got (n elements of `size` bytes) is in[perm[i]] for every i; reports the first miss. */
 static bool permuted(const void *got, const void *in, const int64_t *perm, int64_t n, size_t size,
                      const char *what, kern_dtype t, int64_t total) {
   for (int64_t i = 0; i < n; i++)
     if (memcmp((const char *)got + (size_t)i * size, (const char *)in + (size_t)perm[i] * size,
                size)) {
-      cr_expect(false, "%s, n=%lld: %s[%lld] is not input[%lld] (the stable order)",
+      cr_expect(false, "%s, %s, n=%lld: %s[%lld] is not input[%lld] (the stable order)", passes(),
                 kern_dtype_name(t), (long long)total, what, (long long)i, (long long)perm[i]);
       return false;
     }
@@ -593,7 +601,7 @@ static const int64_t sort_sizes[] = {
     0, 1, 2, 7, 1000, 8191, 8192, 8193, 3 * 8192 + 17, (1 << 20) + 3};
 enum { NSORT_SIZES = sizeof sort_sizes / sizeof sort_sizes[0] };
 
-Test(primitives, sort_matches_a_stable_reference_for_every_key_dtype, .timeout = 1200) {
+static void match_the_reference(void) {
   kern_device *d = cpu();
   for (int t = 0; t < NSORT_KEYS; t++)
     for (int s = 0; s < NSORT_SIZES; s++)
@@ -616,13 +624,24 @@ Test(primitives, sort_matches_a_stable_reference_for_every_key_dtype, .timeout =
         for (int64_t i = 0; i < n; i++) want[i] = (uint32_t)perm[i];
         for (int64_t i = 0; ok && i < n; i++)
           if (places[i] != want[i]) {
-            cr_expect(false, "%s, n=%lld, dist %d: values[%lld] is %u, the stable order's %u",
-                      kern_dtype_name(kt), (long long)n, dist, (long long)i, places[i], want[i]);
+            cr_expect(false, "%s, %s, n=%lld, dist %d: values[%lld] is %u, the stable order's %u",
+                      passes(), kern_dtype_name(kt), (long long)n, dist, (long long)i, places[i],
+                      want[i]);
             ok = false;
           }
         free(in), free(k), free(places), free(perm), free(want);
         if (!ok) return;
       }
+}
+
+Test(primitives, sort_matches_a_stable_reference_for_every_key_dtype, .timeout = 1200) {
+  match_the_reference();
+}
+
+/* The passes GPUs run (tiled, 4-bit digits), run on the CPU. */
+Test(primitives, sort_matches_it_through_the_tiled_passes, .timeout = 1200) {
+  use_tiles(true);
+  match_the_reference();
 }
 
 /* Values of 1 to 64 bytes (moved with the keys in every pass up to 8 bytes,
@@ -637,8 +656,9 @@ Test(primitives, sort_moves_values_of_every_dtype, .timeout = 900) {
   const kern_dtype vts[] = {KERN_UINT8, KERN_INT16, KERN_FLOAT32, KERN_FLOAT64, KERN_BOOL,
                             KERN_VEC3,  KERN_DVEC3, KERN_MAT44,   KERN_FLOAT16, rgb};
   const int64_t ns[] = {2, 1000, 3 * 8192 + 5};
-  for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++) {
-    int64_t n = ns[s];
+  for (size_t s = 0; s < 2 * sizeof ns / sizeof ns[0]; s++) {
+    use_tiles(s % 2);
+    int64_t n = ns[s / 2];
     int32_t *in = sort_input(KERN_INT32, n, 1, (uint64_t)s + 7), *k = malloc(4 * (size_t)n);
     int64_t *perm = sort_ref(KERN_INT32, in, n);
     for (size_t j = 0; j < sizeof vts / sizeof vts[0]; j++) {
@@ -653,7 +673,7 @@ Test(primitives, sort_moves_values_of_every_dtype, .timeout = 900) {
       sort_on(d, KERN_INT32, k, vts[j], v, n);
       permuted(k, in, perm, n, 4, "keys", KERN_INT32, n);
       if (!permuted(v, v0, perm, n, vs, kern_dtype_name(vts[j]), KERN_INT32, n))
-        cr_log_error("values of dtype %s", kern_dtype_name(vts[j]));
+        cr_log_error("values of dtype %s, %s", kern_dtype_name(vts[j]), passes());
       free(v), free(v0);
     }
     free(in), free(k), free(perm);
@@ -682,13 +702,18 @@ Test(primitives, sort_orders_floats_by_their_bits, .timeout = 300) {
     uint32_t t = keys[i];
     keys[i] = keys[j], keys[j] = t;
   }
-  for (int i = 0; i < N; i++) vals[i] = i; /* the input places */
-  sort_on(cpu(), KERN_FLOAT32, keys, KERN_INT32, vals, N);
-  for (int i = 0; i < N; i++) {
-    cr_expect_eq(keys[i], want[i / 4], "place %d holds 0x%08x, want 0x%08x", i, keys[i],
-                 want[i / 4]);
-    if (i % 4) /* four copies of each key keep their input order */
-      cr_expect_lt(vals[i - 1], vals[i], "equal keys 0x%08x swapped", keys[i]);
+  for (int tiles = 0; tiles < 2; tiles++) {
+    uint32_t k[N];
+    memcpy(k, keys, sizeof k);
+    for (int i = 0; i < N; i++) vals[i] = i; /* the input places */
+    use_tiles(tiles);
+    sort_on(cpu(), KERN_FLOAT32, k, KERN_INT32, vals, N);
+    for (int i = 0; i < N; i++) {
+      cr_expect_eq(k[i], want[i / 4], "%s: place %d holds 0x%08x, want 0x%08x", passes(), i, k[i],
+                   want[i / 4]);
+      if (i % 4) /* four copies of each key keep their input order */
+        cr_expect_lt(vals[i - 1], vals[i], "%s: equal keys 0x%08x swapped", passes(), k[i]);
+    }
   }
 }
 
@@ -699,18 +724,22 @@ Test(primitives, sort_is_stable, .timeout = 600) {
   int64_t n = (1 << 18) + 11;
   int64_t *k = malloc(8 * (size_t)n);
   uint64_t *v = malloc(8 * (size_t)n);
-  for (int64_t i = 0; i < n; i++) k[i] = (i * 7919) % 5 - 2 + ((i % 3) << 40), v[i] = (uint64_t)i;
-  sort_on(cpu(), KERN_INT64, k, KERN_UINT64, v, n);
-  int64_t runs = 0;
-  for (int64_t i = 1; i < n; i++) {
-    cr_assert_leq(k[i - 1], k[i], "keys[%lld] > keys[%lld]", (long long)i - 1, (long long)i);
-    if (k[i - 1] == k[i])
-      cr_assert_lt(v[i - 1], v[i], "equal keys at %lld and %lld out of input order",
-                   (long long)i - 1, (long long)i);
-    else
-      runs++;
+  for (int tiles = 0; tiles < 2; tiles++) {
+    for (int64_t i = 0; i < n; i++) k[i] = (i * 7919) % 5 - 2 + ((i % 3) << 40), v[i] = (uint64_t)i;
+    use_tiles(tiles);
+    sort_on(cpu(), KERN_INT64, k, KERN_UINT64, v, n);
+    int64_t runs = 0;
+    for (int64_t i = 1; i < n; i++) {
+      cr_assert_leq(k[i - 1], k[i], "%s: keys[%lld] > keys[%lld]", passes(), (long long)i - 1,
+                    (long long)i);
+      if (k[i - 1] == k[i])
+        cr_assert_lt(v[i - 1], v[i], "%s: equal keys at %lld and %lld out of input order", passes(),
+                     (long long)i - 1, (long long)i);
+      else
+        runs++;
+    }
+    cr_expect_eq(runs, 14, "15 distinct keys, %lld boundaries", (long long)runs);
   }
-  cr_expect_eq(runs, 14, "15 distinct keys, %lld boundaries", (long long)runs);
   free(k), free(v);
 }
 
@@ -720,11 +749,12 @@ Test(primitives, sort_is_stable, .timeout = 600) {
 Test(primitives, sort_skips_digits_every_key_shares, .timeout = 600) {
   kern_device *d = cpu();
   int64_t n = 20000;
-  static const uint32_t masks[] = {0xf0000000u, 0x0000f00fu, 0u};
-  for (int m = 0; m < 3; m++) {
+  static const uint32_t masks[] = {0xf0000000u, 0x0000f00fu, 0x00ff0000u, 0u};
+  for (int m = 0; m < 8; m++) {
+    use_tiles(m >= 4);
     uint32_t *in = malloc(4 * (size_t)n), *k = malloc(4 * (size_t)n);
     uint64_t r = 5;
-    for (int64_t i = 0; i < n; i++) in[i] = 0x12345678u ^ ((uint32_t)rng(&r) & masks[m]);
+    for (int64_t i = 0; i < n; i++) in[i] = 0x12345678u ^ ((uint32_t)rng(&r) & masks[m % 4]);
     int64_t *perm = sort_ref(KERN_UINT32, in, n);
     kern_dtype vts[] = {KERN_INT32, KERN_VEC3};
     for (int j = 0; j < 2; j++) {
@@ -748,7 +778,7 @@ Test(primitives, sort_skips_digits_every_key_shares, .timeout = 600) {
 /* Strided views: every third element of a buffer as keys, every second of
  * another as values (and values wrapped at an odd address, which move as
  * bytes); the elements between are not touched. */
-Test(primitives, sort_works_on_strided_views, .timeout = 600) {
+static void strided_views(void) {
   kern_device *d = cpu();
   int64_t n = 9000, nk = 3 * n, nv = 2 * n;
   int32_t *kb = malloc(4 * (size_t)nk), *vb = malloc(4 * (size_t)nv);
@@ -766,12 +796,14 @@ Test(primitives, sort_works_on_strided_views, .timeout = 600) {
   for (int64_t i = 0; i < nk; i++) {
     int32_t was = (int32_t)(rng(&r) % 1000) - 500;
     if (i % 3 == 0)
-      cr_assert_eq(kb[i], in[perm[i / 3]], "keys[%lld]", (long long)i / 3);
+      cr_assert_eq(kb[i], in[perm[i / 3]], "%s: keys[%lld]", passes(), (long long)i / 3);
     else
-      cr_assert_eq(kb[i], was, "the element between keys at %lld changed", (long long)i);
+      cr_assert_eq(kb[i], was, "%s: the element between keys at %lld changed", passes(),
+                   (long long)i);
   }
   for (int64_t i = 0; i < nv; i++)
-    cr_assert_eq(vb[i], i % 2 ? (int32_t)i : vin[perm[i / 2]], "value buffer[%lld]", (long long)i);
+    cr_assert_eq(vb[i], i % 2 ? (int32_t)i : vin[perm[i / 2]], "%s: value buffer[%lld]", passes(),
+                 (long long)i);
   kern_array_free(ka), kern_array_free(va);
   /* uint32 values at an odd address: moved as bytes, at the end */
   unsigned char *raw = malloc(4 * (size_t)n + 1), *raw0 = malloc(4 * (size_t)n);
@@ -786,6 +818,12 @@ Test(primitives, sort_works_on_strided_views, .timeout = 600) {
   permuted(raw + 1, raw0, perm, n, 4, "unaligned uint32 values", KERN_INT32, n);
   kern_array_free(ka), kern_array_free(va);
   free(kb), free(vb), free(in), free(vin), free(perm), free(raw), free(raw0);
+}
+
+Test(primitives, sort_works_on_strided_views, .timeout = 600) {
+  strided_views();
+  use_tiles(true);
+  strided_views();
 }
 
 static void sort_refused(kern_array *k, kern_array *v, const char *msg) {
@@ -835,7 +873,7 @@ Test(primitives, sort_arguments_are_checked) {
   for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) kern_array_free(all[i]);
 }
 
-Test(primitives, sort_inside_a_cpu_capture, .timeout = 600) {
+static void sort_in_a_capture(void) {
   kern_device *d = cpu();
   int64_t n = 50000;
   kern_array *k = array_of(KERN_FLOAT32, n, NULL), *v = array_of(KERN_INT32, n, NULL);
@@ -857,14 +895,20 @@ Test(primitives, sort_inside_a_cpu_capture, .timeout = 600) {
     permuted(got, in, perm, n, 4, "captured keys", KERN_FLOAT32, n);
     for (int64_t i = 0; i < n; i++)
       if (places[i] != (int32_t)perm[i]) {
-        cr_expect(false, "replay %d: values[%lld] is %d, want %lld", round, (long long)i, places[i],
-                  (long long)perm[i]);
+        cr_expect(false, "%s, replay %d: values[%lld] is %d, want %lld", passes(), round,
+                  (long long)i, places[i], (long long)perm[i]);
         break;
       }
     free(in), free(got), free(places), free(perm);
   }
   kern_graph_free(g);
   kern_array_free(k), kern_array_free(v);
+}
+
+Test(primitives, sort_inside_a_cpu_capture, .timeout = 600) {
+  sort_in_a_capture();
+  use_tiles(true);
+  sort_in_a_capture();
 }
 
 Test(primitives, every_sort_module_fits_a_gpu_block_and_compiles_through_nvrtc, .timeout = 600) {
