@@ -18,7 +18,9 @@
  * only (the passes between are skipped), with and without values; values of
  * 1 to 64 bytes and a 3-byte struct; the float order written out; stability
  * without the reference; strided views and unaligned values; argument
- * errors; a CPU capture; and its modules through NVRTC.
+ * errors; a CPU capture; and its modules through NVRTC. Each through the
+ * CPU's own passes and through the tiled passes GPUs run
+ * (rt_sort_tiles_on_cpu).
  */
 #include <criterion/criterion.h>
 #include <math.h>
