@@ -747,14 +747,16 @@ KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool
  * reading and writing every key and value; temporaries: a copy of keys and
  * of values (on a GPU 2 bytes per key more; values wider than 8 bytes: 8
  * more), memory-pool allocations on a GPU. Only bits move: the same result
- * on every device, block size and thread count.
+ * on every device, block size and thread count. keys and values stay the
+ * caller's (the call keeps no reference to them once its work is done).
  * Queued and captured like the primitives above (not inside
- * kern_capture_if/while blocks). Arrays of fewer than 2 elements are left
- * as they are. KERN_ERR_INVALID_ARGUMENT with a message for a NULL or
- * non-1-D keys, an unsupported key dtype, values not 1-D, on another
- * device, of another length or overlapping keys, and more than 8 (2^31 - 1)
- * keys; nothing runs then. Out of memory and compile errors come before
- * anything moves; a later launch error leaves keys and values unspecified. */
+ * kern_capture_if/while blocks); thread-safe. Arrays of fewer than 2
+ * elements are left as they are. KERN_ERR_INVALID_ARGUMENT with a message
+ * for a NULL or non-1-D keys, an unsupported key dtype, values not 1-D, on
+ * another device, of another length or overlapping keys, and more than
+ * 16 (2^31 - 1) keys; nothing runs then. Out of memory and compile errors
+ * come before anything moves; a later launch error leaves keys and values
+ * in an unspecified order. */
 KERN_API kern_status kern_array_sort(kern_array *keys, kern_array *values);
 
 /* ---- streams and graph capture ----------------------------------------------------- */
