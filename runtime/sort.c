@@ -1,4 +1,4 @@
-/* sort.c: kern_array_sort, a stable LSD radix sort written in kern with tiles.
+/* sort.c: kern_array_sort, a stable LSD radix sort written in kern.
  *
  * Requires: the kernels of runtime/kern/sort.kern.in (a template, built into
  * the library as the string rt_kern_sort by cmake/embed_stdlib.cmake; it says
@@ -13,12 +13,12 @@
  * run the tiled passes (4-bit digits); the CPU runs passes of its own over
  * 8-bit digits, a chunk of keys per launch index (half the passes, each a
  * plain counting sort in one core's cache); tests run the tiled ones on the
- * CPU too (rt_sort_tiles_on_cpu). Values
- * of 1, 2, 4 or 8 bytes move with the keys in every pass, as words of their
- * size; wider ones (or ones not aligned to their size) are permuted once at
- * the end, through the keys' places in the input, which the passes carry
- * instead. Everything is allocated, and the modules compiled for the device,
- * before the first launch, so a failure there leaves the arrays as they were.
+ * CPU too (rt_sort_tiles_on_cpu). Values of 1, 2, 4 or 8 bytes move with the
+ * keys in every pass, as words of their size; wider ones (or ones not
+ * aligned to their size) are permuted once at the end, through the keys'
+ * places in the input, which the passes carry instead. Everything is
+ * allocated, and the modules compiled for the device, before the first
+ * launch, so a failure there leaves the arrays as they were.
  */
 #include <stdio.h>
 #include <stdlib.h>
