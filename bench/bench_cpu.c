@@ -17,7 +17,10 @@
  * A second table times kern_array_matmul (EXACT float32, 512^3 and 1024^3,
  * checked against the fma chain) against the naive matmul kernel and, when
  * Debian's libopenblas.so.0 can be opened, OpenBLAS's cblas_sgemm on all
- * cores (BENCH_ONLY=gemm runs only that table).
+ * cores (BENCH_ONLY=gemm runs only that table). A third times
+ * kern_array_sort of 16M uint32 keys, alone and with uint32 values, against
+ * a plain C LSD radix sort (8-bit digits, 4 passes) on one thread, checked
+ * against it first (BENCH_ONLY=sort runs only that table).
  */
 #include <math.h>
 #include <pthread.h>
@@ -752,6 +755,72 @@ static void print_matmul(const MatmulRow *r, int n, int ncores) {
   }
 }
 
+/* ---- kern_array_sort against an LSD radix sort in C on one thread ------------------------------ */
+
+/* Stable: 4 passes of 8-bit digits, ping-ponging between (k, v) and (tk, tv). */
+static void radix_c(uint32_t *k, uint32_t *v, uint32_t *tk, uint32_t *tv, int64_t n) {
+  for (int sh = 0; sh < 32; sh += 8) {
+    int64_t at[256] = {0}, sum = 0;
+    for (int64_t i = 0; i < n; i++) at[(k[i] >> sh) & 255]++;
+    for (int d = 0; d < 256; d++) {
+      int64_t c = at[d];
+      at[d] = sum, sum += c;
+    }
+    for (int64_t i = 0; i < n; i++) {
+      int64_t to = at[(k[i] >> sh) & 255]++;
+      tk[to] = k[i];
+      if (v) tv[to] = v[i];
+    }
+    uint32_t *x = k;
+    k = tk, tk = x;
+    if (v) x = v, v = tv, tv = x;
+  }
+}
+
+typedef struct {
+  double kern, c;
+} SortRow;
+
+/* Median times of REPS runs each, the inputs restored (untimed) before each. */
+static SortRow bench_sort_one(kern_device *cpu, int64_t n, bool pairs) {
+  kern_array *ak = array(cpu, KERN_UINT32, 1, n, 0), *av = array(cpu, KERN_UINT32, 1, n, 0);
+  uint32_t *k0 = xcalloc((size_t)n, 4), *k = kern_array_data(ak), *v = kern_array_data(av);
+  uint32_t *ck = xcalloc((size_t)n, 4), *cv = xcalloc((size_t)n, 4), *tk = xcalloc((size_t)n, 4),
+           *tv = xcalloc((size_t)n, 4);
+  for (int64_t i = 0; i < n; i++) k0[i] = hash32((uint32_t)i + 29);
+  double tkern[REPS], tc[REPS];
+  for (int r = -1; r < REPS; r++) {
+    memcpy(k, k0, 4 * (size_t)n), memcpy(ck, k0, 4 * (size_t)n);
+    for (int64_t i = 0; i < n; i++) v[i] = cv[i] = (uint32_t)i;
+    double t0 = bench_now();
+    BENCH_CHECK(kern_array_sort(ak, pairs ? av : NULL));
+    double t1 = bench_now();
+    radix_c(ck, pairs ? cv : NULL, tk, tv, n);
+    double t2 = bench_now();
+    if (r < 0) { /* the first run: checked, not timed */
+      same_i32("sort keys", (const int32_t *)k, (const int32_t *)ck, n);
+      if (pairs) same_i32("sort values", (const int32_t *)v, (const int32_t *)cv, n);
+    } else {
+      tkern[r] = t1 - t0, tc[r] = t2 - t1;
+    }
+  }
+  kern_array_free(ak), kern_array_free(av);
+  free(k0), free(ck), free(cv), free(tk), free(tv);
+  fprintf(stderr, "  sort %s done\n", pairs ? "pairs" : "keys");
+  return (SortRow){bench_median(tkern, REPS), bench_median(tc, REPS)};
+}
+
+static void bench_array_sort(kern_device *cpu, int scale) {
+  int64_t n = (int64_t)scale << 24;
+  SortRow keys = bench_sort_one(cpu, n, false), pairs = bench_sort_one(cpu, n, true);
+  printf("\n| kern_array_sort | size | kern (ms) | C LSD radix, 1 thread (ms) | kern / C |\n");
+  printf("|---|---|---:|---:|---:|\n");
+  printf("| uint32 keys | %lldM | %.3f | %.3f | %.2f |\n", (long long)(n >> 20), 1e3 * keys.kern,
+         1e3 * keys.c, keys.kern / keys.c);
+  printf("| uint32 keys, uint32 values | %lldM | %.3f | %.3f | %.2f |\n", (long long)(n >> 20),
+         1e3 * pairs.kern, 1e3 * pairs.c, pairs.kern / pairs.c);
+}
+
 /* ---- output ------------------------------------------------------------------------------------- */
 
 static void print_table(const Result *r, int n, int ncores) {
@@ -830,6 +899,7 @@ int main(int argc, char **argv) {
                        bench_matmul_exact(m, cpu, 1024, sgemm)};
     print_matmul(mr, 2, ncores);
   }
+  if (!only || !*only || strstr(only, "sort")) bench_array_sort(cpu, scale);
   kern_module_free(m);
   kern_module_free(fast_module);
   kern_shutdown();

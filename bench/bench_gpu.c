@@ -17,7 +17,11 @@
  * cuLaunchKernel. A second table times kern_array_matmul at 4096^3 (EXACT
  * float32, FAST through TF32 and from float16), each checked on 64 sampled
  * elements first (EXACT bit for bit against the fma chain, FAST within its
- * documented bound).
+ * documented bound). A third times kern_array_sort of 64M uint32 keys, alone
+ * and with uint32 values, each run on a fresh copy of the input, checked
+ * first (keys ascending, values the keys' input places, equal keys in input
+ * order); its rows go to the CSV too, where bench/peers.py sets CUB's radix
+ * sort (through CuPy and PyTorch) beside them.
  */
 #include <math.h>
 #include <stdint.h>
@@ -228,10 +232,12 @@ static Result measure(const Case *c) {
 
 /* ---- the workloads: same kernels, same sizes as bench/peers.py ------------------------------- */
 
-static float unit(uint32_t x) {
+static uint32_t hash32(uint32_t x) {
   x ^= x >> 16, x *= 0x7feb352dU, x ^= x >> 15, x *= 0x846ca68bU, x ^= x >> 16;
-  return (float)(x >> 8) * (1.0f / 16777216.0f);
+  return x;
 }
+
+static float unit(uint32_t x) { return (float)(hash32(x) >> 8) * (1.0f / 16777216.0f); }
 
 static float *randoms(int64_t n, uint32_t seed, float lo) {
   float *v = xmalloc((size_t)n * 4);
@@ -678,6 +684,67 @@ static void bench_array_matmul(void) {
   free(ha), free(hb), free(hc), free(h16a), free(h16b);
 }
 
+/* ---- kern_array_sort: 64M uint32 keys (hash32(i + 29), as bench/peers.py's) ---------------- */
+
+/* keys ascending, values their input places, equal keys in input order. */
+static void check_sort(const uint32_t *in, const uint32_t *k, const uint32_t *v, int64_t n) {
+  for (int64_t i = 0; i < n; i++) {
+    bool ok = v[i] < n && k[i] == in[v[i]];
+    if (ok && i > 0) ok = k[i - 1] < k[i] || (k[i - 1] == k[i] && v[i - 1] < v[i]);
+    if (!ok) {
+      fprintf(stderr, "bench_gpu: kern_array_sort: place %lld holds key %u, value %u\n",
+              (long long)i, k[i], v[i]);
+      exit(1);
+    }
+  }
+}
+
+/* The median of REPS sorts, each of a fresh copy of the input (untimed). */
+static double time_sort(kern_array *k, kern_array *v, kern_array *k0, kern_array *v0) {
+  double t[REPS + 1];
+  for (int r = 0; r <= REPS; r++) {
+    CU(cu->MemcpyAsync(dptr(k), dptr(k0), (size_t)kern_array_nbytes(k), st));
+    if (v) CU(cu->MemcpyAsync(dptr(v), dptr(v0), (size_t)kern_array_nbytes(v), st));
+    CU(cu->StreamSynchronize(st));
+    double t0 = bench_now();
+    BENCH_CHECK(kern_array_sort(k, v));
+    BENCH_CHECK(kern_device_synchronize(gpu));
+    t[r] = bench_now() - t0;
+  }
+  return bench_median(t + 1, REPS); /* the first run warms up */
+}
+
+static void bench_sort(const char *csv_path) {
+  const int64_t n = 1LL << 26;
+  uint32_t *hk = xmalloc((size_t)n * 4), *hv = xmalloc((size_t)n * 4), *gk = xmalloc((size_t)n * 4),
+           *gv = xmalloc((size_t)n * 4);
+  for (int64_t i = 0; i < n; i++) hk[i] = hash32((uint32_t)i + 29), hv[i] = (uint32_t)i;
+  kern_array *k0 = dev(KERN_UINT32, 1, n, 0), *v0 = dev(KERN_UINT32, 1, n, 0);
+  kern_array *k = dev(KERN_UINT32, 1, n, 0), *v = dev(KERN_UINT32, 1, n, 0);
+  BENCH_CHECK(kern_array_write(k0, hk, (size_t)n * 4));
+  BENCH_CHECK(kern_array_write(v0, hv, (size_t)n * 4));
+  BENCH_CHECK(kern_array_copy(k, k0));
+  BENCH_CHECK(kern_array_copy(v, v0));
+  BENCH_CHECK(kern_array_sort(k, v));
+  BENCH_CHECK(kern_array_read(k, gk, (size_t)n * 4));
+  BENCH_CHECK(kern_array_read(v, gv, (size_t)n * 4));
+  check_sort(hk, gk, gv, n);
+  double tk = time_sort(k, NULL, k0, NULL), tp = time_sort(k, v, k0, v0);
+  printf("\n| kern_array_sort | size | kern (ms) | Gkeys/s | target |\n|---|---|---:|---:|---|\n");
+  printf("| uint32 keys | 64M | %.3f | %.2f | >= 0.5 of CUB's speed (bench/peers.py) |\n", 1e3 * tk,
+         (double)n / tk * 1e-9);
+  printf("| uint32 keys, uint32 values | 64M | %.3f | %.2f | >= 0.5 of CUB's speed |\n", 1e3 * tp,
+         (double)n / tp * 1e-9);
+  FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
+  if (csv) {
+    fprintf(csv, "sort,\"64M uint32 keys\",%.6f,,,,,1,\n", 1e3 * tk);
+    fprintf(csv, "sort_pairs,\"64M uint32 keys + uint32 values\",%.6f,,,,,1,\n", 1e3 * tp);
+    fclose(csv);
+  }
+  kern_array_free(k0), kern_array_free(v0), kern_array_free(k), kern_array_free(v);
+  free(hk), free(hv), free(gk), free(gv);
+}
+
 int main(int argc, char **argv) {
   const char *csv_path = NULL, *cubin = NULL;
   for (int i = 1; i < argc; i++) {
@@ -730,6 +797,7 @@ int main(int argc, char **argv) {
   report(res, NB, &info, how, csv_path);
   bench_primitives();
   bench_array_matmul();
+  bench_sort(csv_path);
   kern_module_free(m);
   kern_module_free(fast_module);
   return 0;

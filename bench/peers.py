@@ -16,7 +16,10 @@ its matmul is tiled (tl.dot in full fp32 precision) and its mandelbrot
 iterates every pixel maxit times under a mask (Triton has no per-lane early
 exit), so those two are not the same algorithm and are marked so.
 Each run is timed from the first launch to the end of a device synchronize;
-medians of 15 runs.
+medians of 15 runs. A last table sets kern_array_sort (the CSV's rows sort and
+sort_pairs) beside CUB's radix sort through CuPy (cupy.sort of the keys,
+cupy.argsort for keys with their places) and PyTorch (torch.sort(stable=True),
+keys with int64 places), on the same 64M uint32 keys.
 """
 import csv
 import os
@@ -50,14 +53,20 @@ def close(name, got, want, tol=0.0, frac=0.0):
         sys.exit(f"peers.py: {name}: differs from the CUDA reference at {i}: {got.flat[i]} vs {want.flat[i]}")
 
 
-def unit(n, seed, lo=0.0):
-    """bench_gpu's input generator (a 32-bit hash of i + seed)."""
+def hash32(n, seed):
+    """bench_gpu's 32-bit hash of i + seed, for i < n (as uint64)."""
     x = (np.arange(n, dtype=np.uint64) + seed) & 0xFFFFFFFF
     x ^= x >> 16
     x = (x * 0x7FEB352D) & 0xFFFFFFFF
     x ^= x >> 15
     x = (x * 0x846CA68B) & 0xFFFFFFFF
     x ^= x >> 16
+    return x
+
+
+def unit(n, seed, lo=0.0):
+    """bench_gpu's input generator (a 32-bit hash of i + seed)."""
+    x = hash32(n, seed)
     return (lo + (x >> 8).astype(np.float32) * np.float32(1.0 / 16777216.0)).astype(np.float32)
 
 
@@ -344,6 +353,71 @@ def cublas_matmul(n=4096):
     return lines
 
 
+# ---- sorting: CUB's radix sort through CuPy and PyTorch, beside kern_array_sort ------------------
+
+SORT_N = 1 << 26
+
+
+def sort_peers(kern):
+    """cupy.sort and cupy.argsort, and torch.sort(stable=True) (keys with int64 places; uint32 keys
+    when this PyTorch sorts them, else the same bits as int32, which take as many radix passes) of
+    bench_gpu's sort input, each checked against NumPy's stable sort first; kern's times are the
+    CSV's rows sort and sort_pairs."""
+    keys = hash32(SORT_N, 29).astype(np.uint32)
+    order = np.argsort(keys, kind="stable")
+    want = keys[order]
+    peers = {}
+    try:
+        import cupy as cp
+        k = cp.asarray(keys)
+        sync = cp.cuda.Device().synchronize
+        close("cupy.sort", cp.sort(k).get(), want)
+        close("cupy.argsort", k[cp.argsort(k)].get(), want)
+        peers["CuPy"] = (median_time(lambda: cp.sort(k), sync), median_time(lambda: cp.argsort(k), sync),
+                         "cupy.sort; cupy.argsort (int64 places)")
+        del k
+    except ImportError as e:
+        peers["CuPy"] = (None, None, f"not installed ({e})")
+    try:
+        import torch
+        sync = torch.cuda.synchronize
+        note, ref = "torch.sort(stable=True): uint32 keys, int64 places", keys
+        try:
+            k = torch.from_numpy(ref).to("cuda")
+            got = torch.sort(k, stable=True)
+        except (RuntimeError, TypeError):
+            note, ref = "torch.sort(stable=True): the keys' bits as int32, int64 places", keys.view(np.int32)
+            k = torch.from_numpy(ref).to("cuda")
+            got = torch.sort(k, stable=True)
+        ref_order = order if ref is keys else np.argsort(ref, kind="stable")
+        close("torch.sort", got.values.cpu().numpy(), ref[ref_order])
+        close("torch.sort (places)", got.indices.cpu().numpy(), ref_order)
+        peers["PyTorch"] = (None, median_time(lambda: torch.sort(k, stable=True), sync), note)
+        del k, got
+    except ImportError as e:
+        peers["PyTorch"] = (None, None, f"not installed ({e})")
+    rows = [("sort", "uint32 keys", 0), ("sort_pairs", "uint32 keys with values (places)", 1)]
+    lines = [f"\n| sort of {SORT_N >> 20}M keys | kern_array_sort (ms) | " +
+             " | ".join(f"{p} (ms) | kern speed vs {p}" for p in peers) + " |",
+             "|---|---:|" + "---:|---:|" * len(peers)]
+    out = []
+    for name, what, col in rows:
+        if name not in kern:
+            continue
+        k_ms = float(kern[name]["kern_ms"])
+        cells = [what, f"{k_ms:.3f}"]
+        for p, t in peers.items():
+            if t[col] is None:
+                cells += ["", ""]
+                continue
+            cells += [f"{1e3 * t[col]:.3f}", f"{1e3 * t[col] / k_ms:.2f}"]
+            out.append((name, p, k_ms, 1e3 * t[col], 1e3 * t[col] / k_ms))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [f"\n{p}: {t[2]}" for p, t in peers.items()]
+    lines.append("Target: kern_array_sort at >= 0.5 of CUB's speed (kern speed >= 0.5).")
+    return lines, out
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 NOTES = {"Triton matmul": "tiled, tl.dot (fp32)", "Triton mandelbrot": "masked, maxit iterations per pixel"}
@@ -371,6 +445,8 @@ def main():
     lines += ["| workload | kern | " + " | ".join(f"{p} | kern speed vs {p.split()[0]}" for p, _ in peers) + " |",
               "|---|---:|" + "---:|---:|" * len(peers)]
     for name, r in kern.items():
+        if name.startswith("sort"):
+            continue  # the sort table below
         per = 1e3 if int(r["launches"]) > 1 else 1.0
         k_ms = float(r["kern_ms"]) / (int(r["launches"]) if per > 1 else 1) * per
         cells = [name, f"{k_ms:.3f}"]
@@ -389,6 +465,9 @@ def main():
         lines += cublas_matmul()
     except ImportError as e:
         lines.append(f"\nPyTorch not installed ({e}): no cuBLAS matmul rows.")
+    sort_lines, sort_rows = sort_peers(kern)
+    lines += sort_lines
+    rows += sort_rows
     lines.append("\nTimes in ms per run (tiny: us per launch); speed = peer time / kern time (higher: kern faster).")
     open(sys.argv[2], "w").write("\n".join(lines) + "\n")
     with open(sys.argv[3], "w", newline="") as f:

@@ -66,7 +66,8 @@ def compile_panel(ax, rows):
 
 def gpu_panel(ax, rows, peers):
     names = [f"{r['workload']}\n{r['size']}" for r in rows]
-    series = [("hand-written CUDA (nvcc)", [float(r["speed_vs_cuda"]) for r in rows])]
+    # rows without a CUDA baseline (the sorts: their peers are CuPy's and PyTorch's) get no CUDA bar
+    series = [("hand-written CUDA (nvcc)", [float(r["speed_vs_cuda"] or 0) for r in rows])]
     for peer in dict.fromkeys(p["peer"] for p in peers):
         by = {p["workload"]: float(p["kern_speed_vs_peer"]) for p in peers if p["peer"] == peer}
         series.append((peer, [by.get(r["workload"], 0.0) for r in rows]))

@@ -735,6 +735,29 @@ KERN_API kern_status kern_array_max(const kern_array *in, kern_array *out);
  * order extended over the whole array. out may be in itself (same dtype,
  * the same elements), but no other overlap. */
 KERN_API kern_status kern_array_scan(const kern_array *in, kern_array *out, bool inclusive);
+/* Sorts keys in place, ascending and stable (equal keys keep their order),
+ * and permutes values (may be NULL) alongside: after the call keys[i] and
+ * values[i] are the key and value that were at the i-th place of the sorted
+ * order. keys: 1-D (any strides) of int32, uint32, int64, uint64 or float32;
+ * float32 keys sort in IEEE total order by their bits: -NaN < -inf < ... <
+ * -0 < +0 < ... < +inf < NaN (NaNs by their payload bits, negative ones
+ * reversed). values: 1-D of any dtype (structs included), keys' length, on
+ * keys' device, not overlapping keys. A radix sort: a pass per digit on
+ * which the keys differ (4-bit digits on a GPU, 8-bit ones on the CPU), each
+ * reading and writing every key and value; temporaries: a copy of keys and
+ * of values (on a GPU 2 bytes per key more; values wider than 8 bytes: 8
+ * more), memory-pool allocations on a GPU. Only bits move: the same result
+ * on every device, block size and thread count. keys and values stay the
+ * caller's (the call keeps no reference to them once its work is done).
+ * Queued and captured like the primitives above (not inside
+ * kern_capture_if/while blocks); thread-safe. Arrays of fewer than 2
+ * elements are left as they are. KERN_ERR_INVALID_ARGUMENT with a message
+ * for a NULL or non-1-D keys, an unsupported key dtype, values not 1-D, on
+ * another device, of another length or overlapping keys, and more than
+ * 16 (2^31 - 1) keys; nothing runs then. Out of memory and compile errors
+ * come before anything moves; a later launch error leaves keys and values
+ * in an unspecified order. */
+KERN_API kern_status kern_array_sort(kern_array *keys, kern_array *values);
 
 /* ---- streams and graph capture ----------------------------------------------------- */
 

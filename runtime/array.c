@@ -239,6 +239,24 @@ kern_array *kern_array_view(kern_array *a, int ndim, const int64_t *off, const i
   return v;
 }
 
+kern_array *rt_array_as(kern_array *a, kern_dtype dt, int ndim, const int64_t *shape,
+                        const int64_t *strides) {
+  kern_array *v = array_alloc(a->device, dt, ndim, shape);
+  if (!v) return NULL;
+  size_t n = v->elem_size;
+  for (int d = 0; d < ndim; d++) {
+    v->strides[d] = strides ? strides[d] : 0;
+    n *= (size_t)shape[d];
+  }
+  if (!strides) set_dense_strides(v);
+  v->nbytes = n;
+  v->data = a->data;
+  v->kind = a->kind;
+  v->is_view = true;
+  v->storage = rt_array_retain(a);
+  return v;
+}
+
 void kern_array_free(kern_array *a) {
   if (!a) return;
   rt_storage_release(a->storage);

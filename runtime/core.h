@@ -136,6 +136,11 @@ char *rt_prims_source(int prim, kern_dtype in, kern_dtype acc);
 kern_kernel *rt_prims_kernel(int prim, kern_dtype in, kern_dtype acc, const char *name);
 /* A dense 1-D temporary of n elements, stream-ordered on a GPU (array.c). */
 kern_array *rt_array_scratch(kern_device *, kern_dtype, int64_t n);
+/* A view of a's memory from its first element as another dtype and shape
+ * (strides in bytes, NULL for dense C order), holding a reference like
+ * kern_array_view; the caller keeps it inside a's elements (array.c). */
+kern_array *rt_array_as(kern_array *a, kern_dtype, int ndim, const int64_t *shape,
+                        const int64_t *strides);
 /* Memory the calling thread may touch directly. */
 bool rt_array_host_ok(const kern_array *);
 /* The byte ranges of two arrays' elements intersect. */

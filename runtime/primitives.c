@@ -4,10 +4,12 @@
  * Requires: kern_module_from_source and kern_launch (the public API: the
  * primitives are kern's own first users and run through the same checks,
  * capture and compile-and-cache path as any launch), rt_array_scratch.
- * Produces: the four entry points. The kern text of each (primitive, input
- * dtype, accumulator dtype) is a template below, made into a module on its
- * first use (under a lock; found afterwards without it) and kept until
- * kern_shutdown; each device compiles it on its first launch there.
+ * Produces: the four entry points, and for every primitive written in kern
+ * (prims.h; sort.c is the other) the templates' instantiation and module
+ * slots. The kern text of each (primitive, input dtype, accumulator dtype)
+ * is a template below, made into a module on its first use (under a lock;
+ * found afterwards without it) and kept until kern_shutdown; each device
+ * compiles it on its first launch there.
  * Breaks: every pass reduces aligned chunks of CHUNK elements (a power of
  * two: one subtree of the pairwise tree), and the chunk results are reduced
  * again by the same kernel, so the whole array follows one tree whatever the
@@ -25,7 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
+#include "prims.h"
 #include "buf.h"
 #include "fork.h"
 
@@ -113,19 +115,13 @@ static void free_modules(void) {
         kern_module_free(atomic_exchange(&modules[p][i][a], NULL));
 }
 
-/* tmpl with @I@, @A@, @C@, @OP@ and @CVT@ replaced. */
-static char *instantiate(const char *tmpl, prim p, kern_dtype in, kern_dtype acc) {
-  static const char *const ops[] = {"sum", "min", "max", "sum"};
-  char chunk[24];
-  snprintf(chunk, sizeof chunk, "%lld", (long long)chunk_of(acc));
-  const char *keys[] = {"@I@", "@A@", "@C@", "@OP@", "@CVT@"};
-  const char *vals[] = {kern_dtype_name(in), kern_dtype_name(acc), chunk, ops[p],
-                        in == acc ? "" : kern_dtype_name(acc)};
+char *rt_prims_instantiate(const char *tmpl, int n, const char *const *keys,
+                           const char *const *vals) {
   Buf b = {0};
   for (const char *s = tmpl; *s;) {
     int k = 0;
-    while (k < 5 && strncmp(s, keys[k], strlen(keys[k]))) k++;
-    if (k < 5) {
+    while (k < n && strncmp(s, keys[k], strlen(keys[k]))) k++;
+    if (k < n) {
       buf_puts(&b, vals[k]);
       s += strlen(keys[k]);
     } else {
@@ -140,29 +136,56 @@ static char *instantiate(const char *tmpl, prim p, kern_dtype in, kern_dtype acc
   return b.s;
 }
 
-static kern_module *make_module(prim p, kern_dtype in, kern_dtype acc) {
-  char *src = instantiate(p == P_SCAN ? scan_src : reduce_src, p, in, acc);
-  if (!src) return NULL;
-  char name[96];
-  snprintf(name, sizeof name, "<%s %s %s>", prim_names[p], kern_dtype_name(in),
-           kern_dtype_name(acc));
-  kern_module *m = kern_module_from_source(name, src);
-  free(src);
+kern_module *rt_prims_module(_Atomic(kern_module *) *slot, const char *name,
+                             char *(*src)(const void *ctx), const void *ctx,
+                             void (*release)(void)) {
+  kern_module *m = atomic_load_explicit(slot, memory_order_acquire);
+  if (m) return m;
+  pthread_mutex_lock(&mu);
+  m = atomic_load_explicit(slot, memory_order_relaxed);
+  char *text = m ? NULL : src(ctx);
+  if (text && (m = kern_module_from_source(name, text))) {
+    rt_at_shutdown(release);
+    atomic_store_explicit(slot, m, memory_order_release);
+  }
+  free(text);
+  pthread_mutex_unlock(&mu);
   return m;
+}
+
+kern_status rt_prims_launch(kern_kernel *k, kern_device *d, int64_t n, int nargs,
+                            const kern_arg *args) {
+  return kern_launch(k, d, (kern_dims){1, {n, 1, 1, 1}}, nargs, args);
+}
+
+/* tmpl with @I@, @A@, @C@, @OP@ and @CVT@ replaced. */
+static char *instantiate(const char *tmpl, prim p, kern_dtype in, kern_dtype acc) {
+  static const char *const ops[] = {"sum", "min", "max", "sum"};
+  char chunk[24];
+  snprintf(chunk, sizeof chunk, "%lld", (long long)chunk_of(acc));
+  const char *keys[] = {"@I@", "@A@", "@C@", "@OP@", "@CVT@"};
+  const char *vals[] = {kern_dtype_name(in), kern_dtype_name(acc), chunk, ops[p],
+                        in == acc ? "" : kern_dtype_name(acc)};
+  return rt_prims_instantiate(tmpl, 5, keys, vals);
+}
+
+typedef struct Which {
+  prim p;
+  kern_dtype in, acc;
+} Which;
+
+static char *source(const void *ctx) {
+  const Which *w = ctx;
+  return instantiate(w->p == P_SCAN ? scan_src : reduce_src, w->p, w->in, w->acc);
 }
 
 /* The module of (p, in, acc), made on first use; NULL with the error set. */
 static kern_module *module_for(prim p, kern_dtype in, kern_dtype acc) {
-  kern_module *m = atomic_load_explicit(&modules[p][in][acc], memory_order_acquire);
-  if (m) return m;
-  pthread_mutex_lock(&mu);
-  m = atomic_load_explicit(&modules[p][in][acc], memory_order_relaxed);
-  if (!m && (m = make_module(p, in, acc))) {
-    rt_at_shutdown(free_modules);
-    atomic_store_explicit(&modules[p][in][acc], m, memory_order_release);
-  }
-  pthread_mutex_unlock(&mu);
-  return m;
+  char name[96];
+  snprintf(name, sizeof name, "<%s %s %s>", prim_names[p], kern_dtype_name(in),
+           kern_dtype_name(acc));
+  Which w = {p, in, acc};
+  return rt_prims_module(&modules[p][in][acc], name, source, &w, free_modules);
 }
 
 static kern_kernel *kernel_for(prim p, kern_dtype in, kern_dtype acc, const char *name) {
@@ -205,11 +228,6 @@ static kern_status check_out(const char *fn, const kern_array *in, const kern_ar
 
 /* ---- reductions ---------------------------------------------------------------------------- */
 
-static kern_status launch(kern_kernel *k, kern_device *d, int64_t n, int nargs,
-                          const kern_arg *args) {
-  return kern_launch(k, d, (kern_dims){1, {n, 1, 1, 1}}, nargs, args);
-}
-
 static int64_t chunks(int64_t n, int64_t c) { return (n + c - 1) / c; }
 
 /* out[0] = p over in's n elements (in dtype `in`, accumulated as `acc`). */
@@ -224,7 +242,7 @@ static kern_status reduce(prim p, const kern_array *in, kern_array *out, kern_dt
   if (!part) return kern_last_status();
   kern_arg args[] = {kern_arg_array((kern_array *)in), kern_arg_array(part),
                      kern_arg_bytes(in->dtype, fill)};
-  kern_status st = launch(k, d, nb, 3, args);
+  kern_status st = rt_prims_launch(k, d, nb, 3, args);
   if (!st && nb > 1) st = reduce(p, part, out, acc);
   if (part != out) kern_array_free(part);
   return st;
@@ -270,7 +288,7 @@ static kern_status scan(const kern_array *in, kern_array *out, bool inclusive) {
       return kern_last_status();
     }
     kern_arg a[] = {kern_arg_array((kern_array *)in), kern_arg_array(part)};
-    st = launch(sums, d, nb, 2, a);
+    st = rt_prims_launch(sums, d, nb, 2, a);
     if (!st) st = scan(part, pre, false);
   }
   unsigned char ident[8];
@@ -278,7 +296,7 @@ static kern_status scan(const kern_array *in, kern_array *out, bool inclusive) {
   kern_arg a[] = {kern_arg_array((kern_array *)in), kern_arg_array(out),
                   kern_arg_array(pre ? pre : out), kern_arg_bool(inclusive),
                   kern_arg_bytes(acc, ident)};
-  if (!st) st = launch(down, d, nb, 5, a);
+  if (!st) st = rt_prims_launch(down, d, nb, 5, a);
   kern_array_free(part);
   kern_array_free(pre);
   return st;

@@ -9,6 +9,12 @@
  * bit, where a NaN equals any NaN (the CPU's own results are checked against plain-C references of the
  * order in test_primitives). Also: a sum and a scan inside a CUDA graph
  * capture. Skips, saying so, without a GPU.
+ * kern_array_sort likewise: every key dtype, keys that differ in every digit
+ * or in few values, alone and with values of 1, 4, 8 and 12 bytes (the last
+ * permuted at the end through the keys' places), sizes up to 2^24 + 5, with
+ * the sort's tiled kernels at 32, 256 and 1024 threads per instance: keys and
+ * values must be the CPU's bytes (which test_primitives checks against a
+ * stable reference); and a sort inside a CUDA capture, replayed twice.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -16,6 +22,7 @@
 
 #include "core.h"
 #include "kern.h"
+#include "prims.h"
 
 static kern_device *gpu_or_skip(void) {
   cr_assert_eq(kern_init(), KERN_OK);
@@ -164,4 +171,118 @@ Test(gpu_primitives, run_inside_a_cuda_capture, .timeout = 300) {
   kern_array_free(a), kern_array_free(o), kern_array_free(s), kern_array_free(ca),
       kern_array_free(co);
   free(x), free(want), free(got);
+}
+
+/* ---- sort ------------------------------------------------------------------------------------ */
+
+static uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+  return *s;
+}
+
+/* n random elements of `size` bytes; dist 1: keys of 13 distinct values. */
+static void *random_bytes(size_t size, int64_t n, int dist, uint64_t seed) {
+  unsigned char *p = malloc(size * (size_t)(n ? n : 1));
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = rng(&s);
+    if (dist == 1) r = (r % 13) * 0x0123456789abcdefull;
+    for (size_t b = 0; b < size; b++) p[(size_t)i * size + b] = (unsigned char)(r >> (8 * (b % 8)));
+  }
+  return p;
+}
+
+/* keys (and values, vt != 0) sorted on d; the bytes of both (malloc'd). */
+static unsigned char *sorted_on(kern_device *d, kern_dtype kt, const void *keys, kern_dtype vt,
+                                const void *values, int64_t n) {
+  size_t ks = kern_dtype_size(kt), vs = vt ? kern_dtype_size(vt) : 0;
+  unsigned char *out = malloc((ks + vs) * (size_t)n);
+  kern_array *k = kern_array_new(d, kt, 1, &n), *v = vt ? kern_array_new(d, vt, 1, &n) : NULL;
+  cr_assert(k && (!vt || v), "%s", kern_last_error());
+  cr_assert_eq(kern_array_write(k, keys, ks * (size_t)n), KERN_OK);
+  if (v) cr_assert_eq(kern_array_write(v, values, vs * (size_t)n), KERN_OK);
+  cr_assert_eq(kern_array_sort(k, v), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(k, out, ks * (size_t)n), KERN_OK, "%s", kern_last_error());
+  if (v) cr_assert_eq(kern_array_read(v, out + ks * (size_t)n, vs * (size_t)n), KERN_OK);
+  kern_array_free(k), kern_array_free(v);
+  return out;
+}
+
+/* The sort's tiled kernels for keys of kb bytes and value words of wb run
+ * with `threads` per instance (0: the default). */
+static void set_sort_block(int kb, int wb, int threads) {
+  const char *tiled[] = {"bits", "rank"};
+  for (int i = 0; i < 2; i++) {
+    kern_kernel *k = rt_sort_kernel(kb, wb, tiled[i]);
+    cr_assert(k, "%s", kern_last_error());
+    cr_assert(kern_kernel_is_tiled(k), "%s is not tiled", tiled[i]);
+    cr_assert_eq(kern_kernel_set_tile_block(k, threads), KERN_OK);
+  }
+}
+
+static void compare_sort(kern_device *gpu, kern_dtype kt, kern_dtype vt, int64_t n, int dist) {
+  size_t ks = kern_dtype_size(kt), vs = vt ? kern_dtype_size(vt) : 0, bytes = (ks + vs) * (size_t)n;
+  void *keys = random_bytes(ks, n, dist, (uint64_t)n + (uint64_t)kt);
+  void *values = vt ? random_bytes(vs, n, 0, (uint64_t)n * 3 + (uint64_t)vt) : NULL;
+  unsigned char *want = sorted_on(kern_device_get("cpu"), kt, keys, vt, values, n);
+  /* the passes' module: keys' word, and the values' word (their places' for 12 bytes) */
+  int kb = (int)ks, wb = !vt || vs == 12 ? 4 : (int)vs;
+  for (int b = 0; b < 3; b++) {
+    set_sort_block(kb, wb, blocks[b]);
+    unsigned char *got = sorted_on(gpu, kt, keys, vt, values, n);
+    size_t at = 0;
+    while (at < bytes && got[at] == want[at]) at++;
+    cr_expect(at == bytes,
+              "%s keys, %s values, n=%lld, dist %d, %d threads: byte %zu (of %zu) differs from "
+              "the CPU's",
+              kern_dtype_name(kt), vt ? kern_dtype_name(vt) : "no", (long long)n, dist, blocks[b],
+              at, bytes);
+    free(got);
+  }
+  set_sort_block(kb, wb, 0);
+  free(keys), free(values), free(want);
+}
+
+Test(gpu_primitives, sort_gives_the_cpus_bytes_for_every_block_size, .timeout = 1800) {
+  kern_device *gpu = gpu_or_skip();
+  static const kern_dtype kts[] = {KERN_INT32, KERN_UINT32, KERN_INT64, KERN_UINT64, KERN_FLOAT32};
+  static const int64_t ns[] = {2, 7, 1000, 8192, 8193, (1 << 20) + 3, (1 << 24) + 5};
+  for (size_t s = 0; s < sizeof ns / sizeof ns[0]; s++)
+    for (size_t t = 0; t < sizeof kts / sizeof kts[0]; t++)
+      for (int dist = 0; dist < 2; dist++) {
+        compare_sort(gpu, kts[t], 0, ns[s], dist);
+        compare_sort(gpu, kts[t], KERN_UINT32, ns[s], dist);
+      }
+  static const kern_dtype vts[] = {KERN_UINT8, KERN_FLOAT64, KERN_VEC3};
+  for (size_t v = 0; v < sizeof vts / sizeof vts[0]; v++) {
+    compare_sort(gpu, KERN_UINT32, vts[v], (1 << 20) + 3, 1);
+    compare_sort(gpu, KERN_INT64, vts[v], 100003, 0);
+  }
+}
+
+Test(gpu_primitives, sort_inside_a_cuda_capture, .timeout = 600) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  int64_t n = (1 << 20) + 3;
+  kern_array *k = kern_array_new(gpu, KERN_FLOAT32, 1, &n),
+             *v = kern_array_new(gpu, KERN_INT32, 1, &n);
+  cr_assert(k && v, "%s", kern_last_error());
+  cr_assert_eq(kern_capture_begin(gpu), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(kern_array_sort(k, v), KERN_OK, "%s", kern_last_error());
+  kern_graph *g = NULL;
+  cr_assert_eq(kern_capture_end(gpu, &g), KERN_OK, "%s", kern_last_error());
+  for (int round = 0; round < 2; round++) {
+    void *keys = random_bytes(4, n, round, (uint64_t)round + 40), *vals = random_bytes(4, n, 0, 41);
+    unsigned char *want = sorted_on(cpu, KERN_FLOAT32, keys, KERN_INT32, vals, n);
+    unsigned char *got = malloc(8 * (size_t)n);
+    cr_assert_eq(kern_array_write(k, keys, 4 * (size_t)n), KERN_OK);
+    cr_assert_eq(kern_array_write(v, vals, 4 * (size_t)n), KERN_OK);
+    cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(kern_array_read(k, got, 4 * (size_t)n), KERN_OK, "%s", kern_last_error());
+    cr_assert_eq(kern_array_read(v, got + 4 * (size_t)n, 4 * (size_t)n), KERN_OK);
+    cr_expect(memcmp(got, want, 8 * (size_t)n) == 0,
+              "replay %d: the captured sort differs from the CPU's", round);
+    free(keys), free(vals), free(want), free(got);
+  }
+  kern_graph_free(g);
+  kern_array_free(k), kern_array_free(v);
 }

@@ -11,18 +11,31 @@
  * dtypes, NaN and -0 in min/max, argument errors, a CPU graph capture, the
  * same bits on 1 and 3 threads, and that every module's CUDA compiles through
  * NVRTC and fits a GPU block (no GPU needed).
+ * kern_array_sort against a stable reference written from the contract (a
+ * sort on (the key's order, its input place), the order read off the key's
+ * value or IEEE total order): every key dtype, sizes around the sort's chunk
+ * of 8192, keys that differ in every digit, in few values, or in two digits
+ * only (the passes between are skipped), with and without values; values of
+ * 1 to 64 bytes and a 3-byte struct; the float order written out; stability
+ * without the reference; strided views and unaligned values; argument
+ * errors; a CPU capture; and its modules through NVRTC. Each through the
+ * CPU's own passes and through the tiled passes GPUs run
+ * (rt_sort_tiles_on_cpu).
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
+#include "cpu/cpu_backend.h"
 #include "emit.h"
 #include "front.h"
 #include "harness.h"
 #include "kern.h"
 #include "nvrtc.h"
+#include "prims.h"
 #include "toolchain.h"
 
 static const int64_t sizes[] = {1, 7, 1000, 4097, (1 << 20) + 3};
@@ -472,4 +485,463 @@ Test(primitives, every_module_fits_a_gpu_block_and_compiles_through_nvrtc, .time
     }
     free(src);
   }
+}
+
+/* ---- sort ---------------------------------------------------------------------------------------- */
+
+static const kern_dtype sort_keys[] = {KERN_INT32, KERN_UINT32, KERN_INT64, KERN_UINT64,
+                                       KERN_FLOAT32};
+enum { NSORT_KEYS = sizeof sort_keys / sizeof sort_keys[0] };
+
+static uint64_t rng(uint64_t *s) {
+  *s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+  return *s;
+}
+
+/* The order kern_array_sort promises, as an unsigned number per key: signed
+ * integers by value, float32 in IEEE total order (-NaN < -inf < ... < -0 <
+ * +0 < ... < +inf < NaN), read off the bits as IEEE 754-2008 totalOrder
+ * defines it (negative numbers reversed). */
+static uint64_t order_of(kern_dtype t, const unsigned char *p) {
+  uint32_t u32;
+  uint64_t u64 = 0;
+  memcpy(&u32, p, 4);
+  memcpy(&u64, p, 8 <= kern_dtype_size(t) ? 8 : 4);
+  switch (t) {
+    case KERN_UINT32: return u32;
+    case KERN_INT32: return (uint64_t)((int64_t)(int32_t)u32 - INT32_MIN);
+    case KERN_UINT64: return u64;
+    case KERN_INT64: return (uint64_t)((int64_t)u64 < 0 ? u64 - (1ull << 63) : u64 + (1ull << 63));
+    default: return u32 >> 31 ? (uint64_t)(0xffffffffu - u32) : (uint64_t)u32 + 0x80000000u;
+  }
+}
+
+typedef struct {
+  uint64_t key;
+  int64_t at;
+} sort_ref_item;
+
+static int sort_ref_cmp(const void *a, const void *b) {
+  const sort_ref_item *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The stable order of n keys of dtype t: perm[i] is the input place of the
+ * i-th smallest (equal keys by their place), from a sort on (key, place). */
+static int64_t *sort_ref(kern_dtype t, const void *keys, int64_t n) {
+  size_t ks = kern_dtype_size(t);
+  sort_ref_item *it = malloc(sizeof *it * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++)
+    it[i] = (sort_ref_item){order_of(t, (const unsigned char *)keys + (size_t)i * ks), i};
+  qsort(it, (size_t)n, sizeof *it, sort_ref_cmp);
+  int64_t *perm = malloc(sizeof *perm * (size_t)(n ? n : 1));
+  for (int64_t i = 0; i < n; i++) perm[i] = it[i].at;
+  free(it);
+  return perm;
+}
+
+/* n keys of dtype t: full-range bits (dist 0), 13 distinct values (1), or
+ * values that differ only in bits 8..11 and 28..31 (2: the other digits are
+ * the same in every key). float32 keys get the special values too. */
+static void *sort_input(kern_dtype t, int64_t n, int dist, uint64_t seed) {
+  size_t ks = kern_dtype_size(t);
+  unsigned char *k = malloc(ks * (size_t)(n ? n : 1));
+  uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t r = rng(&s);
+    if (dist == 1) r = (r % 13) * 0x0123456789abcdefull;
+    if (dist == 2) r = 0x5a5a05a5a5a5a0a5ull | ((r & 0xf) << 8) | ((r >> 4 & 0xf) << 28);
+    memcpy(k + (size_t)i * ks, &r, ks);
+  }
+  if (t == KERN_FLOAT32 && n > 20) {
+    static const uint32_t special[] = {0x80000000u, 0x00000000u, 0x7f800000u, 0xff800000u,
+                                       0x7fc00000u, 0xffc00000u, 0x7f800001u, 0xff800001u,
+                                       0x00000001u, 0x80000001u};
+    for (int j = 0; j < 10; j++) memcpy(k + (size_t)(j * n / 10) * 4, &special[j], 4);
+  }
+  return k;
+}
+
+/* Sorts keys (and values when vt is valid) on d; the results in host memory. */
+static void sort_on(kern_device *d, kern_dtype kt, void *keys, kern_dtype vt, void *values,
+                    int64_t n) {
+  size_t ks = kern_dtype_size(kt), vs = vt ? kern_dtype_size(vt) : 0;
+  kern_array *k = kern_array_new(d, kt, 1, &n), *v = vt ? kern_array_new(d, vt, 1, &n) : NULL;
+  cr_assert(k && (!vt || v), "%s", kern_last_error());
+  if (n) cr_assert_eq(kern_array_write(k, keys, ks * (size_t)n), KERN_OK);
+  if (n && v) cr_assert_eq(kern_array_write(v, values, vs * (size_t)n), KERN_OK);
+  cr_assert_eq(kern_array_sort(k, v), KERN_OK, "%s", kern_last_error());
+  if (n) cr_assert_eq(kern_array_read(k, keys, ks * (size_t)n), KERN_OK);
+  if (n && v) cr_assert_eq(kern_array_read(v, values, vs * (size_t)n), KERN_OK);
+  kern_array_free(k);
+  kern_array_free(v);
+}
+
+/* Which passes CPU sorts run: the CPU's own, or the tiled ones GPUs run. */
+static bool tiled;
+static const char *passes(void) { return tiled ? "tiled passes" : "CPU passes"; }
+static void use_tiles(bool on) {
+  tiled = on;
+  rt_sort_tiles_on_cpu(on);
+}
+
+/* got (n elements of `size` bytes) is in[perm[i]] for every i; reports the first miss. */
+static bool permuted(const void *got, const void *in, const int64_t *perm, int64_t n, size_t size,
+                     const char *what, kern_dtype t, int64_t total) {
+  for (int64_t i = 0; i < n; i++)
+    if (memcmp((const char *)got + (size_t)i * size, (const char *)in + (size_t)perm[i] * size,
+               size)) {
+      cr_expect(false, "%s, %s, n=%lld: %s[%lld] is not input[%lld] (the stable order)", passes(),
+                kern_dtype_name(t), (long long)total, what, (long long)i, (long long)perm[i]);
+      return false;
+    }
+  return true;
+}
+
+static const int64_t sort_sizes[] = {
+    0, 1, 2, 7, 1000, 8191, 8192, 8193, 3 * 8192 + 17, (1 << 20) + 3};
+enum { NSORT_SIZES = sizeof sort_sizes / sizeof sort_sizes[0] };
+
+static void match_the_reference(void) {
+  kern_device *d = cpu();
+  for (int t = 0; t < NSORT_KEYS; t++)
+    for (int s = 0; s < NSORT_SIZES; s++)
+      for (int dist = 0; dist < 3; dist++) {
+        kern_dtype kt = sort_keys[t];
+        int64_t n = sort_sizes[s];
+        size_t ks = kern_dtype_size(kt);
+        unsigned char *in = sort_input(kt, n, dist, (uint64_t)(t * 100 + s * 3 + dist));
+        unsigned char *k = malloc(ks * (size_t)(n ? n : 1));
+        uint32_t *places = malloc(4 * (size_t)(n ? n : 1));
+        for (int64_t i = 0; i < n; i++) places[i] = (uint32_t)i;
+        int64_t *perm = sort_ref(kt, in, n);
+        memcpy(k, in, ks * (size_t)n);
+        sort_on(d, kt, k, 0, NULL, n);
+        bool ok = permuted(k, in, perm, n, ks, "keys (alone)", kt, n);
+        memcpy(k, in, ks * (size_t)n);
+        sort_on(d, kt, k, KERN_UINT32, places, n);
+        ok = ok && permuted(k, in, perm, n, ks, "keys", kt, n);
+        uint32_t *want = malloc(4 * (size_t)(n ? n : 1));
+        for (int64_t i = 0; i < n; i++) want[i] = (uint32_t)perm[i];
+        for (int64_t i = 0; ok && i < n; i++)
+          if (places[i] != want[i]) {
+            cr_expect(false, "%s, %s, n=%lld, dist %d: values[%lld] is %u, the stable order's %u",
+                      passes(), kern_dtype_name(kt), (long long)n, dist, (long long)i, places[i],
+                      want[i]);
+            ok = false;
+          }
+        free(in), free(k), free(places), free(perm), free(want);
+        if (!ok) return;
+      }
+}
+
+Test(primitives, sort_matches_a_stable_reference_for_every_key_dtype, .timeout = 1200) {
+  match_the_reference();
+}
+
+/* The passes GPUs run (tiled, 4-bit digits), run on the CPU. */
+Test(primitives, sort_matches_it_through_the_tiled_passes, .timeout = 1200) {
+  use_tiles(true);
+  match_the_reference();
+}
+
+/* Values of 1 to 64 bytes (moved with the keys in every pass up to 8 bytes,
+ * permuted once at the end through the keys' places beyond), and a struct
+ * of 3 bytes (moved as bytes). */
+Test(primitives, sort_moves_values_of_every_dtype, .timeout = 900) {
+  kern_device *d = cpu();
+  kern_module *m = kern_module_from_source("rgb.kern", "struct RGB { uint8 r, g, b; };\n");
+  cr_assert(m, "%s", kern_last_error());
+  kern_dtype rgb = kern_module_dtype(m, "RGB");
+  cr_assert_eq(kern_dtype_size(rgb), 3);
+  const kern_dtype vts[] = {KERN_UINT8, KERN_INT16, KERN_FLOAT32, KERN_FLOAT64, KERN_BOOL,
+                            KERN_VEC3,  KERN_DVEC3, KERN_MAT44,   KERN_FLOAT16, rgb};
+  const int64_t ns[] = {2, 1000, 3 * 8192 + 5};
+  for (size_t s = 0; s < 2 * sizeof ns / sizeof ns[0]; s++) {
+    use_tiles(s % 2);
+    int64_t n = ns[s / 2];
+    int32_t *in = sort_input(KERN_INT32, n, 1, (uint64_t)s + 7), *k = malloc(4 * (size_t)n);
+    int64_t *perm = sort_ref(KERN_INT32, in, n);
+    for (size_t j = 0; j < sizeof vts / sizeof vts[0]; j++) {
+      size_t vs = kern_dtype_size(vts[j]);
+      unsigned char *v = malloc(vs * (size_t)n), *v0 = malloc(vs * (size_t)n);
+      uint64_t r = j + 1;
+      for (size_t b = 0; b < vs * (size_t)n; b++) v0[b] = (unsigned char)rng(&r);
+      if (vts[j] == KERN_BOOL)
+        for (int64_t i = 0; i < n; i++) v0[i] &= 1;
+      memcpy(v, v0, vs * (size_t)n);
+      memcpy(k, in, 4 * (size_t)n);
+      sort_on(d, KERN_INT32, k, vts[j], v, n);
+      permuted(k, in, perm, n, 4, "keys", KERN_INT32, n);
+      if (!permuted(v, v0, perm, n, vs, kern_dtype_name(vts[j]), KERN_INT32, n))
+        cr_log_error("values of dtype %s, %s", kern_dtype_name(vts[j]), passes());
+      free(v), free(v0);
+    }
+    free(in), free(k), free(perm);
+  }
+  kern_module_free(m);
+}
+
+/* The order of float keys, written out: IEEE total order by the bits. */
+Test(primitives, sort_orders_floats_by_their_bits, .timeout = 300) {
+  static const uint32_t want[] = {
+      0xffc00001u, 0xffc00000u, 0xff800001u, /* -NaNs, the larger payload first */
+      0xff800000u,                           /* -inf */
+      0xff7fffffu, 0xbf800000u, 0x80800000u, /* -FLT_MAX, -1, -FLT_MIN */
+      0x80000001u, 0x80000000u,              /* the least negative subnormal, -0 */
+      0x00000000u, 0x00000001u,              /* +0, the least subnormal */
+      0x3f800000u, 0x7f7fffffu, 0x7f800000u, /* 1, FLT_MAX, +inf */
+      0x7f800001u, 0x7fc00000u, 0x7fffffffu  /* NaNs, the smaller payload first */
+  };
+  enum { W = sizeof want / sizeof want[0], N = 4 * W };
+  uint32_t keys[N];
+  int32_t vals[N];
+  uint64_t r = 99;
+  for (int i = 0; i < N; i++) keys[i] = want[i % W];
+  for (int i = N - 1; i > 0; i--) { /* shuffle: Fisher-Yates */
+    int j = (int)(rng(&r) % (uint64_t)(i + 1));
+    uint32_t t = keys[i];
+    keys[i] = keys[j], keys[j] = t;
+  }
+  for (int tiles = 0; tiles < 2; tiles++) {
+    uint32_t k[N];
+    memcpy(k, keys, sizeof k);
+    for (int i = 0; i < N; i++) vals[i] = i; /* the input places */
+    use_tiles(tiles);
+    sort_on(cpu(), KERN_FLOAT32, k, KERN_INT32, vals, N);
+    for (int i = 0; i < N; i++) {
+      cr_expect_eq(k[i], want[i / 4], "%s: place %d holds 0x%08x, want 0x%08x", passes(), i, k[i],
+                   want[i / 4]);
+      if (i % 4) /* four copies of each key keep their input order */
+        cr_expect_lt(vals[i - 1], vals[i], "%s: equal keys 0x%08x swapped", passes(), k[i]);
+    }
+  }
+}
+
+/* Equal keys keep their input order, checked without the reference: the
+ * values are the input places, so they increase along every run of equal
+ * keys. */
+Test(primitives, sort_is_stable, .timeout = 600) {
+  int64_t n = (1 << 18) + 11;
+  int64_t *k = malloc(8 * (size_t)n);
+  uint64_t *v = malloc(8 * (size_t)n);
+  for (int tiles = 0; tiles < 2; tiles++) {
+    for (int64_t i = 0; i < n; i++) k[i] = (i * 7919) % 5 - 2 + ((i % 3) << 40), v[i] = (uint64_t)i;
+    use_tiles(tiles);
+    sort_on(cpu(), KERN_INT64, k, KERN_UINT64, v, n);
+    int64_t runs = 0;
+    for (int64_t i = 1; i < n; i++) {
+      cr_assert_leq(k[i - 1], k[i], "%s: keys[%lld] > keys[%lld]", passes(), (long long)i - 1,
+                    (long long)i);
+      if (k[i - 1] == k[i])
+        cr_assert_lt(v[i - 1], v[i], "%s: equal keys at %lld and %lld out of input order", passes(),
+                     (long long)i - 1, (long long)i);
+      else
+        runs++;
+    }
+    cr_expect_eq(runs, 14, "15 distinct keys, %lld boundaries", (long long)runs);
+  }
+  free(k), free(v);
+}
+
+/* Digits every key shares are skipped: keys that differ in one digit (one
+ * pass, an odd count: the keys come back from the scratch copy), in two, and
+ * not at all (no pass: values stay, wide ones included). */
+Test(primitives, sort_skips_digits_every_key_shares, .timeout = 600) {
+  kern_device *d = cpu();
+  int64_t n = 20000;
+  static const uint32_t masks[] = {0xf0000000u, 0x0000f00fu, 0x00ff0000u, 0u};
+  for (int m = 0; m < 8; m++) {
+    use_tiles(m >= 4);
+    uint32_t *in = malloc(4 * (size_t)n), *k = malloc(4 * (size_t)n);
+    uint64_t r = 5;
+    for (int64_t i = 0; i < n; i++) in[i] = 0x12345678u ^ ((uint32_t)rng(&r) & masks[m % 4]);
+    int64_t *perm = sort_ref(KERN_UINT32, in, n);
+    kern_dtype vts[] = {KERN_INT32, KERN_VEC3};
+    for (int j = 0; j < 2; j++) {
+      size_t vs = kern_dtype_size(vts[j]);
+      unsigned char *v = malloc(vs * (size_t)n), *v0 = malloc(vs * (size_t)n);
+      for (size_t b = 0; b < vs * (size_t)n; b++) v0[b] = (unsigned char)rng(&r);
+      memcpy(v, v0, vs * (size_t)n);
+      memcpy(k, in, 4 * (size_t)n);
+      sort_on(d, KERN_UINT32, k, vts[j], v, n);
+      permuted(k, in, perm, n, 4, "keys", KERN_UINT32, n);
+      permuted(v, v0, perm, n, vs, kern_dtype_name(vts[j]), KERN_UINT32, n);
+      free(v), free(v0);
+    }
+    memcpy(k, in, 4 * (size_t)n);
+    sort_on(d, KERN_UINT32, k, 0, NULL, n);
+    permuted(k, in, perm, n, 4, "keys (alone)", KERN_UINT32, n);
+    free(in), free(k), free(perm);
+  }
+}
+
+/* Strided views: every third element of a buffer as keys, every second of
+ * another as values (and values wrapped at an odd address, which move as
+ * bytes); the elements between are not touched. */
+static void strided_views(void) {
+  kern_device *d = cpu();
+  int64_t n = 9000, nk = 3 * n, nv = 2 * n;
+  int32_t *kb = malloc(4 * (size_t)nk), *vb = malloc(4 * (size_t)nv);
+  uint64_t r = 11;
+  for (int64_t i = 0; i < nk; i++) kb[i] = (int32_t)(rng(&r) % 1000) - 500;
+  for (int64_t i = 0; i < nv; i++) vb[i] = (int32_t)i;
+  kern_array *ka = kern_array_wrap(kb, d, KERN_INT32, 1, &n, (int64_t[]){12});
+  kern_array *va = kern_array_wrap(vb, d, KERN_INT32, 1, &n, (int64_t[]){8});
+  cr_assert(ka && va, "%s", kern_last_error());
+  int32_t *in = malloc(4 * (size_t)n), *vin = malloc(4 * (size_t)n);
+  for (int64_t i = 0; i < n; i++) in[i] = kb[3 * i], vin[i] = vb[2 * i];
+  int64_t *perm = sort_ref(KERN_INT32, in, n);
+  cr_assert_eq(kern_array_sort(ka, va), KERN_OK, "%s", kern_last_error());
+  r = 11;
+  for (int64_t i = 0; i < nk; i++) {
+    int32_t was = (int32_t)(rng(&r) % 1000) - 500;
+    if (i % 3 == 0)
+      cr_assert_eq(kb[i], in[perm[i / 3]], "%s: keys[%lld]", passes(), (long long)i / 3);
+    else
+      cr_assert_eq(kb[i], was, "%s: the element between keys at %lld changed", passes(),
+                   (long long)i);
+  }
+  for (int64_t i = 0; i < nv; i++)
+    cr_assert_eq(vb[i], i % 2 ? (int32_t)i : vin[perm[i / 2]], "%s: value buffer[%lld]", passes(),
+                 (long long)i);
+  kern_array_free(ka), kern_array_free(va);
+  /* uint32 values at an odd address: moved as bytes, at the end */
+  unsigned char *raw = malloc(4 * (size_t)n + 1), *raw0 = malloc(4 * (size_t)n);
+  for (int64_t i = 0; i < 4 * n; i++) raw0[i] = (unsigned char)rng(&r);
+  memcpy(raw + 1, raw0, 4 * (size_t)n);
+  for (int64_t i = 0; i < n; i++) kb[i] = in[i];
+  ka = kern_array_wrap(kb, d, KERN_INT32, 1, &n, NULL);
+  va = kern_array_wrap(raw + 1, d, KERN_UINT32, 1, &n, NULL);
+  cr_assert(ka && va, "%s", kern_last_error());
+  cr_assert_eq(kern_array_sort(ka, va), KERN_OK, "%s", kern_last_error());
+  permuted(kb, in, perm, n, 4, "keys", KERN_INT32, n);
+  permuted(raw + 1, raw0, perm, n, 4, "unaligned uint32 values", KERN_INT32, n);
+  kern_array_free(ka), kern_array_free(va);
+  free(kb), free(vb), free(in), free(vin), free(perm), free(raw), free(raw0);
+}
+
+Test(primitives, sort_works_on_strided_views, .timeout = 600) {
+  strided_views();
+  use_tiles(true);
+  strided_views();
+}
+
+static void sort_refused(kern_array *k, kern_array *v, const char *msg) {
+  cr_expect_eq(kern_array_sort(k, v), KERN_ERR_INVALID_ARGUMENT, "not refused: %s", msg);
+  cr_expect(strstr(kern_last_error(), msg), "'%s' does not say '%s'", kern_last_error(), msg);
+}
+
+Test(primitives, sort_arguments_are_checked) {
+  kern_device *d = cpu();
+  int64_t n = 10, sh[2] = {2, 5};
+  kern_array *k = array_of(KERN_INT32, n, (int32_t[]){9, 8, 7, 6, 5, 4, 3, 2, 1, 0});
+  kern_array *v = array_of(KERN_INT32, n, NULL), *v9 = array_of(KERN_INT32, 9, NULL);
+  kern_array *k2 = kern_array_new(d, KERN_INT32, 2, sh), *kd = array_of(KERN_FLOAT64, n, NULL);
+  kern_array *k16 = array_of(KERN_INT16, n, NULL);
+  kern_array *head = kern_array_view(k, 1, (int64_t[]){0}, (int64_t[]){5});
+  kern_array *tail = kern_array_view(k, 1, (int64_t[]){5}, (int64_t[]){5});
+  kern_array *mid = kern_array_view(k, 1, (int64_t[]){3}, (int64_t[]){5});
+  kern_device *d2 = rt_device_add(RT_DEV_CPU, 7, &rt_cpu_ops, NULL);
+  cr_assert(d2);
+  snprintf(d2->name, sizeof d2->name, "cpu2");
+  kern_array *vo = kern_array_new(d2, KERN_INT32, 1, &n);
+  int32_t one = 0;
+  int64_t huge = 16 * (int64_t)INT32_MAX + 1;
+  kern_array *big = kern_array_wrap(&one, d, KERN_UINT32, 1, &huge, (int64_t[]){0});
+  cr_assert(big && vo && k2, "%s", kern_last_error());
+  sort_refused(NULL, v, "kern_array_sort: keys is NULL");
+  sort_refused(k2, NULL, "kern_array_sort: keys must be 1-D, got 2 dims");
+  sort_refused(kd, NULL,
+               "keys has dtype float64; expected int32, uint32, int64, uint64 or float32");
+  sort_refused(k16, v, "keys has dtype int16");
+  sort_refused(k, k2, "values must be 1-D, got 2 dims");
+  sort_refused(k, v9, "values has 9 elements but keys has 10");
+  sort_refused(k, vo, "values is on cpu2 but keys is on cpu");
+  sort_refused(k, k, "values overlaps keys");
+  sort_refused(head, mid, "values overlaps keys");
+  sort_refused(big, NULL, "keys has 34359738353 elements; at most 34359738352 can be sorted");
+  /* nothing ran: the keys are as written */
+  int32_t got[10];
+  cr_assert_eq(kern_array_read(k, got, sizeof got), KERN_OK);
+  for (int i = 0; i < 10; i++) cr_expect_eq(got[i], 9 - i, "keys[%d] changed to %d", i, got[i]);
+  /* halves of one array do not overlap: the head sorts, the tail moves alongside */
+  cr_expect_eq(kern_array_sort(head, tail), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(k, got, sizeof got), KERN_OK);
+  for (int i = 0; i < 10; i++)
+    cr_expect_eq(got[i], i < 5 ? 5 + i : i - 5, "keys[%d] is %d after sorting the head", i, got[i]);
+  kern_array *all[] = {k, v, v9, k2, kd, k16, head, tail, mid, vo, big};
+  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) kern_array_free(all[i]);
+}
+
+static void sort_in_a_capture(void) {
+  kern_device *d = cpu();
+  int64_t n = 50000;
+  kern_array *k = array_of(KERN_FLOAT32, n, NULL), *v = array_of(KERN_INT32, n, NULL);
+  cr_assert_eq(kern_capture_begin(d), KERN_OK);
+  cr_expect_eq(kern_array_sort(k, v), KERN_OK, "%s", kern_last_error());
+  kern_graph *g = NULL;
+  cr_assert_eq(kern_capture_end(d, &g), KERN_OK, "%s", kern_last_error());
+  for (int round = 0; round < 2; round++) {
+    float *in = sort_input(KERN_FLOAT32, n, round, (uint64_t)round + 3),
+          *got = malloc(4 * (size_t)n);
+    int32_t *places = malloc(4 * (size_t)n);
+    for (int64_t i = 0; i < n; i++) places[i] = (int32_t)i;
+    cr_assert_eq(kern_array_write(k, in, 4 * (size_t)n), KERN_OK);
+    cr_assert_eq(kern_array_write(v, places, 4 * (size_t)n), KERN_OK);
+    cr_assert_eq(kern_graph_launch(g), KERN_OK, "%s", kern_last_error());
+    int64_t *perm = sort_ref(KERN_FLOAT32, in, n);
+    cr_assert_eq(kern_array_read(k, got, 4 * (size_t)n), KERN_OK);
+    cr_assert_eq(kern_array_read(v, places, 4 * (size_t)n), KERN_OK);
+    permuted(got, in, perm, n, 4, "captured keys", KERN_FLOAT32, n);
+    for (int64_t i = 0; i < n; i++)
+      if (places[i] != (int32_t)perm[i]) {
+        cr_expect(false, "%s, replay %d: values[%lld] is %d, want %lld", passes(), round,
+                  (long long)i, places[i], (long long)perm[i]);
+        break;
+      }
+    free(in), free(got), free(places), free(perm);
+  }
+  kern_graph_free(g);
+  kern_array_free(k), kern_array_free(v);
+}
+
+Test(primitives, sort_inside_a_cpu_capture, .timeout = 600) {
+  sort_in_a_capture();
+  use_tiles(true);
+  sort_in_a_capture();
+}
+
+Test(primitives, every_sort_module_fits_a_gpu_block_and_compiles_through_nvrtc, .timeout = 600) {
+  const char *why = NULL;
+  bool nvrtc = tc_nvrtc_load(&why);
+  if (!nvrtc)
+    cr_log_warn("NVRTC is not available (%s): checking the shared-memory sizes only", why);
+  for (int kb = 4; kb <= 8; kb += 4)
+    for (int wb = 1; wb <= 8; wb *= 2) {
+      char *src = rt_sort_source(kb, wb);
+      cr_assert(src);
+      kern_module *m = kern_module_from_source("sort_check", src);
+      cr_assert(m, "%s\n%s", kern_last_error(), src);
+      for (int k = 0; k < m->nkernels; k++)
+        cr_expect_leq(m->kernels[k].tile_bytes, RT_TILE_SHARED_LIMIT,
+                      "keys of %d bytes, words of %d: kernel %s needs %lld bytes", kb, wb,
+                      m->kernels[k].name, (long long)m->kernels[k].tile_bytes);
+      kern_module_free(m);
+      if (nvrtc) {
+        FrontResult r = front_compile("sort.kern", src, strlen(src));
+        cr_assert(r.ok);
+        EmitOptions o = {.line_directives = true};
+        char *cu = emit_program(r.prog, EMIT_CUDA, &o), *out = NULL;
+        size_t len;
+        bool is_ptx;
+        cr_expect_eq(tc_nvrtc_compile(cu, "sort.kern", 90, false, false, &out, &len, &is_ptx),
+                     KERN_OK, "keys of %d bytes, words of %d: %s", kb, wb, kern_last_error());
+        free(out);
+        free(cu);
+        front_free(r.prog);
+      }
+      free(src);
+    }
 }
