@@ -2,14 +2,17 @@
  *
  * Requires: tests/diff (progen, diffrun), a C compiler for the CPU device;
  * gcc and NVRTC for the checks that use them (skipped, saying so, without).
- * Produces: for diff_count() seeds from a fixed base, progen's programs
- * (DIFF_BATCH to a module) compiled for the CPU at -O0 and at -O3
- * (KERN_CPU_OPT), and by gcc -O0 when there is a gcc, run on the same random
- * inputs, with bit-identical results required; and every module compiled
- * through NVRTC to PTX, so CUDA code generation is checked without a GPU
- * (test_gpu_diff runs the programs on one). A failure prints the seed, the
- * program and the first differences; `progen SEED` prints the program again.
- * Each test process uses a private cache directory, so every compile is real.
+ * Produces: for diff_count() seeds from a fixed base, progen's plain programs
+ * and as many tiled ones (DIFF_BATCH to a module) compiled for the CPU at -O0
+ * and at -O3 (KERN_CPU_OPT), and by gcc -O0 when there is a gcc, run on the
+ * same random inputs, with bit-identical results required; the tiled ones
+ * also at -O3 with other threads per instance (kern_kernel_set_tile_block,
+ * which the CPU ignores), and each tiled kernel within a GPU block's shared
+ * memory; every module compiled through NVRTC to PTX, so CUDA code
+ * generation is checked without a GPU (test_gpu_diff runs the programs on
+ * one). A failure prints the seed, the program and the first differences;
+ * `progen SEED` (`progen --tiled SEED`) prints the program again. Each test
+ * process uses a private cache directory, so every compile is real.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -20,85 +23,125 @@
 
 #include "nvrtc.h"
 #include "toolchain.h"
+#include "backend.h"
 #include "diff_suite.h"
 #include "emit.h"
 #include "front.h"
 
 enum { PARTS = 4, MAX_REPORTS = 3 };
 
+/* The CPU ignores a tiled kernel's threads per instance: these must change nothing. */
+static const int cpu_tile_blocks[] = {32, 1024};
+
 TestSuite(diff, .init = diff_setup, .fini = diff_teardown, .timeout = 600);
 
-/* ---- batches of seeds ---------------------------------------------------------------- */
-
-typedef struct Batch {
-  uint64_t seeds[DIFF_BATCH];
-  int n;
-} Batch;
-
-static int nbatches(void) { return (diff_count() + DIFF_BATCH - 1) / DIFF_BATCH; }
-
-static Batch batch(int b) {
-  Batch r = {.n = 0};
-  for (int k = b * DIFF_BATCH; k < diff_count() && r.n < DIFF_BATCH; k++)
-    r.seeds[r.n++] = diff_seed(k);
-  return r;
-}
+/* ---- reports ------------------------------------------------------------------------------ */
 
 typedef struct Tally {
   int count, failed, reports;
 } Tally;
 
-static void report(Tally *t, uint64_t seed, const char *what, const char *detail) {
+static void report(Tally *t, uint64_t seed, ProgenKind kind, const char *what, const char *detail) {
   t->failed++;
+  const char *cmd = diff_progen_args(kind);
   if (t->reports++ >= MAX_REPORTS) {
-    cr_log_error("seed %llu: %s (program not shown)\n%s", (unsigned long long)seed, what, detail);
+    cr_log_error("%s %llu: %s (program not shown)\n%s", cmd, (unsigned long long)seed, what,
+                 detail);
     return;
   }
-  char *src = diff_program(seed);
-  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s",
-               (unsigned long long)seed, what, detail, (unsigned long long)seed, src ? src : "");
+  char *src = diff_program(seed, kind);
+  cr_log_error("seed %llu: %s\n%s\nreproduce with: %s %llu > case.kern\n%s",
+               (unsigned long long)seed, what, detail, cmd, (unsigned long long)seed,
+               src ? src : "");
   free(src);
 }
 
-static bool run_at(const char *level, const Batch *b, DiffResult *r, char *err, size_t n) {
+static bool run_with(const char *level, const DiffBatch *b, const DiffOptions *o, DiffResult *r,
+                     char *err, size_t n) {
   setenv("KERN_CPU_OPT", level, 1);
-  return diff_run(b->seeds, b->n, kern_device_get("cpu"), r, err, n);
+  return diff_run(b, kern_device_get("cpu"), o, r, err, n);
+}
+
+static bool run_at(const char *level, const DiffBatch *b, DiffResult *r, char *err, size_t n) {
+  return run_with(level, b, NULL, r, err, n);
 }
 
 /* A batch failed with batch_err: which of its programs fail alone? (If
  * none does, the batch's first seed takes the blame.) */
-static void blame(Tally *t, const Batch *b, const char *level, const char *what,
+static void blame(Tally *t, const DiffBatch *b, const char *level, const char *what,
                   const char *batch_err) {
   char err[8192];
   int before = t->failed;
   for (int j = 0; j < b->n; j++) {
-    Batch one = {.seeds = {b->seeds[j]}, .n = 1};
+    DiffBatch one = diff_one(b, j);
     DiffResult r;
-    if (!run_at(level, &one, &r, err, sizeof err)) report(t, one.seeds[0], what, err);
+    if (!run_at(level, &one, &r, err, sizeof err)) report(t, one.seeds[0], b->kind, what, err);
     diff_free(&r);
   }
   if (t->failed == before)
-    report(t, b->seeds[0], "its batch of programs fails together", batch_err);
+    report(t, b->seeds[0], b->kind, "its batch of programs fails together", batch_err);
 }
 
 /* Reports each program of b whose arrays differ between x and y. */
-static void compare(Tally *t, const Batch *b, const DiffResult *x, const DiffResult *y,
+static void compare(Tally *t, const DiffBatch *b, const DiffResult *x, const DiffResult *y,
                     const char *what) {
   char why[4096];
   for (int j = 0; j < b->n; j++)
-    if (!diff_same(x, y, j, why, sizeof why)) report(t, b->seeds[j], what, why);
+    if (!diff_same(x, y, j, why, sizeof why)) report(t, b->seeds[j], b->kind, what, why);
 }
 
-/* -O0 against -O3; the -O0 result stays in *o0 (empty when it failed). */
-static void opt_levels(Tally *t, const Batch *b, DiffResult *o0) {
+/* The same module at -O3 run another way (o), against o3: each program that
+ * fails alone is reported. */
+static void run_other_way(Tally *t, const DiffBatch *b, const DiffOptions *o, const DiffResult *o3,
+                          const char *what) {
+  char err[8192], fails[160];
+  DiffResult r = {0};
+  snprintf(fails, sizeof fails, "does not run with %s", what);
+  if (!run_with("3", b, o, &r, err, sizeof err)) {
+    int before = t->failed;
+    for (int j = 0; j < b->n; j++) {
+      DiffBatch one = diff_one(b, j);
+      DiffResult r1;
+      if (!run_with("3", &one, o, &r1, err, sizeof err))
+        report(t, one.seeds[0], b->kind, fails, err);
+      diff_free(&r1);
+    }
+    if (t->failed == before) report(t, b->seeds[0], b->kind, "its batch fails together", fails);
+  } else {
+    char differ[160];
+    snprintf(differ, sizeof differ, "-O3 with %s and the default differ", what);
+    compare(t, b, o3, &r, differ);
+  }
+  diff_free(&r);
+}
+
+/* At -O3: strided arrays (the kernels' strided entry points); tiled programs also with other
+ * threads per instance than the default, which the CPU ignores. */
+static void other_ways(Tally *t, const DiffBatch *b, const DiffResult *o3) {
+  DiffOptions strided = {.strided = true};
+  run_other_way(t, b, &strided, o3, "strided arrays");
+  for (size_t k = 0;
+       b->kind == PROGEN_TILED && k < sizeof cpu_tile_blocks / sizeof *cpu_tile_blocks; k++) {
+    DiffOptions o = {.tile_block = cpu_tile_blocks[k]};
+    char what[64];
+    snprintf(what, sizeof what, "%d threads per instance", o.tile_block);
+    run_other_way(t, b, &o, o3, what);
+  }
+}
+
+/* -O0 against -O3 (and -O3 run other ways); the -O0 result stays in *o0 (empty
+ * when it failed). */
+static void opt_levels(Tally *t, const DiffBatch *b, DiffResult *o0) {
   char err[8192];
   DiffResult o3 = {0};
   bool ok = run_at("0", b, o0, err, sizeof err);
   if (!ok) blame(t, b, "0", "does not run at -O0", err);
   if (ok && !run_at("3", b, &o3, err, sizeof err))
     blame(t, b, "3", "does not run at -O3", err);
-  else if (ok)
+  else if (ok) {
     compare(t, b, o0, &o3, "-O0 and -O3 differ");
+    other_ways(t, b, &o3);
+  }
   if (!ok) diff_free(o0);
   diff_free(&o3);
   t->count += b->n;
@@ -108,7 +151,7 @@ static void opt_levels(Tally *t, const Batch *b, DiffResult *o0) {
  * unspecified, such as the order of evaluation, differs between the two.
  * Unoptimised, so that gcc's own optimiser bugs stay out of it (gcc 12 -O2
  * fuses multiply-adds in vectorised code despite -ffp-contract=off). */
-static void with_gcc(Tally *t, const Batch *b, const DiffResult *o0) {
+static void with_gcc(Tally *t, const DiffBatch *b, const DiffResult *o0) {
   char err[8192];
   DiffResult g = {0};
   if (!run_at("0", b, &g, err, sizeof err))
@@ -130,13 +173,13 @@ static bool on_path(const char *name) {
   return false;
 }
 
-/* Batches part, part + PARTS, ...: -O0 against -O3, then against gcc. */
-static void cpu_part(int part) {
+/* Batches part, part + PARTS, ... of a kind: -O0 against -O3, then against gcc. */
+static void cpu_part(ProgenKind kind, int part) {
   Tally t = {0};
-  DiffResult *o0 = calloc((size_t)nbatches() / PARTS + 1, sizeof *o0);
+  DiffResult *o0 = calloc((size_t)diff_nbatches(kind) / PARTS + 1, sizeof *o0);
   int n = 0;
-  for (int b = part; b < nbatches(); b += PARTS, n++) {
-    Batch bt = batch(b);
+  for (int b = part; b < diff_nbatches(kind); b += PARTS, n++) {
+    DiffBatch bt = diff_batch(kind, b);
     opt_levels(&t, &bt, &o0[n]);
   }
   bool gcc = on_path("gcc");
@@ -145,23 +188,29 @@ static void cpu_part(int part) {
     setenv("KERN_CC", "gcc", 1);
     cr_assert_eq(kern_init(), KERN_OK);
   }
-  for (int b = part, j = 0; b < nbatches(); b += PARTS, j++) {
-    Batch bt = batch(b);
+  for (int b = part, j = 0; b < diff_nbatches(kind); b += PARTS, j++) {
+    DiffBatch bt = diff_batch(kind, b);
     if (gcc && o0[j].narrays) with_gcc(&t, &bt, &o0[j]);
     diff_free(&o0[j]);
   }
   free(o0);
   unsetenv("KERN_CPU_OPT");
   if (!gcc) cr_log_info("no gcc on PATH: the comparison with gcc is skipped");
-  cr_log_info("part %d: %d programs at -O0 and -O3%s, %d failed", part, t.count,
-              gcc ? ", and by gcc" : "", t.failed);
+  cr_log_info("part %d: %d %sprograms at -O0 and -O3, with strided arrays%s%s, %d failed", part,
+              t.count, kind == PROGEN_TILED ? "tiled " : "",
+              kind == PROGEN_TILED ? ", over tile blocks" : "", gcc ? ", and by gcc" : "",
+              t.failed);
   cr_expect_eq(t.failed, 0, "%d of %d programs failed", t.failed, t.count);
 }
 
-Test(diff, cpu_part0) { cpu_part(0); }
-Test(diff, cpu_part1) { cpu_part(1); }
-Test(diff, cpu_part2) { cpu_part(2); }
-Test(diff, cpu_part3) { cpu_part(3); }
+Test(diff, cpu_part0) { cpu_part(PROGEN_PLAIN, 0); }
+Test(diff, cpu_part1) { cpu_part(PROGEN_PLAIN, 1); }
+Test(diff, cpu_part2) { cpu_part(PROGEN_PLAIN, 2); }
+Test(diff, cpu_part3) { cpu_part(PROGEN_PLAIN, 3); }
+Test(diff, tiled_cpu_part0) { cpu_part(PROGEN_TILED, 0); }
+Test(diff, tiled_cpu_part1) { cpu_part(PROGEN_TILED, 1); }
+Test(diff, tiled_cpu_part2) { cpu_part(PROGEN_TILED, 2); }
+Test(diff, tiled_cpu_part3) { cpu_part(PROGEN_TILED, 3); }
 
 static int count_objects(const char *dir) {
   DIR *d = opendir(dir);
@@ -177,7 +226,7 @@ static int count_objects(const char *dir) {
 /* Without its own cache entry per level, -O0 against -O3 would compare one build with itself. */
 Test(diff, opt_levels_are_cached_apart) {
   const char *dir = getenv("KERN_CACHE_DIR");
-  Batch one = {.seeds = {diff_seed(0)}, .n = 1};
+  DiffBatch one = {.seeds = {diff_seed(0)}, .n = 1, .kind = PROGEN_PLAIN};
   char err[8192] = "";
   DiffResult r;
   const char *levels[] = {"0", "3", "0", "2"};
@@ -191,10 +240,55 @@ Test(diff, opt_levels_are_cached_apart) {
   unsetenv("KERN_CPU_OPT");
 }
 
+/* ---- what a GPU needs, checked without one ------------------------------------------------ */
+
+/* Every tiled kernel fits a GPU block's shared memory (else its first GPU launch fails):
+ * progen counts the storage as the checker does; this is where that is kept true. */
+static void fits_a_block(Tally *t, const DiffBatch *b) {
+  char *src = diff_module(b);
+  FrontResult r = front_compile("progen.kern", src, src ? strlen(src) : 0);
+  char why[256];
+  int before = t->failed;
+  if (!r.ok) {
+    for (int j = 0; j < b->n; j++) { /* which program? */
+      DiffBatch one = diff_one(b, j);
+      char *s1 = diff_module(&one);
+      FrontResult r1 = front_compile("progen.kern", s1, s1 ? strlen(s1) : 0);
+      if (!r1.ok) report(t, one.seeds[0], b->kind, "does not check", "");
+      front_free(r1.prog);
+      free(s1);
+    }
+    if (t->failed == before) report(t, b->seeds[0], b->kind, "its batch does not check", "");
+  }
+  for (int k = 0; r.ok && k < r.prog->nkernels; k++) {
+    const Decl *d = r.prog->kernels[k];
+    int j = atoi(d->name + 1); /* p<j>_k<n> */
+    if (d->tile_total <= RT_TILE_SHARED_LIMIT && d->tiled) continue;
+    snprintf(why, sizeof why, "  kernel %s: %s, %lld bytes of tiles (a GPU block has %d)\n",
+             d->name, d->tiled ? "tiled" : "not tiled", (long long)d->tile_total,
+             RT_TILE_SHARED_LIMIT);
+    report(t, b->seeds[j], b->kind, "a kernel that no GPU block fits", why);
+  }
+  t->count += b->n;
+  front_free(r.prog);
+  free(src);
+}
+
+Test(diff, tiled_kernels_fit_a_gpu_block) {
+  Tally t = {0};
+  for (int b = 0; b < diff_nbatches(PROGEN_TILED); b++) {
+    DiffBatch bt = diff_batch(PROGEN_TILED, b);
+    fits_a_block(&t, &bt);
+  }
+  cr_log_info("%d tiled programs checked against a GPU block's shared memory, %d failed", t.count,
+              t.failed);
+  cr_expect_eq(t.failed, 0, "%d of %d tiled programs failed", t.failed, t.count);
+}
+
 /* ---- CUDA code generation, through NVRTC ------------------------------------------------ */
 
-static bool nvrtc_compiles(const Batch *b, char *err, size_t n) {
-  char *src = diff_module(b->seeds, b->n);
+static bool nvrtc_compiles(const DiffBatch *b, char *err, size_t n) {
+  char *src = diff_module(b);
   FrontResult r = front_compile("progen.kern", src, src ? strlen(src) : 0);
   EmitOptions o = {.debug = false, .line_directives = true};
   char *cuda = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
@@ -210,7 +304,7 @@ static bool nvrtc_compiles(const Batch *b, char *err, size_t n) {
   return ok;
 }
 
-static void nvrtc_part(int part) {
+static void nvrtc_part(ProgenKind kind, int part) {
   const char *why;
   if (!tc_nvrtc_load(&why)) {
     diff_cache_remove(); /* a skipped test does not reach .fini */
@@ -218,23 +312,26 @@ static void nvrtc_part(int part) {
   }
   Tally t = {0};
   char err[8192];
-  for (int b = part; b < nbatches(); b += 2) {
-    Batch bt = batch(b);
+  for (int b = part; b < diff_nbatches(kind); b += 2) {
+    DiffBatch bt = diff_batch(kind, b);
     t.count += bt.n;
     if (nvrtc_compiles(&bt, err, sizeof err)) continue;
     int before = t.failed;
     char one_err[8192];
     for (int j = 0; j < bt.n; j++) { /* which program? */
-      Batch one = {.seeds = {bt.seeds[j]}, .n = 1};
+      DiffBatch one = diff_one(&bt, j);
       if (!nvrtc_compiles(&one, one_err, sizeof one_err))
-        report(&t, one.seeds[0], "NVRTC fails", one_err);
+        report(&t, one.seeds[0], kind, "NVRTC fails", one_err);
     }
-    if (t.failed == before) report(&t, bt.seeds[0], "NVRTC fails on its batch of programs", err);
+    if (t.failed == before)
+      report(&t, bt.seeds[0], kind, "NVRTC fails on its batch of programs", err);
   }
-  cr_log_info("NVRTC %d, part %d: %d programs, %d failed", tc_nvrtc_version(), part, t.count,
-              t.failed);
+  cr_log_info("NVRTC %d, part %d: %d %sprograms, %d failed", tc_nvrtc_version(), part, t.count,
+              kind == PROGEN_TILED ? "tiled " : "", t.failed);
   cr_expect_eq(t.failed, 0, "%d of %d programs failed to compile for CUDA", t.failed, t.count);
 }
 
-Test(diff, nvrtc_part0) { nvrtc_part(0); }
-Test(diff, nvrtc_part1) { nvrtc_part(1); }
+Test(diff, nvrtc_part0) { nvrtc_part(PROGEN_PLAIN, 0); }
+Test(diff, nvrtc_part1) { nvrtc_part(PROGEN_PLAIN, 1); }
+Test(diff, tiled_nvrtc_part0) { nvrtc_part(PROGEN_TILED, 0); }
+Test(diff, tiled_nvrtc_part1) { nvrtc_part(PROGEN_TILED, 1); }

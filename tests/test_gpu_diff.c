@@ -2,12 +2,15 @@
  *
  * Requires: tests/diff (progen, diffrun), a CUDA device (skipped, saying so,
  * without one). Produces: for diff_count() seeds (DIFF_BATCH programs to a
- * module), the programs run on cuda:0 and on the CPU (-O3) with the same
- * inputs; results must have the same bits (NaNs compare as NaNs: their bits
- * are not defined across devices). A failure prints the seed, the program and
- * the first differences; `progen SEED` prints the program again.
+ * module), the plain programs run on cuda:0 and on the CPU (-O3) with the
+ * same inputs, and the tiled ones on the CPU and on cuda:0 with 32, 256 and
+ * 1024 threads per instance (kern_kernel_set_tile_block); results must have
+ * the same bits (NaNs compare as NaNs: their bits are not defined across
+ * devices). A failure prints the seed, the program and the first
+ * differences; `progen SEED` (`progen --tiled SEED`) prints the program again.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "diff_suite.h"
@@ -16,50 +19,82 @@ enum { MAX_REPORTS = 3 };
 
 TestSuite(gpu_diff, .init = diff_setup, .fini = diff_teardown, .timeout = 900);
 
-static void report(int *failed, uint64_t seed, const char *what, const char *detail) {
+static void report(int *failed, uint64_t seed, ProgenKind kind, const char *what,
+                   const char *detail) {
+  const char *cmd = diff_progen_args(kind);
   if ((*failed)++ >= MAX_REPORTS) {
-    cr_log_error("seed %llu: %s (program not shown)\n%s", (unsigned long long)seed, what, detail);
+    cr_log_error("%s %llu: %s (program not shown)\n%s", cmd, (unsigned long long)seed, what,
+                 detail);
     return;
   }
-  char *src = diff_program(seed);
-  cr_log_error("seed %llu: %s\n%s\nreproduce with: progen %llu > case.kern\n%s",
-               (unsigned long long)seed, what, detail, (unsigned long long)seed, src ? src : "");
+  char *src = diff_program(seed, kind);
+  cr_log_error("seed %llu: %s\n%s\nreproduce with: %s %llu > case.kern\n%s",
+               (unsigned long long)seed, what, detail, cmd, (unsigned long long)seed,
+               src ? src : "");
   free(src);
 }
 
-/* Programs seeds[0 .. n) on both devices; returns how many failed. */
-static int check(const uint64_t *seeds, int n, kern_device *gpu, kern_device *cpu) {
-  char err[8192] = "", why[4096];
+/* The programs of b on both devices (the GPU with tile_block threads per instance, 0: the
+ * default); returns how many failed. */
+static int check(const DiffBatch *b, int tile_block, kern_device *gpu, kern_device *cpu) {
+  char err[8192] = "", why[4096], what[96];
   DiffResult g = {0}, c = {0};
   int failed = 0;
-  if (!diff_run(seeds, n, gpu, &g, err, sizeof err) ||
-      !diff_run(seeds, n, cpu, &c, err, sizeof err)) {
-    for (int j = 0; n > 1 && j < n; j++)
-      failed += check(&seeds[j], 1, gpu, cpu); /* which program? */
+  DiffOptions o = {.tile_block = tile_block};
+  if (!diff_run(b, gpu, &o, &g, err, sizeof err) || !diff_run(b, cpu, NULL, &c, err, sizeof err)) {
+    for (int j = 0; b->n > 1 && j < b->n; j++) { /* which program? */
+      DiffBatch one = diff_one(b, j);
+      failed += check(&one, tile_block, gpu, cpu);
+    }
     if (!failed)
-      report(&failed, seeds[0], n > 1 ? "its batch of programs does not run" : "does not run", err);
+      report(&failed, b->seeds[0], b->kind,
+             b->n > 1 ? "its batch of programs does not run" : "does not run", err);
   }
-  for (int j = 0; !err[0] && j < n; j++)
-    if (!diff_same(&g, &c, j, why, sizeof why))
-      report(&failed, seeds[j], "cuda:0 and cpu differ", why);
+  if (tile_block)
+    snprintf(what, sizeof what, "cuda:0 (%d threads per instance) and cpu differ", tile_block);
+  else
+    snprintf(what, sizeof what, "cuda:0 and cpu differ");
+  for (int j = 0; !err[0] && j < b->n; j++)
+    if (!diff_same(&g, &c, j, why, sizeof why)) report(&failed, b->seeds[j], b->kind, what, why);
   diff_free(&g);
   diff_free(&c);
   return failed;
 }
 
-Test(gpu_diff, cuda_matches_cpu) {
-  kern_device *gpu = kern_device_get("cuda:0"), *cpu = kern_device_get("cpu");
+static kern_device *gpu_or_skip(void) {
+  kern_device *gpu = kern_device_get("cuda:0");
   if (!gpu) {
     diff_cache_remove(); /* a skipped test does not reach .fini */
     cr_skip_test("no CUDA device (%s): GPU differential test skipped", kern_last_error());
   }
-  int count = diff_count(), failed = 0;
-  for (int k = 0; k < count; k += DIFF_BATCH) {
-    uint64_t seeds[DIFF_BATCH];
-    int n = 0;
-    for (; n < DIFF_BATCH && k + n < count; n++) seeds[n] = diff_seed(k + n);
-    failed += check(seeds, n, gpu, cpu);
+  return gpu;
+}
+
+Test(gpu_diff, cuda_matches_cpu) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  int count = diff_count(PROGEN_PLAIN), failed = 0;
+  for (int b = 0; b < diff_nbatches(PROGEN_PLAIN); b++) {
+    DiffBatch bt = diff_batch(PROGEN_PLAIN, b);
+    failed += check(&bt, 0, gpu, cpu);
   }
   cr_log_info("%d programs on cuda:0 and cpu, %d failed", count, failed);
   cr_expect_eq(failed, 0, "%d of %d programs fail on cuda:0 or differ from cpu", failed, count);
 }
+
+/* Tiled programs: the same bits on the CPU and on the GPU whatever the block size. */
+static void tiled(int tile_block) {
+  kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
+  int count = diff_count(PROGEN_TILED), failed = 0;
+  for (int b = 0; b < diff_nbatches(PROGEN_TILED); b++) {
+    DiffBatch bt = diff_batch(PROGEN_TILED, b);
+    failed += check(&bt, tile_block, gpu, cpu);
+  }
+  cr_log_info("%d tiled programs on cuda:0 (%d threads per instance) and cpu, %d failed", count,
+              tile_block, failed);
+  cr_expect_eq(failed, 0, "%d of %d tiled programs fail on cuda:0 or differ from cpu", failed,
+               count);
+}
+
+Test(gpu_diff, tiled_cuda_matches_cpu_block32) { tiled(32); }
+Test(gpu_diff, tiled_cuda_matches_cpu_block256) { tiled(256); }
+Test(gpu_diff, tiled_cuda_matches_cpu_block1024) { tiled(1024); }

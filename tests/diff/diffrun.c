@@ -29,25 +29,42 @@ uint64_t diff_seed(int k) {
   return base + (uint64_t)k;
 }
 
-int diff_count(void) {
-  long n = env_long("KERN_DIFF_COUNT", DIFF_COUNT);
+int diff_count(ProgenKind kind) {
+  long n = env_long("KERN_DIFF_COUNT", kind == PROGEN_TILED ? DIFF_TILED_COUNT : DIFF_COUNT);
   return n < 0 ? 0 : n > 1000000 ? 1000000 : (int)n;
 }
 
-char *diff_program(uint64_t seed) {
-  size_t n = progen(seed, NULL, 0);
+int diff_nbatches(ProgenKind kind) { return (diff_count(kind) + DIFF_BATCH - 1) / DIFF_BATCH; }
+
+DiffBatch diff_batch(ProgenKind kind, int b) {
+  DiffBatch r = {.n = 0, .kind = kind};
+  for (int k = b * DIFF_BATCH; k < diff_count(kind) && r.n < DIFF_BATCH; k++)
+    r.seeds[r.n++] = diff_seed(k);
+  return r;
+}
+
+DiffBatch diff_one(const DiffBatch *b, int j) {
+  return (DiffBatch){.seeds = {b->seeds[j]}, .n = 1, .kind = b->kind};
+}
+
+const char *diff_progen_args(ProgenKind kind) {
+  return kind == PROGEN_TILED ? "progen --tiled" : "progen";
+}
+
+char *diff_program(uint64_t seed, ProgenKind kind) {
+  size_t n = progen_write(seed, kind, "", NULL, 0);
   char *s = malloc(n + 1);
-  if (s) progen(seed, s, n + 1);
+  if (s) progen_write(seed, kind, "", s, n + 1);
   return s;
 }
 
-char *diff_module(const uint64_t *seeds, int n) {
+char *diff_module(const DiffBatch *b) {
   size_t len = 0, cap = 1;
   char prefix[16], *s = NULL;
   for (int pass = 0; pass < 2; pass++, len = 0) {
-    for (int j = 0; j < n; j++) {
+    for (int j = 0; j < b->n; j++) {
       snprintf(prefix, sizeof prefix, "p%d_", j);
-      len += progen_prefixed(seeds[j], prefix, s ? s + len : NULL, s ? cap - len : 0);
+      len += progen_write(b->seeds[j], b->kind, prefix, s ? s + len : NULL, s ? cap - len : 0);
     }
     if (pass == 0 && !(s = malloc(cap = len + 1))) return NULL;
   }
@@ -117,6 +134,22 @@ static double rand_double(uint64_t *s) {
   return special[(r >> 8) % (sizeof special / sizeof special[0])];
 }
 
+/* Tiled programs sum, scan and sort their floats: mostly magnitudes from 2^-40 to 2^40 (full
+ * mantissas), so that the order of a sum shows in its bits, with small exact values, values
+ * just past 2^24 and 2^53 that lose bits when added to, -0.0 and the specials. */
+static double rand_double_tiled(uint64_t *s) {
+  static const double special[] = {0.0, -0.0,   -0.0,  INFINITY, -INFINITY,
+                                   NAN, 1e-310, 1e-40, 3.4e38,   1e300};
+  uint64_t r = next(s), m = next(s);
+  double sign = (r >> 50) & 1 ? -1 : 1;
+  int c = (int)(r % 100);
+  if (c < 30) return (double)((int64_t)(r >> 8) % 2001 - 1000) / 16.0;
+  if (c < 85)
+    return ldexp((double)(m >> 11) / 9007199254740992.0 + 0.5, (int)((r >> 40) % 81) - 40) * sign;
+  if (c < 94) return (ldexp(1.0, (r >> 8) % 2 ? 24 : 53) + (double)((r >> 16) % 7)) * sign;
+  return special[(r >> 8) % (sizeof special / sizeof special[0])];
+}
+
 static void rand_half(uint64_t *s, unsigned char *p) {
   static const uint16_t special[] = {0x0000, 0x8000, 0x7c00, 0xfc00,
                                      0x7e00, 0x0001, 0x7bff, 0x3c00};
@@ -128,7 +161,7 @@ static void rand_half(uint64_t *s, unsigned char *p) {
   memcpy(p, &h, 2);
 }
 
-static void rand_elem(uint64_t *s, const DtInfo *d, unsigned char *p) {
+static void rand_elem(uint64_t *s, const DtInfo *d, bool tiled, unsigned char *p) {
   for (int c = 0; c < d->ncomp; c++, p += d->size) {
     if (d->kind == 'b')
       *p = next(s) & 1;
@@ -137,10 +170,10 @@ static void rand_elem(uint64_t *s, const DtInfo *d, unsigned char *p) {
     else if (d->kind == 'h')
       rand_half(s, p);
     else if (d->size == 4) {
-      float f = (float)rand_double(s);
+      float f = (float)(tiled ? rand_double_tiled(s) : rand_double(s));
       memcpy(p, &f, 4);
     } else {
-      double f = rand_double(s);
+      double f = tiled ? rand_double_tiled(s) : rand_double(s);
       memcpy(p, &f, 8);
     }
   }
@@ -168,87 +201,166 @@ static void add_array(DiffResult *r, int prog, int kernel, int param, kern_array
     memset(d->bytes, 0xee, d->nbytes);
 }
 
-/* Makes argument p of kernel k: an array of the launch's shape, or a value. */
-static bool make_arg(kern_kernel *k, int p, kern_device *dev, uint64_t *rng, kern_arg *arg,
-                     kern_array **arr, char *err, size_t n) {
+/* How a kernel runs: its launch, its arguments' shapes, the kind of its inputs. */
+typedef struct Launch {
+  const ProgenLaunch *l;
+  bool tiled;
+  DiffOptions o;
+} Launch;
+
+/* Host memory behind a strided array (DiffOptions.strided), and where its elements are. */
+typedef struct Strided {
+  unsigned char *mem;
+  size_t bytes, esize;
+  int ndim;
+  int64_t shape[2], strides[2];
+} Strided;
+
+enum { PAD = 0xa5 }; /* the bytes between a strided array's elements */
+
+/* Parameter p's layout: 1-D every second (third) element; 2-D rows padded by three
+ * elements, every second column (or every one). */
+static Strided strided_layout(int p, int nd, const int64_t *shape, size_t esize) {
+  Strided s = {.esize = esize, .ndim = nd, .shape = {shape[0], nd == 2 ? shape[1] : 1}};
+  int64_t inner = (int64_t)esize * (p % 2 ? 3 : 2);
+  if (nd == 2) {
+    inner = (int64_t)esize * (p % 2 ? 1 : 2);
+    s.strides[1] = inner;
+    s.strides[0] = inner * shape[1] + 3 * (int64_t)esize;
+  } else
+    s.strides[0] = inner;
+  s.bytes = (size_t)(s.strides[0] * s.shape[0] + inner);
+  return s;
+}
+
+/* An array of shape on dev, dense or (st != NULL) strided over new host memory. */
+static kern_array *new_array(kern_device *dev, kern_dtype dt, int p, int nd, const int64_t *shape,
+                             size_t esize, Strided *st) {
+  if (!st) return kern_array_new(dev, dt, nd, shape);
+  *st = strided_layout(p, nd, shape, esize);
+  if (!(st->mem = malloc(st->bytes))) return NULL;
+  memset(st->mem, PAD, st->bytes);
+  return kern_array_wrap(st->mem, dev, dt, nd, shape, st->strides);
+}
+
+/* Whether every byte of st's memory outside its elements is still PAD. */
+static bool padding_intact(const Strided *st) {
+  unsigned char *copy = malloc(st->bytes);
+  if (!copy) return true;
+  memcpy(copy, st->mem, st->bytes);
+  for (int64_t i = 0; i < st->shape[0]; i++)
+    for (int64_t j = 0; j < st->shape[1]; j++)
+      memset(copy + i * st->strides[0] + (st->ndim == 2 ? j * st->strides[1] : 0), PAD, st->esize);
+  bool ok = true;
+  for (size_t k = 0; k < st->bytes; k++) ok = ok && copy[k] == PAD;
+  free(copy);
+  return ok;
+}
+
+/* Makes argument p of kernel k: an array of the shape progen gave it, or a value. */
+static bool make_arg(kern_kernel *k, int p, const Launch *ln, kern_device *dev, uint64_t *rng,
+                     kern_arg *arg, kern_array **arr, Strided *st, char *err, size_t n) {
   const DtInfo *d = dt_find(kern_kernel_param_dtype(k, p));
   int nd = kern_kernel_param_ndim(k, p);
   if (!d) return fail(err, n, "a parameter of an unexpected dtype", kern_kernel_param_name(k, p));
   size_t esize = (size_t)(d->size * d->ncomp);
   if (nd == 0) {
     unsigned char v[64];
-    rand_elem(rng, d, v);
+    rand_elem(rng, d, ln->tiled, v);
     *arg = kern_arg_bytes(d->dtype, v);
     return true;
   }
-  int64_t shape[2] = {nd == 2 ? PROGEN_ROWS : PROGEN_N, PROGEN_COLS},
-          count = nd == 2 ? shape[0] * shape[1] : shape[0];
+  int64_t shape[2] = {ln->l->shape[p][0], nd == 2 ? ln->l->shape[p][1] : 1},
+          count = shape[0] * shape[1];
+  if (count <= 0) return fail(err, n, "progen gave no shape for", kern_kernel_param_name(k, p));
   unsigned char *host = malloc((size_t)count * esize);
-  *arr = kern_array_new(dev, d->dtype, nd, shape);
+  *arr = new_array(dev, d->dtype, p, nd, shape, esize, ln->o.strided ? st : NULL);
   if (!host || !*arr) {
     free(host);
     return fail(err, n, "kern_array_new", kern_last_error());
   }
-  for (int64_t e = 0; e < count; e++) rand_elem(rng, d, host + (size_t)e * esize);
-  kern_status st = kern_array_write(*arr, host, (size_t)count * esize);
+  for (int64_t e = 0; e < count; e++) rand_elem(rng, d, ln->tiled, host + (size_t)e * esize);
+  kern_status ws = kern_array_write(*arr, host, (size_t)count * esize);
   free(host);
   *arg = kern_arg_array(*arr);
-  return st == KERN_OK || fail(err, n, "kern_array_write", kern_last_error());
+  return ws == KERN_OK || fail(err, n, "kern_array_write", kern_last_error());
 }
 
-static kern_dims launch_dims(kern_kernel *k) {
-  for (int p = 0; p < kern_kernel_num_params(k); p++)
-    if (kern_kernel_param_ndim(k, p) == 2) return KERN_DIM2(PROGEN_ROWS, PROGEN_COLS);
-  return KERN_DIM1(PROGEN_N);
+static bool launch(kern_kernel *k, const Launch *ln, kern_device *dev, int np, const kern_arg *args,
+                   char *err, size_t n) {
+  const ProgenLaunch *l = ln->l;
+  if (ln->tiled && !kern_kernel_is_tiled(k))
+    return fail(err, n, "a kernel of a tiled program is not tiled", kern_kernel_name(k));
+  if (ln->o.tile_block > 0 && kern_kernel_is_tiled(k) &&
+      kern_kernel_set_tile_block(k, ln->o.tile_block) != KERN_OK)
+    return fail(err, n, "kern_kernel_set_tile_block", kern_last_error());
+  kern_dims dims = l->ndim == 2 ? KERN_DIM2(l->dims[0], l->dims[1]) : KERN_DIM1(l->dims[0]);
+  if (kern_launch(k, dev, dims, np, args) != KERN_OK)
+    return fail(err, n, "launch", kern_last_error());
+  if (kern_device_synchronize(dev) != KERN_OK)
+    return fail(err, n, "synchronize", kern_last_error());
+  return true;
 }
 
-static bool run_kernel(kern_kernel *k, int prog, int index, kern_device *dev, uint64_t seed,
-                       DiffResult *out, char *err, size_t n) {
+static bool run_kernel(kern_kernel *k, int prog, int index, const Launch *ln, kern_device *dev,
+                       uint64_t seed, DiffResult *out, char *err, size_t n) {
   int np = kern_kernel_num_params(k);
   kern_arg args[MAX_PARAMS];
   kern_array *arrs[MAX_PARAMS] = {0};
+  Strided st[MAX_PARAMS] = {{0}};
   uint64_t rng = seed * 31 + (uint64_t)index;
   bool ok = np <= MAX_PARAMS || fail(err, n, "too many parameters", kern_kernel_name(k));
-  for (int p = 0; ok && p < np; p++) ok = make_arg(k, p, dev, &rng, &args[p], &arrs[p], err, n);
-  if (ok && kern_launch(k, dev, launch_dims(k), np, args) != KERN_OK)
-    ok = fail(err, n, "launch", kern_last_error());
-  if (ok && kern_device_synchronize(dev) != KERN_OK)
-    ok = fail(err, n, "synchronize", kern_last_error());
+  ok = ok && (np == ln->l->nparams ||
+              fail(err, n, "progen's launch has other parameters than", kern_kernel_name(k)));
+  for (int p = 0; ok && p < np; p++)
+    ok = make_arg(k, p, ln, dev, &rng, &args[p], &arrs[p], &st[p], err, n);
+  ok = ok && launch(k, ln, dev, np, args, err, n);
   for (int p = 0; p < np; p++) {
     if (ok && arrs[p]) add_array(out, prog, index, p, arrs[p]);
+    if (ok && st[p].mem && !padding_intact(&st[p]))
+      ok = fail(err, n, "a write between the elements of a strided array, parameter",
+                kern_kernel_param_name(k, p));
     kern_array_free(arrs[p]);
+    free(st[p].mem);
   }
   return ok;
 }
 
 /* Runs p<j>_k0, p<j>_k1 ... of m. */
-static bool run_program(kern_module *m, int j, uint64_t seed, kern_device *dev, DiffResult *out,
-                        char *err, size_t n) {
+static bool run_program(kern_module *m, const DiffBatch *b, int j, kern_device *dev,
+                        const DiffOptions *o, DiffResult *out, char *err, size_t n) {
   char name[64];
+  ProgenLaunch l[MAX_KERNELS];
+  int nl = progen_launches(b->seeds[j], b->kind, l, MAX_KERNELS);
   bool ok = true;
   int k = 0;
   for (; ok && k < MAX_KERNELS; k++) {
     snprintf(name, sizeof name, "p%d_k%d", j, k);
     kern_kernel *kk = kern_module_kernel(m, name);
     if (!kk) break;
-    ok = run_kernel(kk, j, k, dev, seed, out, err, n);
+    Launch ln = {&l[k], b->kind == PROGEN_TILED, *o};
+    ok = (k < nl || fail(err, n, "progen gave no launch for", name)) &&
+         run_kernel(kk, j, k, &ln, dev, b->seeds[j], out, err, n);
   }
   kern_clear_error();
   return ok && (k > 0 || fail(err, n, "a program without kernels", ""));
 }
 
-bool diff_run(const uint64_t *seeds, int count, kern_device *dev, DiffResult *out, char *err,
-              size_t n) {
+bool diff_run(const DiffBatch *b, kern_device *dev, const DiffOptions *o, DiffResult *out,
+              char *err, size_t n) {
+  static const DiffOptions defaults = {0, false};
   char name[64];
-  snprintf(name, sizeof name, "progen_%llu.kern", (unsigned long long)seeds[0]);
+  o = o ? o : &defaults;
+  snprintf(name, sizeof name, "progen_%s%llu.kern", b->kind == PROGEN_TILED ? "tiled_" : "",
+           (unsigned long long)b->seeds[0]);
   memset(out, 0, sizeof *out);
-  char *src = diff_module(seeds, count);
+  char *src = diff_module(b);
   kern_module *m = src ? kern_module_from_source(name, src) : NULL;
   free(src);
   if (!m) return fail(err, n, "the module does not compile", kern_last_error());
   bool ok = !*kern_module_diagnostics(m) ||
             fail(err, n, "the module draws warnings", kern_module_diagnostics(m));
-  for (int j = 0; ok && j < count; j++) ok = run_program(m, j, seeds[j], dev, out, err, n);
+  for (int j = 0; ok && j < b->n; j++) ok = run_program(m, b, j, dev, o, out, err, n);
   kern_module_free(m);
   return ok;
 }
