@@ -63,6 +63,12 @@ const char *emit_storage_ctype(Emitter *e, const Type *t) {
   return t->kind == TY_BOOL ? "uint8_t" : emit_ctype(e, t);
 }
 
+/* What a reference to a t points at: a bool reference may refer to an array
+ * element or a field, which are bytes, so every bool reference is a byte's
+ * pointer (a C bool local is one byte holding 0 or 1, so reading it as a
+ * byte and writing 0 or 1 there is the same). */
+const char *emit_ref_ctype(Emitter *e, const Type *t) { return emit_storage_ctype(e, t); }
+
 /* ---- source positions -------------------------------------------------------- */
 
 /* Index of the module whose path is `file`, in Program.modules order. */
@@ -555,6 +561,10 @@ static void ident(Emitter *e, const Node *n) {
   if (n->var && n->var->ty->kind == TY_TILE && e->tile_i) {
     emit_var_name(e, n->var);
     OUT(e, "[%s]", e->tile_i);
+  } else if (n->var && n->var->is_ref) { /* a pointer to the caller's lvalue */
+    OUT(e, "(*");
+    emit_var_name(e, n->var);
+    OUT(e, ")");
   } else if (n->var)
     emit_var_name(e, n->var);
   else if (n->cdecl && n->cdecl->init)
@@ -622,15 +632,16 @@ static const char *atomic_stem(SpecialKind k) {
 
 static const char *bound_name(Emitter *e, const Node *n);
 
-/* &x as C: the operand is an lvalue (array element or variable), or a
- * pointer already evaluated into a temporary (see ordered). */
+/* &x as C: the operand is an lvalue (array element, variable, field or
+ * component), or a pointer already evaluated into a temporary (see ordered).
+ * A bool's pointer is a byte's (emit_ref_ctype). */
 static void address_of(Emitter *e, const Node *addr) {
   const char *name = e->nbound ? bound_name(e, addr) : NULL;
   if (name) {
     OUT(e, "%s", name);
     return;
   }
-  OUT(e, "&");
+  OUT(e, addr->lhs->ty->kind == TY_BOOL ? "(uint8_t *)&" : "&");
   target(e, addr->lhs);
 }
 
@@ -812,6 +823,14 @@ static bool writes_array(const Node *target) {
   return target->kind == ND_INDEX;
 }
 
+/* A call that passes a reference (or, for the emitter's purposes, any
+ * pointer): the callee may write the caller's variable or array element. */
+static bool passes_ref(const Node *call) {
+  for (const Node *a = call->args; a; a = a->next)
+    if (a->kind == ND_ADDR) return true;
+  return false;
+}
+
 static bool fn_effects(Emitter *e, const Decl *f) {
   int i = f->index;
   if (f->tiled) return false; /* its own code orders its effects (emit_tile.c) */
@@ -822,7 +841,7 @@ static bool fn_effects(Emitter *e, const Decl *f) {
 static bool effect_here(Emitter *e, const Node *n) {
   if (n->kind == ND_ASSIGN || n->kind == ND_INCDEC) return writes_array(n->lhs);
   if (n->kind != ND_CALL) return false;
-  if (n->call_kind == CALL_FUNC) return fn_effects(e, n->fn);
+  if (n->call_kind == CALL_FUNC) return passes_ref(n) || fn_effects(e, n->fn);
   if (n->call_kind != CALL_SPECIAL) return false;
   switch (n->special) {
     case SP_TID:
@@ -849,7 +868,8 @@ static bool effects(Emitter *e, const Node *n) { return n && ast_walk(n, effect_
  * leaves them unknown, which counts as an effect. */
 static bool own_effect(const Node *n, void *unused) {
   (void)unused;
-  return !(n->kind == ND_CALL && n->call_kind == CALL_FUNC) && effect_here(NULL, n);
+  if (n->kind == ND_CALL && n->call_kind == CALL_FUNC) return passes_ref(n);
+  return effect_here(NULL, n);
 }
 
 void emit_find_effects(Emitter *e) {
@@ -930,8 +950,8 @@ static void ordered(Emitter *e, const Node *n) {
     if (!bindable(o)) continue;
     int id = ++e->ntemps;
     bool ptr = o->kind == ND_ADDR;
-    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(e, ptr ? o->lhs->ty : o->ty), ptr ? "*" : "",
-               id);
+    buf_printf(&e->temps, "%s %skn_o%d; ",
+               ptr ? emit_ref_ctype(e, o->lhs->ty) : emit_ctype(e, o->ty), ptr ? "*" : "", id);
     OUT(e, "kn_o%d = (", id);
     expr(e, o);
     OUT(e, "), ");
@@ -964,7 +984,8 @@ static void target(Emitter *e, const Node *n) {
 static bool stored_bool(const Node *n) {
   if (!n->ty || n->ty->kind != TY_BOOL) return false;
   return (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) ||
-         (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT);
+         (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT) ||
+         (n->kind == ND_IDENT && n->var && n->var->is_ref);
 }
 
 void emit_expr(Emitter *e, const Node *n) { expr(e, n); }

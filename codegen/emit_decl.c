@@ -133,8 +133,12 @@ static void params_list(Emitter *e, const Decl *f) {
     return;
   }
   for (int i = 0; i < f->nparams; i++) {
-    OUT(e, ", %s ", emit_ctype(e, f->params[i]->ty));
-    emit_var_name(e, f->params[i]);
+    const Var *p = f->params[i];
+    if (p->is_ref)
+      OUT(e, ", %s *", emit_ref_ctype(e, p->ty));
+    else
+      OUT(e, ", %s ", emit_ctype(e, p->ty));
+    emit_var_name(e, p);
   }
 }
 

@@ -139,7 +139,8 @@ typedef enum {
   ND_STRING, /* str, str_len */
   ND_IDENT,  /* name -> (after check) var, or cdecl for a module const */
   ND_UNARY,  /* op in {TK_MINUS, TK_PLUS, TK_BANG, TK_TILDE}, lhs */
-  ND_ADDR,   /* &lhs: only as an atomic's or rand's first argument */
+  ND_ADDR,   /* &lhs: an atomic's or rand's first argument; after check, also every
+              * argument of a reference parameter (the argument as written is lhs) */
   ND_BINARY, /* op, lhs, rhs (arithmetic, bitwise, comparison, logical) */
   ND_COND,   /* cond ? then : els */
   ND_CALL,   /* callee name + args; after check: call_kind says what it is */
@@ -282,7 +283,10 @@ struct Var {
   Node *init;      /* locals: initializer */
   bool is_const;   /* `const` local or parameter declared const */
   bool is_param;
-  int id; /* unique within its function (codegen names) */
+  bool is_ref;    /* a reference parameter, `T &name`: the caller's lvalue (after check,
+                   * each argument for it is an ND_ADDR of TY_PTR to T) */
+  SrcLoc ref_loc; /* where its `&` is written */
+  int id;         /* unique within its function (codegen names) */
   /* array parameters, after check: */
   int array_id; /* the program-wide number a debug record names it by */
   bool atomics; /* an atomic applies to it, here or in a function it is passed to */

@@ -5,7 +5,7 @@
  * literally, so a format change means updating test expectations.
  *
  * Format: (import "p") (const NAME T e) (struct S (f T)...)
- *   (func NAME RET (params (x T) (y const T)) block) (kernel NAME (params ...) block)
+ *   (func NAME RET (params (x T) (y const T) (z T&)) block) (kernel NAME (params ...) block)
  * statements: (block s...) (var x [const] T e) (assign OP lhs rhs) (incdec OP lhs)
  *   (expr e) (if c s [s]) (for init|_ cond|_ inc|_ s) (while c s) (do s c)
  *   (break) (continue) (return [e]) (empty)
@@ -308,6 +308,7 @@ static void dump_params(Out *o, const Decl *d) {
     putf(o, " (%s ", v->name ? v->name : "?");
     if (v->is_const) puts_(o, "const ");
     put_texpr(o, v->texpr);
+    if (v->is_ref) puts_(o, "&");
     puts_(o, ")");
   }
   puts_(o, ")");

@@ -169,6 +169,27 @@ void ck_check_structs(Check *c, Lists *L) {
 
 /* ---- functions ----------------------------------------------------------------------- */
 
+/* `T &name`: what a reference parameter may not be. It stays a reference
+ * after an error (calls then check their arguments as for one). */
+static void ref_param(Check *c, Decl *d, Var *p) {
+  if (ck_is_err(p->ty)) return;
+  if (d->kind == DECL_KERNEL) {
+    diag_error(c->diags, p->ref_loc, "kernel parameter '%s' cannot be a reference", p->name);
+    diag_note(c->diags, p->ref_loc,
+              "the host passes a kernel's arguments by value; pass a variable of the kernel to a "
+              "function's reference parameter instead");
+  } else if (p->ty->kind == TY_ARRAY) {
+    diag_error(c->diags, p->ref_loc,
+               "array parameter '%s' is already passed by reference; remove the '&'", p->name);
+  } else if (p->ty->kind == TY_TILE) {
+    diag_error(c->diags, p->ref_loc, "tile parameter '%s' cannot be a reference", p->name);
+  } else if (p->is_const) {
+    diag_error(c->diags, p->ref_loc, "reference parameter '%s' cannot be const", p->name);
+    diag_note(c->diags, p->ref_loc, "pass it by value ('const %s %s') to read it only",
+              ck_tname(p->ty), p->name);
+  }
+}
+
 void ck_signature(Check *c, Decl *d) {
   bool kernel = d->kind == DECL_KERNEL;
   Type *rt = d->texpr ? ck_resolve_type(c, d->texpr, "a return type") : &ty_void;
@@ -191,6 +212,7 @@ void ck_signature(Check *c, Decl *d) {
       t = &ty_error;
     }
     p->ty = t;
+    if (p->is_ref) ref_param(c, d, p);
   }
 }
 

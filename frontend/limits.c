@@ -80,7 +80,7 @@ static int64_t frame_bytes(Limits *L, const Decl *d) {
   Frame f = {L, CALL_BYTES};
   for (int i = 0; i < d->nparams; i++) {
     const Var *p = d->params[i];
-    int align, size = p->ty ? type_arg_size(p->ty, &align) : 0;
+    int align, size = p->is_ref ? 8 : p->ty ? type_arg_size(p->ty, &align) : 0; /* & a pointer */
     if (size > LIMIT_VALUE)
       value_error(L, p->loc, p->ty, "parameter '%s' of %s '%s' takes", p->name,
                   kernel ? "kernel" : "function", d->name);

@@ -681,9 +681,12 @@ static Node *parse_expr(Parser *p) {
 
 static Node *parse_stmt(Parser *p);
 
-/* After IDENT at a statement's start: is this `Name x`, `Name[,] x`? */
+/* After IDENT at a statement's start: is this `Name x`, `Name[,] x` (or
+ * `Name &x = `, a mistaken reference local)? */
 static bool ident_starts_decl(Parser *p) {
   if (at_tile_type(p, 0)) return true;
+  if (peek(p, 1)->kind == TK_AMP && peek(p, 2)->kind == TK_IDENT && peek(p, 3)->kind == TK_ASSIGN)
+    return true;
   int k = 1;
   if (peek(p, k)->kind == TK_LBRACKET) {
     k++;
@@ -710,6 +713,9 @@ static Node *parse_vardecl(Parser *p) {
   Var *v = alloc(p, sizeof *v);
   v->is_const = accept(p, TK_CONST);
   v->texpr = parse_type(p);
+  if (at(p, TK_AMP)) /* read on as a plain variable: one error */
+    report(p, advance(p)->loc,
+           "a local variable cannot be a reference; only function parameters can ('T &name')");
   v->name = parse_name(p, &v->loc, "a variable name");
   Node *n = new_node(p, ND_VARDECL, start);
   n->var = v;
@@ -988,12 +994,16 @@ static Decl *parse_struct(Parser *p) {
   return d;
 }
 
-/* param = 'const'? type IDENT */
+/* param = 'const'? type '&'? IDENT   (`&`: a reference parameter) */
 static Var *parse_param(Parser *p) {
   Var *v = alloc(p, sizeof *v);
   v->is_param = true;
   v->is_const = accept(p, TK_CONST);
   v->texpr = parse_type(p);
+  if (at(p, TK_AMP)) {
+    v->is_ref = true;
+    v->ref_loc = advance(p)->loc;
+  }
   v->name = parse_name(p, &v->loc, "a parameter name");
   return v;
 }
@@ -1026,6 +1036,8 @@ static Decl *parse_func(Parser *p) {
   SrcLoc start = tok(p)->loc;
   Decl *d = new_decl(p, accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
   d->texpr = parse_type(p);
+  if (at(p, TK_AMP)) /* read on as a function returning a value: one error */
+    report(p, advance(p)->loc, "a function cannot return a reference");
   d->name =
       parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
   if (p->panic) return NULL;

@@ -167,6 +167,21 @@ Test(parser, array_dimensions_up_to_four) {
   expect_dump("kernel void k(float[,,,] a) { }", "(kernel k (params (a float32[,,,])) (block))\n");
 }
 
+Test(parser, reference_parameters) {
+  expect_dump("void f(float &x, const int y, P &p, vec3 v) { }",
+              "(func f void (params (x float32&) (y const int32) (p P&) (v vec3)) (block))\n");
+}
+
+Test(parser, references_only_as_parameters) {
+  parse("float &f() { return 1.0; }\nkernel void k() {\n  int &r = x;\n  P &q = p;\n}");
+  expect_nerrors(3);
+  expect_error(0, 1, 7, "a function cannot return a reference");
+  expect_error(1, 3, 7,
+               "a local variable cannot be a reference; only function parameters can ('T &name')");
+  expect_error(2, 4, 5,
+               "a local variable cannot be a reference; only function parameters can ('T &name')");
+}
+
 /* ---- statements ---------------------------------------------------------------- */
 
 Test(parser, declarations) {

@@ -110,6 +110,7 @@ typedef struct Arr {
 typedef struct Fn {
   char name[NAME];
   Ty ret, params[MAX_PARAMS];
+  bool ref[MAX_PARAMS]; /* a reference parameter `T &pN` */
   int np;
   bool has_arr;  /* a first parameter `const T[] pa` of element type arr_t */
   bool has_warr; /* parameters `T[] pw, int at`: writes pw[at] (the caller's own element) */
@@ -149,6 +150,7 @@ typedef struct Gen {
 static void expr(Gen *g, Ty t, int d, int fl);
 static void block(Gen *g, int n);
 static void stmt(Gen *g);
+static void own_index(Gen *g);
 
 /* ---- output and randomness ------------------------------------------------------ */
 
@@ -291,7 +293,50 @@ static const Arr *find_out(Gen *g, Ty t) {
   return pick < 0 ? NULL : &g->arrs[pick];
 }
 
+/* An out array of element type t whose element at this thread's index
+ * (own) a reference may name, or NULL. */
+static const Arr *find_own(Gen *g, Ty t) {
+  int n = 0, pick = -1;
+  for (int k = 0; k < g->narrs; k++)
+    if (g->arrs[k].t == t && g->arrs[k].out && rnd(g, ++n) == 0) pick = k;
+  return pick < 0 ? NULL : &g->arrs[pick];
+}
+
+/* A mutable vector variable with components of type t, or NULL. */
+static const Var *find_vec_of(Gen *g, Ty t) {
+  int n = 0, pick = -1;
+  for (int k = 0; k < g->nvars; k++)
+    if (!g->vars[k].ro && ti(g->vars[k].t)->kind == K_VEC && ti(g->vars[k].t)->comp == t &&
+        rnd(g, ++n) == 0)
+      pick = k;
+  return pick < 0 ? NULL : &g->vars[pick];
+}
+
+/* What a reference parameter of type t may be given: a mutable variable,
+ * this thread's element of an out array (never another thread's: no races),
+ * or a component of a mutable vector. Writes one when emit; false: none. */
+static bool ref_lvalue(Gen *g, Ty t, bool emit) {
+  const Var *v = find_var(g, t, true);
+  const Arr *a = find_own(g, t);
+  const Var *vec = find_vec_of(g, t);
+  if (!emit) return v || a || vec;
+  int r = rnd(g, 3);
+  if (v && (r == 0 || (!a && !vec))) {
+    put(g, "%s", v->name);
+  } else if (a && (r == 1 || !vec)) {
+    put(g, "%s", a->name);
+    own_index(g);
+  } else if (vec) {
+    put(g, "%s.%c", vec->name, "xyzw"[rnd(g, ti(vec->t)->len)]);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 static bool can_call(Gen *g, const Fn *f) {
+  for (int k = 0; k < f->np; k++)
+    if (f->ref[k] && !ref_lvalue(g, f->params[k], false)) return false;
   return (!f->has_arr || find_arr(g, f->arr_t, true)) && (!f->has_warr || find_out(g, f->warr_t));
 }
 
@@ -574,7 +619,8 @@ static bool call(Gen *g, Ty t, int d) {
   if (f->has_warr) put(g, "%s, %s, ", find_out(g, f->warr_t)->name, g->kdim ? "i" : "at");
   for (int k = 0; k < f->np; k++) {
     if (k) put(g, ", ");
-    expr(g, f->params[k], d - 1, F_NC); /* typed arguments: overloads resolve exactly */
+    if (!f->ref[k] || !ref_lvalue(g, f->params[k], true))
+      expr(g, f->params[k], d - 1, F_NC); /* typed arguments: overloads resolve exactly */
   }
   put(g, ")");
   return true;
@@ -1336,8 +1382,10 @@ static void function(Gen *g, int k) {
   for (int p = 0; p < f->np; p++) {
     char name[NAME];
     snprintf(name, NAME, "p%d", p);
-    bool ro = chance(g, 20);
-    put(g, "%s%s%s %s", p ? ", " : "", ro ? "const " : "", tname(g, f->params[p]), name);
+    f->ref[p] = chance(g, 25); /* the caller's variable: writes here change it */
+    bool ro = !f->ref[p] && chance(g, 20);
+    put(g, "%s%s%s %s%s", p ? ", " : "", ro ? "const " : "", tname(g, f->params[p]),
+        f->ref[p] ? "&" : "", name);
     add_var(g, name, f->params[p], ro);
   }
   put(g, ") {\n");

@@ -9,8 +9,10 @@
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
  *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
  *    transcendental function;
- *  - vectors, a struct, helper functions (some overloaded), if/else,
- *    loops with constant bounds, break, continue, early returns;
+ *  - vectors, a struct, helper functions (some overloaded, some taking
+ *    reference parameters: a variable, a component or this thread's own
+ *    element of an out array), if/else, loops with constant bounds, break,
+ *    continue, early returns;
  *  - array reads anywhere in bounds; writes only to the thread's own
  *    element of an out* array, so launches have no races.
  * A NaN made by arithmetic may differ in its bits between devices and
