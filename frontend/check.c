@@ -186,6 +186,9 @@ Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what) {
   if (te->ndim == 0) return t;
   if (what) {
     diag_error(c->diags, te->loc, "%s cannot be an array (arrays are only parameters)", what);
+    if (!strcmp(what, "a local variable"))
+      diag_note(c->diags, te->loc, "a local array is declared with its size: '%s name[16]'",
+                type_name(t));
     return &ty_error;
   }
   if (t->kind == TY_VOID) {

@@ -169,6 +169,48 @@ void ck_check_structs(Check *c, Lists *L) {
 
 /* ---- functions ----------------------------------------------------------------------- */
 
+/* One extent of a local array; 0 when it is not one (reported). */
+static int fixed_extent(Check *c, Node *e, const char *name) {
+  Val v = ck_expr(c, e);
+  if (ck_is_err(v.ty)) return 0;
+  if (!v.is_const || !ck_is_intlike(v.ty)) {
+    diag_error(c->diags, e->loc, "the size of local array '%s' must be a constant integer", name);
+    return 0;
+  }
+  if (v.i < 1 || v.i > (1 << 30)) {
+    diag_error(c->diags, e->loc, "the size of local array '%s' is %s; it must be 1 to %d", name,
+               ck_val_text(c, &v), 1 << 30);
+    return 0;
+  }
+  return (int)v.i;
+}
+
+Type *ck_fixed_type(Check *c, TypeExpr *te, Type *elem, const char *name) {
+  int dims[4];
+  bool ok = true;
+  for (int i = 0; i < te->nfixed; i++) ok = (dims[i] = fixed_extent(c, te->fixed[i], name)) && ok;
+  if (!elem) {
+    diag_error(c->diags, te->loc, "local array '%s' needs an element type, not auto", name);
+    return &ty_error;
+  }
+  if (ck_is_err(elem) || !ok) return &ty_error;
+  if (elem->kind == TY_VOID || elem->kind == TY_ARRAY || elem->kind == TY_TILE) {
+    diag_error(c->diags, te->loc, "local array '%s' cannot hold %s elements", name,
+               elem->kind == TY_VOID ? "void" : ck_tname(elem));
+    return &ty_error;
+  }
+  int64_t bytes = elem->size;
+  for (int i = 0; i < te->nfixed && bytes <= (1 << 30); i++) bytes *= dims[i];
+  if (bytes > (1 << 30)) {
+    diag_error(c->diags, te->loc, "local array '%s' is too large (more than %d bytes)", name,
+               1 << 30);
+    return &ty_error;
+  }
+  Type *t = type_fixed(c->arena, elem, te->nfixed, dims);
+  if (!t) longjmp(c->oom, 1);
+  return t;
+}
+
 /* `T &name`: what a reference parameter may not be. It stays a reference
  * after an error (calls then check their arguments as for one). */
 static void ref_param(Check *c, Decl *d, Var *p) {
@@ -178,7 +220,7 @@ static void ref_param(Check *c, Decl *d, Var *p) {
     diag_note(c->diags, p->ref_loc,
               "the host passes a kernel's arguments by value; pass a variable of the kernel to a "
               "function's reference parameter instead");
-  } else if (p->ty->kind == TY_ARRAY) {
+  } else if (p->ty->kind == TY_ARRAY || p->ty->kind == TY_FIXED) {
     diag_error(c->diags, p->ref_loc,
                "array parameter '%s' is already passed by reference; remove the '&'", p->name);
   } else if (p->ty->kind == TY_TILE) {
@@ -209,6 +251,13 @@ void ck_signature(Check *c, Decl *d) {
       t = &ty_error;
     } else if (t->kind == TY_VOID) {
       diag_error(c->diags, p->loc, "parameter '%s' cannot be void", p->name);
+      t = &ty_error;
+    }
+    if (p->texpr && p->texpr->nfixed) t = ck_fixed_type(c, p->texpr, t, p->name);
+    if (kernel && t->kind == TY_FIXED) {
+      diag_error(c->diags, p->loc,
+                 "kernel parameter '%s' cannot be a local array; pass an array (%s[]) instead",
+                 p->name, ck_tname(t->elem));
       t = &ty_error;
     }
     p->ty = t;

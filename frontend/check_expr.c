@@ -223,6 +223,10 @@ static Val cond_expr(Check *c, Node *n) {
     diag_error(c->diags, n->loc, "'?:' chooses between scalars; for tiles use tile_where(c, a, b)");
     return ck_val_err();
   }
+  if (a.ty->kind == TY_FIXED || b.ty->kind == TY_FIXED) {
+    diag_error(c->diags, n->loc, "'?:' cannot choose between local arrays; index them instead");
+    return ck_val_err();
+  }
   Type *t;
   if (operand_ok(a.ty) && operand_ok(b.ty))
     t = unify(c, n->loc, "?:", n->then, &a, n->els, &b, false);
@@ -340,14 +344,40 @@ int ck_count_list(const Node *n) {
   return k;
 }
 
+/* base[i, ...] of a local array: one index per dimension, a constant one
+ * within its extent. */
+static Val fixed_index(Check *c, Node *n, Type *t, int nidx) {
+  const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";
+  if (nidx != t->ndim) {
+    diag_error(c->diags, n->loc, "local array '%s' has %d dimension%s but %d ind%s given", name,
+               t->ndim, t->ndim == 1 ? "" : "s", nidx, nidx == 1 ? "ex was" : "ices were");
+    return ck_val_err();
+  }
+  int d = 0;
+  for (Node *a = n->args; a; a = a->next, d++) {
+    if (!a->is_const || ck_is_err(a->ty) || !type_is_int(a->ty)) continue;
+    bool big = !type_is_signed(a->ty) && a->ty->size == 8 && (int64_t)a->ival < 0;
+    if (big || (int64_t)a->ival >= t->dims[d]) {
+      diag_error(c->diags, a->loc, "index %llu is out of range for %s (%s0..%d)",
+                 (unsigned long long)a->ival, ck_tname(t),
+                 t->ndim > 1 ? arena_printf(c->arena, "dimension %d is ", d) : "", t->dims[d] - 1);
+      return ck_val_err();
+    }
+  }
+  n->ty = t->elem;
+  return ck_val_of(t->elem);
+}
+
 static Val index_expr(Check *c, Node *n) {
   Val base = ck_expr(c, n->lhs);
   int nidx = ck_count_list(n->args);
   Val last = ck_val_err();
-  for (Node *a = n->args; a; a = a->next) last = index_val(c, a);
+  bool bad = false;
+  for (Node *a = n->args; a; a = a->next) bad |= ck_is_err((last = index_val(c, a)).ty);
   Type *t = base.ty;
   if (ck_is_err(t)) return ck_val_err();
   if (t->kind == TY_TILE) return ck_is_err(last.ty) ? ck_val_err() : ck_tile_index(c, n, t, nidx);
+  if (t->kind == TY_FIXED) return bad ? ck_val_err() : fixed_index(c, n, t, nidx);
   if (t->kind == TY_ARRAY) {
     if (nidx != t->ndim) {
       const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";

@@ -283,7 +283,8 @@ static void record_call(Check *c, Decl *callee, SrcLoc loc) {
 /* A const array passed on as a writable parameter would lose its const. */
 static void check_const_arg(Check *c, Node *arg, Var *param, const char *fname) {
   Var *v = arg->kind == ND_IDENT ? arg->var : NULL;
-  if (v && v->is_const && v->ty && v->ty->kind == TY_ARRAY && !param->is_const) {
+  if (v && v->is_const && v->ty && (v->ty->kind == TY_ARRAY || v->ty->kind == TY_FIXED) &&
+      !param->is_const) {
     diag_error(c->diags, arg->loc,
                "const array '%s' passed to parameter '%s' of '%s', which is not const", v->name,
                param->name, fname);
@@ -304,7 +305,7 @@ static const char *unreferable(Check *c, const Node *n) {
       return n->var->is_const ? arena_printf(c->arena, "const '%s'", n->name) : NULL;
     case ND_INDEX:
       if (n->lhs->ty && n->lhs->ty->kind == TY_TILE) return "an element of a tile (read-only)";
-      if (n->lhs->ty && n->lhs->ty->kind == TY_ARRAY) {
+      if (n->lhs->ty && (n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED)) {
         const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
         return v && v->is_const ? arena_printf(c->arena, "an element of const array '%s'", v->name)
                                 : NULL;

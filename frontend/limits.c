@@ -70,7 +70,8 @@ static bool local(const Node *n, void *arg) {
   if (n->kind != ND_VARDECL || !n->var || !n->var->ty) return false;
   const Type *t = n->var->ty;
   if (t->size > LIMIT_VALUE)
-    value_error(f->L, n->var->loc, t, "local variable '%s' takes", n->var->name);
+    value_error(f->L, n->var->loc, t, "local %s '%s' takes",
+                t->kind == TY_FIXED ? "array" : "variable", n->var->name);
   f->bytes += t->size > 0 ? t->size : 0;
   return false;
 }

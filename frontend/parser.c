@@ -380,6 +380,27 @@ static TypeExpr *parse_type(Parser *p) {
   return te;
 }
 
+/* fixed = '[' expr (',' expr)* ']' after the name of a local or a
+ * parameter: a local array's extents (constant expressions, checked later). */
+static Node *parse_expr(Parser *p);
+static void parse_fixed_dims(Parser *p, TypeExpr *te) {
+  advance(p); /* '[' */
+  if (at(p, TK_RBRACKET)) {
+    report(p, tok(p)->loc, "a local array needs its size, like 'float buf[16]'");
+    te->fixed[te->nfixed++] = error_node(p, tok(p)->loc);
+    advance(p);
+    return;
+  }
+  do {
+    Node *d = parse_expr(p);
+    if (te->nfixed < PARSE_MAX_DIMS)
+      te->fixed[te->nfixed++] = d;
+    else
+      report(p, d->loc, "a local array has at most %d dimensions", PARSE_MAX_DIMS);
+  } while (!p->panic && accept(p, TK_COMMA));
+  expect(p, TK_RBRACKET, "to close the array's size");
+}
+
 /* Names a declared thing; keywords and type names get a pointed message. */
 static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
   Token *t = tok(p);
@@ -401,7 +422,6 @@ static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
 
 /* ---- expressions --------------------------------------------------------- */
 
-static Node *parse_expr(Parser *p);
 static Node *parse_cond(Parser *p);
 static Node *parse_unary(Parser *p);
 
@@ -707,7 +727,36 @@ static bool at_decl(Parser *p) {
   }
 }
 
-/* vardecl = 'const'? type IDENT '=' expr   (no ';': for-init uses it too) */
+/* init_list = '{' (expr (',' expr)* ','?)? '}': a local array's elements, in
+ * row-major order (one flat list). */
+static Node *parse_init_list(Parser *p) {
+  Token *open = advance(p);
+  Node *n = new_node(p, ND_INIT_LIST, open->loc);
+  Node head = {0}, *cur = &head;
+  while (!at(p, TK_RBRACE) && !p->panic) {
+    if (at(p, TK_LBRACE)) { /* reported once; the rest of the list is skipped */
+      report(p, tok(p)->loc,
+             "a local array's initializer is one flat list of its elements, in row-major order; "
+             "it has no nested '{...}'");
+      for (int depth = 1; depth > 0 && !at(p, TK_EOF) && !at(p, TK_SEMI);) {
+        TokKind k = advance(p)->kind;
+        depth += k == TK_LBRACE ? 1 : k == TK_RBRACE ? -1 : 0;
+      }
+      n->loc = loc_span(open->loc, prev_loc(p));
+      return n;
+    }
+    cur = cur->next = parse_expr(p);
+    n->nargs++;
+    if (!accept(p, TK_COMMA)) break;
+  }
+  n->args = head.next;
+  expect(p, TK_RBRACE, "to close the initializer list");
+  n->loc = loc_span(open->loc, prev_loc(p));
+  return n;
+}
+
+/* vardecl = 'const'? type IDENT fixed? ('=' (expr | init_list))?
+ * (no ';': for-init uses it too; only a local array may leave out '=') */
 static Node *parse_vardecl(Parser *p) {
   SrcLoc start = tok(p)->loc;
   Var *v = alloc(p, sizeof *v);
@@ -717,10 +766,13 @@ static Node *parse_vardecl(Parser *p) {
     report(p, advance(p)->loc,
            "a local variable cannot be a reference; only function parameters can ('T &name')");
   v->name = parse_name(p, &v->loc, "a variable name");
+  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
   Node *n = new_node(p, ND_VARDECL, start);
   n->var = v;
   if (accept(p, TK_ASSIGN)) {
-    v->init = parse_expr(p);
+    v->init = at(p, TK_LBRACE) ? parse_init_list(p) : parse_expr(p);
+  } else if (v->texpr->nfixed) { /* all zeros */
+    v->init = new_node(p, ND_INIT_LIST, v->loc);
   } else {
     if (!at(p, TK_COMMA)) report(p, v->loc, "variable '%s' needs an initializer", v->name);
     v->init = error_node(p, v->loc);
@@ -948,7 +1000,15 @@ static Decl *parse_const(Parser *p) {
   Decl *d = new_decl(p, DECL_CONST, advance(p)->loc);
   d->texpr = parse_type(p);
   d->name = parse_name(p, &d->name_loc, "a constant name");
-  if (accept(p, TK_ASSIGN))
+  if (at(p, TK_LBRACKET)) {
+    SrcLoc where = tok(p)->loc;
+    TypeExpr dropped = {0};
+    parse_fixed_dims(p, &dropped);
+    report(p, loc_span(where, prev_loc(p)),
+           "a module constant cannot be an array; declare a const local array where it is used");
+    if (accept(p, TK_ASSIGN) && at(p, TK_LBRACE)) parse_init_list(p);
+    d->init = error_node(p, d->name_loc);
+  } else if (accept(p, TK_ASSIGN))
     d->init = parse_expr(p);
   else if (!p->panic)
     syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name,
@@ -971,6 +1031,14 @@ static void parse_fields(Parser *p, Decl *d) {
       Field *f = &d->fields[d->nfields++];
       f->texpr = te;
       f->name = parse_name(p, &f->loc, "a field name");
+      if (at(p, TK_LBRACKET)) {
+        SrcLoc where = tok(p)->loc;
+        TypeExpr dropped = {0};
+        parse_fixed_dims(p, &dropped);
+        report(p, loc_span(where, prev_loc(p)),
+               "a struct field cannot be an array; local arrays are variables of functions and "
+               "kernels");
+      }
     } while (!p->panic && accept(p, TK_COMMA));
     expect_semi(p, "after the field");
     if (p->panic) sync_stmt(p);
@@ -994,7 +1062,8 @@ static Decl *parse_struct(Parser *p) {
   return d;
 }
 
-/* param = 'const'? type '&'? IDENT   (`&`: a reference parameter) */
+/* param = 'const'? type '&'? IDENT fixed?   (`&`: a reference parameter;
+ * fixed: a local array of the caller's) */
 static Var *parse_param(Parser *p) {
   Var *v = alloc(p, sizeof *v);
   v->is_param = true;
@@ -1005,6 +1074,7 @@ static Var *parse_param(Parser *p) {
     v->ref_loc = advance(p)->loc;
   }
   v->name = parse_name(p, &v->loc, "a parameter name");
+  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
   return v;
 }
 

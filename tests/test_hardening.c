@@ -577,6 +577,39 @@ Test(frames, a_sixty_four_kilobyte_local_runs_on_four_threads) {
   free(b.s);
 }
 
+/* Local arrays count as values: one past 64 KiB is refused, naming its type;
+ * nine of 64 KiB are past the kernel's stack budget; the largest runs. */
+Test(frames, local_arrays_past_the_limits_are_refused) {
+  expect_compile_error("kernel void k(float[] x) {\n  float big[16385];\n  x[0] = big[tid()];\n}\n",
+                       "local array 'big' takes 65540 bytes (float32[16385]); a value on a "
+                       "thread's stack is limited to 65536 bytes");
+  expect_compile_error("kernel void k(vec4[] x) {\n  vec4 v[64, 65];\n  x[0] = v[1, 2];\n}\n",
+                       "local array 'v' takes 66560 bytes (vec4[64, 65])");
+  Str b = {0};
+  sadd(&b, "float f(int k) {\n  float a[16384];\n  a[k] = 1.0;\n  return a[0];\n}\n");
+  sadd(&b, "kernel void k(float[] x) {\n");
+  for (int i = 0; i < 8; i++) sadd(&b, "  float v%d[16384];\n", i);
+  sadd(&b, "  x[0] = v7[tid()] + f(tid());\n}\n");
+  expect_compile_error(b.s, "kernel 'k' needs about 589936 bytes of stack (the limit is 524288)");
+  free(b.s);
+}
+
+Test(frames, a_sixty_four_kilobyte_local_array_runs_on_four_threads) {
+  const char *src =
+      "kernel void k(int[] x) {\n  int v[16384];\n  int i = tid();\n"
+      "  v[16383 - i] = i;\n  v[i] += 1;\n  x[i] = v[16383 - i] + v[i] + v[8000];\n}\n";
+  kern_module *m = load("frame.kern", src);
+  enum { N = 4096 };
+  kern_array *x = array_of(KERN_INT32, N, NULL, 0);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k"), cpu(), KERN_DIM1(N), x), KERN_OK, "%s",
+               kern_last_error());
+  int32_t v[N];
+  kern_array_read(x, v, sizeof v);
+  for (int i = 0; i < N; i++) cr_assert_eq(v[i], i + 1, "x[%d] = %d", i, v[i]);
+  kern_array_free(x);
+  kern_module_free(m);
+}
+
 /* A reference costs a pointer, not the value: a 128 KiB struct that is
  * refused by value is worked on in place through a reference to its array
  * element, on a 2 MiB stack. */

@@ -182,6 +182,33 @@ Test(parser, references_only_as_parameters) {
                "a local variable cannot be a reference; only function parameters can ('T &name')");
 }
 
+Test(parser, local_arrays) {
+  expect_body("float buf[16]; const int g[2, N] = {1, x, 3,}; P ps[4] = {};",
+              "(block (var buf float32[(int 16)] (list)) "
+              "(var g const int32[(int 2) (ident N)] (list (int 1) (ident x) (int 3))) "
+              "(var ps P[(int 4)] (list)))");
+  expect_dump("void f(const float b[4], int m[2, 3]) { }",
+              "(func f void (params (b const float32[(int 4)]) (m int32[(int 2) (int 3)])) "
+              "(block))\n");
+}
+
+Test(parser, local_array_mistakes) {
+  parse("struct S { float w[4]; };\nconst int T[2] = {1, 2};\nkernel void k() {\n"
+        "  float b[];\n  float m[2, 2] = {{1, 2}, {3, 4}};\n  float f[1, 1, 1, 1, 1];\n}");
+  expect_nerrors(5);
+  expect_error(0, 1, 19,
+               "a struct field cannot be an array; local arrays are variables of functions and "
+               "kernels");
+  expect_error(
+      1, 2, 12,
+      "a module constant cannot be an array; declare a const local array where it is used");
+  expect_error(2, 4, 11, "a local array needs its size, like 'float buf[16]'");
+  expect_error(3, 5, 20,
+               "a local array's initializer is one flat list of its elements, in row-major "
+               "order; it has no nested '{...}'");
+  expect_error(4, 6, 23, "a local array has at most 4 dimensions");
+}
+
 /* ---- statements ---------------------------------------------------------------- */
 
 Test(parser, declarations) {

@@ -1,7 +1,9 @@
-/* progen.c: the random kern program generator (see progen.h).
+/* progen.c: the random kern program generator (see progen.h): its types,
+ * what is in scope, literals and expressions; progen_stmt.c writes the
+ * statements and declarations around them.
  *
- * Requires: libc. Produces: progen(), progen_prefixed(). The generator
- * writes text directly while it walks a small model of what is in scope
+ * Requires: libc. Produces: the pg_ helpers of progen_internal.h. The
+ * generator writes text directly while it walks a small model of what is in scope
  * (variables, arrays, functions, constants, the struct), choosing only forms
  * whose types it knows:
  * every expression is generated for a wanted type. Constant expressions are
@@ -9,52 +11,13 @@
  * non-constant operand), so no overflow or division by zero is ever folded at
  * compile time; at run time those operations are defined by the language.
  */
-#include "progen.h"
+#include "progen_internal.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum {
-  T_BOOL,
-  T_I8,
-  T_I16,
-  T_I32,
-  T_I64,
-  T_U8,
-  T_U16,
-  T_U32,
-  T_U64,
-  T_F16,
-  T_F32,
-  T_F64,
-  T_VEC2,
-  T_VEC3,
-  T_VEC4,
-  T_DVEC2,
-  T_DVEC3,
-  T_DVEC4,
-  T_IVEC2,
-  T_IVEC3,
-  T_IVEC4,
-  T_MAT22,
-  T_MAT33,
-  T_MAT44,
-  T_QUAT,
-  T_S,
-  T_COUNT
-} Ty;
-
-typedef enum { K_BOOL, K_SINT, K_UINT, K_FLOAT, K_VEC, K_MAT, K_QUAT, K_STRUCT } Kind;
-
-typedef struct TyInfo {
-  const char *name, *alias; /* alias: another spelling of the same type, or NULL */
-  Kind kind;
-  int bits, len; /* len: vector components, matrix rows (= columns) */
-  Ty comp;       /* the component type of a vector */
-} TyInfo;
 
 static const TyInfo tys[T_COUNT] = {
     [T_BOOL] = {"bool", NULL, K_BOOL, 8, 1, T_BOOL},
@@ -84,77 +47,9 @@ static const TyInfo tys[T_COUNT] = {
     [T_QUAT] = {"quat", NULL, K_QUAT, 32, 4, T_F32},
     [T_S] = {"S", NULL, K_STRUCT, 0, 1, T_S},
 };
-
-enum {
-  MAX_VARS = 512,
-  MAX_ARRS = 12,
-  MAX_FNS = 6,
-  MAX_PARAMS = 3,
-  MAX_FIELDS = 4,
-  MAX_CONSTS = 6,
-  NAME = 16
-};
-enum { F_NC = 1, F_NZ = 2 }; /* expression flags: must not be constant; a literal must not be 0 */
-
-typedef struct Var {
-  char name[NAME];
-  Ty t;
-  bool ro, state;
-} Var; /* state: a random state (uint32) */
-typedef struct Arr {
-  char name[NAME];
-  Ty t;
-  int ndim;
-  bool out;
-} Arr;
-typedef struct Fn {
-  char name[NAME];
-  Ty ret, params[MAX_PARAMS];
-  bool ref[MAX_PARAMS]; /* a reference parameter `T &pN` */
-  int np;
-  bool has_arr;  /* a first parameter `const T[] pa` of element type arr_t */
-  bool has_warr; /* parameters `T[] pw, int at`: writes pw[at] (the caller's own element) */
-  Ty arr_t, warr_t;
-} Fn;
-typedef struct Const {
-  char name[NAME];
-  Ty t;
-} Const;
-
-typedef struct Gen {
-  uint64_t rng;
-  char *s;
-  size_t len, cap;
-  bool oom;
-  int indent, ids;
-  Var vars[MAX_VARS];
-  int nvars;
-  Arr arrs[MAX_ARRS];
-  int narrs;
-  Fn fns[MAX_FNS];
-  int nfns, callable; /* fns[0 .. callable) may be called from here */
-  Const consts[MAX_CONSTS];
-  int nconsts;
-  const char *prefix;    /* of every module-level name */
-  char sname[NAME];      /* the struct's name (prefix + "S") */
-  Ty fields[MAX_FIELDS]; /* the struct, when nfields > 0 */
-  int nfields;
-  int kdim;        /* 1 or 2 in a kernel (its arrays' rank), 0 in a function */
-  const char *own; /* this thread's element of an out array: "[i]", "[r, c]" or "[at]" */
-  int loops, nest, budget;
-  Ty ret;              /* the function's return type */
-  const Arr *iter_arr; /* the array an enclosing loop walks, with iter_var */
-  char iter_var[NAME];
-} Gen;
-
-static void expr(Gen *g, Ty t, int d, int fl);
-static void block(Gen *g, int n);
-static void stmt(Gen *g);
-static void own_index(Gen *g);
-
 /* ---- output and randomness ------------------------------------------------------ */
 
-static void put(Gen *g, const char *fmt, ...) {
+void pg_put(Gen *g, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   int n = vsnprintf(NULL, 0, fmt, ap);
@@ -176,7 +71,7 @@ static void put(Gen *g, const char *fmt, ...) {
   g->len += (size_t)n;
 }
 
-static void indent(Gen *g) { put(g, "%*s", 4 * g->indent, ""); }
+void pg_indent(Gen *g) { pg_put(g, "%*s", 4 * g->indent, ""); }
 
 static uint64_t next(Gen *g) { /* splitmix64 */
   uint64_t z = (g->rng += 0x9e3779b97f4a7c15ull);
@@ -185,62 +80,62 @@ static uint64_t next(Gen *g) { /* splitmix64 */
   return z ^ (z >> 31);
 }
 
-static int rnd(Gen *g, int n) { return (int)(next(g) % (uint64_t)n); }
-static bool chance(Gen *g, int percent) { return rnd(g, 100) < percent; }
+int pg_rnd(Gen *g, int n) { return (int)(next(g) % (uint64_t)n); }
+bool pg_chance(Gen *g, int percent) { return pg_rnd(g, 100) < percent; }
 
-static const TyInfo *ti(Ty t) { return &tys[t]; }
-static bool is_int(Ty t) { return ti(t)->kind == K_SINT || ti(t)->kind == K_UINT; }
-static bool is_float(Ty t) { return ti(t)->kind == K_FLOAT; }
-static bool is_scalar(Ty t) { return t <= T_F64; }
+const TyInfo *pg_ti(Ty t) { return &tys[t]; }
+bool pg_is_int(Ty t) { return pg_ti(t)->kind == K_SINT || pg_ti(t)->kind == K_UINT; }
+bool pg_is_float(Ty t) { return pg_ti(t)->kind == K_FLOAT; }
+bool pg_is_scalar(Ty t) { return t <= T_F64; }
 
-static const char *tname(Gen *g, Ty t) {
+const char *pg_tname(Gen *g, Ty t) {
   if (t == T_S) return g->sname;
-  return ti(t)->alias && chance(g, 50) ? ti(t)->alias : ti(t)->name;
+  return pg_ti(t)->alias && pg_chance(g, 50) ? pg_ti(t)->alias : pg_ti(t)->name;
 }
 
-static void fresh(Gen *g, char *name, const char *prefix) {
+void pg_fresh(Gen *g, char *name, const char *prefix) {
   snprintf(name, NAME, "%s%d", prefix, g->ids++);
 }
 
 /* A type for a variable, parameter or array: mostly 32-bit scalars. */
-static Ty any_type(Gen *g, bool with_struct) {
+Ty pg_any_type(Gen *g, bool with_struct) {
   static const Ty common[] = {T_I32, T_I32, T_I32, T_U32, T_U32, T_F32,
                               T_F32, T_F64, T_I64, T_U64, T_BOOL};
-  int r = rnd(g, 100);
-  if (r < 60) return common[rnd(g, (int)(sizeof common / sizeof common[0]))];
-  if (r < 75) return (Ty)(T_I8 + rnd(g, T_F16 - T_I8 + 1)); /* the narrow ones and float16 */
+  int r = pg_rnd(g, 100);
+  if (r < 60) return common[pg_rnd(g, (int)(sizeof common / sizeof common[0]))];
+  if (r < 75) return (Ty)(T_I8 + pg_rnd(g, T_F16 - T_I8 + 1)); /* the narrow ones and float16 */
   if (with_struct && g->nfields && r < 82) return T_S;
-  if (r < 94) return (Ty)(T_VEC2 + rnd(g, T_IVEC4 - T_VEC2 + 1));
-  return (Ty)(T_MAT22 + rnd(g, T_QUAT - T_MAT22 + 1));
+  if (r < 94) return (Ty)(T_VEC2 + pg_rnd(g, T_IVEC4 - T_VEC2 + 1));
+  return (Ty)(T_MAT22 + pg_rnd(g, T_QUAT - T_MAT22 + 1));
 }
 
 /* A type that widens to t implicitly (int8 to int32, float32 to float64 ...),
  * or t itself. */
-static Ty narrower(Gen *g, Ty t) {
+Ty pg_narrower(Gen *g, Ty t) {
   static const Ty s[] = {T_I8, T_I16, T_I32, T_I64}, u[] = {T_U8, T_U16, T_U32, T_U64},
                   f[] = {T_F16, T_F32, T_F64};
-  const Ty *fam = ti(t)->kind == K_SINT    ? s
-                  : ti(t)->kind == K_UINT  ? u
-                  : ti(t)->kind == K_FLOAT ? f
-                                           : NULL;
+  const Ty *fam = pg_ti(t)->kind == K_SINT    ? s
+                  : pg_ti(t)->kind == K_UINT  ? u
+                  : pg_ti(t)->kind == K_FLOAT ? f
+                                              : NULL;
   int pos = 0;
   while (fam && fam[pos] != t) pos++;
-  return fam && chance(g, 25) ? fam[rnd(g, pos + 1)] : t;
+  return fam && pg_chance(g, 25) ? fam[pg_rnd(g, pos + 1)] : t;
 }
 
-static Ty scalar_type(Gen *g) {
-  Ty t = any_type(g, false);
-  return is_scalar(t) ? t : ti(t)->comp;
+Ty pg_scalar_type(Gen *g) {
+  Ty t = pg_any_type(g, false);
+  return pg_is_scalar(t) ? t : pg_ti(t)->comp;
 }
 
-static Ty int_type(Gen *g) {
-  Ty t = scalar_type(g);
-  return is_int(t) ? t : T_I32;
+Ty pg_int_type(Gen *g) {
+  Ty t = pg_scalar_type(g);
+  return pg_is_int(t) ? t : T_I32;
 }
 
 /* ---- scope ----------------------------------------------------------------------- */
 
-static Var *add_var(Gen *g, const char *name, Ty t, bool ro) {
+Var *pg_add_var(Gen *g, const char *name, Ty t, bool ro) {
   if (g->nvars == MAX_VARS) return NULL;
   Var *v = &g->vars[g->nvars++];
   snprintf(v->name, NAME, "%s", name);
@@ -251,26 +146,27 @@ static Var *add_var(Gen *g, const char *name, Ty t, bool ro) {
 }
 
 /* A random variable of type t (mutable only if want_rw), or NULL. */
-static const Var *find_var(Gen *g, Ty t, bool want_rw) {
+const Var *pg_find_var(Gen *g, Ty t, bool want_rw) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nvars; k++)
-    if (g->vars[k].t == t && (!want_rw || !g->vars[k].ro) && rnd(g, ++n) == 0) pick = k;
+    if (g->vars[k].t == t && (!want_rw || !g->vars[k].ro) && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->vars[pick];
 }
 
 /* A random variable satisfying ok, or NULL. */
-static const Var *find_var_if(Gen *g, bool (*ok)(Ty), bool want_rw) {
+const Var *pg_find_var_if(Gen *g, bool (*ok)(Ty), bool want_rw) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nvars; k++)
-    if (ok(g->vars[k].t) && (!want_rw || !g->vars[k].ro) && rnd(g, ++n) == 0) pick = k;
+    if (ok(g->vars[k].t) && (!want_rw || !g->vars[k].ro) && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->vars[pick];
 }
 
 /* An array of element type t; for a function argument (arg), a 1-D input. */
-static const Arr *find_arr(Gen *g, Ty t, bool arg) {
+const Arr *pg_find_arr(Gen *g, Ty t, bool arg) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].t == t && !(arg && (g->arrs[k].out || g->arrs[k].ndim != 1)) && rnd(g, ++n) == 0)
+    if (g->arrs[k].t == t && !(arg && (g->arrs[k].out || g->arrs[k].ndim != 1)) &&
+        pg_rnd(g, ++n) == 0)
       pick = k;
   return pick < 0 ? NULL : &g->arrs[pick];
 }
@@ -278,17 +174,44 @@ static const Arr *find_arr(Gen *g, Ty t, bool arg) {
 static const Const *find_const(Gen *g, Ty t) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nconsts; k++)
-    if (g->consts[k].t == t && rnd(g, ++n) == 0) pick = k;
+    if (g->consts[k].t == t && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->consts[pick];
+}
+
+/* A local array of element type t (mutable only if want_rw; of n elements
+ * in one dimension when n > 0), or NULL. */
+const LArr *pg_find_larr(Gen *g, Ty t, bool want_rw, int n) {
+  int m = 0, pick = -1;
+  for (int k = 0; k < g->nlarrs; k++) {
+    const LArr *a = &g->larrs[k];
+    if (a->t == t && (!want_rw || !a->ro) && (!n || (a->ndim == 1 && a->dims[0] == n)) &&
+        pg_rnd(g, ++m) == 0)
+      pick = k;
+  }
+  return pick < 0 ? NULL : &g->larrs[pick];
+}
+
+/* An element of local array a: each index a constant in range or any
+ * integer (a run-time index is clamped to the extent). */
+void pg_larr_elem(Gen *g, const LArr *a) {
+  pg_put(g, "%s[", a->name);
+  for (int d = 0; d < a->ndim; d++) {
+    if (d) pg_put(g, ", ");
+    if (pg_chance(g, 40))
+      pg_put(g, "%d", pg_rnd(g, a->dims[d]));
+    else
+      pg_expr(g, pg_int_type(g), 1, F_NC);
+  }
+  pg_put(g, "]");
 }
 
 /* An out array of element type t that a function may write at this thread's
  * index: 1-D, in a 1-D kernel or a function's pw. */
-static const Arr *find_out(Gen *g, Ty t) {
+const Arr *pg_find_out(Gen *g, Ty t) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->narrs; k++)
     if (g->arrs[k].t == t && g->arrs[k].out && g->arrs[k].ndim == 1 && g->kdim != 2 &&
-        rnd(g, ++n) == 0)
+        pg_rnd(g, ++n) == 0)
       pick = k;
   return pick < 0 ? NULL : &g->arrs[pick];
 }
@@ -298,7 +221,7 @@ static const Arr *find_out(Gen *g, Ty t) {
 static const Arr *find_own(Gen *g, Ty t) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].t == t && g->arrs[k].out && rnd(g, ++n) == 0) pick = k;
+    if (g->arrs[k].t == t && g->arrs[k].out && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->arrs[pick];
 }
 
@@ -306,8 +229,8 @@ static const Arr *find_own(Gen *g, Ty t) {
 static const Var *find_vec_of(Gen *g, Ty t) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nvars; k++)
-    if (!g->vars[k].ro && ti(g->vars[k].t)->kind == K_VEC && ti(g->vars[k].t)->comp == t &&
-        rnd(g, ++n) == 0)
+    if (!g->vars[k].ro && pg_ti(g->vars[k].t)->kind == K_VEC && pg_ti(g->vars[k].t)->comp == t &&
+        pg_rnd(g, ++n) == 0)
       pick = k;
   return pick < 0 ? NULL : &g->vars[pick];
 }
@@ -316,18 +239,21 @@ static const Var *find_vec_of(Gen *g, Ty t) {
  * this thread's element of an out array (never another thread's: no races),
  * or a component of a mutable vector. Writes one when emit; false: none. */
 static bool ref_lvalue(Gen *g, Ty t, bool emit) {
-  const Var *v = find_var(g, t, true);
+  const Var *v = pg_find_var(g, t, true);
   const Arr *a = find_own(g, t);
   const Var *vec = find_vec_of(g, t);
-  if (!emit) return v || a || vec;
-  int r = rnd(g, 3);
-  if (v && (r == 0 || (!a && !vec))) {
-    put(g, "%s", v->name);
+  const LArr *l = pg_find_larr(g, t, true, 0);
+  if (!emit) return v || a || vec || l;
+  int r = pg_rnd(g, 4);
+  if (l && (r == 3 || (!v && !a && !vec))) {
+    pg_larr_elem(g, l);
+  } else if (v && (r == 0 || (!a && !vec))) {
+    pg_put(g, "%s", v->name);
   } else if (a && (r == 1 || !vec)) {
-    put(g, "%s", a->name);
-    own_index(g);
+    pg_put(g, "%s", a->name);
+    pg_own_index(g);
   } else if (vec) {
-    put(g, "%s.%c", vec->name, "xyzw"[rnd(g, ti(vec->t)->len)]);
+    pg_put(g, "%s.%c", vec->name, "xyzw"[pg_rnd(g, pg_ti(vec->t)->len)]);
   } else {
     return false;
   }
@@ -337,35 +263,37 @@ static bool ref_lvalue(Gen *g, Ty t, bool emit) {
 static bool can_call(Gen *g, const Fn *f) {
   for (int k = 0; k < f->np; k++)
     if (f->ref[k] && !ref_lvalue(g, f->params[k], false)) return false;
-  return (!f->has_arr || find_arr(g, f->arr_t, true)) && (!f->has_warr || find_out(g, f->warr_t));
+  if (f->has_larr && !pg_find_larr(g, f->larr_t, !f->larr_ro, f->larr_n)) return false;
+  return (!f->has_arr || pg_find_arr(g, f->arr_t, true)) &&
+         (!f->has_warr || pg_find_out(g, f->warr_t));
 }
 
 static const Fn *find_fn(Gen *g, Ty ret) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->callable; k++)
-    if (g->fns[k].ret == ret && can_call(g, &g->fns[k]) && rnd(g, ++n) == 0) pick = k;
+    if (g->fns[k].ret == ret && can_call(g, &g->fns[k]) && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->fns[pick];
 }
 
 /* ---- literals -------------------------------------------------------------------- */
 
 static void int_literal(Gen *g, Ty t, bool nonzero) {
-  const TyInfo *i = ti(t);
+  const TyInfo *i = pg_ti(t);
   bool sgn = i->kind == K_SINT;
   uint64_t umax = i->bits == 64 ? ~0ull : (1ull << i->bits) - 1, v;
-  switch (rnd(g, 6)) {
+  switch (pg_rnd(g, 6)) {
     case 0:
-    case 1: v = 1 + (uint64_t)rnd(g, 9); break;
+    case 1: v = 1 + (uint64_t)pg_rnd(g, 9); break;
     case 2:
       if (sgn) {
-        put(g, "(-%d)", 1 + rnd(g, 9));
+        pg_put(g, "(-%d)", 1 + pg_rnd(g, 9));
         return;
       }
       v = umax;
       break;
     case 3:
       if (sgn) {
-        put(g, "(-%llu)", (unsigned long long)(umax / 2 + 1));
+        pg_put(g, "(-%llu)", (unsigned long long)(umax / 2 + 1));
         return;
       } /* MIN */
       v = umax >> 1;
@@ -374,16 +302,16 @@ static void int_literal(Gen *g, Ty t, bool nonzero) {
     default: v = next(g) & (sgn ? umax / 2 : umax); break;
   }
   if (v == 0 && nonzero) v = 3;
-  if (!sgn && chance(g, 30))
-    put(g, "0x%llX", (unsigned long long)v);
+  if (!sgn && pg_chance(g, 30))
+    pg_put(g, "0x%llX", (unsigned long long)v);
   else
-    put(g, "%llu", (unsigned long long)v);
-  if (t == T_U32 && chance(g, 30))
-    put(g, "u");
-  else if (t == T_I64 && chance(g, 30))
-    put(g, "l");
-  else if (t == T_U64 && chance(g, 30))
-    put(g, "ul");
+    pg_put(g, "%llu", (unsigned long long)v);
+  if (t == T_U32 && pg_chance(g, 30))
+    pg_put(g, "u");
+  else if (t == T_I64 && pg_chance(g, 30))
+    pg_put(g, "l");
+  else if (t == T_U64 && pg_chance(g, 30))
+    pg_put(g, "ul");
 }
 
 static void float_literal(Gen *g, Ty t, bool nonzero) {
@@ -391,17 +319,17 @@ static void float_literal(Gen *g, Ty t, bool nonzero) {
                                        "(-0.75)", "0.1", "1e-3", "(-2.0)", "1.5",  "0.0", "7.0"};
   static const char *const wide[] = {"1e30", "(-1e-30)", "16777217.0", "3.4e38", "1e-40"};
   int n = (int)(sizeof common / sizeof common[0]);
-  const char *s = common[rnd(g, nonzero ? n - 2 : n)];
-  if (t != T_F16 && chance(g, 10)) s = wide[rnd(g, (int)(sizeof wide / sizeof wide[0]))];
+  const char *s = common[pg_rnd(g, nonzero ? n - 2 : n)];
+  if (t != T_F16 && pg_chance(g, 10)) s = wide[pg_rnd(g, (int)(sizeof wide / sizeof wide[0]))];
   if (t == T_F64 && s == wide[3]) s = "1e300";
-  put(g, "%s", s);
-  if (t == T_F32 && s[0] != '(' && chance(g, 20)) put(g, "f");
+  pg_put(g, "%s", s);
+  if (t == T_F32 && s[0] != '(' && pg_chance(g, 20)) pg_put(g, "f");
 }
 
-static void literal(Gen *g, Ty t, bool nonzero) {
+void pg_literal(Gen *g, Ty t, bool nonzero) {
   if (t == T_BOOL)
-    put(g, chance(g, 50) ? "true" : "false");
-  else if (is_float(t))
+    pg_put(g, pg_chance(g, 50) ? "true" : "false");
+  else if (pg_is_float(t))
     float_literal(g, t, nonzero);
   else
     int_literal(g, t, nonzero);
@@ -411,35 +339,35 @@ static void literal(Gen *g, Ty t, bool nonzero) {
 
 /* An index into dimension dim of a: within its shape by construction. */
 static void index_expr(Gen *g, const Arr *a, int dim, int d) {
-  if (a->ndim == 1 && chance(g, 25)) { /* an int64 index */
-    put(g, "int64(uint64(");
-    expr(g, int_type(g), d, F_NC);
-    put(g, ") %% uint64(size(%s)))", a->name);
+  if (a->ndim == 1 && pg_chance(g, 25)) { /* an int64 index */
+    pg_put(g, "int64(uint64(");
+    pg_expr(g, pg_int_type(g), d, F_NC);
+    pg_put(g, ") %% uint64(size(%s)))", a->name);
     return;
   }
-  put(g, "int(uint32(");
-  expr(g, int_type(g), d, F_NC);
-  put(g, ") %% uint32(shape(%s, %d)))", a->name, dim);
+  pg_put(g, "int(uint32(");
+  pg_expr(g, pg_int_type(g), d, F_NC);
+  pg_put(g, ") %% uint32(shape(%s, %d)))", a->name, dim);
 }
 
-static void own_index(Gen *g) { put(g, "%s", g->own); }
+void pg_own_index(Gen *g) { pg_put(g, "%s", g->own); }
 
 static void array_read(Gen *g, const Arr *a, int d) {
-  put(g, "%s", a->name);
-  if (a->out || (g->kdim && chance(g, 45))) {
-    own_index(g);
+  pg_put(g, "%s", a->name);
+  if (a->out || (g->kdim && pg_chance(g, 45))) {
+    pg_own_index(g);
     return;
   }
-  if (a == g->iter_arr && chance(g, 60)) {
-    put(g, a->ndim == 2 ? "[r, %s]" : "[%s]", g->iter_var);
+  if (a == g->iter_arr && pg_chance(g, 60)) {
+    pg_put(g, a->ndim == 2 ? "[r, %s]" : "[%s]", g->iter_var);
     return;
   }
-  put(g, "[");
+  pg_put(g, "[");
   for (int k = 0; k < a->ndim; k++) {
-    if (k) put(g, ", ");
+    if (k) pg_put(g, ", ");
     index_expr(g, a, k, d);
   }
-  put(g, "]");
+  pg_put(g, "]");
 }
 
 /* A component of a vector variable whose components have type t. */
@@ -448,115 +376,120 @@ static bool component(Gen *g, Ty t) {
   int n = 0;
   const Var *pick = NULL;
   for (int k = 0; k < g->nvars; k++)
-    if (ti(g->vars[k].t)->kind == K_VEC && ti(g->vars[k].t)->comp == t && rnd(g, ++n) == 0)
+    if (pg_ti(g->vars[k].t)->kind == K_VEC && pg_ti(g->vars[k].t)->comp == t && pg_rnd(g, ++n) == 0)
       pick = &g->vars[k];
   if (!pick) return false;
-  int len = ti(pick->t)->len;
-  if (chance(g, 60))
-    put(g, "%s.%c", pick->name, xyzw[rnd(g, len)]);
-  else if (chance(g, 50))
-    put(g, "%s[%d]", pick->name, rnd(g, len));
+  int len = pg_ti(pick->t)->len;
+  if (pg_chance(g, 60))
+    pg_put(g, "%s.%c", pick->name, xyzw[pg_rnd(g, len)]);
+  else if (pg_chance(g, 50))
+    pg_put(g, "%s[%d]", pick->name, pg_rnd(g, len));
   else {
-    put(g, "%s[", pick->name);
-    expr(g, int_type(g), 1, F_NC); /* a run-time index is clamped */
-    put(g, "]");
+    pg_put(g, "%s[", pick->name);
+    pg_expr(g, pg_int_type(g), 1, F_NC); /* a run-time index is clamped */
+    pg_put(g, "]");
   }
   return true;
 }
 
 static bool field(Gen *g, Ty t) {
-  const Var *s = find_var(g, T_S, false);
+  const Var *s = pg_find_var(g, T_S, false);
   int n = 0, pick = -1;
   for (int k = 0; s && k < g->nfields; k++)
-    if (g->fields[k] == t && rnd(g, ++n) == 0) pick = k;
+    if (g->fields[k] == t && pg_rnd(g, ++n) == 0) pick = k;
   if (pick < 0) return false;
-  put(g, "%s.f%d", s->name, pick);
+  pg_put(g, "%s.f%d", s->name, pick);
   return true;
 }
 
 static bool kernel_int(Gen *g) {
-  switch (rnd(g, 4)) {
-    case 0: put(g, "tid()"); return true;
-    case 1: put(g, "dim(0)"); return true;
-    case 2: put(g, "i"); return true;
+  switch (pg_rnd(g, 4)) {
+    case 0: pg_put(g, "tid()"); return true;
+    case 1: pg_put(g, "dim(0)"); return true;
+    case 2: pg_put(g, "i"); return true;
     default:
       if (!g->narrs) return false;
-      put(g, "len(%s)", g->arrs[rnd(g, g->narrs)].name);
+      pg_put(g, "len(%s)", g->arrs[pg_rnd(g, g->narrs)].name);
       return true;
   }
 }
 
-static bool scalar_var(Ty t) { return is_scalar(t); }
+static bool scalar_var(Ty t) { return pg_is_scalar(t); }
 
 /* Some non-constant value of scalar type t made from any scalar variable. */
 static void scalar_fallback(Gen *g, Ty t) {
-  const Var *v = find_var(g, t, false);
-  if (!v) v = find_var_if(g, scalar_var, false);
+  const Var *v = pg_find_var(g, t, false);
+  if (!v) v = pg_find_var_if(g, scalar_var, false);
   if (!v) {
-    put(g, "%s(%d)", ti(t)->name, 1);
+    pg_put(g, "%s(%d)", pg_ti(t)->name, 1);
     return;
   } /* not reached: a scalar is always in scope */
   if (v->t == t)
-    put(g, "%s", v->name);
+    pg_put(g, "%s", v->name);
   else
-    put(g, "%s(%s)", ti(t)->name, v->name);
+    pg_put(g, "%s(%s)", pg_ti(t)->name, v->name);
 }
 
 static void constructor(Gen *g, Ty t, int d, int fl) {
-  put(g, "%s(", t == T_S ? g->sname : ti(t)->name);
+  pg_put(g, "%s(", t == T_S ? g->sname : pg_ti(t)->name);
   if (t == T_S) {
     for (int k = 0; k < g->nfields; k++) {
-      if (k) put(g, ", ");
-      expr(g, g->fields[k], d, k == 0 ? fl : 0);
+      if (k) pg_put(g, ", ");
+      pg_expr(g, g->fields[k], d, k == 0 ? fl : 0);
     }
-  } else if (chance(g, 25)) {
-    expr(g, narrower(g, ti(t)->comp), d, fl);
-  } else if (ti(t)->kind == K_MAT && chance(g, 50)) { /* from rows */
-    for (int k = 0; k < ti(t)->len; k++) {
-      if (k) put(g, ", ");
-      expr(g, (Ty)(T_VEC2 + ti(t)->len - 2), d, 0);
+  } else if (pg_chance(g, 25)) {
+    pg_expr(g, pg_narrower(g, pg_ti(t)->comp), d, fl);
+  } else if (pg_ti(t)->kind == K_MAT && pg_chance(g, 50)) { /* from rows */
+    for (int k = 0; k < pg_ti(t)->len; k++) {
+      if (k) pg_put(g, ", ");
+      pg_expr(g, (Ty)(T_VEC2 + pg_ti(t)->len - 2), d, 0);
     }
   } else {
-    int n = ti(t)->kind == K_MAT ? ti(t)->len * ti(t)->len : ti(t)->len;
+    int n = pg_ti(t)->kind == K_MAT ? pg_ti(t)->len * pg_ti(t)->len : pg_ti(t)->len;
     for (int k = 0; k < n; k++) {
-      if (k) put(g, ", ");
-      expr(g, narrower(g, ti(t)->comp), d, k == 0 ? fl : 0);
+      if (k) pg_put(g, ", ");
+      pg_expr(g, pg_narrower(g, pg_ti(t)->comp), d, k == 0 ? fl : 0);
     }
   }
-  put(g, ")");
+  pg_put(g, ")");
 }
 
 static bool leaf_try(Gen *g, Ty t, int fl) {
   const Var *v;
   const Arr *a;
   const Const *c;
-  switch (rnd(g, 7)) {
+  const LArr *l;
+  switch (pg_rnd(g, 8)) {
+    case 7:
+      if (!(l = pg_find_larr(g, t, false, 0))) return false;
+      pg_larr_elem(g, l);
+      return true;
     case 0:
     case 1:
-      if (!(v = find_var(g, t, false))) return false;
-      put(g, "%s", v->name);
+      if (!(v = pg_find_var(g, t, false))) return false;
+      pg_put(g, "%s", v->name);
       return true;
     case 2:
-      if (!(a = find_arr(g, t, false))) return false;
+      if (!(a = pg_find_arr(g, t, false))) return false;
       array_read(g, a, 1);
       return true;
     case 3:
-      if ((fl & F_NC) || !is_scalar(t)) return false;
-      literal(g, t, fl & F_NZ);
+      if ((fl & F_NC) || !pg_is_scalar(t)) return false;
+      pg_literal(g, t, fl & F_NZ);
       return true;
     case 4:
       if ((fl & (F_NC | F_NZ)) || !(c = find_const(g, t))) return false;
-      put(g, "%s", c->name);
+      pg_put(g, "%s", c->name);
       return true;
     case 5: return t == T_I32 && g->kdim && kernel_int(g);
-    default: return is_scalar(t) && (chance(g, 50) ? component(g, t) : field(g, t));
+    default: return pg_is_scalar(t) && (pg_chance(g, 50) ? component(g, t) : field(g, t));
   }
 }
 
 static void leaf(Gen *g, Ty t, int fl) {
   for (int tries = 0; tries < 12; tries++)
     if (leaf_try(g, t, fl)) return;
-  if (is_scalar(t))
+  if (pg_is_scalar(t))
     scalar_fallback(g, t);
   else
     constructor(g, t, 0, F_NC);
@@ -569,186 +502,187 @@ static void leaf(Gen *g, Ty t, int fl) {
  * type t, the other may be of a narrower type (an untyped constant there
  * takes the type of the first, so it must fit both). */
 static void binop(Gen *g, Ty t, const char *op, int d, int fl_right) {
-  int nc = rnd(g, 2);
-  put(g, "(");
-  expr(g, nc == 0 ? t : narrower(g, t), d - 1, nc == 0 ? F_NC : 0);
-  put(g, " %s ", op);
-  expr(g, nc == 1 ? t : narrower(g, t), d - 1, (nc == 1 ? F_NC : 0) | fl_right);
-  put(g, ")");
+  int nc = pg_rnd(g, 2);
+  pg_put(g, "(");
+  pg_expr(g, nc == 0 ? t : pg_narrower(g, t), d - 1, nc == 0 ? F_NC : 0);
+  pg_put(g, " %s ", op);
+  pg_expr(g, nc == 1 ? t : pg_narrower(g, t), d - 1, (nc == 1 ? F_NC : 0) | fl_right);
+  pg_put(g, ")");
 }
 
 static void ternary(Gen *g, Ty t, int d) {
-  int nc = rnd(g, 2);
-  put(g, "(");
-  expr(g, T_BOOL, d - 1, F_NC);
-  put(g, " ? ");
-  expr(g, nc == 0 ? t : narrower(g, t), d - 1, nc == 0 ? F_NC : 0);
-  put(g, " : ");
-  expr(g, nc == 1 ? t : narrower(g, t), d - 1, nc == 1 ? F_NC : 0);
-  put(g, ")");
+  int nc = pg_rnd(g, 2);
+  pg_put(g, "(");
+  pg_expr(g, T_BOOL, d - 1, F_NC);
+  pg_put(g, " ? ");
+  pg_expr(g, nc == 0 ? t : pg_narrower(g, t), d - 1, nc == 0 ? F_NC : 0);
+  pg_put(g, " : ");
+  pg_expr(g, nc == 1 ? t : pg_narrower(g, t), d - 1, nc == 1 ? F_NC : 0);
+  pg_put(g, ")");
 }
 
 static void cast(Gen *g, Ty t, int d) {
-  Ty from = scalar_type(g);
-  if (chance(g, 50)) {
-    put(g, "%s(", tname(g, t));
-    expr(g, from, d - 1, F_NC);
-    put(g, ")");
+  Ty from = pg_scalar_type(g);
+  if (pg_chance(g, 50)) {
+    pg_put(g, "%s(", pg_tname(g, t));
+    pg_expr(g, from, d - 1, F_NC);
+    pg_put(g, ")");
   } else {
-    put(g, "((%s)", tname(g, t));
-    expr(g, from, d - 1, F_NC);
-    put(g, ")");
+    pg_put(g, "((%s)", pg_tname(g, t));
+    pg_expr(g, from, d - 1, F_NC);
+    pg_put(g, ")");
   }
 }
 
 /* A call of builtin name with n arguments of type t (the first not constant). */
 static void builtin(Gen *g, const char *name, Ty t, int n, int d) {
-  put(g, "%s(", name);
+  pg_put(g, "%s(", name);
   for (int k = 0; k < n; k++) {
-    if (k) put(g, ", ");
-    expr(g, t, d - 1, k == 0 ? F_NC : 0);
+    if (k) pg_put(g, ", ");
+    pg_expr(g, t, d - 1, k == 0 ? F_NC : 0);
   }
-  put(g, ")");
+  pg_put(g, ")");
 }
 
-static bool call(Gen *g, Ty t, int d) {
+bool pg_call(Gen *g, Ty t, int d) {
   const Fn *f = find_fn(g, t);
   if (!f) return false;
-  put(g, "%s(", f->name);
-  if (f->has_arr) put(g, "%s, ", find_arr(g, f->arr_t, true)->name);
-  if (f->has_warr) put(g, "%s, %s, ", find_out(g, f->warr_t)->name, g->kdim ? "i" : "at");
+  pg_put(g, "%s(", f->name);
+  if (f->has_arr) pg_put(g, "%s, ", pg_find_arr(g, f->arr_t, true)->name);
+  if (f->has_warr) pg_put(g, "%s, %s, ", pg_find_out(g, f->warr_t)->name, g->kdim ? "i" : "at");
+  if (f->has_larr) pg_put(g, "%s, ", pg_find_larr(g, f->larr_t, !f->larr_ro, f->larr_n)->name);
   for (int k = 0; k < f->np; k++) {
-    if (k) put(g, ", ");
+    if (k) pg_put(g, ", ");
     if (!f->ref[k] || !ref_lvalue(g, f->params[k], true))
-      expr(g, f->params[k], d - 1, F_NC); /* typed arguments: overloads resolve exactly */
+      pg_expr(g, f->params[k], d - 1, F_NC); /* typed arguments: overloads resolve exactly */
   }
-  put(g, ")");
+  pg_put(g, ")");
   return true;
 }
 
-static bool is_vec(Ty t) { return ti(t)->kind == K_VEC; }
+bool pg_is_vec(Ty t) { return pg_ti(t)->kind == K_VEC; }
 
 /* A vector of any type whose components are t, of length len (0: any). */
 static Ty vec_of(Gen *g, Ty comp, int len) {
   Ty base = comp == T_F32 ? T_VEC2 : comp == T_F64 ? T_DVEC2 : T_IVEC2;
-  return (Ty)(base + (len ? len - 2 : rnd(g, 3)));
+  return (Ty)(base + (len ? len - 2 : pg_rnd(g, 3)));
 }
 
 /* A scalar of type t taken out of a vector expression. */
 static void vec_scalar(Gen *g, Ty t, int d) {
   static const char xyzw[] = "xyzw";
   Ty v = vec_of(g, t, 0);
-  switch (rnd(g, 4)) {
+  switch (pg_rnd(g, 4)) {
     case 0:
-      put(g, "(");
-      expr(g, v, d - 1, 0);
-      put(g, ").%c", xyzw[rnd(g, ti(v)->len)]);
+      pg_put(g, "(");
+      pg_expr(g, v, d - 1, 0);
+      pg_put(g, ").%c", xyzw[pg_rnd(g, pg_ti(v)->len)]);
       break;
     case 1: builtin(g, "dot", v, 2, d); break;
-    case 2: builtin(g, chance(g, 50) ? "min" : "max", v, 1, d); break; /* over the vector */
+    case 2: builtin(g, pg_chance(g, 50) ? "min" : "max", v, 1, d); break; /* over the vector */
     default:
       if (t == T_I32)
         builtin(g, "dot", v, 2, d);
       else
-        builtin(g, chance(g, 50) ? "length_sq" : "length", v, 1, d);
+        builtin(g, pg_chance(g, 50) ? "length_sq" : "length", v, 1, d);
   }
 }
 
 static const Var *find_state(Gen *g) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nvars; k++)
-    if (g->vars[k].state && rnd(g, ++n) == 0) pick = k;
+    if (g->vars[k].state && pg_rnd(g, ++n) == 0) pick = k;
   return pick < 0 ? NULL : &g->vars[pick];
 }
 
 /* A random draw (uint32, float32) or an atomic on this thread's element of an
  * out array, returning its old value: expressions with side effects, whose
  * order of evaluation the language defines. false: none fits t. */
-static bool effect_expr(Gen *g, Ty t, int d) {
+bool pg_effect_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"add", "sub", "min", "max", "exch", "cas", "and", "or", "xor"};
   const Var *s = find_state(g);
-  if (s && (t == T_U32 || t == T_F32) && chance(g, 50)) {
+  if (s && (t == T_U32 || t == T_F32) && pg_chance(g, 50)) {
     if (t == T_U32)
-      put(g, "randi(&%s)", s->name);
-    else if (chance(g, 50))
-      put(g, "randf(&%s)", s->name);
+      pg_put(g, "randi(&%s)", s->name);
+    else if (pg_chance(g, 50))
+      pg_put(g, "randf(&%s)", s->name);
     else {
-      put(g, "randf(&%s, ", s->name);
-      expr(g, T_F32, d - 1, 0);
-      put(g, ", ");
-      expr(g, T_F32, d - 1, 0);
-      put(g, ")");
+      pg_put(g, "randf(&%s, ", s->name);
+      pg_expr(g, T_F32, d - 1, 0);
+      pg_put(g, ", ");
+      pg_expr(g, T_F32, d - 1, 0);
+      pg_put(g, ")");
     }
     return true;
   }
   int n = 0;
   const Arr *a = NULL;
   for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].out && g->arrs[k].t == t && rnd(g, ++n) == 0) a = &g->arrs[k];
-  bool vec = is_vec(t), fl = is_float(t) || (vec && ti(t)->comp != T_I32);
-  if (!a || t == T_F16 || (!vec && !is_int(t) && !fl) || (is_int(t) && ti(t)->bits < 32))
+    if (g->arrs[k].out && g->arrs[k].t == t && pg_rnd(g, ++n) == 0) a = &g->arrs[k];
+  bool vec = pg_is_vec(t), fl = pg_is_float(t) || (vec && pg_ti(t)->comp != T_I32);
+  if (!a || t == T_F16 || (!vec && !pg_is_int(t) && !fl) || (pg_is_int(t) && pg_ti(t)->bits < 32))
     return false;
-  int op = vec ? rnd(g, 4) : rnd(g, fl ? 6 : 9);
-  put(g, "atomic_%s(&%s", ops[op], a->name);
-  own_index(g);
+  int op = vec ? pg_rnd(g, 4) : pg_rnd(g, fl ? 6 : 9);
+  pg_put(g, "atomic_%s(&%s", ops[op], a->name);
+  pg_own_index(g);
   for (int k = op == 5 ? 2 : 1; k > 0; k--) {
-    put(g, ", ");
-    expr(g, t, d - 1, 0);
+    pg_put(g, ", ");
+    pg_expr(g, t, d - 1, 0);
   }
-  put(g, ")");
+  pg_put(g, ")");
   return true;
 }
 
 static void int_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"+", "-", "*", "/", "%", "&", "|", "^"};
-  bool wide = t == T_I32 || t == T_I64 || t == T_U32 || t == T_U64, sgn = ti(t)->kind == K_SINT;
-  int op = rnd(g, 8);
-  switch (rnd(g, 12)) {
+  bool wide = t == T_I32 || t == T_I64 || t == T_U32 || t == T_U64, sgn = pg_ti(t)->kind == K_SINT;
+  int op = pg_rnd(g, 8);
+  switch (pg_rnd(g, 12)) {
     case 0:
     case 1:
     case 2: binop(g, t, ops[op], d, op == 3 || op == 4 ? F_NZ : 0); return;
     case 3: /* a shift: any count, masked by the language; sometimes a literal in range */
-      put(g, "(");
-      expr(g, t, d - 1, F_NC);
-      put(g, chance(g, 50) ? " << " : " >> ");
-      if (chance(g, 40))
-        put(g, "%d", rnd(g, ti(t)->bits));
+      pg_put(g, "(");
+      pg_expr(g, t, d - 1, F_NC);
+      pg_put(g, pg_chance(g, 50) ? " << " : " >> ");
+      if (pg_chance(g, 40))
+        pg_put(g, "%d", pg_rnd(g, pg_ti(t)->bits));
       else
-        expr(g, int_type(g), d - 1, F_NC);
-      put(g, ")");
+        pg_expr(g, pg_int_type(g), d - 1, F_NC);
+      pg_put(g, ")");
       return;
     case 4:
-      put(g, chance(g, 50) ? "(-" : "(~");
-      expr(g, t, d - 1, F_NC);
-      put(g, ")");
+      pg_put(g, pg_chance(g, 50) ? "(-" : "(~");
+      pg_expr(g, t, d - 1, F_NC);
+      pg_put(g, ")");
       return;
     case 5: cast(g, t, d); return;
     case 6: ternary(g, t, d); return;
     case 7:
       if (!wide) break;
-      if (sgn && chance(g, 40))
-        builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d);
-      else if (chance(g, 30))
+      if (sgn && pg_chance(g, 40))
+        builtin(g, pg_chance(g, 50) ? "abs" : "sign", t, 1, d);
+      else if (pg_chance(g, 30))
         builtin(g, "clamp", t, 3, d);
       else
-        builtin(g, chance(g, 50) ? "min" : "max", t, 2, d);
+        builtin(g, pg_chance(g, 50) ? "min" : "max", t, 2, d);
       return;
     case 8:
-      if (call(g, t, d)) return;
+      if (pg_call(g, t, d)) return;
       break;
     case 9: /* a guarded division, as C programmers write it */
-      put(g, "(");
-      expr(g, t, d - 1, F_NC);
-      put(g, chance(g, 50) ? " / (" : " %% (");
-      expr(g, t, d - 1, F_NC);
-      put(g, " | 1))");
+      pg_put(g, "(");
+      pg_expr(g, t, d - 1, F_NC);
+      pg_put(g, pg_chance(g, 50) ? " / (" : " %% (");
+      pg_expr(g, t, d - 1, F_NC);
+      pg_put(g, " | 1))");
       return;
     case 10:
       if (t != T_I32) break;
       vec_scalar(g, t, d);
       return;
     default:
-      if (effect_expr(g, t, d)) return;
+      if (pg_effect_expr(g, t, d)) return;
       break;
   }
   binop(g, t, ops[op], d, op == 3 || op == 4 ? F_NZ : 0);
@@ -760,26 +694,26 @@ static void float_builtin(Gen *g, Ty t, int d) {
                                    "sign",  "rsqrt", "rint",  "frac",  "erf",  "erfc"};
   static const char *const bin[] = {"min", "max", "fmod", "step", "copysign", "floordiv"};
   static const char *const tri[] = {"clamp", "lerp", "smoothstep"};
-  switch (rnd(g, 3)) {
-    case 0: builtin(g, un[rnd(g, 12)], t, 1, d); break;
-    case 1: builtin(g, bin[rnd(g, 6)], t, 2, d); break;
-    default: builtin(g, tri[rnd(g, 3)], t, 3, d); break;
+  switch (pg_rnd(g, 3)) {
+    case 0: builtin(g, un[pg_rnd(g, 12)], t, 1, d); break;
+    case 1: builtin(g, bin[pg_rnd(g, 6)], t, 2, d); break;
+    default: builtin(g, tri[pg_rnd(g, 3)], t, 3, d); break;
   }
 }
 
 static void float_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"+", "-", "*", "/"};
-  switch (rnd(g, 11)) {
+  switch (pg_rnd(g, 11)) {
     case 0:
     case 1:
-    case 2: binop(g, t, ops[rnd(g, 4)], d, 0); return;
+    case 2: binop(g, t, ops[pg_rnd(g, 4)], d, 0); return;
     case 3:
-      put(g, "(-");
-      expr(g, t, d - 1, F_NC);
-      put(g, ")");
+      pg_put(g, "(-");
+      pg_expr(g, t, d - 1, F_NC);
+      pg_put(g, ")");
       return;
     case 10:
-      if (effect_expr(g, t, d)) return;
+      if (pg_effect_expr(g, t, d)) return;
       break;
     case 4: cast(g, t, d); return;
     case 5: ternary(g, t, d); return;
@@ -789,73 +723,73 @@ static void float_expr(Gen *g, Ty t, int d) {
       float_builtin(g, t, d);
       return;
     case 8:
-      if (call(g, t, d)) return;
+      if (pg_call(g, t, d)) return;
       break;
     default:
       if (t == T_F16) break;
       vec_scalar(g, t, d);
       return;
   }
-  binop(g, t, ops[rnd(g, 4)], d, 0);
+  binop(g, t, ops[pg_rnd(g, 4)], d, 0);
 }
 
 static void bool_expr(Gen *g, int d) {
   static const char *const cmp[] = {"<", "<=", ">", ">=", "==", "!="};
   static const char *const cls[] = {"isnan", "isinf", "isfinite"};
-  switch (rnd(g, 9)) {
+  switch (pg_rnd(g, 9)) {
     case 0:
     case 1:
     case 2: {
-      Ty u = scalar_type(g);
-      binop(g, u == T_BOOL ? T_I32 : u, cmp[rnd(g, 6)], d, 0);
+      Ty u = pg_scalar_type(g);
+      binop(g, u == T_BOOL ? T_I32 : u, cmp[pg_rnd(g, 6)], d, 0);
       return;
     }
-    case 3: binop(g, T_BOOL, chance(g, 50) ? "&&" : "||", d, 0); return;
+    case 3: binop(g, T_BOOL, pg_chance(g, 50) ? "&&" : "||", d, 0); return;
     case 4:
-      put(g, "(!");
-      expr(g, T_BOOL, d - 1, F_NC);
-      put(g, ")");
+      pg_put(g, "(!");
+      pg_expr(g, T_BOOL, d - 1, F_NC);
+      pg_put(g, ")");
       return;
     case 5: {
-      Ty u = chance(g, 50) ? T_BOOL : any_type(g, false);
-      binop(g, u, chance(g, 50) ? "==" : "!=", d, 0);
+      Ty u = pg_chance(g, 50) ? T_BOOL : pg_any_type(g, false);
+      binop(g, u, pg_chance(g, 50) ? "==" : "!=", d, 0);
       return;
     }
     case 6: {
-      const char *name = cls[rnd(g, 3)];
-      builtin(g, name, chance(g, 50) ? T_F32 : T_F64, 1, d);
+      const char *name = cls[pg_rnd(g, 3)];
+      builtin(g, name, pg_chance(g, 50) ? T_F32 : T_F64, 1, d);
       return;
     }
     case 7:
-      if (call(g, T_BOOL, d)) return;
+      if (pg_call(g, T_BOOL, d)) return;
       /* fall through */
     default:
-      put(g, "bool(");
-      expr(g, int_type(g), d - 1, F_NC);
-      put(g, ")");
+      pg_put(g, "bool(");
+      pg_expr(g, pg_int_type(g), d - 1, F_NC);
+      pg_put(g, ")");
   }
 }
 
 static void vec_builtin(Gen *g, Ty t, int d) {
-  bool fv = ti(t)->comp != T_I32;
-  switch (rnd(g, 6)) {
-    case 0: builtin(g, chance(g, 50) ? "min" : "max", t, 2, d); return;
+  bool fv = pg_ti(t)->comp != T_I32;
+  switch (pg_rnd(g, 6)) {
+    case 0: builtin(g, pg_chance(g, 50) ? "min" : "max", t, 2, d); return;
     case 1:
-      if (chance(g, 50)) {
+      if (pg_chance(g, 50)) {
         builtin(g, "clamp", t, 3, d);
         return;
       }
-      put(g, "clamp(");
-      expr(g, t, d - 1, 0);
-      put(g, ", ");
-      expr(g, ti(t)->comp, d - 1, 0);
-      put(g, ", ");
-      expr(g, ti(t)->comp, d - 1, 0);
-      put(g, ")");
+      pg_put(g, "clamp(");
+      pg_expr(g, t, d - 1, 0);
+      pg_put(g, ", ");
+      pg_expr(g, pg_ti(t)->comp, d - 1, 0);
+      pg_put(g, ", ");
+      pg_expr(g, pg_ti(t)->comp, d - 1, 0);
+      pg_put(g, ")");
       return;
-    case 2: builtin(g, chance(g, 50) ? "abs" : "sign", t, 1, d); return;
+    case 2: builtin(g, pg_chance(g, 50) ? "abs" : "sign", t, 1, d); return;
     case 3:
-      if (ti(t)->len == 3) {
+      if (pg_ti(t)->len == 3) {
         builtin(g, "cross", t, 2, d);
         return;
       }
@@ -865,155 +799,155 @@ static void vec_builtin(Gen *g, Ty t, int d) {
         builtin(g, "abs", t, 1, d);
         return;
       }
-      if (chance(g, 25)) {
-        put(g, "lerp(");
-        expr(g, t, d - 1, 0);
-        put(g, ", ");
-        expr(g, t, d - 1, 0);
-        put(g, ", ");
-        expr(g, ti(t)->comp, d - 1, 0);
-        put(g, ")");
+      if (pg_chance(g, 25)) {
+        pg_put(g, "lerp(");
+        pg_expr(g, t, d - 1, 0);
+        pg_put(g, ", ");
+        pg_expr(g, t, d - 1, 0);
+        pg_put(g, ", ");
+        pg_expr(g, pg_ti(t)->comp, d - 1, 0);
+        pg_put(g, ")");
         return;
       }
       static const char *const un[] = {"floor", "ceil", "trunc", "round", "sqrt", "normalize"};
-      builtin(g, un[rnd(g, 6)], t, 1, d);
+      builtin(g, un[pg_rnd(g, 6)], t, 1, d);
   }
 }
 
 static void vec_expr(Gen *g, Ty t, int d) {
   static const char *const ops[] = {"+", "-", "*", "/"};
-  Ty c = ti(t)->comp;
-  switch (rnd(g, 9)) {
+  Ty c = pg_ti(t)->comp;
+  switch (pg_rnd(g, 9)) {
     case 0:
-    case 1: binop(g, t, ops[rnd(g, 4)], d, 0); return;
+    case 1: binop(g, t, ops[pg_rnd(g, 4)], d, 0); return;
     case 2: { /* a vector and a scalar */
-      int op = rnd(g, 3);
-      put(g, "(");
+      int op = pg_rnd(g, 3);
+      pg_put(g, "(");
       if (op == 1) {
-        expr(g, c, d - 1, 0);
-        put(g, " * ");
-        expr(g, t, d - 1, 0);
+        pg_expr(g, c, d - 1, 0);
+        pg_put(g, " * ");
+        pg_expr(g, t, d - 1, 0);
       } else {
-        expr(g, t, d - 1, 0);
-        put(g, op ? " / " : " * ");
-        expr(g, c, d - 1, op ? F_NZ : 0);
+        pg_expr(g, t, d - 1, 0);
+        pg_put(g, op ? " / " : " * ");
+        pg_expr(g, c, d - 1, op ? F_NZ : 0);
       }
-      put(g, ")");
+      pg_put(g, ")");
       return;
     }
     case 3:
-      put(g, "(-");
-      expr(g, t, d - 1, 0);
-      put(g, ")");
+      pg_put(g, "(-");
+      pg_expr(g, t, d - 1, 0);
+      pg_put(g, ")");
       return;
     case 4: constructor(g, t, d - 1, 0); return;
     case 5: { /* from a vector of the same length and another component type */
-      Ty from = vec_of(g, rnd(g, 3) == 0 ? T_I32 : rnd(g, 2) ? T_F32 : T_F64, ti(t)->len);
-      put(g, "%s(", ti(t)->name);
-      expr(g, from, d - 1, 0);
-      put(g, ")");
+      Ty from = vec_of(g, pg_rnd(g, 3) == 0 ? T_I32 : pg_rnd(g, 2) ? T_F32 : T_F64, pg_ti(t)->len);
+      pg_put(g, "%s(", pg_ti(t)->name);
+      pg_expr(g, from, d - 1, 0);
+      pg_put(g, ")");
       return;
     }
     case 6: vec_builtin(g, t, d); return;
     case 7: ternary(g, t, d); return;
     default:
-      if (!effect_expr(g, t, d) && !call(g, t, d)) constructor(g, t, d - 1, 0);
+      if (!pg_effect_expr(g, t, d) && !pg_call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
-static Ty row_of(Ty m) { return (Ty)(T_VEC2 + ti(m)->len - 2); }
+static Ty row_of(Ty m) { return (Ty)(T_VEC2 + pg_ti(m)->len - 2); }
 
 /* (a op s), (s op a) or (a / s) for a matrix or quat a and a float32 s. */
 static void scaled(Gen *g, Ty t, int d) {
-  int op = rnd(g, ti(t)->kind == K_MAT ? 3 : 2);
-  put(g, "(");
+  int op = pg_rnd(g, pg_ti(t)->kind == K_MAT ? 3 : 2);
+  pg_put(g, "(");
   if (op == 1) {
-    expr(g, T_F32, d - 1, 0);
-    put(g, " * ");
-    expr(g, t, d - 1, 0);
+    pg_expr(g, T_F32, d - 1, 0);
+    pg_put(g, " * ");
+    pg_expr(g, t, d - 1, 0);
   } else {
-    expr(g, t, d - 1, 0);
-    put(g, op ? " / " : " * ");
-    expr(g, T_F32, d - 1, op ? F_NZ : 0);
+    pg_expr(g, t, d - 1, 0);
+    pg_put(g, op ? " / " : " * ");
+    pg_expr(g, T_F32, d - 1, op ? F_NZ : 0);
   }
-  put(g, ")");
+  pg_put(g, ")");
 }
 
 static void mat_expr(Gen *g, Ty t, int d) {
-  switch (rnd(g, 9)) {
-    case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
+  switch (pg_rnd(g, 9)) {
+    case 0: binop(g, t, pg_chance(g, 50) ? "+" : "-", d, 0); return;
     case 1: binop(g, t, "*", d, 0); return;
     case 2: scaled(g, t, d); return;
     case 3:
-      put(g, "(-");
-      expr(g, t, d - 1, 0);
-      put(g, ")");
+      pg_put(g, "(-");
+      pg_expr(g, t, d - 1, 0);
+      pg_put(g, ")");
       return;
-    case 4: builtin(g, chance(g, 50) ? "transpose" : "inverse", t, 1, d); return;
+    case 4: builtin(g, pg_chance(g, 50) ? "transpose" : "inverse", t, 1, d); return;
     case 5: builtin(g, "outer", row_of(t), 2, d); return;
-    case 6: put(g, "identity(%d)", ti(t)->len); return;
+    case 6: pg_put(g, "identity(%d)", pg_ti(t)->len); return;
     case 7: ternary(g, t, d); return;
     default:
-      if (!call(g, t, d)) constructor(g, t, d - 1, 0);
+      if (!pg_call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
 static void quat_expr(Gen *g, Ty t, int d) {
-  switch (rnd(g, 6)) {
-    case 0: binop(g, t, chance(g, 50) ? "+" : "-", d, 0); return;
+  switch (pg_rnd(g, 6)) {
+    case 0: binop(g, t, pg_chance(g, 50) ? "+" : "-", d, 0); return;
     case 1: scaled(g, t, d); return;
     case 2:
-      put(g, "(-");
-      expr(g, t, d - 1, 0);
-      put(g, ")");
+      pg_put(g, "(-");
+      pg_expr(g, t, d - 1, 0);
+      pg_put(g, ")");
       return;
     case 3: builtin(g, "quat_mul", t, 2, d); return;
     case 4: ternary(g, t, d); return;
     default:
-      if (!call(g, t, d)) constructor(g, t, d - 1, 0);
+      if (!pg_call(g, t, d)) constructor(g, t, d - 1, 0);
   }
 }
 
 /* A float32 or a float32 vector out of a matrix or a quat. */
 static bool from_mat(Gen *g, Ty t, int d) {
   if (t != T_F32 && (t < T_VEC2 || t > T_VEC4)) return false;
-  int size = t == T_F32 ? rnd(g, 3) : (int)t - T_VEC2; /* 0: 2x2 ... */
+  int size = t == T_F32 ? pg_rnd(g, 3) : (int)t - T_VEC2; /* 0: 2x2 ... */
   Ty m = (Ty)(T_MAT22 + size);
-  int r = rnd(g, 3);
+  int r = pg_rnd(g, 3);
   if (t == T_VEC3 && r == 2) {
-    put(g, "quat_rotate(");
-    expr(g, T_QUAT, d - 1, 0);
-    put(g, ", ");
-    expr(g, T_VEC3, d - 1, 0);
-    put(g, ")");
+    pg_put(g, "quat_rotate(");
+    pg_expr(g, T_QUAT, d - 1, 0);
+    pg_put(g, ", ");
+    pg_expr(g, T_VEC3, d - 1, 0);
+    pg_put(g, ")");
   } else if (t == T_F32 && r == 0) {
     builtin(g, "determinant", m, 1, d);
   } else if (t == T_F32 && r == 1) {
-    put(g, "(");
-    expr(g, T_QUAT, d - 1, 0);
-    put(g, ").%c", "xyzw"[rnd(g, 4)]);
+    pg_put(g, "(");
+    pg_expr(g, T_QUAT, d - 1, 0);
+    pg_put(g, ").%c", "xyzw"[pg_rnd(g, 4)]);
   } else if (t == T_F32 || r == 0) { /* a row, or an element */
-    put(g, "(");
-    expr(g, m, d - 1, 0);
-    put(g, ")[%d]", rnd(g, ti(m)->len));
-    if (t == T_F32) put(g, "[%d]", rnd(g, ti(m)->len));
+    pg_put(g, "(");
+    pg_expr(g, m, d - 1, 0);
+    pg_put(g, ")[%d]", pg_rnd(g, pg_ti(m)->len));
+    if (t == T_F32) pg_put(g, "[%d]", pg_rnd(g, pg_ti(m)->len));
   } else {
-    put(g, "(");
-    expr(g, m, d - 1, 0);
-    put(g, " * ");
-    expr(g, t, d - 1, 0);
-    put(g, ")");
+    pg_put(g, "(");
+    pg_expr(g, m, d - 1, 0);
+    pg_put(g, " * ");
+    pg_expr(g, t, d - 1, 0);
+    pg_put(g, ")");
   }
   return true;
 }
 
-static void expr(Gen *g, Ty t, int d, int fl) {
-  if (d <= 0 || chance(g, 20)) {
+void pg_expr(Gen *g, Ty t, int d, int fl) {
+  if (d <= 0 || pg_chance(g, 20)) {
     leaf(g, t, fl);
     return;
   }
-  if (d > 1 && chance(g, 4) && from_mat(g, t, d)) return;
-  switch (ti(t)->kind) {
+  if (d > 1 && pg_chance(g, 4) && from_mat(g, t, d)) return;
+  switch (pg_ti(t)->kind) {
     case K_BOOL: bool_expr(g, d); break;
     case K_SINT:
     case K_UINT: int_expr(g, t, d); break;
@@ -1022,464 +956,12 @@ static void expr(Gen *g, Ty t, int d, int fl) {
     case K_MAT: mat_expr(g, t, d); break;
     case K_QUAT: quat_expr(g, t, d); break;
     case K_STRUCT:
-      if (chance(g, 30))
+      if (pg_chance(g, 30))
         ternary(g, t, d);
-      else if (!call(g, t, d))
+      else if (!pg_call(g, t, d))
         constructor(g, t, d - 1, 0);
       break;
   }
 }
 
-static int depth(Gen *g) { return 1 + rnd(g, 3); }
-
-/* ---- statements ------------------------------------------------------------------ */
-
-static void decl_stmt(Gen *g) {
-  Ty t = any_type(g, true);
-  char name[NAME];
-  fresh(g, name, "v");
-  bool ro = chance(g, 15);
-  indent(g);
-  if (!ro && t != T_S && chance(g, 15)) {
-    put(g, "auto %s = ", name);
-    expr(g, t, depth(g), F_NC); /* of type t exactly: no untyped constant */
-  } else {
-    put(g, "%s%s %s = ", ro ? "const " : "", tname(g, t), name);
-    Ty from = narrower(g, t);
-    expr(g, from, depth(g), 0);
-  }
-  put(g, ";\n");
-  add_var(g, name, t, ro);
-}
-
-/* The target of an assignment: a variable, a component, a field or this
- * thread's element of an out array; *t gets its type. false: none. */
-static bool lvalue(Gen *g, Ty *t) {
-  static const char xyzw[] = "xyzw";
-  const Arr *outs[MAX_ARRS];
-  int nouts = 0;
-  for (int k = 0; k < g->narrs; k++)
-    if (g->arrs[k].out) outs[nouts++] = &g->arrs[k];
-  if (nouts && chance(g, 35)) {
-    const Arr *a = outs[rnd(g, nouts)];
-    put(g, "%s", a->name);
-    own_index(g);
-    *t = a->t;
-    if (is_vec(a->t) && chance(g, 40)) {
-      put(g, ".%c", xyzw[rnd(g, ti(a->t)->len)]);
-      *t = ti(a->t)->comp;
-    }
-    return true;
-  }
-  const Var *v = find_var_if(g, is_scalar, true);
-  if (!v || chance(g, 40)) v = find_var(g, any_type(g, true), true);
-  if (!v) return false;
-  put(g, "%s", v->name);
-  *t = v->t;
-  if ((is_vec(v->t) || ti(v->t)->kind == K_QUAT) && chance(g, 40)) {
-    *t = ti(v->t)->comp;
-    if (chance(g, 50) || !is_vec(v->t))
-      put(g, ".%c", xyzw[rnd(g, ti(v->t)->len)]);
-    else {
-      put(g, "[");
-      expr(g, int_type(g), 1, F_NC);
-      put(g, "]");
-    }
-  } else if (ti(v->t)->kind == K_MAT && chance(g, 50)) { /* a row or an element */
-    put(g, "[%d]", rnd(g, ti(v->t)->len));
-    *t = (Ty)(T_VEC2 + ti(v->t)->len - 2);
-    if (chance(g, 50)) {
-      put(g, "[%d]", rnd(g, ti(v->t)->len));
-      *t = T_F32;
-    }
-  } else if (v->t == T_S) {
-    int f = rnd(g, g->nfields);
-    put(g, ".f%d", f);
-    *t = g->fields[f];
-  }
-  return true;
-}
-
-static void assign_stmt(Gen *g) {
-  static const char *const iops[] = {"+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "<<=", ">>="};
-  static const char *const fops[] = {"+=", "-=", "*=", "/="};
-  Ty t;
-  size_t mark = g->len;
-  indent(g);
-  if (!lvalue(g, &t)) {
-    g->len = mark;
-    return;
-  }
-  int op = -1;
-  if (t != T_BOOL && t != T_S && chance(g, 45)) op = is_int(t) ? rnd(g, 10) : rnd(g, 4);
-  if (op >= 0 && (is_int(t) || is_float(t)) && chance(g, 20)) {
-    put(g, "%s;\n", chance(g, 50) ? "++" : "--");
-    return;
-  }
-  Kind k = ti(t)->kind;
-  if (k == K_QUAT && op == 3) op = 2; /* a quat has no / */
-  put(g, " %s ", op < 0 ? "=" : is_int(t) ? iops[op] : fops[op]);
-  int fl = op == 3 || (is_int(t) && op == 4) ? F_NZ : 0;
-  Ty rt = op >= 8 ? int_type(g) : narrower(g, t); /* the value's type; one draw per statement */
-  if (op >= 8)
-    fl = F_NC;
-  else if ((k == K_MAT && op == 3) || (k == K_QUAT && op == 2))
-    rt = T_F32;
-  else if ((k == K_VEC || k == K_MAT) && op >= 2 && chance(g, 40))
-    rt = ti(t)->comp;
-  expr(g, rt, depth(g), fl);
-  put(g, ";\n");
-}
-
-static void cond(Gen *g) {
-  put(g, "(");
-  expr(g, T_BOOL, depth(g), F_NC);
-  put(g, ")");
-}
-
-static void if_stmt(Gen *g) {
-  indent(g);
-  put(g, "if ");
-  cond(g);
-  put(g, " ");
-  block(g, 1 + rnd(g, 3));
-  if (chance(g, 50)) {
-    put(g, " else ");
-    if (chance(g, 20)) {
-      put(g, "if ");
-      cond(g);
-      put(g, " ");
-    }
-    block(g, 1 + rnd(g, 3));
-  }
-  put(g, "\n");
-}
-
-/* The body of a loop: the counter's increment first (while, do), so a
- * `continue` never skips it. */
-static void loop_body(Gen *g, const char *counter) {
-  int saved = g->nvars;
-  put(g, "{\n");
-  g->indent++;
-  g->nest++;
-  g->loops++;
-  if (counter) {
-    indent(g);
-    put(g, "%s++;\n", counter);
-  }
-  for (int k = 1 + rnd(g, 3); k > 0; k--) stmt(g);
-  g->loops--;
-  g->nest--;
-  g->indent--;
-  indent(g);
-  put(g, "}");
-  g->nvars = saved;
-}
-
-/* for, while or do-while with a constant trip count; the counter is read-only. */
-static void loop_stmt(Gen *g) {
-  char j[NAME];
-  fresh(g, j, "j");
-  static const Ty counters[] = {T_I32, T_I32, T_I64, T_U32, T_I16, T_U8};
-  Ty ct = counters[rnd(g, 6)];
-  int n = 1 + rnd(g, 5), kind = rnd(g, 4), saved = g->nvars;
-  indent(g);
-  if (kind == 0)
-    put(g, "for (%s %s = 0; %s < %d; %s++) ", tname(g, ct), j, j, n, j);
-  else if (kind == 1) {
-    const char *ctn = tname(g, ct);
-    put(g, "for (%s %s = %d; %s > 0; %s -= %d) ", ctn, j, 2 * n, j, j, 1 + rnd(g, 2));
-  } else {
-    put(g, "int %s = 0;\n", j);
-    indent(g);
-    if (kind == 2)
-      put(g, "while (%s < %d) ", j, n);
-    else
-      put(g, "do ");
-  }
-  add_var(g, j, kind < 2 ? ct : T_I32, true);
-  loop_body(g, kind >= 2 ? j : NULL);
-  if (kind == 3) put(g, " while (%s < %d);", j, n);
-  put(g, "\n");
-  g->nvars = kind >= 2 ? saved + 1 : saved; /* a while counter belongs to the enclosing block */
-}
-
-/* A loop over the last dimension of an input array (in a 2-D kernel, along
- * this thread's row). */
-static void array_loop(Gen *g) {
-  const Arr *in[MAX_ARRS];
-  int n = 0;
-  for (int k = 0; k < g->narrs; k++)
-    if (!g->arrs[k].out) in[n++] = &g->arrs[k];
-  if (!n || g->loops || g->iter_arr) {
-    loop_stmt(g);
-    return;
-  }
-  const Arr *a = in[rnd(g, n)];
-  char j[NAME];
-  fresh(g, j, "j");
-  indent(g);
-  put(g, "for (int %s = 0; %s < shape(%s, %d); %s++) ", j, j, a->name, a->ndim - 1, j);
-  add_var(g, j, T_I32, true);
-  g->iter_arr = a;
-  snprintf(g->iter_var, NAME, "%s", j);
-  loop_body(g, NULL);
-  put(g, "\n");
-  g->iter_arr = NULL;
-  g->nvars--;
-}
-
-static void jump_stmt(Gen *g) {
-  indent(g);
-  put(g, "if ");
-  cond(g);
-  if (g->loops && chance(g, 80))
-    put(g, " { %s; }\n", chance(g, 50) ? "break" : "continue");
-  else if (g->kdim)
-    put(g, " { return; }\n");
-  else {
-    put(g, " { return ");
-    expr(g, g->ret, depth(g), 0);
-    put(g, "; }\n");
-  }
-}
-
-/* A random state: uint32 sN = rand_init(..., ...). */
-static void state_decl(Gen *g) {
-  char name[NAME];
-  fresh(g, name, "s");
-  indent(g);
-  put(g, "uint32 %s = rand_init(", name);
-  expr(g, int_type(g), 1, F_NC);
-  put(g, ", ");
-  expr(g, int_type(g), 2, F_NC); /* a literal would have to fit uint32 */
-  put(g, ");\n");
-  Var *v = add_var(g, name, T_U32, false);
-  if (v) v->state = true;
-}
-
-/* A call for its effect: an atomic or a function, result unused. */
-static void effect_stmt(Gen *g) {
-  size_t mark = g->len;
-  indent(g);
-  Ty t = chance(g, 50) ? T_I32 : any_type(g, true);
-  if (effect_expr(g, t, depth(g)) || call(g, t, depth(g)))
-    put(g, ";\n");
-  else
-    g->len = mark;
-}
-
-static void stmt(Gen *g) {
-  bool deep = --g->budget > 0 && g->nest < 3;
-  int r = rnd(g, 100);
-  if (r < 28)
-    decl_stmt(g);
-  else if (r < 58)
-    assign_stmt(g);
-  else if (r < 70 && deep)
-    if_stmt(g);
-  else if (r < 80 && deep && g->loops < 2)
-    loop_stmt(g);
-  else if (r < 85 && deep)
-    array_loop(g);
-  else if (r < 90)
-    jump_stmt(g);
-  else if (r < 95)
-    effect_stmt(g);
-  else
-    decl_stmt(g);
-}
-
-static void block(Gen *g, int n) {
-  int saved = g->nvars;
-  put(g, "{\n");
-  g->indent++;
-  g->nest++;
-  while (n-- > 0) stmt(g);
-  g->nest--;
-  g->indent--;
-  indent(g);
-  put(g, "}");
-  g->nvars = saved;
-}
-
-/* ---- declarations ------------------------------------------------------------------ */
-
-static void reset_scope(Gen *g, int kdim, int budget) {
-  g->nvars = g->narrs = 0;
-  g->kdim = kdim;
-  g->loops = g->nest = 0;
-  g->budget = budget;
-  g->iter_arr = NULL;
-}
-
-static void consts(Gen *g) {
-  for (int n = rnd(g, MAX_CONSTS + 1); g->nconsts < n;) {
-    Const *c = &g->consts[g->nconsts];
-    c->t = scalar_type(g);
-    snprintf(c->name, NAME, "%sC%d", g->prefix, g->nconsts++);
-    put(g, "const %s %s = ", tname(g, c->t), c->name);
-    literal(g, c->t, true);
-    put(g, ";\n");
-  }
-}
-
-static void struct_decl(Gen *g) {
-  if (chance(g, 50)) return;
-  g->nfields = 1 + rnd(g, MAX_FIELDS);
-  put(g, "\nstruct %s {", g->sname);
-  for (int k = 0; k < g->nfields; k++) {
-    g->fields[k] = any_type(g, false);
-    put(g, " %s f%d;", tname(g, g->fields[k]), k);
-  }
-  put(g, " };\n");
-}
-
-static bool same_signature(const Fn *a, const Fn *b) {
-  if (a->np != b->np || a->has_arr != b->has_arr || (a->has_arr && a->arr_t != b->arr_t))
-    return false;
-  if (a->has_warr != b->has_warr || (a->has_warr && a->warr_t != b->warr_t)) return false;
-  for (int k = 0; k < a->np; k++)
-    if (a->params[k] != b->params[k]) return false;
-  return true;
-}
-
-/* fns[k]'s name: sometimes an overload of an earlier function's. */
-static void fn_name(Gen *g, int k) {
-  Fn *f = &g->fns[k];
-  snprintf(f->name, NAME, "%sf%d", g->prefix, k);
-  if (k == 0 || chance(g, 60)) return;
-  const char *other = g->fns[rnd(g, k)].name;
-  for (int j = 0; j < k; j++)
-    if (!strcmp(g->fns[j].name, other) && same_signature(&g->fns[j], f)) return;
-  memmove(f->name, other, strlen(other) + 1); /* snprintf: a -Wrestrict error at gcc -O0 */
-}
-
-static void function(Gen *g, int k) {
-  Fn *f = &g->fns[k];
-  f->ret = any_type(g, true);
-  f->np = 1 + rnd(g, MAX_PARAMS);
-  for (int p = 0; p < f->np; p++) f->params[p] = p == 0 ? scalar_type(g) : any_type(g, true);
-  f->has_arr = chance(g, 30);
-  f->arr_t = any_type(g, false);
-  f->has_warr = chance(g, 25);
-  f->warr_t = any_type(g, false);
-  fn_name(g, k);
-  reset_scope(g, 0, 4 + rnd(g, 8));
-  g->ret = f->ret;
-  g->callable = k;
-  g->own = "[at]";
-  put(g, "\n%s %s(", tname(g, f->ret), f->name);
-  if (f->has_arr) {
-    put(g, "const %s[] pa, ", tname(g, f->arr_t));
-    g->arrs[g->narrs++] = (Arr){"pa", f->arr_t, 1, false};
-  }
-  if (f->has_warr) {
-    put(g, "%s[] pw, int at, ", tname(g, f->warr_t));
-    g->arrs[g->narrs++] = (Arr){"pw", f->warr_t, 1, true};
-    add_var(g, "at", T_I32, true);
-  }
-  for (int p = 0; p < f->np; p++) {
-    char name[NAME];
-    snprintf(name, NAME, "p%d", p);
-    f->ref[p] = chance(g, 25); /* the caller's variable: writes here change it */
-    bool ro = !f->ref[p] && chance(g, 20);
-    put(g, "%s%s%s %s%s", p ? ", " : "", ro ? "const " : "", tname(g, f->params[p]),
-        f->ref[p] ? "&" : "", name);
-    add_var(g, name, f->params[p], ro);
-  }
-  put(g, ") {\n");
-  g->indent = 1;
-  if (chance(g, 30)) state_decl(g);
-  for (int n = 1 + rnd(g, 4); n > 0; n--) stmt(g);
-  indent(g);
-  put(g, "return ");
-  expr(g, f->ret, depth(g), 0);
-  put(g, ";\n}\n");
-  g->indent = 0;
-}
-
-/* Declares kernel parameter k: an input array, a by-value argument or an output. */
-static void kernel_param(Gen *g, int kind, int k) {
-  static const char *const dims[] = {"", "[]", "[,]"};
-  Ty t = any_type(g, false);
-  char name[NAME];
-  snprintf(name, NAME, "%s%d", kind == 0 ? "in" : kind == 1 ? "a" : "out", k);
-  if (kind == 1) {
-    put(g, "%s %s", tname(g, t), name);
-    add_var(g, name, t, false);
-    return;
-  }
-  put(g, "%s%s%s %s", kind == 0 ? "const " : "", tname(g, t), dims[g->kdim], name);
-  Arr *a = &g->arrs[g->narrs++];
-  snprintf(a->name, NAME, "%s", name);
-  a->t = t;
-  a->ndim = g->kdim;
-  a->out = kind == 2;
-}
-
-static void kernel(Gen *g, int k) {
-  int kdim = chance(g, 25) ? 2 : 1;
-  reset_scope(g, kdim, 10 + rnd(g, 16));
-  g->callable = g->nfns;
-  g->own = g->kdim == 2 ? "[r, c]" : "[i]";
-  int kinds[MAX_ARRS], n = 0;
-  for (int m = 1 + rnd(g, 3); m > 0; m--) kinds[n++] = 0;
-  for (int m = rnd(g, 3); m > 0; m--) kinds[n++] = 1;
-  for (int m = 1 + rnd(g, 3); m > 0; m--) kinds[n++] = 2;
-  for (int m = n - 1; m > 0; m--) { /* shuffle */
-    int o = rnd(g, m + 1), tmp = kinds[m];
-    kinds[m] = kinds[o];
-    kinds[o] = tmp;
-  }
-  put(g, "\nkernel void %sk%d(", g->prefix, k);
-  for (int m = 0; m < n; m++) {
-    if (m) put(g, ", ");
-    kernel_param(g, kinds[m], m);
-  }
-  put(g, ") {\n    int i = tid();\n");
-  add_var(g, "i", T_I32, true);
-  if (g->kdim == 2) {
-    put(g, "    int r = tid(0);\n    int c = tid(1);\n");
-    add_var(g, "r", T_I32, true);
-    add_var(g, "c", T_I32, true);
-  }
-  g->indent = 1;
-  if (chance(g, 60)) state_decl(g);
-  for (int m = 2 + rnd(g, 6); m > 0; m--) stmt(g);
-  for (int m = 0; m < g->narrs; m++) {
-    if (!g->arrs[m].out) continue;
-    put(g, "    %s", g->arrs[m].name);
-    own_index(g);
-    put(g, " = ");
-    expr(g, g->arrs[m].t, depth(g), 0);
-    put(g, ";\n");
-  }
-  put(g, "}\n");
-  g->indent = 0;
-}
-
-size_t progen(uint64_t seed, char *buf, size_t cap) { return progen_prefixed(seed, "", buf, cap); }
-
-size_t progen_prefixed(uint64_t seed, const char *prefix, char *buf, size_t cap) {
-  Gen *g = calloc(1, sizeof *g);
-  if (!g || strlen(prefix) > 8) {
-    free(g);
-    return 0;
-  }
-  g->rng = seed;
-  g->prefix = prefix;
-  snprintf(g->sname, NAME, "%sS", prefix);
-  put(g, "// progen seed %llu\n", (unsigned long long)seed);
-  consts(g);
-  struct_decl(g);
-  g->nfns = rnd(g, 5);
-  for (int k = 0; k < g->nfns; k++) function(g, k);
-  for (int k = 0, n = 1 + rnd(g, 3); k < n; k++) kernel(g, k);
-  size_t len = g->oom ? 0 : g->len, n = len < cap ? len : cap ? cap - 1 : 0;
-  if (n) memcpy(buf, g->s, n);
-  if (cap) buf[n] = 0;
-  free(g->s);
-  free(g);
-  return len;
-}
+int pg_depth(Gen *g) { return 1 + pg_rnd(g, 3); }

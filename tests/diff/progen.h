@@ -9,10 +9,12 @@
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
  *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
  *    transcendental function;
- *  - vectors, a struct, helper functions (some overloaded, some taking
- *    reference parameters: a variable, a component or this thread's own
- *    element of an out array), if/else, loops with constant bounds, break,
- *    continue, early returns;
+ *  - vectors, a struct, local arrays (1-D and 2-D, zeroed or from a list,
+ *    indexed by any integer: a run-time index is clamped), helper functions
+ *    (some overloaded, some taking reference parameters: a variable, a
+ *    component, a local array's element or this thread's own element of an
+ *    out array; some taking a local array), if/else, loops with constant
+ *    bounds, break, continue, early returns;
  *  - array reads anywhere in bounds; writes only to the thread's own
  *    element of an out* array, so launches have no races.
  * A NaN made by arithmetic may differ in its bits between devices and
