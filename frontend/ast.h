@@ -302,7 +302,7 @@ struct Var {
   bool atomics; /* an atomic applies to it, here or in a function it is passed to */
 };
 
-typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL } DeclKind;
+typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL, DECL_ENUM } DeclKind;
 
 typedef struct Field {
   const char *name;
@@ -325,6 +325,12 @@ struct Decl {
 
   TypeExpr *texpr; /* DECL_CONST: type; DECL_FUNC: return type (void for kernels) */
   Node *init;      /* DECL_CONST: value (folded to a constant node by check) */
+
+  /* An enum is a DECL_ENUM (its name, the type int32) followed in the module
+   * by one DECL_CONST of type int32 per enumerator, whose init the parser
+   * writes as `PREVIOUS + 1` (or 0) when the source gives no value. */
+  Decl *of_enum; /* DECL_CONST: the enum it is an enumerator of, or NULL */
+  int nmembers;  /* DECL_ENUM: its enumerators */
 
   Field *fields; /* DECL_STRUCT */
   int nfields;

@@ -4,7 +4,8 @@
  * tests and `kernc emit --target=ast`. Breaks: tests compare this text
  * literally, so a format change means updating test expectations.
  *
- * Format: (import "p") (const NAME T e) (struct S (f T)...)
+ * Format: (import "p") (const NAME T e) (struct S (f T)...) (enum E N), then its
+ *   N enumerators as (const NAME int32 e)
  *   (func NAME RET (params (x T) (y const T) (z T&)) block) (kernel NAME (params ...) block)
  * statements: (block s...) (var x [const] T e) (assign OP lhs rhs) (incdec OP lhs)
  *   (expr e) (if c s [s]) (for init|_ cond|_ inc|_ s) (while c s) (do s c)
@@ -366,6 +367,7 @@ static void dump_decl(Out *o, const Decl *d) {
       break;
     case DECL_FUNC:
     case DECL_KERNEL: dump_func(o, d); break;
+    case DECL_ENUM: putf(o, "(enum %s %d)", d->name ? d->name : "_", d->nmembers); break;
   }
 }
 

@@ -69,6 +69,9 @@ void ck_collect(Check *c, Lists *L) {
         case DECL_STRUCT: push_decl(c, &L->structs, &L->nstructs, &L->cstructs, d); break;
         case DECL_CONST: push_decl(c, &L->consts, &L->nconsts, &L->cconsts, d); break;
         case DECL_FUNC: push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d); break;
+        case DECL_ENUM: /* a name for int32; its enumerators are constants */
+          if (d->nmembers == 0) diag_error(c->diags, d->name_loc, "enum '%s' is empty", d->name);
+          break;
         default: push_decl(c, &L->kernels, &L->nkernels, &L->ckernels, d); break;
       }
     }
@@ -350,8 +353,8 @@ void ck_eval_const(Check *c, Decl *d) {
   int errors = diag_errors(c->diags);
   Val v = ck_expr(c, d->init);
   if (!ck_is_err(v.ty) && !v.is_const && diag_errors(c->diags) == errors && !ck_is_err(t)) {
-    diag_error(c->diags, d->init->loc, "the value of constant '%s' is not a constant expression",
-               d->name);
+    diag_error(c->diags, d->init->loc, "the value of %s '%s' is not a constant expression",
+               d->of_enum ? "enumerator" : "constant", d->name);
     v = ck_val_err();
   }
   if (!t)

@@ -254,7 +254,8 @@ static Val cond_expr(Check *c, Node *n) {
 static Val const_ref(Check *c, Decl *d, SrcLoc loc) {
   Info *in = ck_info(c, d);
   if (in->state == 1) {
-    diag_error(c->diags, loc, "constant '%s' is defined in terms of itself", d->name);
+    diag_error(c->diags, loc, "%s '%s' is defined in terms of itself",
+               d->of_enum ? "enumerator" : "constant", d->name);
     diag_note(c->diags, d->name_loc, "'%s' is declared here", d->name);
     return ck_val_err();
   }
@@ -265,6 +266,7 @@ static Val const_ref(Check *c, Decl *d, SrcLoc loc) {
 static const char *decl_what(const Decl *d) {
   switch (d->kind) {
     case DECL_STRUCT: return "a struct type";
+    case DECL_ENUM: return "an enum type";
     case DECL_FUNC: return "a function";
     case DECL_KERNEL: return "a kernel";
     default: return "a constant";
@@ -602,6 +604,12 @@ static Val call(Check *c, Node *n) {
   }
   Sym *s = ck_global(c, name);
   if (s && s->decl->kind == DECL_STRUCT) return struct_ctor(c, n, s->decl);
+  if (s && s->decl->kind == DECL_ENUM) { /* Color(x): a cast to int32, the enum's type */
+    n->texpr = ck_alloc(c, sizeof *n->texpr);
+    n->texpr->loc = n->name_loc;
+    n->texpr->builtin = &ty_i32;
+    return type_call(c, n, &ty_i32);
+  }
   Node **args;
   Val *vals;
   int na = check_args(c, n, &args, &vals);

@@ -207,7 +207,7 @@ static void sync_stmt(Parser *p) {
     if (nest == 0 && k == TK_RBRACE) break;
     /* A declaration keyword can't be inside a statement: braces are missing.
      * Stay in panic so every enclosing block closes quietly. */
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) return;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) return;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
@@ -221,7 +221,7 @@ static void sync_stmt(Parser *p) {
 }
 
 static bool starts_module_item(TokKind k) {
-  return k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT || k == TK_CONST;
+  return k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT || k == TK_CONST;
 }
 
 /* Skips to the next module item: past a `;` or a closing `}` at the top, or up
@@ -700,6 +700,7 @@ static Node *parse_expr(Parser *p) {
 /* ---- statements ------------------------------------------------------------ */
 
 static Node *parse_stmt(Parser *p);
+static Decl *parse_enum(Parser *p);
 
 /* After IDENT at a statement's start: is this `Name x`, `Name[,] x` (or
  * `Name &x = `, a mistaken reference local)? */
@@ -947,6 +948,11 @@ static Node *parse_stmt(Parser *p) {
     case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
     case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
     case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
+    case TK_ENUM: /* read and dropped: one error */
+      report(p, t->loc, "an enum is declared at module level, not inside a function");
+      parse_enum(p);
+      n = new_node(p, ND_EMPTY, t->loc);
+      break;
     case TK_ELSE:
     case TK_KERNEL:
     case TK_STRUCT:
@@ -1062,6 +1068,64 @@ static Decl *parse_struct(Parser *p) {
   return d;
 }
 
+/* The value of an enumerator written without one: 0 first, else the one
+ * before it plus 1 (an int32 sum, so the checker reports an overflow). */
+static Node *next_enum_value(Parser *p, const Decl *prev, SrcLoc at) {
+  Node *one = new_node(p, ND_INT, at);
+  one->ival = prev ? 1 : 0;
+  if (!prev) return one;
+  Node *before = new_node(p, ND_IDENT, at);
+  before->name = prev->name;
+  before->name_loc = at;
+  return new_binary(p, ND_BINARY, TK_PLUS, before, one);
+}
+
+/* enumerator = IDENT ('=' expr)? : a DECL_CONST of type int32 */
+static Decl *parse_enumerator(Parser *p, Decl *e, const Decl *prev) {
+  Decl *d = new_decl(p, DECL_CONST, tok(p)->loc);
+  d->of_enum = e;
+  d->name = parse_name(p, &d->name_loc, "an enumerator name");
+  d->texpr = alloc(p, sizeof *d->texpr);
+  d->texpr->loc = d->name_loc;
+  d->texpr->builtin = &ty_i32;
+  d->init = accept(p, TK_ASSIGN) ? parse_expr(p) : next_enum_value(p, prev, d->name_loc);
+  d->loc = loc_span(d->loc, prev_loc(p));
+  return d;
+}
+
+/* Past the `}` that closes a broken enum (or up to a module keyword). */
+static void skip_enum_rest(Parser *p) {
+  while (!at(p, TK_EOF) && !starts_module_item(kind(p)))
+    if (advance(p)->kind == TK_RBRACE) break;
+}
+
+/* enum = 'enum' IDENT? '{' (enumerator (',' enumerator)* ','?)? '}' ';'?
+ * Returns the DECL_ENUM with its enumerators linked after it (next). An
+ * enum without a name (C's `enum { A, B };`) only declares the constants. */
+static Decl *parse_enum(Parser *p) {
+  Decl *e = new_decl(p, DECL_ENUM, advance(p)->loc), *last = e;
+  if (!at(p, TK_LBRACE)) e->name = parse_name(p, &e->name_loc, "an enum name");
+  Token *open = tok(p);
+  if (expect(p, TK_LBRACE, "to start the enum's enumerators")) {
+    while (!at(p, TK_RBRACE) && !at(p, TK_EOF) && !p->panic) {
+      Decl *d = parse_enumerator(p, e, last == e ? NULL : last);
+      if (p->abort) break;
+      last = last->next = d;
+      e->nmembers++;
+      if (!accept(p, TK_COMMA)) break;
+    }
+    if (!accept(p, TK_RBRACE)) {
+      if (syntax_error(p, "expected ',' or '}' in enum%s%s%s, found %s", e->name ? " '" : "",
+                       e->name ? e->name : "", e->name ? "'" : "", tok_desc(p, tok(p))))
+        diag_note(p->diags, open->loc, "the enum opened here");
+      skip_enum_rest(p);
+    }
+    accept(p, TK_SEMI);
+  }
+  e->loc = loc_span(e->loc, prev_loc(p));
+  return e;
+}
+
 /* param = 'const'? type '&'? IDENT fixed?   (`&`: a reference parameter;
  * fixed: a local array of the caller's) */
 static Var *parse_param(Parser *p) {
@@ -1166,7 +1230,7 @@ static void skip_stray_stmts(Parser *p) {
   int nest = 0;
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) break;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) break;
     if (nest == 0 && (k == TK_CONST || at_func_head(p))) break;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
@@ -1183,19 +1247,20 @@ static Decl *parse_item(Parser *p) {
     case TK_IMPORT: return parse_import(p);
     case TK_CONST: return parse_const(p);
     case TK_STRUCT: return parse_struct(p);
+    case TK_ENUM: return parse_enum(p);
     case TK_KERNEL: return parse_func(p);
     default:
       if (at_stray_stmt(p)) {
-        syntax_error(p,
-                     "expected a declaration (import, const, struct, function or kernel), found a "
-                     "statement; does an extra '}' above end the function early?");
+        syntax_error(
+            p, "expected a declaration (import, const, struct, enum, function or kernel), found a "
+               "statement; does an extra '}' above end the function early?");
         skip_stray_stmts(p);
         return NULL;
       }
       if (at_type_start(p) && !at(p, TK_AUTO)) return parse_func(p);
-      syntax_error(p,
-                   "expected a declaration (import, const, struct, function or kernel), found %s",
-                   tok_desc(p, tok(p)));
+      syntax_error(
+          p, "expected a declaration (import, const, struct, enum, function or kernel), found %s",
+          tok_desc(p, tok(p)));
       while (at(p, TK_RBRACE)) /* a run of stray `}` is one mistake */
         advance(p);
       return NULL;
@@ -1265,7 +1330,9 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   while (!at(&p, TK_EOF)) {
     int before = p.pos;
     Decl *d = parse_item(&p);
-    if (d && !p.abort) cur = cur->next = d;
+    if (d && !p.abort) /* an enum is a chain: its enumerators follow it */
+      for (cur->next = d; cur->next; cur = cur->next)
+        ;
     if (p.panic) sync_top(&p);
     if (p.pos == before) advance(&p);
   }

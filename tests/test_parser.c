@@ -209,6 +209,23 @@ Test(parser, local_array_mistakes) {
   expect_error(4, 6, 23, "a local array has at most 4 dimensions");
 }
 
+Test(parser, enums) {
+  expect_dump("enum Color { RED, GREEN = 5, BLUE, };\nenum { A };",
+              "(enum Color 3)\n(const RED int32 (int 0))\n(const GREEN int32 (int 5))\n"
+              "(const BLUE int32 (binary + (ident GREEN) (int 1)))\n(enum _ 1)\n"
+              "(const A int32 (int 0))\n");
+}
+
+Test(parser, enum_mistakes) {
+  parse("enum E { A B };\nkernel void k() {\n  enum L { X };\n}\nenum F { 1 };\nenum G { C };");
+  expect_nerrors(3);
+  expect_error(0, 1, 12, "expected ',' or '}' in enum 'E', found identifier 'B'");
+  cr_expect_eq(diag_n(1)->level, DIAG_NOTE); /* the enum opened here */
+  expect_error(2, 3, 3, "an enum is declared at module level, not inside a function");
+  expect_error(3, 5, 10, "expected an enumerator name, found integer literal '1'");
+  cr_expect(strstr(dump, "(enum G 1)\n(const C int32 (int 0))\n"), "%s", dump);
+}
+
 /* ---- statements ---------------------------------------------------------------- */
 
 Test(parser, declarations) {
@@ -486,8 +503,9 @@ Test(parser, module_level_garbage) {
   parse("int global = 3;\nx y z;\n}}}\nkernel void ok() { }\n");
   expect_error(0, 1, 12, "module-level variables are not supported; use 'const global = ...;'");
   expect_error(1, 2, 5, "expected '(' after the function name, found identifier 'z'");
-  expect_error(2, 3, 1,
-               "expected a declaration (import, const, struct, function or kernel), found '}'");
+  expect_error(
+      2, 3, 1,
+      "expected a declaration (import, const, struct, enum, function or kernel), found '}'");
   expect_nerrors(3);
   cr_expect(strstr(dump, "(kernel ok (params) (block))\n"));
 }

@@ -53,14 +53,13 @@ typedef struct TyInfo {
   Ty comp;       /* the component type of a vector */
 } TyInfo;
 
-
 enum {
   MAX_VARS = 512,
   MAX_ARRS = 12,
   MAX_FNS = 6,
   MAX_PARAMS = 3,
   MAX_FIELDS = 4,
-  MAX_CONSTS = 6,
+  MAX_CONSTS = 10,
   MAX_LARRS = 16,
   NAME = 16
 };
@@ -118,6 +117,7 @@ typedef struct Gen {
   int nlarrs;
   const char *prefix;    /* of every module-level name */
   char sname[NAME];      /* the struct's name (prefix + "S") */
+  char ename[NAME];      /* the enum's name (prefix + "E"), or "" without one */
   Ty fields[MAX_FIELDS]; /* the struct, when nfields > 0 */
   int nfields;
   int kdim;        /* 1 or 2 in a kernel (its arrays' rank), 0 in a function */

@@ -27,7 +27,8 @@ static void decl_stmt(Gen *g) {
     pg_put(g, "auto %s = ", name);
     pg_expr(g, t, pg_depth(g), F_NC); /* of type t exactly: no untyped constant */
   } else {
-    pg_put(g, "%s%s %s = ", ro ? "const " : "", pg_tname(g, t), name);
+    const char *tn = t == T_I32 && g->ename[0] && pg_chance(g, 30) ? g->ename : pg_tname(g, t);
+    pg_put(g, "%s%s %s = ", ro ? "const " : "", tn, name);
     Ty from = pg_narrower(g, t);
     pg_expr(g, from, pg_depth(g), 0);
   }
@@ -139,7 +140,8 @@ static void assign_stmt(Gen *g) {
   if (k == K_QUAT && op == 3) op = 2; /* a quat has no / */
   pg_put(g, " %s ", op < 0 ? "=" : pg_is_int(t) ? iops[op] : fops[op]);
   int fl = op == 3 || (pg_is_int(t) && op == 4) ? F_NZ : 0;
-  Ty rt = op >= 8 ? pg_int_type(g) : pg_narrower(g, t); /* the value's type; one draw per statement */
+  Ty rt =
+      op >= 8 ? pg_int_type(g) : pg_narrower(g, t); /* the value's type; one draw per statement */
   if (op >= 8)
     fl = F_NC;
   else if ((k == K_MAT && op == 3) || (k == K_QUAT && op == 2))
@@ -336,8 +338,24 @@ static void reset_scope(Gen *g, int kdim, int budget) {
   g->iter_arr = NULL;
 }
 
+/* An enum: int32 constants, some with a value, the others one more than the
+ * one before; a declaration of type int32 may then name the enum instead. */
+static void enum_decl(Gen *g) {
+  if (!pg_chance(g, 40) || g->nconsts == MAX_CONSTS) return;
+  snprintf(g->ename, NAME, "%sE", g->prefix);
+  pg_put(g, "enum %s {", g->ename);
+  for (int k = 0, n = 1 + pg_rnd(g, 4); k < n && g->nconsts < MAX_CONSTS; k++) {
+    Const *c = &g->consts[g->nconsts];
+    c->t = T_I32;
+    snprintf(c->name, NAME, "%sE%d", g->prefix, g->nconsts++);
+    pg_put(g, "%s %s", k ? "," : "", c->name);
+    if (pg_chance(g, 40)) pg_put(g, " = %d", pg_rnd(g, 200) - 100);
+  }
+  pg_put(g, " };\n");
+}
+
 static void consts(Gen *g) {
-  for (int n = pg_rnd(g, MAX_CONSTS + 1); g->nconsts < n;) {
+  for (int n = pg_rnd(g, 7); g->nconsts < n;) {
     Const *c = &g->consts[g->nconsts];
     c->t = pg_scalar_type(g);
     snprintf(c->name, NAME, "%sC%d", g->prefix, g->nconsts++);
@@ -419,7 +437,7 @@ static void function(Gen *g, int k) {
     f->ref[p] = pg_chance(g, 25); /* the caller's variable: writes here change it */
     bool ro = !f->ref[p] && pg_chance(g, 20);
     pg_put(g, "%s%s%s %s%s", p ? ", " : "", ro ? "const " : "", pg_tname(g, f->params[p]),
-        f->ref[p] ? "&" : "", name);
+           f->ref[p] ? "&" : "", name);
     pg_add_var(g, name, f->params[p], ro);
   }
   pg_put(g, ") {\n");
@@ -508,6 +526,7 @@ size_t progen_prefixed(uint64_t seed, const char *prefix, char *buf, size_t cap)
   snprintf(g->sname, NAME, "%sS", prefix);
   pg_put(g, "// progen seed %llu\n", (unsigned long long)seed);
   consts(g);
+  enum_decl(g);
   struct_decl(g);
   g->nfns = pg_rnd(g, 5);
   for (int k = 0; k < g->nfns; k++) function(g, k);
