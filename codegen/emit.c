@@ -63,6 +63,12 @@ const char *emit_storage_ctype(Emitter *e, const Type *t) {
   return t->kind == TY_BOOL ? "uint8_t" : emit_ctype(e, t);
 }
 
+/* What a reference to a t points at: a bool reference may refer to an array
+ * element or a field, which are bytes, so every bool reference is a byte's
+ * pointer (a C bool local is one byte holding 0 or 1, so reading it as a
+ * byte and writing 0 or 1 there is the same). */
+const char *emit_ref_ctype(Emitter *e, const Type *t) { return emit_storage_ctype(e, t); }
+
 /* ---- source positions -------------------------------------------------------- */
 
 /* Index of the module whose path is `file`, in Program.modules order. */
@@ -450,7 +456,8 @@ static void unary(Emitter *e, const Node *n) {
 static bool is_lvalue(const Node *n) {
   switch (n->kind) {
     case ND_IDENT: return n->var != NULL;
-    case ND_INDEX: return n->lhs->ty->kind == TY_ARRAY || is_lvalue(n->lhs);
+    case ND_INDEX:
+      return n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED || is_lvalue(n->lhs);
     case ND_MEMBER: return is_lvalue(n->lhs);
     default: return false;
   }
@@ -511,10 +518,65 @@ static void array_element(Emitter *e, const Node *n) {
   OUT(e, "))");
 }
 
+/* One index of a local array's element, clamped to its extent (an unsigned
+ * 64-bit one as unsigned); a constant is in range already (the checker). */
+static void fixed_index(Emitter *e, const Node *ix, int extent) {
+  if (ix->is_const && (ix->kind == ND_INT)) {
+    OUT(e, "%lld", (long long)ix->ival);
+    return;
+  }
+  OUT(e, ix->ty->kind == TY_U64 ? "kne_uidx((uint64_t)(" : "kne_vidx((int64_t)(");
+  expr(e, ix);
+  OUT(e, "), %d)", extent);
+}
+
+/* A local array's element as a C lvalue: v[((i * d1 + j) * d2 + k)] with
+ * each index clamped, or checked in debug (kne_lchk: a bad index is
+ * reported and reaches the scratch slot instead). */
+static void fixed_element(Emitter *e, const Node *n) {
+  const Type *t = n->lhs->ty;
+  const char *ct = emit_ctype(e, t->elem);
+  if (e->opts->debug) {
+    const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
+    int unsigned_mask = 0, d = 0;
+    for (const Node *ix = n->args; ix; ix = ix->next, d++)
+      if (type_is_int(ix->ty) && !type_is_signed(ix->ty)) unsigned_mask |= 1 << d;
+    OUT(e, "(*(%s *)kne_lchk((char *)(", ct);
+    expr(e, n->lhs);
+    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line,
+        v ? v->array_id : -1, t->ndim | unsigned_mask << 8);
+    int k = 0;
+    for (const Node *ix = n->args; ix; ix = ix->next, k++) {
+      OUT(e, ", ");
+      index_value(e, ix);
+    }
+    for (; k < 4; k++) OUT(e, ", 0");
+    for (k = 0; k < 4; k++) OUT(e, ", %d", k < t->ndim ? t->dims[k] : 1);
+    OUT(e, ", kn_lin, (int64_t)sizeof(%s), KNE_SCRATCH))", ct);
+    return;
+  }
+  OUT(e, "(");
+  expr(e, n->lhs);
+  OUT(e, ")[");
+  for (int k = 1; k < t->ndim; k++) OUT(e, "(");
+  const Node *ix = n->args;
+  fixed_index(e, ix, t->dims[0]);
+  for (int k = 1; k < t->ndim && (ix = ix->next); k++) {
+    OUT(e, " * %d + ", t->dims[k]);
+    fixed_index(e, ix, t->dims[k]);
+    OUT(e, ")");
+  }
+  OUT(e, "]");
+}
+
 static void index_expr(Emitter *e, const Node *n) {
   const Type *bt = n->lhs->ty;
   if (bt->kind == TY_TILE) {
     emit_tile_read(e, n);
+    return;
+  }
+  if (bt->kind == TY_FIXED) {
+    fixed_element(e, n);
     return;
   }
   if (bt->kind == TY_ARRAY) {
@@ -555,6 +617,10 @@ static void ident(Emitter *e, const Node *n) {
   if (n->var && n->var->ty->kind == TY_TILE && e->tile_i) {
     emit_var_name(e, n->var);
     OUT(e, "[%s]", e->tile_i);
+  } else if (n->var && n->var->is_ref) { /* a pointer to the caller's lvalue */
+    OUT(e, "(*");
+    emit_var_name(e, n->var);
+    OUT(e, ")");
   } else if (n->var)
     emit_var_name(e, n->var);
   else if (n->cdecl && n->cdecl->init)
@@ -622,15 +688,16 @@ static const char *atomic_stem(SpecialKind k) {
 
 static const char *bound_name(Emitter *e, const Node *n);
 
-/* &x as C: the operand is an lvalue (array element or variable), or a
- * pointer already evaluated into a temporary (see ordered). */
+/* &x as C: the operand is an lvalue (array element, variable, field or
+ * component), or a pointer already evaluated into a temporary (see ordered).
+ * A bool's pointer is a byte's (emit_ref_ctype). */
 static void address_of(Emitter *e, const Node *addr) {
   const char *name = e->nbound ? bound_name(e, addr) : NULL;
   if (name) {
     OUT(e, "%s", name);
     return;
   }
-  OUT(e, "&");
+  OUT(e, addr->lhs->ty->kind == TY_BOOL ? "(uint8_t *)&" : "&");
   target(e, addr->lhs);
 }
 
@@ -812,6 +879,14 @@ static bool writes_array(const Node *target) {
   return target->kind == ND_INDEX;
 }
 
+/* A call that passes a reference or a local array: the callee may write the
+ * caller's variable, array element or local array. */
+static bool passes_ref(const Node *call) {
+  for (const Node *a = call->args; a; a = a->next)
+    if (a->kind == ND_ADDR || a->ty->kind == TY_FIXED) return true;
+  return false;
+}
+
 static bool fn_effects(Emitter *e, const Decl *f) {
   int i = f->index;
   if (f->tiled) return false; /* its own code orders its effects (emit_tile.c) */
@@ -822,7 +897,7 @@ static bool fn_effects(Emitter *e, const Decl *f) {
 static bool effect_here(Emitter *e, const Node *n) {
   if (n->kind == ND_ASSIGN || n->kind == ND_INCDEC) return writes_array(n->lhs);
   if (n->kind != ND_CALL) return false;
-  if (n->call_kind == CALL_FUNC) return fn_effects(e, n->fn);
+  if (n->call_kind == CALL_FUNC) return passes_ref(n) || fn_effects(e, n->fn);
   if (n->call_kind != CALL_SPECIAL) return false;
   switch (n->special) {
     case SP_TID:
@@ -849,7 +924,8 @@ static bool effects(Emitter *e, const Node *n) { return n && ast_walk(n, effect_
  * leaves them unknown, which counts as an effect. */
 static bool own_effect(const Node *n, void *unused) {
   (void)unused;
-  return !(n->kind == ND_CALL && n->call_kind == CALL_FUNC) && effect_here(NULL, n);
+  if (n->kind == ND_CALL && n->call_kind == CALL_FUNC) return passes_ref(n);
+  return effect_here(NULL, n);
 }
 
 void emit_find_effects(Emitter *e) {
@@ -869,8 +945,8 @@ void emit_find_effects(Emitter *e) {
 static bool bindable(const Node *n) {
   TypeKind k = n->ty ? n->ty->kind : TY_ERROR;
   if (n->kind == ND_ADDR) return true;
-  return !n->is_const && k != TY_ARRAY && k != TY_PTR && k != TY_STRING && k != TY_VOID &&
-         k != TY_ERROR;
+  return !n->is_const && k != TY_ARRAY && k != TY_FIXED && k != TY_PTR && k != TY_STRING &&
+         k != TY_VOID && k != TY_ERROR;
 }
 
 /* The first operand of n whose order C leaves open (binary operators but
@@ -878,7 +954,8 @@ static bool bindable(const Node *n) {
  * NULL; next_operand walks them. */
 static const Node *first_operand(const Node *n) {
   if (n->kind == ND_BINARY && n->op != TK_ANDAND && n->op != TK_OROR) return n->lhs;
-  if (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) return n->args;
+  if (n->kind == ND_INDEX && (n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED))
+    return n->args;
   return n->kind == ND_CALL ? n->args : NULL;
 }
 
@@ -930,8 +1007,8 @@ static void ordered(Emitter *e, const Node *n) {
     if (!bindable(o)) continue;
     int id = ++e->ntemps;
     bool ptr = o->kind == ND_ADDR;
-    buf_printf(&e->temps, "%s %skn_o%d; ", emit_ctype(e, ptr ? o->lhs->ty : o->ty), ptr ? "*" : "",
-               id);
+    buf_printf(&e->temps, "%s %skn_o%d; ",
+               ptr ? emit_ref_ctype(e, o->lhs->ty) : emit_ctype(e, o->ty), ptr ? "*" : "", id);
     OUT(e, "kn_o%d = (", id);
     expr(e, o);
     OUT(e, "), ");
@@ -964,7 +1041,8 @@ static void target(Emitter *e, const Node *n) {
 static bool stored_bool(const Node *n) {
   if (!n->ty || n->ty->kind != TY_BOOL) return false;
   return (n->kind == ND_INDEX && n->lhs->ty->kind == TY_ARRAY) ||
-         (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT);
+         (n->kind == ND_MEMBER && n->lhs->ty->kind == TY_STRUCT) ||
+         (n->kind == ND_IDENT && n->var && n->var->is_ref);
 }
 
 void emit_expr(Emitter *e, const Node *n) { expr(e, n); }
@@ -1079,7 +1157,46 @@ static void incdec(Emitter *e, const Node *n) {
   OUT(e, "; }\n");
 }
 
+/* The zero of t: a local array's elements the initializer leaves out. */
+static void zero_value(Emitter *e, const Type *t) {
+  if (t->kind == TY_STRUCT)
+    OUT(e, "kz_%s()", t->sdecl->name);
+  else if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT)
+    OUT(e, "kn_zero_%s()", builtin_type_code(t));
+  else
+    emit_number(e, t, 0);
+}
+
+/* T v[count]; then the initializer's elements in order, one statement each
+ * (C leaves the order of an initializer list's evaluations open), and zeros. */
+static void local_array(Emitter *e, const Node *n) {
+  const Var *v = n->var;
+  int64_t count = type_fixed_count(v->ty), k = 0;
+  emit_indent(e);
+  OUT(e, "%s ", emit_ctype(e, v->ty->elem));
+  emit_var_name(e, v);
+  OUT(e, "[%lld];\n", (long long)count);
+  for (const Node *a = v->init ? v->init->args : NULL; a; a = a->next, k++) {
+    emit_indent(e);
+    emit_var_name(e, v);
+    OUT(e, "[%lld] = ", (long long)k);
+    expr(e, a);
+    OUT(e, ";\n");
+  }
+  if (k == count) return;
+  emit_indent(e);
+  OUT(e, "for (int64_t kn_k = %lld; kn_k < %lld; kn_k++) ", (long long)k, (long long)count);
+  emit_var_name(e, v);
+  OUT(e, "[kn_k] = ");
+  zero_value(e, v->ty->elem);
+  OUT(e, ";\n");
+}
+
 static void vardecl(Emitter *e, const Node *n) {
+  if (n->var->ty->kind == TY_FIXED) {
+    local_array(e, n);
+    return;
+  }
   emit_indent(e);
   OUT(e, "%s ", emit_ctype(e, n->var->ty));
   emit_var_name(e, n->var);

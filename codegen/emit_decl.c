@@ -133,8 +133,14 @@ static void params_list(Emitter *e, const Decl *f) {
     return;
   }
   for (int i = 0; i < f->nparams; i++) {
-    OUT(e, ", %s ", emit_ctype(e, f->params[i]->ty));
-    emit_var_name(e, f->params[i]);
+    const Var *p = f->params[i];
+    if (p->is_ref)
+      OUT(e, ", %s *", emit_ref_ctype(e, p->ty));
+    else if (p->ty->kind == TY_FIXED) /* the caller's local array */
+      OUT(e, ", %s *", emit_ctype(e, p->ty->elem));
+    else
+      OUT(e, ", %s ", emit_ctype(e, p->ty));
+    emit_var_name(e, p);
   }
 }
 
@@ -210,16 +216,13 @@ static void kernel_body(Emitter *e, const Decl *k, bool dense) {
 
 /* ---- prologue -------------------------------------------------------------------- */
 
+/* The largest element a debug access may stand in for (array parameters and
+ * local arrays: Program.array_params), at least 16 bytes. */
 static int max_elem_size(const Program *p) {
   int m = 16;
-  for (int pass = 0; pass < 2; pass++) {
-    Decl **list = pass ? p->kernels : p->funcs;
-    int n = pass ? p->nkernels : p->nfuncs;
-    for (int i = 0; i < n; i++)
-      for (int j = 0; j < list[i]->nparams; j++) {
-        const Type *t = list[i]->params[j]->ty;
-        if (t->kind == TY_ARRAY && t->elem->size > m) m = t->elem->size;
-      }
+  for (int i = 0; i < p->narray_params; i++) {
+    const Type *t = p->array_params[i].param->ty;
+    if (t->elem->size > m) m = t->elem->size;
   }
   return m;
 }
@@ -243,6 +246,8 @@ static const char *const index_macros =
 static const char *const helpers =
     "/* A component index out of range is clamped, as kn_get_* does for rvalues. */\n"
     "KN_FN int64_t kne_vidx(int64_t k, int64_t n) { return k < 0 ? 0 : k >= n ? n - 1 : k; }\n"
+    "/* ... a local array's uint64 index the same way (k >= 2^63 is past the end, not below 0) */\n"
+    "KN_FN int64_t kne_uidx(uint64_t k, int64_t n) { return k >= (uint64_t)n ? n - 1 : (int64_t)k; }\n"
     "KN_FN int64_t kne_size(const kn_array *a) {\n"
     "  return a->shape[0] * a->shape[1] * a->shape[2] * a->shape[3];\n"
     "}\n"
@@ -277,6 +282,18 @@ static const char *const debug_helpers =
     "    off = lin * esize;\n"
     "  }\n"
     "  return a->data + off;\n"
+    "}\n"
+    "/* ... and a local array's element: base is its first, s0..s3 its extents. */\n"
+    "KN_FN char *kne_lchk(char *base, const kn_ctx *c, int32_t file, int32_t line, int32_t id,\n"
+    "                     int32_t nds, int64_t i0, int64_t i1, int64_t i2, int64_t i3, int64_t s0,\n"
+    "                     int64_t s1, int64_t s2, int64_t s3, int64_t tid, int64_t esize,\n"
+    "                     kne_scratch *scratch) {\n"
+    "  int64_t idx[4] = {i0, i1, i2, i3};\n"
+    "  int64_t shape[4] = {s0, s1, s2, s3};\n"
+    "  if (!kn_bounds_ok(c, file, line, id, nds, idx, shape, tid)) return scratch->b;\n"
+    "  int64_t lin = 0;\n"
+    "  for (int d = 0; d < (nds & 0xff); d++) lin = lin * shape[d] + idx[d];\n"
+    "  return base + lin * esize;\n"
     "}\n";
 
 static void prologue(Emitter *e) {

@@ -78,6 +78,8 @@ void emit_restrict_args(Emitter *, const Decl *k, bool aligned);
 void emit_indent(Emitter *);
 /* The C type of t where the user's bytes are: a bool is a byte. */
 const char *emit_storage_ctype(Emitter *, const Type *);
+/* The C type a reference to a t points at (a reference parameter is a pointer). */
+const char *emit_ref_ctype(Emitter *, const Type *);
 void emit_var_name(Emitter *, const Var *);
 void emit_line_directive(Emitter *, SrcLoc);
 /* The statements of a block, one level deeper. */

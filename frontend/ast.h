@@ -75,6 +75,8 @@ typedef enum {
   TY_ARRAY,         /* elem, ndim 1..4; parameters only */
   TY_PTR,           /* elem: the operand type of &x (atomics, rand state) */
   TY_TILE,          /* elem (a scalar) x dims[0] (x dims[1]), ndim 1..2: check_tile.c */
+  TY_FIXED,         /* a local array: elem x dims[0] x ... x dims[ndim-1], ndim 1..4, row-major;
+                     * a local variable, or a function parameter referring to the caller's */
   TY_UNTYPED_INT,   /* an unsuffixed integer constant expression */
   TY_UNTYPED_FLOAT, /* an unsuffixed float constant expression */
   TY_STRING,        /* printf's format */
@@ -88,8 +90,8 @@ struct Type {
   int size, align;  /* bytes; the host-visible layout of the spec */
   Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT: f32 */
   int n;            /* VEC: components; MAT: rows (= cols) */
-  int ndim;         /* ARRAY; TILE: 1 or 2 */
-  int dims[2];      /* TILE: the shape (dims[1] = 1 for one dimension) */
+  int ndim;         /* ARRAY, FIXED; TILE: 1 or 2 */
+  int dims[4];      /* TILE: the shape (dims[1] = 1 for one dimension); FIXED: the extents */
   Decl *sdecl;      /* STRUCT */
   const char *name; /* "float32", "vec3", "float[,]", the struct's name ... */
 };
@@ -104,6 +106,10 @@ Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type 
 Type *type_array(Arena *, Type *elem, int ndim);
 Type *type_ptr(Arena *, Type *elem);
 Type *type_vec(Type *elem, int n); /* NULL when no such vector type */
+/* elem[dims[0], ...] (ndim 1..4, each extent >= 1, at most 2^30 bytes in all):
+ * per arena, compare with type_equal; NULL when out of memory */
+Type *type_fixed(Arena *, Type *elem, int ndim, const int *dims);
+int64_t type_fixed_count(const Type *); /* a local array's elements; 0 for any other type */
 /* tile<elem, dims[0](, dims[1])>: interned per arena, compare with type_equal */
 Type *type_tile(Arena *, Type *elem, int ndim, const int *dims);
 int64_t type_tile_count(const Type *); /* a tile's elements; 0 for any other type */
@@ -129,24 +135,29 @@ typedef struct TypeExpr {
   bool is_auto;
   int tile_rank;              /* tile<builtin, shape...>: 1 or 2; 0 for any other type */
   struct Node *tile_shape[2]; /* the shape's constant expressions */
+  int nfixed;                 /* a local array `T name[e, ...]`: 1..4 extents; 0 otherwise */
+  struct Node *fixed[4];      /* their constant expressions */
 } TypeExpr;
 
 typedef enum {
   /* expressions */
-  ND_INT,    /* ival; literal or folded constant */
-  ND_FLOAT,  /* fval */
-  ND_BOOL,   /* ival 0/1 */
-  ND_STRING, /* str, str_len */
-  ND_IDENT,  /* name -> (after check) var, or cdecl for a module const */
-  ND_UNARY,  /* op in {TK_MINUS, TK_PLUS, TK_BANG, TK_TILDE}, lhs */
-  ND_ADDR,   /* &lhs: only as an atomic's or rand's first argument */
-  ND_BINARY, /* op, lhs, rhs (arithmetic, bitwise, comparison, logical) */
-  ND_COND,   /* cond ? then : els */
-  ND_CALL,   /* callee name + args; after check: call_kind says what it is */
-  ND_CAST,   /* (T)x or T(x): texpr, lhs */
-  ND_INDEX,  /* lhs[args...] (nargs indices) */
-  ND_MEMBER, /* lhs.name; after check: member = field or component index */
-  ND_CONV,   /* inserted by check: implicit conversion of lhs to ty */
+  ND_INT,       /* ival; literal or folded constant */
+  ND_FLOAT,     /* fval */
+  ND_BOOL,      /* ival 0/1 */
+  ND_STRING,    /* str, str_len */
+  ND_IDENT,     /* name -> (after check) var, or cdecl for a module const */
+  ND_UNARY,     /* op in {TK_MINUS, TK_PLUS, TK_BANG, TK_TILDE}, lhs */
+  ND_ADDR,      /* &lhs: an atomic's or rand's first argument; after check, also every
+              * argument of a reference parameter (the argument as written is lhs) */
+  ND_BINARY,    /* op, lhs, rhs (arithmetic, bitwise, comparison, logical) */
+  ND_COND,      /* cond ? then : els */
+  ND_CALL,      /* callee name + args; after check: call_kind says what it is */
+  ND_CAST,      /* (T)x or T(x): texpr, lhs */
+  ND_INDEX,     /* lhs[args...] (nargs indices) */
+  ND_MEMBER,    /* lhs.name; after check: member = field or component index */
+  ND_CONV,      /* inserted by check: implicit conversion of lhs to ty */
+  ND_INIT_LIST, /* `{ args... }`, a local array's initializer (nargs values, the rest zero);
+                 * a declaration without one gets an empty list */
   /* statements (assignments are statements, never expressions) */
   ND_ASSIGN,    /* lhs op rhs, op = TK_ASSIGN or a compound TK_*EQ */
   ND_INCDEC,    /* lhs op, op = TK_INC or TK_DEC (pre and post are the same statement) */
@@ -282,13 +293,16 @@ struct Var {
   Node *init;      /* locals: initializer */
   bool is_const;   /* `const` local or parameter declared const */
   bool is_param;
-  int id; /* unique within its function (codegen names) */
-  /* array parameters, after check: */
+  bool is_ref;    /* a reference parameter, `T &name`: the caller's lvalue (after check,
+                   * each argument for it is an ND_ADDR of TY_PTR to T) */
+  SrcLoc ref_loc; /* where its `&` is written */
+  int id;         /* unique within its function (codegen names) */
+  /* array parameters and local arrays, after check: */
   int array_id; /* the program-wide number a debug record names it by */
   bool atomics; /* an atomic applies to it, here or in a function it is passed to */
 };
 
-typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL } DeclKind;
+typedef enum { DECL_IMPORT, DECL_CONST, DECL_STRUCT, DECL_FUNC, DECL_KERNEL, DECL_ENUM } DeclKind;
 
 typedef struct Field {
   const char *name;
@@ -311,6 +325,12 @@ struct Decl {
 
   TypeExpr *texpr; /* DECL_CONST: type; DECL_FUNC: return type (void for kernels) */
   Node *init;      /* DECL_CONST: value (folded to a constant node by check) */
+
+  /* An enum is a DECL_ENUM (its name, the type int32) followed in the module
+   * by one DECL_CONST of type int32 per enumerator, whose init the parser
+   * writes as `PREVIOUS + 1` (or 0) when the source gives no value. */
+  Decl *of_enum; /* DECL_CONST: the enum it is an enumerator of, or NULL */
+  int nmembers;  /* DECL_ENUM: its enumerators */
 
   Field *fields; /* DECL_STRUCT */
   int nfields;
@@ -342,9 +362,9 @@ typedef struct Module {
   struct Module *next; /* in the Program's list, imports first */
 } Module;
 
-/* An array parameter by its program-wide number (Var.array_id). */
+/* An array parameter or a local array by its program-wide number (Var.array_id). */
 typedef struct ArrayParam {
-  const Var *param;
+  const Var *param;  /* a parameter, or a local array (is_param false) */
   const Decl *owner; /* the function or kernel it belongs to */
 } ArrayParam;
 
@@ -363,8 +383,9 @@ typedef struct Program {
   int nfuncs; /* user functions (not kernels) */
   Decl **kernels;
   int nkernels;
-  /* after check: every array parameter, functions' (Program.funcs order) then
-   * kernels', numbered in that order: what debug error records name */
+  /* after check: every array parameter and local array, functions'
+   * (Program.funcs order) then kernels', numbered in that order: what debug
+   * error records name */
   ArrayParam *array_params;
   int narray_params;
 } Program;

@@ -4,14 +4,16 @@
  * tests and `kernc emit --target=ast`. Breaks: tests compare this text
  * literally, so a format change means updating test expectations.
  *
- * Format: (import "p") (const NAME T e) (struct S (f T)...)
- *   (func NAME RET (params (x T) (y const T)) block) (kernel NAME (params ...) block)
+ * Format: (import "p") (const NAME T e) (struct S (f T)...) (enum E N), then its
+ *   N enumerators as (const NAME int32 e)
+ *   (func NAME RET (params (x T) (y const T) (z T&)) block) (kernel NAME (params ...) block)
  * statements: (block s...) (var x [const] T e) (assign OP lhs rhs) (incdec OP lhs)
  *   (expr e) (if c s [s]) (for init|_ cond|_ inc|_ s) (while c s) (do s c)
  *   (break) (continue) (return [e]) (empty)
  * expressions: (int V [suffix]) (float V [suffix]) (bool true) (string "s")
  *   (ident x) (unary OP e) (addr e) (binary OP a b) (cond c a b) (call f args...)
- *   (cast T e) (index a i...) (member e name) (conv e); typed adds `:T` after each.
+ *   (cast T e) (index a i...) (member e name) (conv e) (list e...); typed adds `:T`
+ *   after each. A local array's type is T[e...] (its extents' expressions).
  * Nesting is bounded by the parser's depth limit, so recursion here is too
  * (else-if chains, which are not nesting, are written in a loop).
  */
@@ -43,6 +45,8 @@ static void putf(Out *o, const char *fmt, ...) {
 
 static void put_op(Out *o, int op) { puts_(o, tok_spelling((TokKind)op)); }
 
+static void dump_expr(Out *o, const Node *e);
+
 static void put_texpr(Out *o, const TypeExpr *t) {
   if (!t) {
     puts_(o, "_");
@@ -57,6 +61,14 @@ static void put_texpr(Out *o, const TypeExpr *t) {
   if (t->ndim > 0) {
     puts_(o, "[");
     for (int i = 1; i < t->ndim; i++) puts_(o, ",");
+    puts_(o, "]");
+  }
+  if (t->nfixed > 0) { /* a local array: float32[(int 16)] */
+    puts_(o, "[");
+    for (int i = 0; i < t->nfixed; i++) {
+      if (i) puts_(o, " ");
+      dump_expr(o, t->fixed[i]);
+    }
     puts_(o, "]");
   }
 }
@@ -101,8 +113,6 @@ static void put_suffix(Out *o, LitSuffix s) {
   if ((unsigned)s < sizeof names / sizeof names[0]) puts_(o, names[s]);
 }
 
-static void dump_expr(Out *o, const Node *e);
-
 static void dump_list(Out *o, const Node *n) {
   for (; n; n = n->next) {
     puts_(o, " ");
@@ -145,6 +155,11 @@ static void dump_expr_body(Out *o, const Node *e) {
     case ND_CONV:
       puts_(o, "(conv ");
       dump_expr(o, e->lhs);
+      puts_(o, ")");
+      break;
+    case ND_INIT_LIST:
+      puts_(o, "(list");
+      dump_list(o, e->args);
       puts_(o, ")");
       break;
     case ND_BINARY:
@@ -308,6 +323,7 @@ static void dump_params(Out *o, const Decl *d) {
     putf(o, " (%s ", v->name ? v->name : "?");
     if (v->is_const) puts_(o, "const ");
     put_texpr(o, v->texpr);
+    if (v->is_ref) puts_(o, "&");
     puts_(o, ")");
   }
   puts_(o, ")");
@@ -351,6 +367,7 @@ static void dump_decl(Out *o, const Decl *d) {
       break;
     case DECL_FUNC:
     case DECL_KERNEL: dump_func(o, d); break;
+    case DECL_ENUM: putf(o, "(enum %s %d)", d->name ? d->name : "_", d->nmembers); break;
   }
 }
 

@@ -176,16 +176,22 @@ Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what) {
       diag_error(c->diags, te->loc, "unknown type '%s'", te->name ? te->name : "?");
       return &ty_error;
     }
-    if (s->decl->kind != DECL_STRUCT) {
+    if (s->decl->kind == DECL_ENUM) {
+      t = &ty_i32; /* an enum's values are int32 constants */
+    } else if (s->decl->kind != DECL_STRUCT) {
       diag_error(c->diags, te->loc, "'%s' is not a type", te->name);
       diag_note(c->diags, s->decl->name_loc, "'%s' is declared here", te->name);
       return &ty_error;
+    } else {
+      t = s->decl->sty;
     }
-    t = s->decl->sty;
   }
   if (te->ndim == 0) return t;
   if (what) {
     diag_error(c->diags, te->loc, "%s cannot be an array (arrays are only parameters)", what);
+    if (!strcmp(what, "a local variable"))
+      diag_note(c->diags, te->loc, "a local array is declared with its size: '%s name[16]'",
+                type_name(t));
     return &ty_error;
   }
   if (t->kind == TY_VOID) {

@@ -69,6 +69,9 @@ void ck_collect(Check *c, Lists *L) {
         case DECL_STRUCT: push_decl(c, &L->structs, &L->nstructs, &L->cstructs, d); break;
         case DECL_CONST: push_decl(c, &L->consts, &L->nconsts, &L->cconsts, d); break;
         case DECL_FUNC: push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d); break;
+        case DECL_ENUM: /* a name for int32; its enumerators are constants */
+          if (d->nmembers == 0) diag_error(c->diags, d->name_loc, "enum '%s' is empty", d->name);
+          break;
         default: push_decl(c, &L->kernels, &L->nkernels, &L->ckernels, d); break;
       }
     }
@@ -169,6 +172,69 @@ void ck_check_structs(Check *c, Lists *L) {
 
 /* ---- functions ----------------------------------------------------------------------- */
 
+/* One extent of a local array; 0 when it is not one (reported). */
+static int fixed_extent(Check *c, Node *e, const char *name) {
+  Val v = ck_expr(c, e);
+  if (ck_is_err(v.ty)) return 0;
+  if (!v.is_const || !ck_is_intlike(v.ty)) {
+    diag_error(c->diags, e->loc, "the size of local array '%s' must be a constant integer", name);
+    return 0;
+  }
+  if (v.i < 1 || v.i > (1 << 30)) {
+    diag_error(c->diags, e->loc, "the size of local array '%s' is %s; it must be 1 to %d", name,
+               ck_val_text(c, &v), 1 << 30);
+    return 0;
+  }
+  return (int)v.i;
+}
+
+Type *ck_fixed_type(Check *c, TypeExpr *te, Type *elem, const char *name) {
+  int dims[4];
+  bool ok = true;
+  for (int i = 0; i < te->nfixed; i++) ok = (dims[i] = fixed_extent(c, te->fixed[i], name)) && ok;
+  if (!elem) {
+    diag_error(c->diags, te->loc, "local array '%s' needs an element type, not auto", name);
+    return &ty_error;
+  }
+  if (ck_is_err(elem) || !ok) return &ty_error;
+  if (elem->kind == TY_VOID || elem->kind == TY_ARRAY || elem->kind == TY_TILE) {
+    diag_error(c->diags, te->loc, "local array '%s' cannot hold %s elements", name,
+               elem->kind == TY_VOID ? "void" : ck_tname(elem));
+    return &ty_error;
+  }
+  int64_t bytes = elem->size;
+  for (int i = 0; i < te->nfixed && bytes <= (1 << 30); i++) bytes *= dims[i];
+  if (bytes > (1 << 30)) {
+    diag_error(c->diags, te->loc, "local array '%s' is too large (more than %d bytes)", name,
+               1 << 30);
+    return &ty_error;
+  }
+  Type *t = type_fixed(c->arena, elem, te->nfixed, dims);
+  if (!t) longjmp(c->oom, 1);
+  return t;
+}
+
+/* `T &name`: what a reference parameter may not be. It stays a reference
+ * after an error (calls then check their arguments as for one). */
+static void ref_param(Check *c, Decl *d, Var *p) {
+  if (ck_is_err(p->ty)) return;
+  if (d->kind == DECL_KERNEL) {
+    diag_error(c->diags, p->ref_loc, "kernel parameter '%s' cannot be a reference", p->name);
+    diag_note(c->diags, p->ref_loc,
+              "the host passes a kernel's arguments by value; pass a variable of the kernel to a "
+              "function's reference parameter instead");
+  } else if (p->ty->kind == TY_ARRAY || p->ty->kind == TY_FIXED) {
+    diag_error(c->diags, p->ref_loc,
+               "array parameter '%s' is already passed by reference; remove the '&'", p->name);
+  } else if (p->ty->kind == TY_TILE) {
+    diag_error(c->diags, p->ref_loc, "tile parameter '%s' cannot be a reference", p->name);
+  } else if (p->is_const) {
+    diag_error(c->diags, p->ref_loc, "reference parameter '%s' cannot be const", p->name);
+    diag_note(c->diags, p->ref_loc, "pass it by value ('const %s %s') to read it only",
+              ck_tname(p->ty), p->name);
+  }
+}
+
 void ck_signature(Check *c, Decl *d) {
   bool kernel = d->kind == DECL_KERNEL;
   Type *rt = d->texpr ? ck_resolve_type(c, d->texpr, "a return type") : &ty_void;
@@ -190,7 +256,15 @@ void ck_signature(Check *c, Decl *d) {
       diag_error(c->diags, p->loc, "parameter '%s' cannot be void", p->name);
       t = &ty_error;
     }
+    if (p->texpr && p->texpr->nfixed) t = ck_fixed_type(c, p->texpr, t, p->name);
+    if (kernel && t->kind == TY_FIXED) {
+      diag_error(c->diags, p->loc,
+                 "kernel parameter '%s' cannot be a local array; pass an array (%s[]) instead",
+                 p->name, ck_tname(t->elem));
+      t = &ty_error;
+    }
     p->ty = t;
+    if (p->is_ref) ref_param(c, d, p);
   }
 }
 
@@ -279,8 +353,8 @@ void ck_eval_const(Check *c, Decl *d) {
   int errors = diag_errors(c->diags);
   Val v = ck_expr(c, d->init);
   if (!ck_is_err(v.ty) && !v.is_const && diag_errors(c->diags) == errors && !ck_is_err(t)) {
-    diag_error(c->diags, d->init->loc, "the value of constant '%s' is not a constant expression",
-               d->name);
+    diag_error(c->diags, d->init->loc, "the value of %s '%s' is not a constant expression",
+               d->of_enum ? "enumerator" : "constant", d->name);
     v = ck_val_err();
   }
   if (!t)

@@ -223,6 +223,10 @@ static Val cond_expr(Check *c, Node *n) {
     diag_error(c->diags, n->loc, "'?:' chooses between scalars; for tiles use tile_where(c, a, b)");
     return ck_val_err();
   }
+  if (a.ty->kind == TY_FIXED || b.ty->kind == TY_FIXED) {
+    diag_error(c->diags, n->loc, "'?:' cannot choose between local arrays; index them instead");
+    return ck_val_err();
+  }
   Type *t;
   if (operand_ok(a.ty) && operand_ok(b.ty))
     t = unify(c, n->loc, "?:", n->then, &a, n->els, &b, false);
@@ -250,7 +254,8 @@ static Val cond_expr(Check *c, Node *n) {
 static Val const_ref(Check *c, Decl *d, SrcLoc loc) {
   Info *in = ck_info(c, d);
   if (in->state == 1) {
-    diag_error(c->diags, loc, "constant '%s' is defined in terms of itself", d->name);
+    diag_error(c->diags, loc, "%s '%s' is defined in terms of itself",
+               d->of_enum ? "enumerator" : "constant", d->name);
     diag_note(c->diags, d->name_loc, "'%s' is declared here", d->name);
     return ck_val_err();
   }
@@ -261,6 +266,7 @@ static Val const_ref(Check *c, Decl *d, SrcLoc loc) {
 static const char *decl_what(const Decl *d) {
   switch (d->kind) {
     case DECL_STRUCT: return "a struct type";
+    case DECL_ENUM: return "an enum type";
     case DECL_FUNC: return "a function";
     case DECL_KERNEL: return "a kernel";
     default: return "a constant";
@@ -340,14 +346,40 @@ int ck_count_list(const Node *n) {
   return k;
 }
 
+/* base[i, ...] of a local array: one index per dimension, a constant one
+ * within its extent. */
+static Val fixed_index(Check *c, Node *n, Type *t, int nidx) {
+  const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";
+  if (nidx != t->ndim) {
+    diag_error(c->diags, n->loc, "local array '%s' has %d dimension%s but %d ind%s given", name,
+               t->ndim, t->ndim == 1 ? "" : "s", nidx, nidx == 1 ? "ex was" : "ices were");
+    return ck_val_err();
+  }
+  int d = 0;
+  for (Node *a = n->args; a; a = a->next, d++) {
+    if (!a->is_const || ck_is_err(a->ty) || !type_is_int(a->ty)) continue;
+    bool big = !type_is_signed(a->ty) && a->ty->size == 8 && (int64_t)a->ival < 0;
+    if (big || (int64_t)a->ival >= t->dims[d]) {
+      diag_error(c->diags, a->loc, "index %llu is out of range for %s (%s0..%d)",
+                 (unsigned long long)a->ival, ck_tname(t),
+                 t->ndim > 1 ? arena_printf(c->arena, "dimension %d is ", d) : "", t->dims[d] - 1);
+      return ck_val_err();
+    }
+  }
+  n->ty = t->elem;
+  return ck_val_of(t->elem);
+}
+
 static Val index_expr(Check *c, Node *n) {
   Val base = ck_expr(c, n->lhs);
   int nidx = ck_count_list(n->args);
   Val last = ck_val_err();
-  for (Node *a = n->args; a; a = a->next) last = index_val(c, a);
+  bool bad = false;
+  for (Node *a = n->args; a; a = a->next) bad |= ck_is_err((last = index_val(c, a)).ty);
   Type *t = base.ty;
   if (ck_is_err(t)) return ck_val_err();
   if (t->kind == TY_TILE) return ck_is_err(last.ty) ? ck_val_err() : ck_tile_index(c, n, t, nidx);
+  if (t->kind == TY_FIXED) return bad ? ck_val_err() : fixed_index(c, n, t, nidx);
   if (t->kind == TY_ARRAY) {
     if (nidx != t->ndim) {
       const char *name = n->lhs->kind == ND_IDENT && n->lhs->name ? n->lhs->name : "?";
@@ -572,6 +604,12 @@ static Val call(Check *c, Node *n) {
   }
   Sym *s = ck_global(c, name);
   if (s && s->decl->kind == DECL_STRUCT) return struct_ctor(c, n, s->decl);
+  if (s && s->decl->kind == DECL_ENUM) { /* Color(x): a cast to int32, the enum's type */
+    n->texpr = ck_alloc(c, sizeof *n->texpr);
+    n->texpr->loc = n->name_loc;
+    n->texpr->builtin = &ty_i32;
+    return type_call(c, n, &ty_i32);
+  }
   Node **args;
   Val *vals;
   int na = check_args(c, n, &args, &vals);

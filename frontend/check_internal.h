@@ -269,6 +269,10 @@ SrcLoc ck_end_loc(SrcLoc l);
 /* ---- check_decl.c: names, structs, signatures, overloads, bodies, call graph ---- */
 
 void ck_collect(Check *c, Lists *L);
+/* elem[e0, ...] for te's extents (te->nfixed of them: constant integers of at
+ * least 1, at most 2^30 bytes in all), or ty_error (reported); `name` the
+ * local array's. elem NULL: auto (an error). */
+Type *ck_fixed_type(Check *c, TypeExpr *te, Type *elem, const char *name);
 void ck_check_structs(Check *c, Lists *L);
 void ck_signature(Check *c, Decl *d);
 /* Overloads must differ in their parameter types, from each other and from

@@ -154,7 +154,10 @@ static int cand_cost(const Cand *k, const Val *vals, int nargs) {
   if (k->nparams != nargs) return -1;
   int total = 0;
   for (int j = 0; j < nargs; j++) {
-    int cost = conv_cost(&vals[j], k->params[j]);
+    /* a reference refers to a variable of its own type: nothing converts */
+    bool ref = k->fn && k->fn->params[j]->is_ref;
+    int cost = ref ? (type_equal(vals[j].ty, k->params[j]) || ck_is_err(vals[j].ty) ? 0 : -1)
+                   : conv_cost(&vals[j], k->params[j]);
     if (cost < 0) return -1;
     total += cost;
   }
@@ -163,6 +166,18 @@ static int cand_cost(const Cand *k, const Val *vals, int nargs) {
 
 static void cand_note(Check *c, const char *name, const Cand *k) {
   const char *sig = ck_sig_text(c, name, k->params, k->nparams);
+  if (k->fn) { /* "f(float32 &, int32)": a reference shows its '&' */
+    Type **ts = ck_alloc(c, (size_t)(k->nparams + 1) * sizeof *ts);
+    for (int i = 0; i < k->nparams; i++) {
+      ts[i] = k->params[i];
+      if (k->fn->params[i]->is_ref) {
+        ts[i] = ck_alloc(c, sizeof *ts[i]);
+        *ts[i] = *k->params[i];
+        ts[i]->name = arena_printf(c->arena, "%s &", ck_tname(k->params[i]));
+      }
+    }
+    sig = ck_sig_text(c, name, ts, k->nparams);
+  }
   if (k->fn)
     diag_note(c->diags, k->fn->name_loc, "candidate: %s", sig);
   else
@@ -268,7 +283,8 @@ static void record_call(Check *c, Decl *callee, SrcLoc loc) {
 /* A const array passed on as a writable parameter would lose its const. */
 static void check_const_arg(Check *c, Node *arg, Var *param, const char *fname) {
   Var *v = arg->kind == ND_IDENT ? arg->var : NULL;
-  if (v && v->is_const && v->ty && v->ty->kind == TY_ARRAY && !param->is_const) {
+  if (v && v->is_const && v->ty && (v->ty->kind == TY_ARRAY || v->ty->kind == TY_FIXED) &&
+      !param->is_const) {
     diag_error(c->diags, arg->loc,
                "const array '%s' passed to parameter '%s' of '%s', which is not const", v->name,
                param->name, fname);
@@ -277,9 +293,76 @@ static void check_const_arg(Check *c, Node *arg, Var *param, const char *fname) 
   }
 }
 
+/* What n is when a reference cannot refer to it ("const 'c'", "a value that
+ * is not a variable" ...), or NULL when it can: a variable that is not
+ * const, an element of an array that is not const, a field or a component
+ * of one. Tile elements are read-only. */
+static const char *unreferable(Check *c, const Node *n) {
+  switch (n->kind) {
+    case ND_IDENT:
+      if (n->cdecl) return arena_printf(c->arena, "constant '%s'", n->name);
+      if (!n->var) break;
+      return n->var->is_const ? arena_printf(c->arena, "const '%s'", n->name) : NULL;
+    case ND_INDEX:
+      if (n->lhs->ty && n->lhs->ty->kind == TY_TILE) return "an element of a tile (read-only)";
+      if (n->lhs->ty && (n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED)) {
+        const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
+        return v && v->is_const ? arena_printf(c->arena, "an element of const array '%s'", v->name)
+                                : NULL;
+      }
+      return unreferable(c, n->lhs);
+    case ND_MEMBER: return unreferable(c, n->lhs);
+    default: break;
+  }
+  return n->is_const ? "a constant" : "a value that is not a variable";
+}
+
+static void ref_note(Check *c, const Var *p) {
+  diag_note(c->diags, p->ref_loc, "'%s' is declared here as '%s &%s'", p->name, ck_tname(p->ty),
+            p->name);
+}
+
+/* The argument of reference parameter p: an lvalue of p's type exactly,
+ * which becomes &arg (an ND_ADDR of TY_PTR). */
+static void ref_arg(Check *c, Node *arg, const Val *v, Var *p, const char *fname) {
+  if (ck_is_err(v->ty) || ck_is_err(p->ty)) return;
+  const char *what = unreferable(c, arg);
+  if (what) {
+    diag_error(c->diags, arg->loc, "cannot pass %s to reference parameter '%s' of '%s'", what,
+               p->name, fname);
+    diag_note(c->diags, arg->loc,
+              "a reference needs a variable, an array element, a field or a component that is "
+              "not const");
+    ref_note(c, p);
+    return;
+  }
+  if (!type_equal(v->ty, p->ty)) {
+    diag_error(c->diags, arg->loc,
+               "cannot pass %s to reference parameter '%s' of '%s', which is %s: a reference "
+               "refers to a variable of its own type",
+               ck_tname(v->ty), p->name, fname, ck_tname(p->ty));
+    ref_note(c, p);
+    return;
+  }
+  Node *inner = ck_alloc(c, sizeof *inner);
+  *inner = *arg;
+  inner->next = NULL;
+  Node *next = arg->next;
+  memset(arg, 0, sizeof *arg);
+  arg->kind = ND_ADDR;
+  arg->loc = inner->loc;
+  arg->next = next;
+  arg->lhs = inner;
+  arg->ty = ck_ptr_to(c, p->ty);
+}
+
 /* Converts the arguments to the chosen candidate's parameters and marks n. */
 Type *ck_apply_cand(Check *c, Node *n, const char *name, const Cand *k, Node **args, Val *vals) {
   for (int j = 0; j < k->nparams; j++) {
+    if (k->fn && k->fn->params[j]->is_ref) {
+      ref_arg(c, args[j], &vals[j], k->fn->params[j], name);
+      continue;
+    }
     ck_convert(c, args[j], &vals[j], k->params[j], (Ctx){"argument", name, j + 1});
     if (k->fn) check_const_arg(c, args[j], k->fn->params[j], name);
   }

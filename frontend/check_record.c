@@ -1,6 +1,7 @@
 /* check_record.c: what the stages after the checker need, recorded once so
- * they never walk the tree for it: every array parameter's program-wide number
- * (debug error records name arrays by it) and which arrays atomics reach.
+ * they never walk the tree for it: every array parameter's and local array's
+ * program-wide number (debug error records name arrays by it) and which
+ * arrays atomics reach.
  *
  * Requires: a checked Program without errors (so calls never recurse).
  * Produces: ck_record_params (Var.array_id, Var.atomics,
@@ -55,14 +56,41 @@ static bool mark_atomics(Check *c, const Node *n) {
   return changed;
 }
 
-/* Numbers the array parameters (functions, then kernels) for debug records,
- * and finds the ones atomics reach, through calls. */
+static bool is_array(const Var *v) {
+  return v->ty && (v->ty->kind == TY_ARRAY || v->ty->kind == TY_FIXED);
+}
+
+/* Counts (numbers, when rec->array_params is set) the local arrays of a body. */
+typedef struct Locals {
+  Program *p;
+  const Decl *owner;
+  int n;
+} Locals;
+
+static bool local_array(const Node *n, void *ud) {
+  Locals *L = ud;
+  if (n->kind != ND_VARDECL || !n->var || !is_array(n->var)) return false;
+  if (L->p->array_params) {
+    n->var->array_id = L->p->narray_params;
+    L->p->array_params[L->p->narray_params++] = (ArrayParam){n->var, L->owner};
+  }
+  L->n++;
+  return false;
+}
+
+/* Numbers every array a debug record may name: the array parameters and the
+ * local arrays (functions, then kernels), and finds the arrays atomics reach,
+ * through calls. */
 void ck_record_params(Check *c, Program *p) {
   int n = 0;
+  p->array_params = NULL;
   for (int pass = 0; pass < 2; pass++)
     for (int i = 0; i < (pass ? p->nkernels : p->nfuncs); i++) {
-      const Decl *d = pass ? p->kernels[i] : p->funcs[i];
-      for (int j = 0; j < d->nparams; j++) n += d->params[j]->ty->kind == TY_ARRAY;
+      Decl *d = pass ? p->kernels[i] : p->funcs[i];
+      for (int j = 0; j < d->nparams; j++) n += is_array(d->params[j]);
+      Locals L = {p, d, 0};
+      if (ast_walk(d->body, local_array, &L) < 0) longjmp(c->oom, 1);
+      n += L.n;
     }
   p->array_params = n ? ck_alloc(c, (size_t)n * sizeof *p->array_params) : NULL;
   p->narray_params = 0;
@@ -72,10 +100,12 @@ void ck_record_params(Check *c, Program *p) {
       for (int j = 0; j < d->nparams; j++) {
         Var *v = d->params[j];
         v->array_id = -1;
-        if (v->ty->kind != TY_ARRAY) continue;
+        if (!is_array(v)) continue;
         v->array_id = p->narray_params;
         p->array_params[p->narray_params++] = (ArrayParam){v, d};
       }
+      Locals L = {p, d, 0};
+      if (ast_walk(d->body, local_array, &L) < 0) longjmp(c->oom, 1);
     }
   /* Callees first, each function once (a fixed point over all of them took a
    * round per level of a call chain: 20,000 rounds for a chain that long). */

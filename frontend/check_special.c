@@ -156,6 +156,14 @@ static Val sp_array(Check *c, Node *n, SpecialKind sp) {
     ck_set_const(n, k);
     return k;
   }
+  if (v.ty && v.ty->kind == TY_FIXED) { /* a local array's sizes are constants */
+    int d = sp == SP_SHAPE ? const_arg(c, a[1], 0, v.ty->ndim - 1, "the dimension", name) : 0;
+    if (d < 0) return ck_val_err();
+    Val k = {
+        .ty = rt, .is_const = true, .i = sp == SP_SIZE ? type_fixed_count(v.ty) : v.ty->dims[d]};
+    ck_set_const(n, k);
+    return k;
+  }
   Type *at = array_type(c, a[0], v, name);
   if (sp == SP_SHAPE) const_arg(c, a[1], 0, at ? at->ndim - 1 : 3, "the dimension", name);
   return special_done(n, sp, rt);
@@ -378,6 +386,13 @@ static Type *atomic_target(Check *c, Node *p, const char *name) {
   Val v = ck_expr(c, e);
   if (ck_is_err(v.ty)) return NULL;
   Type *base = indexed ? e->lhs->ty : NULL;
+  if (base && base->kind == TY_FIXED) {
+    diag_error(c->diags, p->loc,
+               "'%s' works on the elements of array parameters; a local array belongs to this "
+               "thread alone: update it with an assignment",
+               name);
+    return NULL;
+  }
   if (!base || base->kind != TY_ARRAY) {
     diag_error(c->diags, p->loc, "'%s' works on array elements only, not on %s", name,
                e->kind == ND_IDENT ? "a local variable" : "this expression");

@@ -29,14 +29,14 @@ static bool assignable(Check *c, Node *n) {
         diag_note(c->diags, n->var->loc, "'%s' is declared here", n->name);
         return false;
       }
-      if (n->var->ty && n->var->ty->kind == TY_ARRAY) {
+      if (n->var->ty && (n->var->ty->kind == TY_ARRAY || n->var->ty->kind == TY_FIXED)) {
         diag_error(c->diags, n->loc, "cannot assign to array '%s'; assign its elements instead",
                    n->name);
         return false;
       }
       return true;
     case ND_INDEX:
-      if (n->lhs->ty && n->lhs->ty->kind == TY_ARRAY) {
+      if (n->lhs->ty && (n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED)) {
         Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
         if (v && v->is_const) {
           diag_error(c->diags, n->loc, "cannot assign to an element of const array '%s'", v->name);
@@ -76,10 +76,55 @@ static void incdec(Check *c, Node *n) {
   assignable(c, n->lhs);
 }
 
+/* A local array's initializer: a list of at most its count of elements,
+ * each converted to the element type (the rest are zero). */
+static void init_list(Check *c, Var *v, Type *t) {
+  Node *l = v->init;
+  if (l->kind != ND_INIT_LIST) {
+    Val iv = ck_rvalue(c, l);
+    if (!ck_is_err(iv.ty) && !ck_is_err(t))
+      diag_error(c->diags, l->loc,
+                 "local array '%s' is initialized with a list of its elements, '= {...}' (arrays "
+                 "are not copied)",
+                 v->name);
+    return;
+  }
+  int64_t count = ck_is_err(t) ? 0 : type_fixed_count(t), k = 0;
+  for (Node *a = l->args; a; a = a->next, k++) {
+    if (ck_is_err(t) || k >= count) {
+      if (k == count && count > 0)
+        diag_error(c->diags, a->loc, "too many values for local array '%s' of %lld element%s",
+                   v->name, (long long)count, count == 1 ? "" : "s");
+      ck_rvalue(c, a);
+      continue;
+    }
+    ck_expect(c, a, t->elem, (Ctx){"element", v->name, (int)k + 1});
+  }
+  l->ty = t;
+}
+
 static void vardecl(Check *c, Node *n) {
   Var *v = n->var;
   if (!v) return;
   Type *t = ck_resolve_type(c, v->texpr, "a local variable");
+  if (v->texpr && v->texpr->nfixed) {
+    t = ck_fixed_type(c, v->texpr, t, v->name);
+    if (v->init) init_list(c, v, t);
+    v->ty = t;
+    v->id = c->nvars++;
+    ck_declare(c, v);
+    return;
+  }
+  if (v->init && v->init->kind == ND_INIT_LIST) {
+    diag_error(c->diags, v->init->loc,
+               "'{...}' initializes a local array; '%s' is not one (declare 'T %s[n]')", v->name,
+               v->name);
+    for (Node *a = v->init->args; a; a = a->next) ck_rvalue(c, a);
+    v->ty = &ty_error;
+    v->id = c->nvars++;
+    ck_declare(c, v);
+    return;
+  }
   if (t && t->kind == TY_VOID) {
     diag_error(c->diags, v->loc, "variable '%s' cannot be void", v->name);
     t = &ty_error;

@@ -447,6 +447,12 @@ static bool fn_arg(Check *c, TCall *k, Type *const *params, int np, Type **ret) 
     diag_error(c->diags, f->loc, "'%s' must return a scalar, not %s", f->name, ck_tname(cs[j].ret));
     return false;
   }
+  for (int i = 0; cs[j].fn && i < np; i++)
+    if (cs[j].fn->params[i]->is_ref) {
+      diag_error(c->diags, f->loc, "'%s' takes parameter %d by reference; '%s' passes values",
+                 f->name, i + 1, k->name);
+      return false;
+    }
   k->n->tfn = cs[j].fn;
   k->n->tbuiltin = cs[j].fn ? -1 : cs[j].builtin;
   *ret = cs[j].ret;

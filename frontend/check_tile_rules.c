@@ -158,6 +158,9 @@ static bool own_effect(const Node *n, void *unused) {
   (void)unused;
   if (n->kind == ND_ASSIGN || n->kind == ND_INCDEC) return writes_array(n->lhs);
   if (n->kind != ND_CALL) return false;
+  /* an array element passed to a reference parameter: the callee may write it */
+  for (const Node *a = n->call_kind == CALL_FUNC ? n->args : NULL; a; a = a->next)
+    if (a->kind == ND_ADDR && writes_array(a->lhs)) return true;
   if (n->call_kind == CALL_SPECIAL) return special_effect(n->special);
   return n->call_kind == CALL_TILE && (n->tile_op == TOP_STORE || n->tile_op == TOP_ATOMIC_ADD);
 }
@@ -346,6 +349,11 @@ static void check_fn(Check *c, Decl *d) {
   Rules r = {c, d, 0, 0};
   if (d->tiled) {
     if (ast_walk(d->body, rule_visit, &r) < 0) longjmp(c->oom, 1);
+    for (int i = 0; i < d->nparams; i++)
+      if (d->params[i]->is_ref)
+        diag_error(c->diags, d->params[i]->ref_loc,
+                   "'%s' uses tiles, so its parameter '%s' cannot be a reference", d->name,
+                   d->params[i]->name);
   }
   d->tile_temps = r.bytes;
   d->tile_vars = r.vars;

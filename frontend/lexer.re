@@ -476,6 +476,7 @@ static bool lex_next(Lexer *lx) {
 
     "kernel"   { TOK(TK_KERNEL); }
     "struct"   { TOK(TK_STRUCT); }
+    "enum"     { TOK(TK_ENUM); }
     "const"    { TOK(TK_CONST); }
     "import"   { TOK(TK_IMPORT); }
     "auto"     { TOK(TK_AUTO); }

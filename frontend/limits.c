@@ -70,7 +70,8 @@ static bool local(const Node *n, void *arg) {
   if (n->kind != ND_VARDECL || !n->var || !n->var->ty) return false;
   const Type *t = n->var->ty;
   if (t->size > LIMIT_VALUE)
-    value_error(f->L, n->var->loc, t, "local variable '%s' takes", n->var->name);
+    value_error(f->L, n->var->loc, t, "local %s '%s' takes",
+                t->kind == TY_FIXED ? "array" : "variable", n->var->name);
   f->bytes += t->size > 0 ? t->size : 0;
   return false;
 }
@@ -80,7 +81,7 @@ static int64_t frame_bytes(Limits *L, const Decl *d) {
   Frame f = {L, CALL_BYTES};
   for (int i = 0; i < d->nparams; i++) {
     const Var *p = d->params[i];
-    int align, size = p->ty ? type_arg_size(p->ty, &align) : 0;
+    int align, size = p->is_ref ? 8 : p->ty ? type_arg_size(p->ty, &align) : 0; /* & a pointer */
     if (size > LIMIT_VALUE)
       value_error(L, p->loc, p->ty, "parameter '%s' of %s '%s' takes", p->name,
                   kernel ? "kernel" : "function", d->name);

@@ -207,7 +207,7 @@ static void sync_stmt(Parser *p) {
     if (nest == 0 && k == TK_RBRACE) break;
     /* A declaration keyword can't be inside a statement: braces are missing.
      * Stay in panic so every enclosing block closes quietly. */
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) return;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) return;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
@@ -221,7 +221,7 @@ static void sync_stmt(Parser *p) {
 }
 
 static bool starts_module_item(TokKind k) {
-  return k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT || k == TK_CONST;
+  return k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT || k == TK_CONST;
 }
 
 /* Skips to the next module item: past a `;` or a closing `}` at the top, or up
@@ -380,6 +380,27 @@ static TypeExpr *parse_type(Parser *p) {
   return te;
 }
 
+/* fixed = '[' expr (',' expr)* ']' after the name of a local or a
+ * parameter: a local array's extents (constant expressions, checked later). */
+static Node *parse_expr(Parser *p);
+static void parse_fixed_dims(Parser *p, TypeExpr *te) {
+  advance(p); /* '[' */
+  if (at(p, TK_RBRACKET)) {
+    report(p, tok(p)->loc, "a local array needs its size, like 'float buf[16]'");
+    te->fixed[te->nfixed++] = error_node(p, tok(p)->loc);
+    advance(p);
+    return;
+  }
+  do {
+    Node *d = parse_expr(p);
+    if (te->nfixed < PARSE_MAX_DIMS)
+      te->fixed[te->nfixed++] = d;
+    else
+      report(p, d->loc, "a local array has at most %d dimensions", PARSE_MAX_DIMS);
+  } while (!p->panic && accept(p, TK_COMMA));
+  expect(p, TK_RBRACKET, "to close the array's size");
+}
+
 /* Names a declared thing; keywords and type names get a pointed message. */
 static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
   Token *t = tok(p);
@@ -401,7 +422,6 @@ static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
 
 /* ---- expressions --------------------------------------------------------- */
 
-static Node *parse_expr(Parser *p);
 static Node *parse_cond(Parser *p);
 static Node *parse_unary(Parser *p);
 
@@ -680,10 +700,14 @@ static Node *parse_expr(Parser *p) {
 /* ---- statements ------------------------------------------------------------ */
 
 static Node *parse_stmt(Parser *p);
+static Decl *parse_enum(Parser *p);
 
-/* After IDENT at a statement's start: is this `Name x`, `Name[,] x`? */
+/* After IDENT at a statement's start: is this `Name x`, `Name[,] x` (or
+ * `Name &x = `, a mistaken reference local)? */
 static bool ident_starts_decl(Parser *p) {
   if (at_tile_type(p, 0)) return true;
+  if (peek(p, 1)->kind == TK_AMP && peek(p, 2)->kind == TK_IDENT && peek(p, 3)->kind == TK_ASSIGN)
+    return true;
   int k = 1;
   if (peek(p, k)->kind == TK_LBRACKET) {
     k++;
@@ -704,17 +728,52 @@ static bool at_decl(Parser *p) {
   }
 }
 
-/* vardecl = 'const'? type IDENT '=' expr   (no ';': for-init uses it too) */
+/* init_list = '{' (expr (',' expr)* ','?)? '}': a local array's elements, in
+ * row-major order (one flat list). */
+static Node *parse_init_list(Parser *p) {
+  Token *open = advance(p);
+  Node *n = new_node(p, ND_INIT_LIST, open->loc);
+  Node head = {0}, *cur = &head;
+  while (!at(p, TK_RBRACE) && !p->panic) {
+    if (at(p, TK_LBRACE)) { /* reported once; the rest of the list is skipped */
+      report(p, tok(p)->loc,
+             "a local array's initializer is one flat list of its elements, in row-major order; "
+             "it has no nested '{...}'");
+      for (int depth = 1; depth > 0 && !at(p, TK_EOF) && !at(p, TK_SEMI);) {
+        TokKind k = advance(p)->kind;
+        depth += k == TK_LBRACE ? 1 : k == TK_RBRACE ? -1 : 0;
+      }
+      n->loc = loc_span(open->loc, prev_loc(p));
+      return n;
+    }
+    cur = cur->next = parse_expr(p);
+    n->nargs++;
+    if (!accept(p, TK_COMMA)) break;
+  }
+  n->args = head.next;
+  expect(p, TK_RBRACE, "to close the initializer list");
+  n->loc = loc_span(open->loc, prev_loc(p));
+  return n;
+}
+
+/* vardecl = 'const'? type IDENT fixed? ('=' (expr | init_list))?
+ * (no ';': for-init uses it too; only a local array may leave out '=') */
 static Node *parse_vardecl(Parser *p) {
   SrcLoc start = tok(p)->loc;
   Var *v = alloc(p, sizeof *v);
   v->is_const = accept(p, TK_CONST);
   v->texpr = parse_type(p);
+  if (at(p, TK_AMP)) /* read on as a plain variable: one error */
+    report(p, advance(p)->loc,
+           "a local variable cannot be a reference; only function parameters can ('T &name')");
   v->name = parse_name(p, &v->loc, "a variable name");
+  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
   Node *n = new_node(p, ND_VARDECL, start);
   n->var = v;
   if (accept(p, TK_ASSIGN)) {
-    v->init = parse_expr(p);
+    v->init = at(p, TK_LBRACE) ? parse_init_list(p) : parse_expr(p);
+  } else if (v->texpr->nfixed) { /* all zeros */
+    v->init = new_node(p, ND_INIT_LIST, v->loc);
   } else {
     if (!at(p, TK_COMMA)) report(p, v->loc, "variable '%s' needs an initializer", v->name);
     v->init = error_node(p, v->loc);
@@ -889,6 +948,11 @@ static Node *parse_stmt(Parser *p) {
     case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
     case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
     case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
+    case TK_ENUM: /* read and dropped: one error */
+      report(p, t->loc, "an enum is declared at module level, not inside a function");
+      parse_enum(p);
+      n = new_node(p, ND_EMPTY, t->loc);
+      break;
     case TK_ELSE:
     case TK_KERNEL:
     case TK_STRUCT:
@@ -942,7 +1006,15 @@ static Decl *parse_const(Parser *p) {
   Decl *d = new_decl(p, DECL_CONST, advance(p)->loc);
   d->texpr = parse_type(p);
   d->name = parse_name(p, &d->name_loc, "a constant name");
-  if (accept(p, TK_ASSIGN))
+  if (at(p, TK_LBRACKET)) {
+    SrcLoc where = tok(p)->loc;
+    TypeExpr dropped = {0};
+    parse_fixed_dims(p, &dropped);
+    report(p, loc_span(where, prev_loc(p)),
+           "a module constant cannot be an array; declare a const local array where it is used");
+    if (accept(p, TK_ASSIGN) && at(p, TK_LBRACE)) parse_init_list(p);
+    d->init = error_node(p, d->name_loc);
+  } else if (accept(p, TK_ASSIGN))
     d->init = parse_expr(p);
   else if (!p->panic)
     syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name,
@@ -965,6 +1037,14 @@ static void parse_fields(Parser *p, Decl *d) {
       Field *f = &d->fields[d->nfields++];
       f->texpr = te;
       f->name = parse_name(p, &f->loc, "a field name");
+      if (at(p, TK_LBRACKET)) {
+        SrcLoc where = tok(p)->loc;
+        TypeExpr dropped = {0};
+        parse_fixed_dims(p, &dropped);
+        report(p, loc_span(where, prev_loc(p)),
+               "a struct field cannot be an array; local arrays are variables of functions and "
+               "kernels");
+      }
     } while (!p->panic && accept(p, TK_COMMA));
     expect_semi(p, "after the field");
     if (p->panic) sync_stmt(p);
@@ -988,13 +1068,77 @@ static Decl *parse_struct(Parser *p) {
   return d;
 }
 
-/* param = 'const'? type IDENT */
+/* The value of an enumerator written without one: 0 first, else the one
+ * before it plus 1 (an int32 sum, so the checker reports an overflow). */
+static Node *next_enum_value(Parser *p, const Decl *prev, SrcLoc at) {
+  Node *one = new_node(p, ND_INT, at);
+  one->ival = prev ? 1 : 0;
+  if (!prev) return one;
+  Node *before = new_node(p, ND_IDENT, at);
+  before->name = prev->name;
+  before->name_loc = at;
+  return new_binary(p, ND_BINARY, TK_PLUS, before, one);
+}
+
+/* enumerator = IDENT ('=' expr)? : a DECL_CONST of type int32 */
+static Decl *parse_enumerator(Parser *p, Decl *e, const Decl *prev) {
+  Decl *d = new_decl(p, DECL_CONST, tok(p)->loc);
+  d->of_enum = e;
+  d->name = parse_name(p, &d->name_loc, "an enumerator name");
+  d->texpr = alloc(p, sizeof *d->texpr);
+  d->texpr->loc = d->name_loc;
+  d->texpr->builtin = &ty_i32;
+  d->init = accept(p, TK_ASSIGN) ? parse_expr(p) : next_enum_value(p, prev, d->name_loc);
+  d->loc = loc_span(d->loc, prev_loc(p));
+  return d;
+}
+
+/* Past the `}` that closes a broken enum (or up to a module keyword). */
+static void skip_enum_rest(Parser *p) {
+  while (!at(p, TK_EOF) && !starts_module_item(kind(p)))
+    if (advance(p)->kind == TK_RBRACE) break;
+}
+
+/* enum = 'enum' IDENT? '{' (enumerator (',' enumerator)* ','?)? '}' ';'?
+ * Returns the DECL_ENUM with its enumerators linked after it (next). An
+ * enum without a name (C's `enum { A, B };`) only declares the constants. */
+static Decl *parse_enum(Parser *p) {
+  Decl *e = new_decl(p, DECL_ENUM, advance(p)->loc), *last = e;
+  if (!at(p, TK_LBRACE)) e->name = parse_name(p, &e->name_loc, "an enum name");
+  Token *open = tok(p);
+  if (expect(p, TK_LBRACE, "to start the enum's enumerators")) {
+    while (!at(p, TK_RBRACE) && !at(p, TK_EOF) && !p->panic) {
+      Decl *d = parse_enumerator(p, e, last == e ? NULL : last);
+      if (p->abort) break;
+      last = last->next = d;
+      e->nmembers++;
+      if (!accept(p, TK_COMMA)) break;
+    }
+    if (!accept(p, TK_RBRACE)) {
+      if (syntax_error(p, "expected ',' or '}' in enum%s%s%s, found %s", e->name ? " '" : "",
+                       e->name ? e->name : "", e->name ? "'" : "", tok_desc(p, tok(p))))
+        diag_note(p->diags, open->loc, "the enum opened here");
+      skip_enum_rest(p);
+    }
+    accept(p, TK_SEMI);
+  }
+  e->loc = loc_span(e->loc, prev_loc(p));
+  return e;
+}
+
+/* param = 'const'? type '&'? IDENT fixed?   (`&`: a reference parameter;
+ * fixed: a local array of the caller's) */
 static Var *parse_param(Parser *p) {
   Var *v = alloc(p, sizeof *v);
   v->is_param = true;
   v->is_const = accept(p, TK_CONST);
   v->texpr = parse_type(p);
+  if (at(p, TK_AMP)) {
+    v->is_ref = true;
+    v->ref_loc = advance(p)->loc;
+  }
   v->name = parse_name(p, &v->loc, "a parameter name");
+  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
   return v;
 }
 
@@ -1026,6 +1170,8 @@ static Decl *parse_func(Parser *p) {
   SrcLoc start = tok(p)->loc;
   Decl *d = new_decl(p, accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
   d->texpr = parse_type(p);
+  if (at(p, TK_AMP)) /* read on as a function returning a value: one error */
+    report(p, advance(p)->loc, "a function cannot return a reference");
   d->name =
       parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
   if (p->panic) return NULL;
@@ -1084,7 +1230,7 @@ static void skip_stray_stmts(Parser *p) {
   int nest = 0;
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
-    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_IMPORT) break;
+    if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) break;
     if (nest == 0 && (k == TK_CONST || at_func_head(p))) break;
     advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
@@ -1101,19 +1247,20 @@ static Decl *parse_item(Parser *p) {
     case TK_IMPORT: return parse_import(p);
     case TK_CONST: return parse_const(p);
     case TK_STRUCT: return parse_struct(p);
+    case TK_ENUM: return parse_enum(p);
     case TK_KERNEL: return parse_func(p);
     default:
       if (at_stray_stmt(p)) {
-        syntax_error(p,
-                     "expected a declaration (import, const, struct, function or kernel), found a "
-                     "statement; does an extra '}' above end the function early?");
+        syntax_error(
+            p, "expected a declaration (import, const, struct, enum, function or kernel), found a "
+               "statement; does an extra '}' above end the function early?");
         skip_stray_stmts(p);
         return NULL;
       }
       if (at_type_start(p) && !at(p, TK_AUTO)) return parse_func(p);
-      syntax_error(p,
-                   "expected a declaration (import, const, struct, function or kernel), found %s",
-                   tok_desc(p, tok(p)));
+      syntax_error(
+          p, "expected a declaration (import, const, struct, enum, function or kernel), found %s",
+          tok_desc(p, tok(p)));
       while (at(p, TK_RBRACE)) /* a run of stray `}` is one mistake */
         advance(p);
       return NULL;
@@ -1183,7 +1330,9 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
   while (!at(&p, TK_EOF)) {
     int before = p.pos;
     Decl *d = parse_item(&p);
-    if (d && !p.abort) cur = cur->next = d;
+    if (d && !p.abort) /* an enum is a chain: its enumerators follow it */
+      for (cur->next = d; cur->next; cur = cur->next)
+        ;
     if (p.panic) sync_top(&p);
     if (p.pos == before) advance(&p);
   }

@@ -8,6 +8,7 @@
  */
 #include "ast.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #define SCALAR(id, k, sz, nm) Type id = {.kind = k, .size = sz, .align = sz, .name = nm}
@@ -114,6 +115,33 @@ Type *type_tile(Arena *a, Type *elem, int ndim, const int *dims) {
   return t->name ? t : NULL;
 }
 
+Type *type_fixed(Arena *a, Type *elem, int ndim, const int *dims) {
+  Type *t = arena_alloc(a, sizeof *t);
+  if (!t) return NULL;
+  t->kind = TY_FIXED;
+  t->elem = elem;
+  t->ndim = ndim;
+  int64_t count = 1;
+  char ext[64] = "";
+  for (int i = 0; i < ndim; i++) {
+    t->dims[i] = dims[i];
+    count *= dims[i];
+    size_t n = strlen(ext);
+    snprintf(ext + n, sizeof ext - n, "%s%d", i ? ", " : "", dims[i]);
+  }
+  /* callers keep the whole at most 2^30 bytes */
+  t->size = (int)(count * elem->size);
+  t->align = elem->align;
+  t->name = arena_printf(a, "%s[%s]", type_name(elem), ext);
+  return t->name ? t : NULL;
+}
+
+int64_t type_fixed_count(const Type *t) {
+  int64_t n = t && t->kind == TY_FIXED ? 1 : 0;
+  for (int i = 0; n && i < t->ndim; i++) n *= t->dims[i];
+  return n;
+}
+
 int64_t type_tile_count(const Type *t) {
   return t && t->kind == TY_TILE ? (int64_t)t->dims[0] * t->dims[1] : 0;
 }
@@ -153,6 +181,10 @@ bool type_equal(const Type *a, const Type *b) {
     case TY_TILE:
       return a->ndim == b->ndim && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
              type_equal(a->elem, b->elem);
+    case TY_FIXED:
+      for (int i = 0; i < a->ndim; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+      return a->ndim == b->ndim && type_equal(a->elem, b->elem);
     default: return true; /* every other kind has a single type */
   }
 }
@@ -166,6 +198,10 @@ int type_arg_size(const Type *t, int *align) {
   if (t->kind == TY_ARRAY) { /* kn_array: a data pointer, 4 extents, 4 strides */
     *align = 8;
     return 8 * 9;
+  }
+  if (t->kind == TY_FIXED) { /* a parameter: a pointer to the caller's local array */
+    *align = 8;
+    return 8;
   }
   *align = t->align > 0 ? t->align : 1;
   return t->size;

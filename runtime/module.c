@@ -422,19 +422,20 @@ static void list_i64(Buf *b, const int64_t *v, int n, int unsigned_mask) {
   buf_add(b, "]", 1);
 }
 
-/* The array a bounds record names (by the checker's number): a kernel
- * parameter, or a function's. */
+/* The array a bounds record names (by the checker's number): a kernel's
+ * parameter or local array, or a function's. */
 static void describe_param(Buf *b, const kern_kernel *k, int id) {
   const Program *p = k->module->prog;
   const ArrayParam *ap = id >= 0 && id < p->narray_params ? &p->array_params[id] : NULL;
   const Var *v = ap ? ap->param : NULL;
   const Decl *owner = ap ? ap->owner : NULL;
+  const char *what = v && !v->is_param ? "local array" : "parameter";
   if (!v)
     buf_printf(b, "an array");
   else if (owner == k->decl)
-    buf_printf(b, "parameter '%s'", v->name);
+    buf_printf(b, "%s '%s'", what, v->name);
   else
-    buf_printf(b, "parameter '%s' of function '%s'", v->name,
+    buf_printf(b, "%s '%s' of function '%s'", what, v->name,
                owner && owner->name ? owner->name : "?");
 }
 

@@ -13,6 +13,7 @@
 #define TOK_KEYWORDS(X)                                                                            \
   X(TK_KERNEL, "kernel")                                                                           \
   X(TK_STRUCT, "struct")                                                                           \
+  X(TK_ENUM, "enum")                                                                               \
   X(TK_CONST, "const")                                                                             \
   X(TK_IMPORT, "import")                                                                           \
   X(TK_AUTO, "auto")                                                                               \

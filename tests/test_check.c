@@ -187,6 +187,15 @@ static void walk_call(Walk *w, const Node *n) {
       }
       Type *ps[64];
       for (int i = 0; i < n->fn->nparams && i < 64; i++) ps[i] = n->fn->params[i]->ty;
+      /* a reference parameter's argument is &lvalue of its exact type */
+      int i = 0;
+      for (const Node *a = n->args; a && i < 64; a = a->next, i++)
+        if (i < n->fn->nparams && n->fn->params[i]->is_ref) {
+          if (a->kind != ND_ADDR || !a->lhs || !type_equal(a->lhs->ty, ps[i]))
+            problem(w, a, "reference argument is not & of an lvalue of the parameter's type");
+          else
+            ps[i] = a->ty;
+        }
       walk_args_match(w, n, ps, n->fn->nparams);
       break;
     }

@@ -747,7 +747,7 @@ Test(robust, unbalanced_braces) {
   compile("kernel void k(int[] a) {\n  if (a[0] > 0) {\n    a[0] = 1;\n  }\n  }\n  a[1] = 2;\n}\n"
           "\nkernel void j(int[] a) {\n  a[0] = 3;\n");
   EXPECT(E(6, 3,
-           "expected a declaration (import, const, struct, function or kernel), found a "
+           "expected a declaration (import, const, struct, enum, function or kernel), found a "
            "statement; does an extra '}' above end the function early?"),
          E(11, 1, "expected '}' to close the block, found end of file"),
          N(9, 24, "the block opened here"));
@@ -762,7 +762,8 @@ Test(robust, unbalanced_braces) {
 Test(robust, unbalanced_braces_cascade_is_bounded) {
   char *src = repeat("", "}", 100000, "\nkernel void k(int[] a) { a[0] = 1; }\n", "", "");
   compile(src);
-  EXPECT(E(1, 1, "expected a declaration (import, const, struct, function or kernel), found '}'"));
+  EXPECT(E(1, 1,
+           "expected a declaration (import, const, struct, enum, function or kernel), found '}'"));
   cr_expect_eq(R.prog->nkernels, 0, "check does not run after syntax errors");
   free(src);
   src = repeat("kernel void k(int[] a) {\n", "  }\n  a[0] = 1;\n  {\n", 1000, "}\n", "", "");

@@ -577,7 +577,112 @@ Test(frames, a_sixty_four_kilobyte_local_runs_on_four_threads) {
   free(b.s);
 }
 
+/* Local arrays count as values: one past 64 KiB is refused, naming its type;
+ * nine of 64 KiB are past the kernel's stack budget; the largest runs. */
+Test(frames, local_arrays_past_the_limits_are_refused) {
+  expect_compile_error("kernel void k(float[] x) {\n  float big[16385];\n  x[0] = big[tid()];\n}\n",
+                       "local array 'big' takes 65540 bytes (float32[16385]); a value on a "
+                       "thread's stack is limited to 65536 bytes");
+  expect_compile_error("kernel void k(vec4[] x) {\n  vec4 v[64, 65];\n  x[0] = v[1, 2];\n}\n",
+                       "local array 'v' takes 66560 bytes (vec4[64, 65])");
+  Str b = {0};
+  sadd(&b, "float f(int k) {\n  float a[16384];\n  a[k] = 1.0;\n  return a[0];\n}\n");
+  sadd(&b, "kernel void k(float[] x) {\n");
+  for (int i = 0; i < 8; i++) sadd(&b, "  float v%d[16384];\n", i);
+  sadd(&b, "  x[0] = v7[tid()] + f(tid());\n}\n");
+  expect_compile_error(b.s, "kernel 'k' needs about 589936 bytes of stack (the limit is 524288)");
+  free(b.s);
+}
+
+Test(frames, a_sixty_four_kilobyte_local_array_runs_on_four_threads) {
+  const char *src =
+      "kernel void k(int[] x) {\n  int v[16384];\n  int i = tid();\n"
+      "  v[16383 - i] = i;\n  v[i] += 1;\n  x[i] = v[16383 - i] + v[i] + v[8000];\n}\n";
+  kern_module *m = load("frame.kern", src);
+  enum { N = 4096 };
+  kern_array *x = array_of(KERN_INT32, N, NULL, 0);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k"), cpu(), KERN_DIM1(N), x), KERN_OK, "%s",
+               kern_last_error());
+  int32_t v[N];
+  kern_array_read(x, v, sizeof v);
+  for (int i = 0; i < N; i++) cr_assert_eq(v[i], i + 1, "x[%d] = %d", i, v[i]);
+  kern_array_free(x);
+  kern_module_free(m);
+}
+
+/* A reference costs a pointer, not the value: a 128 KiB struct that is
+ * refused by value is worked on in place through a reference to its array
+ * element, on a 2 MiB stack. */
+static void *run_huge_reference(void *src) {
+  kern_module *m = load("ref.kern", src);
+  kern_array *x = array_of(KERN_INT8, 1, NULL, 0);
+  kern_array *s = array_of(kern_module_dtype(m, "A17"), 1, NULL, 0);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k"), cpu(), KERN_DIM1(1), x, s), KERN_OK, "%s",
+               kern_last_error());
+  int8_t v = 0, *bytes = calloc(1, 1 << 17);
+  cr_assert_eq(kern_array_read(x, &v, 1), KERN_OK, "%s", kern_last_error());
+  cr_expect_eq(v, 5, "x[0] = %d", v);
+  cr_assert_eq(kern_array_read(s, bytes, 1 << 17), KERN_OK, "%s", kern_last_error());
+  cr_expect(bytes[0] == 5 && bytes[1] == 9, "the struct's first bytes: %d %d", bytes[0], bytes[1]);
+  free(bytes);
+  kern_array_free(x);
+  kern_array_free(s);
+  kern_module_free(m);
+  return NULL;
+}
+
+Test(frames, a_reference_to_a_huge_struct_costs_a_pointer) {
+  Str b = {0};
+  sdag(&b, 17);
+  sadd(&b, "int8 first(A17 &v) {\n  v.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.b.x = 9;\n"
+           "  v.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.x += 5;\n"
+           "  return v.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.a.x;\n}\n"
+           "kernel void k(int8[] x, A17[] s) { x[tid()] = first(s[0]); }\n");
+  on_small_stack(run_huge_reference, b.s);
+  free(b.s);
+}
+
 /* ---- bool bytes other than 0 and 1 -------------------------------------------------- */
+
+/* A bool reference to an array element or a field holding 2 or 255 reads
+ * true and stores a proper byte (0 or 1); to a local, it is the local. */
+Test(bools, references_to_bool_bytes) {
+  const char *src = "struct Flag { int32 n; bool on; };\n"
+                    "bool flip(bool &b) { bool was = b; b = !b; return was; }\n"
+                    "kernel void k(bool[] a, Flag[] f, int[] out) {\n"
+                    "  int i = tid();\n"
+                    "  bool local = a[i];\n"
+                    "  out[3 * i] = int(flip(a[i]));\n"
+                    "  out[3 * i + 1] = int(flip(f[i].on)) + 2 * int(f[i].on);\n"
+                    "  out[3 * i + 2] = int(flip(local)) + 2 * int(local);\n"
+                    "}\n";
+  kern_module *m = load("flags.kern", src);
+  unsigned char bytes[4] = {0, 1, 2, 255}, fb[4][8] = {{0}};
+  for (int i = 0; i < 4; i++) fb[i][4] = bytes[i];
+  kern_array *a = array_of(KERN_BOOL, 4, bytes, sizeof bytes);
+  kern_array *f = array_of(kern_module_dtype(m, "Flag"), 4, fb, sizeof fb);
+  kern_array *out = array_of(KERN_INT32, 12, NULL, 0);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "k"), cpu(), KERN_DIM1(4), a, f, out), KERN_OK, "%s",
+               kern_last_error());
+  int32_t v[12];
+  unsigned char after[4], fafter[4][8];
+  kern_array_read(out, v, sizeof v);
+  kern_array_read(a, after, sizeof after);
+  kern_array_read(f, fafter, sizeof fafter);
+  for (int i = 0; i < 4; i++) {
+    int t = bytes[i] != 0;
+    cr_expect_eq(v[3 * i], t, "flip(a[%d]) of byte %d: %d", i, bytes[i], v[3 * i]);
+    cr_expect_eq(v[3 * i + 1], t + 2 * !t, "flip(f[%d].on) of byte %d: %d", i, bytes[i],
+                 v[3 * i + 1]);
+    cr_expect_eq(v[3 * i + 2], t + 2 * !t, "flip(local) of byte %d: %d", bytes[i], v[3 * i + 2]);
+    cr_expect_eq(after[i], !t, "a[%d] holds byte %d after the flip of %d", i, after[i], bytes[i]);
+    cr_expect_eq(fafter[i][4], !t, "f[%d].on holds byte %d", i, fafter[i][4]);
+  }
+  kern_array_free(a);
+  kern_array_free(f);
+  kern_array_free(out);
+  kern_module_free(m);
+}
 
 /* A struct field, a by-value parameter and array elements holding 2 and 255
  * are true everywhere: in ?:, !, conversions, comparisons with true. */

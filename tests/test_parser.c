@@ -167,6 +167,65 @@ Test(parser, array_dimensions_up_to_four) {
   expect_dump("kernel void k(float[,,,] a) { }", "(kernel k (params (a float32[,,,])) (block))\n");
 }
 
+Test(parser, reference_parameters) {
+  expect_dump("void f(float &x, const int y, P &p, vec3 v) { }",
+              "(func f void (params (x float32&) (y const int32) (p P&) (v vec3)) (block))\n");
+}
+
+Test(parser, references_only_as_parameters) {
+  parse("float &f() { return 1.0; }\nkernel void k() {\n  int &r = x;\n  P &q = p;\n}");
+  expect_nerrors(3);
+  expect_error(0, 1, 7, "a function cannot return a reference");
+  expect_error(1, 3, 7,
+               "a local variable cannot be a reference; only function parameters can ('T &name')");
+  expect_error(2, 4, 5,
+               "a local variable cannot be a reference; only function parameters can ('T &name')");
+}
+
+Test(parser, local_arrays) {
+  expect_body("float buf[16]; const int g[2, N] = {1, x, 3,}; P ps[4] = {};",
+              "(block (var buf float32[(int 16)] (list)) "
+              "(var g const int32[(int 2) (ident N)] (list (int 1) (ident x) (int 3))) "
+              "(var ps P[(int 4)] (list)))");
+  expect_dump("void f(const float b[4], int m[2, 3]) { }",
+              "(func f void (params (b const float32[(int 4)]) (m int32[(int 2) (int 3)])) "
+              "(block))\n");
+}
+
+Test(parser, local_array_mistakes) {
+  parse("struct S { float w[4]; };\nconst int T[2] = {1, 2};\nkernel void k() {\n"
+        "  float b[];\n  float m[2, 2] = {{1, 2}, {3, 4}};\n  float f[1, 1, 1, 1, 1];\n}");
+  expect_nerrors(5);
+  expect_error(0, 1, 19,
+               "a struct field cannot be an array; local arrays are variables of functions and "
+               "kernels");
+  expect_error(
+      1, 2, 12,
+      "a module constant cannot be an array; declare a const local array where it is used");
+  expect_error(2, 4, 11, "a local array needs its size, like 'float buf[16]'");
+  expect_error(3, 5, 20,
+               "a local array's initializer is one flat list of its elements, in row-major "
+               "order; it has no nested '{...}'");
+  expect_error(4, 6, 23, "a local array has at most 4 dimensions");
+}
+
+Test(parser, enums) {
+  expect_dump("enum Color { RED, GREEN = 5, BLUE, };\nenum { A };",
+              "(enum Color 3)\n(const RED int32 (int 0))\n(const GREEN int32 (int 5))\n"
+              "(const BLUE int32 (binary + (ident GREEN) (int 1)))\n(enum _ 1)\n"
+              "(const A int32 (int 0))\n");
+}
+
+Test(parser, enum_mistakes) {
+  parse("enum E { A B };\nkernel void k() {\n  enum L { X };\n}\nenum F { 1 };\nenum G { C };");
+  expect_nerrors(3);
+  expect_error(0, 1, 12, "expected ',' or '}' in enum 'E', found identifier 'B'");
+  cr_expect_eq(diag_n(1)->level, DIAG_NOTE); /* the enum opened here */
+  expect_error(2, 3, 3, "an enum is declared at module level, not inside a function");
+  expect_error(3, 5, 10, "expected an enumerator name, found integer literal '1'");
+  cr_expect(strstr(dump, "(enum G 1)\n(const C int32 (int 0))\n"), "%s", dump);
+}
+
 /* ---- statements ---------------------------------------------------------------- */
 
 Test(parser, declarations) {
@@ -444,8 +503,9 @@ Test(parser, module_level_garbage) {
   parse("int global = 3;\nx y z;\n}}}\nkernel void ok() { }\n");
   expect_error(0, 1, 12, "module-level variables are not supported; use 'const global = ...;'");
   expect_error(1, 2, 5, "expected '(' after the function name, found identifier 'z'");
-  expect_error(2, 3, 1,
-               "expected a declaration (import, const, struct, function or kernel), found '}'");
+  expect_error(
+      2, 3, 1,
+      "expected a declaration (import, const, struct, enum, function or kernel), found '}'");
   expect_nerrors(3);
   cr_expect(strstr(dump, "(kernel ok (params) (block))\n"));
 }
