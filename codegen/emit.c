@@ -730,12 +730,12 @@ static void special(Emitter *e, const Node *n) {
       OUT(e, "))");
       break;
     case SP_PRINTF: printf_call(e, n); break;
-    case SP_ASSERT:
+    case SP_ASSERT: /* ival: 1 + the message's number, 0 without one (check_record.c) */
       if (e->opts->debug) {
         OUT(e, "((");
         expr(e, a);
-        OUT(e, ") ? (void)0 : kn_assert_fail(kn_c, %d, %d, kn_lin))",
-            file_index(e->prog, n->loc.file), n->loc.line);
+        OUT(e, ") ? (void)0 : kn_assert_fail_msg(kn_c, %d, %d, %d, kn_lin))",
+            file_index(e->prog, n->loc.file), n->loc.line, (int)n->ival - 1);
       } else
         OUT(e, "((void)0)");
       break;
@@ -789,7 +789,9 @@ static void ctor(Emitter *e, const Node *n) {
   } /* float(i) */
   const char *code = builtin_type_code(t);
   const Node *a = n->args;
-  if (n->nargs == 0)
+  if (n->nargs == 0 && t->kind == TY_QUAT)
+    OUT(e, "kn_quat_identity("); /* quat() is the identity, as Warp's */
+  else if (n->nargs == 0)
     OUT(e, "kn_zero_%s(", code);
   else if (n->nargs == 1 && a->ty->kind == TY_VEC && t->kind == TY_VEC) {
     vector_convert(e, t, a->ty, a);

@@ -259,7 +259,8 @@ struct Node {
   SrcLoc name_loc;  /* where that name is written */
   TypeExpr *texpr;  /* ND_CAST target */
 
-  uint64_t ival; /* ND_INT (two's complement bits of the value), ND_BOOL */
+  uint64_t ival; /* ND_INT (two's complement bits of the value), ND_BOOL; after check, an
+                  * assert with a message: 1 + its number in Program.assert_msgs */
   double fval;   /* ND_FLOAT */
   LitSuffix suffix;
   const char *str; /* ND_STRING */
@@ -388,6 +389,10 @@ typedef struct Program {
    * error records name */
   ArrayParam *array_params;
   int narray_params;
+  /* after check: the messages of assert(cond, "message"), numbered in the
+   * order of Program.funcs then kernels; a failure record names one */
+  const char **assert_msgs;
+  int nassert_msgs;
 } Program;
 
 /* ---- passes ---------------------------------------------------------------- */

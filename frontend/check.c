@@ -43,7 +43,8 @@
  *    builtin-type or struct call is CALL_CTOR with ty the constructed type and
  *    its arguments already converted: a vector or quat takes n scalars or one
  *    scalar (splat); a matrix n*n scalars, n row vectors or one scalar (the
- *    diagonal); a struct every field in order, or nothing (zeroed).
+ *    diagonal); a struct every field in order; each of them also nothing
+ *    (zero, but a quat is the identity, as Warp's).
  *  - Operators on vectors, matrices and quats keep their ND_BINARY / ND_UNARY
  *    node with call_kind CALL_BUILTIN and builtin = the table entry ("op+",
  *    "neg", ...). A compound assignment on such operands (v += w) marks its

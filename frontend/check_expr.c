@@ -527,19 +527,22 @@ static void convert_all(Check *c, Node **args, Val *vals, int na, Type *t, const
   for (int i = 0; i < na; i++) ck_convert(c, args[i], &vals[i], t, (Ctx){"argument", name, i + 1});
 }
 
-/* vecN / quat / matN from scalars, rows or a splat (see the top comment). */
+/* vecN / quat / matN from scalars, rows or a splat, or from nothing: the
+ * zero vector or matrix, the identity quat (Warp's) (see the top comment). */
 static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int na) {
   const char *name = ck_tname(t);
   int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * t->n : t->n;
-  if (na == 1 || na == n2) {
+  if (na == 0) {
+    /* nothing to convert */
+  } else if (na == 1 || na == n2) {
     convert_all(c, args, vals, na, t->elem, name);
   } else if (t->kind == TY_MAT && na == n1) {
     convert_all(c, args, vals, na, type_vec(t->elem, t->n), name);
   } else {
     if (t->kind == TY_MAT)
-      diag_error(c->diags, n->loc, "%s takes 1, %d or %d arguments, got %d", name, n1, n2, na);
+      diag_error(c->diags, n->loc, "%s takes 0, 1, %d or %d arguments, got %d", name, n1, n2, na);
     else
-      diag_error(c->diags, n->loc, "%s takes 1 or %d arguments, got %d", name, n2, na);
+      diag_error(c->diags, n->loc, "%s takes 0, 1 or %d arguments, got %d", name, n2, na);
     return ck_val_err();
   }
   return any_err(vals, na) ? ck_val_err() : ctor_done(n, t);
@@ -650,7 +653,8 @@ static Val expr_kind(Check *c, Node *n) {
       n->is_const = true;
       return (Val){.ty = &ty_bool, .is_const = true, .i = n->ival != 0};
     case ND_STRING:
-      diag_error(c->diags, n->loc, "string literals are only allowed in printf");
+      diag_error(c->diags, n->loc,
+                 "string literals are only allowed in printf and as the message of assert");
       return ck_val_err();
     case ND_IDENT: return ident(c, n);
     case ND_UNARY: return unary(c, n);

@@ -287,9 +287,10 @@ void ck_mark_used(Check *c, Decl **kernels, int nk, int nfuncs);
 
 /* ---- check_record.c: what later stages need ---- */
 
-/* Numbers the array parameters (functions, then kernels) for debug records,
- * and finds the ones atomics reach, through calls to a fixed point (calls
- * never recurse, so it comes after at most one round per call level). */
+/* Numbers the array parameters and local arrays (functions, then kernels)
+ * and the messages of asserts for debug records, and finds the arrays
+ * atomics reach, through calls to a fixed point (calls never recurse, so it
+ * comes after at most one round per call level). */
 void ck_record_params(Check *c, Program *p);
 
 #endif

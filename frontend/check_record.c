@@ -1,11 +1,12 @@
 /* check_record.c: what the stages after the checker need, recorded once so
  * they never walk the tree for it: every array parameter's and local array's
- * program-wide number (debug error records name arrays by it) and which
- * arrays atomics reach.
+ * program-wide number (debug error records name arrays by it), the messages
+ * of asserts (by number, too) and which arrays atomics reach.
  *
  * Requires: a checked Program without errors (so calls never recurse).
  * Produces: ck_record_params (Var.array_id, Var.atomics,
- * Program.array_params). Breaks: nothing.
+ * Program.array_params, Program.assert_msgs and the asserts' numbers in
+ * their ival). Breaks: nothing.
  */
 
 #include <limits.h>
@@ -78,6 +79,43 @@ static bool local_array(const Node *n, void *ud) {
   return false;
 }
 
+/* Numbers (when msgs is set) the messages of the asserts of a body. */
+typedef struct Asserts {
+  const char **msgs;
+  int n;
+} Asserts;
+
+static bool assert_msg(const Node *n, void *ud) {
+  Asserts *A = ud;
+  if (n->kind != ND_CALL || n->call_kind != CALL_SPECIAL || n->special != SP_ASSERT || !n->args ||
+      !n->args->next || n->args->next->kind != ND_STRING)
+    return false;
+  if (A->msgs) {
+    A->msgs[A->n] = n->args->next->str ? n->args->next->str : "";
+    ((Node *)n)->ival = (uint64_t)A->n + 1; /* the emitter's record names it by number */
+  }
+  A->n++;
+  return false;
+}
+
+/* Numbers the messages of asserts for the debug records (a failed assert's
+ * record carries the number; the runtime words the message). */
+static void record_asserts(Check *c, Program *p) {
+  Asserts A = {NULL, 0};
+  for (int round = 0; round < 2; round++) {
+    if (round) {
+      p->assert_msgs = A.n ? ck_alloc(c, (size_t)A.n * sizeof *p->assert_msgs) : NULL;
+      p->nassert_msgs = A.n;
+      A = (Asserts){p->assert_msgs, 0};
+      if (!A.msgs) return;
+    }
+    for (int i = 0; i < p->nfuncs + p->nkernels; i++) {
+      const Decl *d = i < p->nfuncs ? p->funcs[i] : p->kernels[i - p->nfuncs];
+      if (ast_walk(d->body, assert_msg, &A) < 0) longjmp(c->oom, 1);
+    }
+  }
+}
+
 /* Numbers every array a debug record may name: the array parameters and the
  * local arrays (functions, then kernels), and finds the arrays atomics reach,
  * through calls. */
@@ -107,6 +145,7 @@ void ck_record_params(Check *c, Program *p) {
       Locals L = {p, d, 0};
       if (ast_walk(d->body, local_array, &L) < 0) longjmp(c->oom, 1);
     }
+  record_asserts(c, p);
   /* Callees first, each function once (a fixed point over all of them took a
    * round per level of a call chain: 20,000 rounds for a chain that long). */
   AstCallGraph g;

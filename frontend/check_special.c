@@ -89,7 +89,7 @@ static bool arity(Check *c, Node *n, const char *name, int na, int lo, int hi) {
     diag_error(c->diags, n->loc, "'%s' expects %d %s %d arguments, got %d", name, lo,
                hi == lo + 1 ? "or" : "to", hi, na);
   for (Node *a = n->args; a; a = a->next)
-    if (a->kind != ND_ADDR) ck_expr(c, a);
+    if (a->kind != ND_ADDR && a->kind != ND_STRING) ck_expr(c, a);
   return false;
 }
 
@@ -196,10 +196,19 @@ static Val sp_lower_bound(Check *c, Node *n) {
   return e ? special_done(n, SP_LOWER_BOUND, &ty_i32) : ck_val_err();
 }
 
+/* assert(cond) or assert(cond, "message"): the message is a string literal,
+ * reported with the failure (check_record.c numbers the messages). */
 static Val sp_assert(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
-  if (arity(c, n, "assert", na, 1, 1)) ck_expect_bool(c, a[0], "the condition of 'assert'");
+  if (!arity(c, n, "assert", na, 1, 2)) return special_done(n, SP_ASSERT, &ty_void);
+  ck_expect_bool(c, a[0], "the condition of 'assert'");
+  if (na == 2 && a[1]->kind == ND_STRING) {
+    a[1]->ty = &ty_string;
+  } else if (na == 2 && !ck_is_err(ck_expr(c, a[1]).ty)) {
+    diag_error(c->diags, a[1]->loc, "the message of 'assert' must be a string literal");
+    diag_note(c->diags, a[1]->loc, "to see values, printf them before the assert");
+  }
   return special_done(n, SP_ASSERT, &ty_void);
 }
 

@@ -441,6 +441,10 @@ static void describe_param(Buf *b, const kern_kernel *k, int id) {
 
 kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   const char *file = rt_module_file(k->module, e->file);
+  const Program *p = k->module->prog;
+  if (e->kind == KN_ERR_ASSERT && e->param >= 0 && e->param < p->nassert_msgs)
+    return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld): %s",
+                   k->name, file, e->line, (long long)e->tid, p->assert_msgs[e->param]);
   if (e->kind == KN_ERR_ASSERT)
     return err_set(KERN_ERR_BOUNDS, "assertion failed in kernel '%s' at %s:%d (thread %lld)",
                    k->name, file, e->line, (long long)e->tid);

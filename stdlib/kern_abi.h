@@ -53,7 +53,7 @@ typedef struct kn_error {
   int32_t kind; /* KN_ERR_* */
   int32_t file; /* index into the module's file table */
   int32_t line;
-  int32_t param; /* bounds: which parameter (array) */
+  int32_t param; /* bounds: which array; assert: which message (-1: none) */
   int32_t ndim;  /* bounds: indices used (bits 0-7); bit 8 + k: index k is unsigned */
   int64_t tid;   /* linear index of the failing thread */
   int64_t index[4];

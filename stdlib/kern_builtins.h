@@ -1205,16 +1205,23 @@ KN_FN bool kn_bounds_ok(const kn_ctx *c, int32_t file, int32_t line, int32_t par
   return ok;
 }
 
-KN_COLD void kn_assert_fail(const kn_ctx *c, int32_t file, int32_t line, int64_t tid) {
+/* A failed assert(cond, "message"): msg numbers the message (the module's
+ * checker keeps the text), -1 for an assert without one. */
+KN_COLD void kn_assert_fail_msg(const kn_ctx *c, int32_t file, int32_t line, int32_t msg,
+                                int64_t tid) {
   kn_error *e = kn__err_claim(c);
   if (!e) return;
   e->kind = KN_ERR_ASSERT;
   e->file = file;
   e->line = line;
-  e->param = -1;
+  e->param = msg;
   e->ndim = 0;
   e->tid = tid;
   for (int k = 0; k < 4; k++) e->index[k] = 0, e->shape[k] = 1;
+}
+
+KN_COLD void kn_assert_fail(const kn_ctx *c, int32_t file, int32_t line, int64_t tid) {
+  kn_assert_fail_msg(c, file, line, -1, tid);
 }
 
 #ifdef __CUDACC_RTC__

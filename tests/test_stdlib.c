@@ -1311,7 +1311,10 @@ Test(debug, bounds_and_assert_record_first_error) {
   memset(&err, 0, sizeof err);
   kn_assert_fail(&c, 5, 6, 7);
   cr_assert(err.flag == 1 && err.kind == KN_ERR_ASSERT && err.file == 5 && err.line == 6 &&
-            err.tid == 7);
+            err.tid == 7 && err.param == -1);
+  memset(&err, 0, sizeof err);
+  kn_assert_fail_msg(&c, 5, 6, 3, 8); /* the message's number rides in param */
+  cr_assert(err.flag == 1 && err.kind == KN_ERR_ASSERT && err.param == 3 && err.tid == 8);
   kn_ctx none = {{1, 1, 1, 1}, 1, 1, 0, NULL};
   cr_assert(!kn_bounds_ok(&none, 0, 0, 0, 1, idx, shape, 0));
   kn_assert_fail(&none, 0, 0, 0);
@@ -1655,6 +1658,8 @@ static void put_helpers(Buf *b, bool cxx) {
          "  KT_SIG(kn_bounds_ok, bool (*)(const kn_ctx *, int32_t, int32_t, int32_t, int32_t, "
          "const int64_t *, const int64_t *, int64_t))\n"
          "  KT_SIG(kn_assert_fail, void (*)(const kn_ctx *, int32_t, int32_t, int64_t))\n"
+         "  KT_SIG(kn_assert_fail_msg, void (*)(const kn_ctx *, int32_t, int32_t, int32_t, "
+         "int64_t))\n"
          "  bool ok = kn_bounds_ok(c, 0, 1, 2, 3, idx, shape, 4);\n  if (!ok) kn_assert_fail(c, 0, "
          "1, 2);\n  return ok;\n}\n");
   put(b, "void kh_values(float *o) {\n");

@@ -355,7 +355,8 @@ static void scalar_fallback(Gen *g, Ty t) {
 
 static void constructor(Gen *g, Ty t, int d, int fl) {
   pg_put(g, "%s(", t == T_S ? g->sname : pg_ti(t)->name);
-  if (t == T_S) {
+  if (pg_chance(g, 6)) { /* zero; a quat's is the identity */
+  } else if (t == T_S) {
     for (int k = 0; k < g->nfields; k++) {
       if (k) pg_put(g, ", ");
       pg_expr(g, g->fields[k], d, k == 0 ? fl : 0);
