@@ -406,6 +406,7 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
       return buf;
     case TY_MAT: snprintf(buf, n, "kern_mat%d%d", t->n, t->n); return buf;
     case TY_QUAT: return "kern_quat";
+    case TY_TRANSFORM: return "kern_transform";
     case TY_STRUCT: {
       /* PREFIX_module and PREFIX_embedded are taken. */
       const char *name = t->sdecl->name;

@@ -67,21 +67,22 @@ typedef struct Run {
 
 static const Type *elem_type(const Param *p) { return p->is_array ? p->ty->elem : p->ty; }
 
-/* The scalar type of a vector, matrix or quaternion's components. */
+/* A vector, quaternion or transform: a row of t->n components. */
+static bool is_row(const Type *t) {
+  return t->kind == TY_VEC || t->kind == TY_QUAT || t->kind == TY_TRANSFORM;
+}
+
+/* The scalar type of a vector, matrix, quaternion or transform's components. */
 static const Type *scalar_of(const Type *t) {
-  return t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT
-             ? (t->elem ? t->elem : &ty_f32)
-             : t;
+  return is_row(t) || t->kind == TY_MAT ? (t->elem ? t->elem : &ty_f32) : t;
 }
 
-static int ncomp(const Type *t) {
-  return t->kind == TY_VEC ? t->n : t->kind == TY_MAT ? t->n * t->n : t->kind == TY_QUAT ? 4 : 1;
-}
+static int ncomp(const Type *t) { return is_row(t) ? t->n : t->kind == TY_MAT ? t->n * t->n : 1; }
 
-/* Trailing .npy dims of one element: vec3 -> (3), mat33 -> (3, 3). */
+/* Trailing .npy dims of one element: vec3 -> (3), mat33 -> (3, 3), transform -> (7). */
 static int elem_dims(const Type *t, int64_t dims[2]) {
   if (t->kind == TY_MAT) return dims[0] = dims[1] = t->n, 2;
-  if (t->kind == TY_VEC || t->kind == TY_QUAT) return dims[0] = ncomp(t), 1;
+  if (is_row(t)) return dims[0] = ncomp(t), 1;
   return 0;
 }
 
@@ -557,7 +558,7 @@ static void fmt_value(Buf *b, const Type *t, const unsigned char *p) {
       buf_add(b, ")", 1);
     }
     buf_add(b, ")", 1);
-  } else if (t->kind == TY_VEC || t->kind == TY_QUAT) {
+  } else if (is_row(t)) {
     const Type *s = scalar_of(t);
     for (int c = 0; c < ncomp(t); c++)
       buf_printf(b, "%s%.9g", c ? ", " : "(",

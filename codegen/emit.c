@@ -595,7 +595,7 @@ static void index_expr(Emitter *e, const Node *n) {
   /* an lvalue component: through a pointer to the first component */
   const char *elem = bt->kind == TY_MAT ? emit_ctype(e, type_vec(&ty_f32, bt->n))
                                         : emit_ctype(e, bt->elem ? bt->elem : &ty_f32);
-  int count = bt->kind == TY_QUAT ? 4 : bt->n;
+  int count = bt->n; /* a transform's 7 floats are contiguous too: p then q */
   OUT(e, "(((%s *)&(", elem);
   expr(e, n->lhs);
   OUT(e, "))[kne_vidx((int64_t)(");
@@ -609,6 +609,8 @@ static void member(Emitter *e, const Node *n) {
   expr(e, n->lhs);
   if (n->lhs->ty->kind == TY_STRUCT)
     OUT(e, ").f_%s", n->name);
+  else if (n->lhs->ty->kind == TY_TRANSFORM)
+    OUT(e, ").%c", n->member ? 'q' : 'p');
   else
     OUT(e, ").%c", comp[n->member & 3]);
 }
@@ -802,6 +804,8 @@ static void ctor(Emitter *e, const Node *n) {
     OUT(e, "kn_splat_%s(", code);
   else if (t->kind == TY_MAT && n->nargs == t->n)
     OUT(e, "kn_make_%s_rows(", code);
+  else if (t->kind == TY_TRANSFORM && n->nargs == 2)
+    OUT(e, "kn_make_tf_pq(");
   else
     OUT(e, "kn_make_%s(", code);
   args_list(e, a, false);

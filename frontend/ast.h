@@ -71,6 +71,7 @@ typedef enum {
   TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4 */
   TY_MAT,           /* f32, n x n, row-major, n in 2..4 */
   TY_QUAT,          /* f32 x,y,z,w */
+  TY_TRANSFORM,     /* f32: p (vec3) then q (quat), n = 7 components */
   TY_STRUCT,        /* sdecl */
   TY_ARRAY,         /* elem, ndim 1..4; parameters only */
   TY_PTR,           /* elem: the operand type of &x (atomics, rand state) */
@@ -88,8 +89,8 @@ typedef struct Decl Decl;
 struct Type {
   TypeKind kind;
   int size, align;  /* bytes; the host-visible layout of the spec */
-  Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT: f32 */
-  int n;            /* VEC: components; MAT: rows (= cols) */
+  Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT, TRANSFORM: f32 */
+  int n;            /* VEC: components; MAT: rows (= cols); QUAT 4, TRANSFORM 7 */
   int ndim;         /* ARRAY, FIXED; TILE: 1 or 2 */
   int dims[4];      /* TILE: the shape (dims[1] = 1 for one dimension); FIXED: the extents */
   Decl *sdecl;      /* STRUCT */
@@ -99,8 +100,8 @@ struct Type {
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
 extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32, ty_u64, ty_f16,
     ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2, ty_ivec3,
-    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_untyped_int, ty_untyped_float, ty_string,
-    ty_error;
+    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_untyped_int, ty_untyped_float,
+    ty_string, ty_error;
 
 Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type name */
 Type *type_array(Arena *, Type *elem, int ndim);

@@ -312,6 +312,37 @@ static void add_operators(void) {
   add2("op/", "div", &ty_quat, &ty_quat, &ty_f32);
 }
 
+/* The types of &v arguments (outputs: see builtins.h), one object each. */
+#define PTR(id, el, nm)                                                                            \
+  static Type id = {.kind = TY_PTR, .size = 8, .align = 8, .elem = &el, .name = nm}
+PTR(ptr_transform, ty_transform, "&transform");
+#undef PTR
+
+/* stdlib/kern_transform.h: rigid transforms (Warp's transform_* family). */
+static void add_transforms(void) {
+  Type *t = &ty_transform, *v3 = &ty_vec3, *q = &ty_quat, *m44 = &ty_mat44, *f = &ty_f32;
+  add_row("transform_identity", "transform_identity", t, 0, NULL);
+  add1("transform_get_translation", "transform_get_translation", v3, t);
+  add1("transform_get_rotation", "transform_get_rotation", q, t);
+  add2("transform_set_translation", "transform_set_translation", &ty_void, &ptr_transform, v3);
+  add2("transform_set_rotation", "transform_set_rotation", &ty_void, &ptr_transform, q);
+  add2("transform_multiply", "transform_multiply", t, t, t);
+  add1("transform_inverse", "transform_inverse", t, t);
+  add2("transform_point", "transform_point", v3, t, v3);
+  add2("transform_point", "transform_point", v3, m44, v3);
+  add2("transform_vector", "transform_vector", v3, t, v3);
+  add2("transform_vector", "transform_vector", v3, m44, v3);
+  add1("transform_from_matrix", "transform_from_matrix", t, m44);
+  add1("transform_to_matrix", "transform_to_matrix", m44, t);
+  add3("transform_compose", "transform_compose", m44, v3, q, v3);
+  add3("lerp", "lerp", t, t, t, f);
+  for (int k = 0; k < COUNT(float_tests); k++) add1(float_tests[k], float_tests[k], &ty_bool, t);
+  add_same_type_ops(t);
+  add2("op*", "mul", t, t, t);
+  add2("op*", "mul", t, t, f);
+  add2("op*", "mul", t, f, t);
+}
+
 /* ---- sorting and lookup ------------------------------------------------------ */
 
 static int row_cmp(const void *a, const void *b) {
@@ -327,6 +358,7 @@ static void build(void) {
   add_math_more();
   add_quats();
   add_bitcasts();
+  add_transforms();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);
@@ -390,6 +422,17 @@ static const char *vec_ctype(const Type *t) {
   return names[code[0] == 'v' ? 0 : code[0] == 'd' ? 1 : 2][t->n - 2];
 }
 
+/* &v argument types: "p" and the code of v's type; with ctype, the C pointer. */
+static const char *ptr_code(const Type *t, bool ctype) {
+  static const struct {
+    const Type *elem;
+    const char *code, *ctype;
+  } ptrs[] = {{&ty_transform, "ptf", "kn_transform *"}};
+  for (int i = 0; i < COUNT(ptrs); i++)
+    if (t->elem == ptrs[i].elem) return ctype ? ptrs[i].ctype : ptrs[i].code;
+  return NULL;
+}
+
 const char *builtin_type_code(const Type *t) {
   static const char *const mat_codes[3] = {"m22", "m33", "m44"};
   if (!t) return NULL;
@@ -409,6 +452,8 @@ const char *builtin_type_code(const Type *t) {
     case TY_VEC: return vec_code(t);
     case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
     case TY_QUAT: return "q";
+    case TY_TRANSFORM: return "tf";
+    case TY_PTR: return ptr_code(t, false);
     default: return NULL;
   }
 }
@@ -432,6 +477,8 @@ const char *builtin_ctype(const Type *t) {
     case TY_VEC: return vec_ctype(t);
     case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
     case TY_QUAT: return "kn_quat";
+    case TY_TRANSFORM: return "kn_transform";
+    case TY_PTR: return ptr_code(t, true);
     default: return NULL;
   }
 }

@@ -445,12 +445,27 @@ static Val component_member(Check *c, Node *n, Type *t, const char *name) {
   return ck_val_err();
 }
 
+/* .p (the translation, a vec3) and .q (the rotation, a quat) of a transform. */
+static Val transform_member(Check *c, Node *n, const char *name) {
+  int k = strcmp(name, "p") == 0 ? 0 : strcmp(name, "q") == 0 ? 1 : -1;
+  if (k < 0) {
+    SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+    diag_error(c->diags, at, "transform has no member '%s'", name);
+    diag_note(c->diags, at, "a transform has .p (the translation) and .q (the rotation)");
+    return ck_val_err();
+  }
+  n->member = k;
+  n->ty = k == 0 ? &ty_vec3 : &ty_quat;
+  return ck_val_of(n->ty);
+}
+
 static Val member(Check *c, Node *n) {
   Val b = ck_expr(c, n->lhs);
   Type *t = b.ty;
   if (ck_is_err(t)) return ck_val_err();
   const char *name = n->name ? n->name : "?";
   if (t->kind == TY_STRUCT) return struct_member(c, n, t->sdecl, name);
+  if (t->kind == TY_TRANSFORM) return transform_member(c, n, name);
   if (t->kind == TY_VEC || t->kind == TY_QUAT) return component_member(c, n, t, name);
   diag_error(c->diags, n->loc, "cannot access member '%s' of a value of type %s", name,
              ck_tname(t));
@@ -498,15 +513,27 @@ static void call_to_cast(Node *n) {
   n->nargs = 0;
 }
 
-/* Checks every argument of n; returns their count, nodes and values. */
-static int check_args(Check *c, Node *n, Node ***nodes, Val **vals) {
+/* Does some builtin overload of name take a pointer (&v, an output)? */
+static bool writes_through(const char *name) {
+  int first, nb = name ? builtin_overloads(name, &first) : 0;
+  for (int i = 0; i < nb; i++) {
+    const Builtin *b = builtin_get(first + i);
+    for (int k = 0; k < b->nparams; k++)
+      if (b->params[k]->kind == TY_PTR) return true;
+  }
+  return false;
+}
+
+/* Checks every argument of n; returns their count, nodes and values. &v
+ * arguments are outputs when outs (see ck_out_arg), else an error. */
+static int check_args(Check *c, Node *n, Node ***nodes, Val **vals, bool outs) {
   int na = ck_count_list(n->args);
   *nodes = ck_alloc(c, (size_t)(na + 1) * sizeof **nodes);
   *vals = ck_alloc(c, (size_t)(na + 1) * sizeof **vals);
   int i = 0;
   for (Node *a = n->args; a; a = a->next, i++) {
     (*nodes)[i] = a;
-    (*vals)[i] = ck_expr(c, a);
+    (*vals)[i] = outs && a->kind == ND_ADDR ? ck_out_arg(c, a) : ck_expr(c, a);
   }
   return na;
 }
@@ -548,6 +575,21 @@ static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int n
   return any_err(vals, na) ? ck_val_err() : ctor_done(n, t);
 }
 
+/* transform(p, q) from a vec3 and a quat, or transform(7 scalars): p then q. */
+static Val transform_ctor(Check *c, Node *n, Node **args, Val *vals, int na) {
+  if (na == 2) {
+    ck_convert(c, args[0], &vals[0], &ty_vec3, (Ctx){"argument", "transform", 1});
+    ck_convert(c, args[1], &vals[1], &ty_quat, (Ctx){"argument", "transform", 2});
+  } else if (na == 7) {
+    convert_all(c, args, vals, na, &ty_f32, "transform");
+  } else {
+    diag_error(c->diags, n->loc, "transform takes 2 arguments (a vec3 and a quat) or 7, got %d",
+               na);
+    return ck_val_err();
+  }
+  return any_err(vals, na) ? ck_val_err() : ctor_done(n, &ty_transform);
+}
+
 /* A call whose callee is a builtin type name: a cast or a constructor. */
 static Val type_call(Check *c, Node *n, Type *t) {
   int na = ck_count_list(n->args);
@@ -564,11 +606,16 @@ static Val type_call(Check *c, Node *n, Type *t) {
   }
   Node **args;
   Val *vals;
-  na = check_args(c, n, &args, &vals);
+  na = check_args(c, n, &args, &vals, false);
   if (na == 1 && t->kind == TY_VEC && vals[0].ty->kind == TY_VEC) {
     call_to_cast(n);
     return cast_checked(c, n, t, vals[0]);
   }
+  if (na == 1 && t->kind == TY_TRANSFORM && type_equal(t, vals[0].ty)) {
+    call_to_cast(n);
+    return cast_checked(c, n, t, vals[0]);
+  }
+  if (t->kind == TY_TRANSFORM) return transform_ctor(c, n, args, vals, na);
   if (ck_is_vmq(t)) return vector_ctor(c, n, t, args, vals, na);
   diag_error(c->diags, n->loc, "cannot construct a value of type %s", ck_tname(t));
   return ck_val_err();
@@ -577,7 +624,7 @@ static Val type_call(Check *c, Node *n, Type *t) {
 static Val struct_ctor(Check *c, Node *n, Decl *s) {
   Node **args;
   Val *vals;
-  int na = check_args(c, n, &args, &vals);
+  int na = check_args(c, n, &args, &vals, false);
   if (na != 0 && na != s->nfields) {
     diag_error(c->diags, n->loc,
                "'%s' has %d field%s: its constructor takes 0 or %d arguments, got %d", s->name,
@@ -615,7 +662,7 @@ static Val call(Check *c, Node *n) {
   }
   Node **args;
   Val *vals;
-  int na = check_args(c, n, &args, &vals);
+  int na = check_args(c, n, &args, &vals, writes_through(name));
   if (s && s->decl->kind == DECL_KERNEL) {
     diag_error(c->diags, at, "kernel '%s' cannot be called; kernels are launched from the host",
                name);
@@ -660,7 +707,8 @@ static Val expr_kind(Check *c, Node *n) {
     case ND_UNARY: return unary(c, n);
     case ND_ADDR:
       diag_error(c->diags, n->loc,
-                 "'&' is only allowed on the first argument of an atomic or random function");
+                 "'&' is only allowed on an argument of an atomic, a random function or a "
+                 "builtin that writes to it (svd3, transform_set_translation ...)");
       ck_expr(c, n->lhs);
       return ck_val_err();
     case ND_BINARY: return binary(c, n);

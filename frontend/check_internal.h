@@ -124,9 +124,11 @@ static inline bool ck_is_err(const Type *t) { return !t || t->kind == TY_ERROR; 
 static inline bool ck_is_untyped(const Type *t) {
   return t && (t->kind == TY_UNTYPED_INT || t->kind == TY_UNTYPED_FLOAT);
 }
-/* Vectors, matrices and quats: their operators live in the builtin table. */
+/* Vectors, matrices, quats and transforms: their operators live in the builtin
+ * table; they take an index, and len() of one is its component (row) count. */
 static inline bool ck_is_vmq(const Type *t) {
-  return t && (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT);
+  return t &&
+         (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT || t->kind == TY_TRANSFORM);
 }
 static inline bool ck_is_intlike(const Type *t) {
   return type_is_int(t) || (t && t->kind == TY_UNTYPED_INT);
@@ -245,6 +247,9 @@ SpecialKind ck_special_kind(const char *name);
  * numbers). False for any other name. */
 bool ck_named_float(Node *n);
 Val ck_special(Check *c, Node *n, SpecialKind sp);
+/* &v passed to a builtin that writes its result there (svd3(A, &U, &s, &V)):
+ * v must be a non-const local variable or parameter; types the ND_ADDR node. */
+Val ck_out_arg(Check *c, Node *addr);
 
 /* ---- check_tile.c, check_tile_rules.c: tiles ---- */
 

@@ -58,6 +58,8 @@ static void suggest_cast(Check *c, SrcLoc loc, const Type *from, const Type *to)
     diag_note(c->diags, loc, "convert explicitly with a cast: %s(...)", ck_tname(to));
   else if (from->kind == TY_VEC && to->kind == TY_VEC && from->n == to->n)
     diag_note(c->diags, loc, "convert explicitly with a cast: %s(...)", ck_tname(to));
+  else if (to->kind == TY_PTR && type_equal(to->elem, from))
+    diag_note(c->diags, loc, "the call writes its result there: pass &v of a local variable v");
 }
 
 /* Converts n (whose value is *v) implicitly to t, in place: an untyped

@@ -485,6 +485,23 @@ static void rand_state(Check *c, Node *p, const char *name) {
   }
 }
 
+Val ck_out_arg(Check *c, Node *p) {
+  Node *e = p->lhs;
+  Val v = ck_expr(c, e);
+  if (ck_is_err(v.ty)) return ck_val_err();
+  Var *var = e->kind == ND_IDENT ? e->var : NULL;
+  if (!var) {
+    diag_error(c->diags, p->loc, "'&' takes a local variable here, like &u");
+    return ck_val_err();
+  }
+  if (var->is_const) {
+    diag_error(c->diags, p->loc, "cannot take '&' of const '%s': the call writes to it", var->name);
+    return ck_val_err();
+  }
+  p->ty = ck_ptr_to(c, v.ty);
+  return ck_val_of(p->ty);
+}
+
 static Val sp_rand(Check *c, Node *n, SpecialKind sp) {
   const char *name = special_name(sp);
   Node **a;

@@ -227,8 +227,9 @@ enum {
   KERN_IVEC4, /* int32 x 2..4 */
   KERN_MAT22,
   KERN_MAT33,
-  KERN_MAT44, /* float32, row-major */
-  KERN_QUAT,  /* float32 x, y, z, w */
+  KERN_MAT44,     /* float32, row-major */
+  KERN_QUAT,      /* float32 x, y, z, w */
+  KERN_TRANSFORM, /* float32 p (x, y, z) then q (x, y, z, w): kern_transform */
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
@@ -563,7 +564,8 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
  * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
- * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_float16) -> their dtype;
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform, kern_float16)
+ * -> their dtype;
  * kern_arg as is. Other types do not compile: wrap them with a constructor
  * (kern_arg_bytes for structs). A compound literal's commas split macro
  * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
@@ -619,6 +621,11 @@ typedef struct kern_mat44 {
 typedef struct kern_quat {
   float x, y, z, w;
 } kern_quat;
+/* A rigid transform: x -> q x q* + p (q a unit quaternion); 28 bytes. */
+typedef struct kern_transform {
+  kern_vec3 p;
+  kern_quat q;
+} kern_transform;
 
 /* These values as launch arguments of their dtype (copied: every one fits
  * KERN_ARG_INLINE_BYTES). KERN_LAUNCH applies them by type, so a kern_vec3
@@ -639,6 +646,9 @@ static inline kern_arg kern_arg_of_mat22(kern_mat22 v) { return kern_arg_bytes(K
 static inline kern_arg kern_arg_of_mat33(kern_mat33 v) { return kern_arg_bytes(KERN_MAT33, &v); }
 static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(KERN_MAT44, &v); }
 static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
+static inline kern_arg kern_arg_of_transform(kern_transform v) {
+  return kern_arg_bytes(KERN_TRANSFORM, &v);
+}
 
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
  * CPU and the GPU archs it was built for, and its source. */
@@ -928,6 +938,7 @@ static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v);
 static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
 static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
 static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
+static inline kern_arg kern_to_arg_(kern_transform v) { return kern_arg_of_transform(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   ([&]() -> kern_status {                                                                          \
     const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
@@ -964,7 +975,8 @@ static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
            : kern_arg_of_mat22, kern_mat33                                                         \
            : kern_arg_of_mat33, kern_mat44                                                         \
            : kern_arg_of_mat44, kern_quat                                                          \
-           : kern_arg_of_quat)(x)
+           : kern_arg_of_quat, kern_transform                                                      \
+           : kern_arg_of_transform)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})

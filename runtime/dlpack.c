@@ -205,7 +205,7 @@ static bool elem_of(kern_dtype dt, dl_elem *e) {
       {KERN_IVEC2, kDLInt, 32, 2, 0},     {KERN_IVEC3, kDLInt, 32, 3, 0},
       {KERN_IVEC4, kDLInt, 32, 4, 0},     {KERN_MAT22, kDLFloat, 32, 2, 2},
       {KERN_MAT33, kDLFloat, 32, 3, 3},   {KERN_MAT44, kDLFloat, 32, 4, 4},
-      {KERN_QUAT, kDLFloat, 32, 4, 0},
+      {KERN_QUAT, kDLFloat, 32, 4, 0},    {KERN_TRANSFORM, kDLFloat, 32, 7, 0},
   };
   for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
     if (map[i].dt != dt) continue;

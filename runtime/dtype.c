@@ -34,7 +34,7 @@ static const dtype_info builtin[KERN_DTYPE_BUILTIN_END] = {
     [KERN_IVEC2] = {"ivec2", 8, 4},     [KERN_IVEC3] = {"ivec3", 12, 4},
     [KERN_IVEC4] = {"ivec4", 16, 4},    [KERN_MAT22] = {"mat22", 16, 4},
     [KERN_MAT33] = {"mat33", 36, 4},    [KERN_MAT44] = {"mat44", 64, 4},
-    [KERN_QUAT] = {"quat", 16, 4},
+    [KERN_QUAT] = {"quat", 16, 4},      [KERN_TRANSFORM] = {"transform", 28, 4},
 };
 
 /* Struct entries live in fixed chunks that never move, so a reader holding an
@@ -266,6 +266,7 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_VEC: return vec_dtype(t);
     case TY_MAT: return t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2) : KERN_DTYPE_INVALID;
     case TY_QUAT: return KERN_QUAT;
+    case TY_TRANSFORM: return KERN_TRANSFORM;
     case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;
     default: return KERN_DTYPE_INVALID;
   }

@@ -499,6 +499,21 @@ Test(launch, value_types_of_the_header_pass_directly) {
   kern_module_free(m);
 }
 
+/* kern_transform passes by type too, and reaches the kernel as its 28 bytes. */
+Test(launch, transform_values_pass_directly) {
+  kern_module *m = load("xf.kern", "kernel void f(transform[] o, transform t) { o[0] = t; }\n");
+  kern_transform t = {{1.5f, -2.0f, 3.25f}, {0.0f, 0.6f, 0.0f, 0.8f}};
+  kern_array *o = arr1(KERN_TRANSFORM, 1);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o, t), KERN_OK, "%s",
+               kern_last_error());
+  expect_value(o, &t, sizeof t);
+  o = arr1(KERN_TRANSFORM, 1);
+  kern_quat q = {0, 0, 0, 1};
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o, q), KERN_ERR_INVALID_ARGUMENT);
+  kern_array_free(o);
+  kern_module_free(m);
+}
+
 Test(launch, every_index_exactly_once_over_many_sizes) {
   kern_module *m = load("saxpy.kern", saxpy_src);
   kern_kernel *k = kernel(m, "fill");

@@ -187,7 +187,7 @@ Test(dtype, builtin_sizes_alignments_and_names) {
       {KERN_IVEC2, 8, 4, "ivec2"},     {KERN_IVEC3, 12, 4, "ivec3"},
       {KERN_IVEC4, 16, 4, "ivec4"},    {KERN_MAT22, 16, 4, "mat22"},
       {KERN_MAT33, 36, 4, "mat33"},    {KERN_MAT44, 64, 4, "mat44"},
-      {KERN_QUAT, 16, 4, "quat"},
+      {KERN_QUAT, 16, 4, "quat"},      {KERN_TRANSFORM, 28, 4, "transform"},
   };
   size_t n = sizeof want / sizeof want[0];
   cr_assert_eq(n, (size_t)(KERN_DTYPE_BUILTIN_END - 1), "every builtin dtype is listed");

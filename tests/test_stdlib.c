@@ -25,6 +25,7 @@
 #include "kern_builtins.h"
 #include "kern_math.h"
 #include "kern_spatial.h"
+#include "kern_transform.h"
 
 #include "stdlib/crosscheck_rows.h"
 #include "stdlib/gpu_crosscheck.c"
@@ -1368,7 +1369,7 @@ Test(table, type_codes_and_ctypes) {
               {&ty_ivec2, "iv2", "kn_ivec2"}, {&ty_ivec3, "iv3", "kn_ivec3"},
               {&ty_ivec4, "iv4", "kn_ivec4"}, {&ty_mat22, "m22", "kn_mat22"},
               {&ty_mat33, "m33", "kn_mat33"}, {&ty_mat44, "m44", "kn_mat44"},
-              {&ty_quat, "q", "kn_quat"}};
+              {&ty_quat, "q", "kn_quat"},     {&ty_transform, "tf", "kn_transform"}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     cr_assert_str_eq(builtin_type_code(want[i].t), want[i].code);
     cr_assert_str_eq(builtin_ctype(want[i].t), want[i].ctype);
@@ -1543,7 +1544,7 @@ static void put_sig_macro(Buf *b, bool cxx) {
 }
 
 static const char *zero_of(const Type *t, char *buf, size_t n) {
-  if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT)
+  if (t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT || t->kind == TY_TRANSFORM)
     snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
   else if (t->kind == TY_F16) /* a struct of its bits (bitcast_int16's parameter) */
     snprintf(buf, n, "kn__f16(0u)");
@@ -1552,16 +1553,29 @@ static const char *zero_of(const Type *t, char *buf, size_t n) {
   return buf;
 }
 
+/* A call of entry e with zero arguments; an output (pointer) parameter gets
+ * the address of a zeroed local. Outputs return void. */
 static void put_entry(Buf *b, int i, const Builtin *e) {
   char z[64];
+  bool is_void = e->ret->kind == TY_VOID;
   put(b, "void kt_%d(void) {\n", i);
-  for (int k = 0; k < e->nparams; k++)
-    put(b, "  %s a%d = %s;\n", builtin_ctype(e->params[k]), k, zero_of(e->params[k], z, sizeof z));
-  put(b, "  KT_SIG(%s, %s (*)(", e->cname, builtin_ctype(e->ret));
+  for (int k = 0; k < e->nparams; k++) {
+    const Type *p = e->params[k];
+    if (p->kind == TY_PTR) {
+      put(b, "  %s o%d = %s;\n", builtin_ctype(p->elem), k, zero_of(p->elem, z, sizeof z));
+      put(b, "  %s a%d = &o%d;\n", builtin_ctype(p), k, k);
+    } else {
+      put(b, "  %s a%d = %s;\n", builtin_ctype(p), k, zero_of(p, z, sizeof z));
+    }
+  }
+  put(b, "  KT_SIG(%s, %s (*)(", e->cname, is_void ? "void" : builtin_ctype(e->ret));
   for (int k = 0; k < e->nparams; k++) put(b, "%s%s", k ? ", " : "", builtin_ctype(e->params[k]));
-  put(b, "))\n  %s r = %s(", builtin_ctype(e->ret), e->cname);
+  if (is_void)
+    put(b, "))\n  %s(", e->cname);
+  else
+    put(b, "))\n  %s r = %s(", builtin_ctype(e->ret), e->cname);
   for (int k = 0; k < e->nparams; k++) put(b, "%sa%d", k ? ", " : "", k);
-  put(b, ");\n  (void)r;\n}\n");
+  put(b, is_void ? ");\n}\n" : ");\n  (void)r;\n}\n");
 }
 
 static char *entries_unit(bool cxx) {
@@ -1699,6 +1713,9 @@ static void put_helpers(Buf *b, bool cxx) {
          "    kn_quat q = kn_make_q(0, 0, 0, 1); q = kn_quat_mul_q_q(q, kn_identity_q()); "
          "*kn_getp_q(&q, 2) = kn_get_q(q, 3);\n"
          "    o[0] += m.m[0][0] + m2.m[1][1] + m4.m[3][3] + q.w + kn_zero_q().x; }\n");
+  put(b, "  { kn_transform t = kn_make_tf_pq(kn_zero_v3(), kn_identity_q());\n"
+         "    t = kn_mul_tf_tf(t, kn_make_tf(1, 2, 3, 0, 0, 0, 1)); *kn_getp_tf(&t, 6) = "
+         "kn_get_tf(t, 2) + kn_zero_tf().q.w; o[0] += t.p.x; }\n");
   put(b, "  { kn_f16 h = kn_cvt_f32_f16(o[0]); h = kn_cvt_f64_f16(kn_cvt_f16_f64(h)); o[1] = "
          "kn_cvt_f16_f32(h);\n");
   for (int i = 0; i < 8; i++) {

@@ -16,6 +16,7 @@
 #include "kern_builtins.h"
 #include "kern_math.h"
 #include "kern_spatial.h"
+#include "kern_transform.h"
 
 #include "harness.h"
 #include "stdlib/crosscheck_rows.h"

@@ -101,7 +101,7 @@ static void test_grid(kern_device *dev) {
   kern_array_free(g);
 }
 
-static void test_transform(kern_device *dev) {
+static void test_affine(kern_device *dev) {
   enum { N = 10 };
   int64_t n = N;
   kern_vec3 h[N], out[N];
@@ -110,11 +110,11 @@ static void test_transform(kern_device *dev) {
   CHECK(kern_array_write(v, h, sizeof h));
   kern_mat33 m = {{{1, 0, 0}, {0, 2, 0}, {1, 0, 3}}};
   kern_float16 half = {0x3c00}; /* 1.0 */
-  CHECK(aot_main_transform_launch(dev, KERN_DIM1(N), v, m, half));
+  CHECK(aot_main_affine_launch(dev, KERN_DIM1(N), v, m, half));
   CHECK(kern_array_read(v, out, sizeof out));
   for (int i = 0; i < N; i++)
     EXPECT(out[i].x == (float)i + 1 && out[i].y == 3 && out[i].z == (float)i + 7,
-           "transform v[%d] = (%g, %g, %g)", i, out[i].x, out[i].y, out[i].z);
+           "affine v[%d] = (%g, %g, %g)", i, out[i].x, out[i].y, out[i].z);
   kern_array_free(v);
 }
 
@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
   test_saxpy_and_scale(dev);
   test_structs(dev);
   test_grid(dev);
-  test_transform(dev);
+  test_affine(dev);
   test_dynamic_api(dev);
   CHECK(kern_device_synchronize(dev));
   kern_shutdown();

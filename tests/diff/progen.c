@@ -701,6 +701,28 @@ static void bool_expr(Gen *g, int d) {
   }
 }
 
+/* A vec3 through a transform made of a vec3 and a quat (not always a unit
+ * one: the formulas are defined for any). */
+static void xform_vec3(Gen *g, int d) {
+  static const char *const fns[] = {"transform_point(", "transform_vector(", "("};
+  int f = rnd(g, 3);
+  put(g, "%stransform(", fns[f]);
+  expr(g, T_VEC3, d - 1, 0);
+  put(g, ", ");
+  expr(g, T_QUAT, d - 1, 0);
+  if (f == 2) {
+    put(g, ") * transform_inverse(transform(");
+    expr(g, T_VEC3, d - 1, 0);
+    put(g, ", ");
+    expr(g, T_QUAT, d - 1, 0);
+    put(g, "))).p");
+    return;
+  }
+  put(g, "), ");
+  expr(g, T_VEC3, d - 1, 0);
+  put(g, ")");
+}
+
 static void vec_builtin(Gen *g, Ty t, int d) {
   bool fv = pg_ti(t)->comp != T_I32;
   switch (pg_rnd(g, 6)) {
@@ -779,7 +801,12 @@ static void vec_expr(Gen *g, Ty t, int d) {
       pg_put(g, ")");
       return;
     }
-    case 6: vec_builtin(g, t, d); return;
+    case 6:
+      if (t == T_VEC3 && chance(g, 40))
+        xform_vec3(g, d);
+      else
+        vec_builtin(g, t, d);
+      return;
     case 7: ternary(g, t, d); return;
     default:
       if (!effect_expr(g, t, d) && !call(g, t, d)) constructor(g, t, d - 1, 0);

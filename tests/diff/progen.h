@@ -9,7 +9,7 @@
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
  *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
  *    transcendental function;
- *  - vectors, a struct, helper functions (some overloaded), if/else,
+ *  - vectors, quats and transforms, a struct, helper functions (some overloaded), if/else,
  *    loops with constant bounds, break, continue, early returns;
  *  - array reads anywhere in bounds; writes only to the thread's own
  *    element of an out* array, so launches have no races.

@@ -1,12 +1,12 @@
 /* crosscheck_rows.h: computations that gpu_crosscheck.c runs on both devices.
  *
- * Requires stdlib/kern_builtins.h before it. Compiled as C into the test and
+ * Requires the stdlib parts (tests/stdlib/parts.h) before it. Compiled as C into the test and
  * pasted as text into the NVRTC source, so the CPU and the GPU evaluate the
  * very same expressions. kc_exact's outputs must agree bit for bit; kc_approx's
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    192
+#define KC_EXACT    202
 #define KC_APPROX_F 17
 #define KC_APPROX   34
 #define KC_RANDOM   12
@@ -269,10 +269,33 @@ KN_FN int kc_math(uint64_t a, uint64_t b, uint64_t *o) {
   return n;
 }
 
+/* stdlib/kern_transform.h: + - * / and sqrt only, so exact. */
+KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = 0;
+  kn_vec3 u = kc_v3(a, 50), v = kc_v3(b, 53);
+  kn_quat q = kn_normalize_q(kn_make_q(u.x, v.y, u.z, v.x));
+  kn_transform t = kn_make_tf_pq(u, q), s = kn_make_tf_pq(v, kn_conjugate_q(q));
+  kn_transform ts = kn_transform_multiply_tf_tf(t, s), ti = kn_transform_inverse_tf(ts);
+  kn_vec3 p = kn_transform_point_tf_v3(ti, v);
+  KC_PUTF(ts.p.x);
+  KC_PUTF(ts.q.y);
+  KC_PUTF(ti.p.z);
+  KC_PUTF(p.x);
+  KC_PUTF(p.y);
+  KC_PUTF(kn_transform_vector_tf_v3(t, v).z);
+  kn_mat44 m = kn_transform_to_matrix_tf(ts);
+  KC_PUTF(m.m[1][2]);
+  KC_PUTF(kn_transform_point_m44_v3(m, u).x);
+  KC_PUTF(kn_transform_from_matrix_m44(m).q.w);
+  KC_PUTF(kn_transform_compose_v3_q_v3(u, q, v).m[2][0]);
+  return n;
+}
+
 KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
   int n = kc_scalar(a, b, o);
   n += kc_geometry(a ^ b, o + n);
-  return n + kc_math(a, b, o + n);
+  n += kc_math(a, b, o + n);
+  return n + kc_spatial(a, b, o + n);
 }
 
 /* The same stream on both devices: everything but randn is exact (poisson

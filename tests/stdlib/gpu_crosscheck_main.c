@@ -4,6 +4,7 @@
 #include "kern_builtins.h"
 #include "kern_math.h"
 #include "kern_spatial.h"
+#include "kern_transform.h"
 #include "crosscheck_rows.h"
 #include "gpu_crosscheck.c"
 

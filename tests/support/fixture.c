@@ -19,20 +19,21 @@ typedef struct DtypeName {
 } DtypeName;
 
 static const DtypeName dtypes[] = {
-    {"bool", KERN_BOOL, 1, C_BOOL},     {"int8", KERN_INT8, 1, C_I8},
-    {"int16", KERN_INT16, 1, C_I16},    {"int32", KERN_INT32, 1, C_I32},
-    {"int", KERN_INT32, 1, C_I32},      {"int64", KERN_INT64, 1, C_I64},
-    {"uint8", KERN_UINT8, 1, C_U8},     {"uint16", KERN_UINT16, 1, C_U16},
-    {"uint32", KERN_UINT32, 1, C_U32},  {"uint", KERN_UINT32, 1, C_U32},
-    {"uint64", KERN_UINT64, 1, C_U64},  {"float32", KERN_FLOAT32, 1, C_F32},
-    {"float", KERN_FLOAT32, 1, C_F32},  {"float64", KERN_FLOAT64, 1, C_F64},
-    {"double", KERN_FLOAT64, 1, C_F64}, {"vec2", KERN_VEC2, 2, C_F32},
-    {"vec3", KERN_VEC3, 3, C_F32},      {"vec4", KERN_VEC4, 4, C_F32},
-    {"dvec2", KERN_DVEC2, 2, C_F64},    {"dvec3", KERN_DVEC3, 3, C_F64},
-    {"dvec4", KERN_DVEC4, 4, C_F64},    {"ivec2", KERN_IVEC2, 2, C_I32},
-    {"ivec3", KERN_IVEC3, 3, C_I32},    {"ivec4", KERN_IVEC4, 4, C_I32},
-    {"mat22", KERN_MAT22, 4, C_F32},    {"mat33", KERN_MAT33, 9, C_F32},
-    {"mat44", KERN_MAT44, 16, C_F32},   {"quat", KERN_QUAT, 4, C_F32},
+    {"bool", KERN_BOOL, 1, C_BOOL},          {"int8", KERN_INT8, 1, C_I8},
+    {"int16", KERN_INT16, 1, C_I16},         {"int32", KERN_INT32, 1, C_I32},
+    {"int", KERN_INT32, 1, C_I32},           {"int64", KERN_INT64, 1, C_I64},
+    {"uint8", KERN_UINT8, 1, C_U8},          {"uint16", KERN_UINT16, 1, C_U16},
+    {"uint32", KERN_UINT32, 1, C_U32},       {"uint", KERN_UINT32, 1, C_U32},
+    {"uint64", KERN_UINT64, 1, C_U64},       {"float32", KERN_FLOAT32, 1, C_F32},
+    {"float", KERN_FLOAT32, 1, C_F32},       {"float64", KERN_FLOAT64, 1, C_F64},
+    {"double", KERN_FLOAT64, 1, C_F64},      {"vec2", KERN_VEC2, 2, C_F32},
+    {"vec3", KERN_VEC3, 3, C_F32},           {"vec4", KERN_VEC4, 4, C_F32},
+    {"dvec2", KERN_DVEC2, 2, C_F64},         {"dvec3", KERN_DVEC3, 3, C_F64},
+    {"dvec4", KERN_DVEC4, 4, C_F64},         {"ivec2", KERN_IVEC2, 2, C_I32},
+    {"ivec3", KERN_IVEC3, 3, C_I32},         {"ivec4", KERN_IVEC4, 4, C_I32},
+    {"mat22", KERN_MAT22, 4, C_F32},         {"mat33", KERN_MAT33, 9, C_F32},
+    {"mat44", KERN_MAT44, 16, C_F32},        {"quat", KERN_QUAT, 4, C_F32},
+    {"transform", KERN_TRANSFORM, 7, C_F32},
 };
 
 static const DtypeName *find_dtype(kern_dtype d) {

@@ -1,0 +1,163 @@
+/* test_stdlib_spatial.c: stdlib/kern_transform.h against independent references.
+ *
+ * Requires the stdlib headers on the include path (compiled here as C, the
+ * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
+ * for both). References: the quaternion algebra written out here in double
+ * precision (a rigid transform is x -> q x q* + p), and identities that must
+ * hold whatever the rounding: a transform's inverse undoes it, the matrix
+ * form acts like the transform, composition is application in turn.
+ */
+#include <criterion/criterion.h>
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "kern_builtins.h"
+#include "kern_math.h"
+#include "kern_spatial.h"
+#include "kern_transform.h"
+
+static uint64_t lcg = 0x2545f4914f6cdd1dull;
+static double urand(double lo, double hi) {
+  lcg ^= lcg << 13, lcg ^= lcg >> 7, lcg ^= lcg << 17;
+  return lo + (hi - lo) * (double)(lcg >> 11) / 9007199254740992.0;
+}
+
+/* ===== a double-precision reference ========================================== */
+
+typedef struct DXf {
+  double p[3], q[4];
+} DXf;
+
+static void dq_mul(const double a[4], const double b[4], double r[4]) {
+  double t[4] = {a[3] * b[0] + a[0] * b[3] + a[1] * b[2] - a[2] * b[1],
+                 a[3] * b[1] - a[0] * b[2] + a[1] * b[3] + a[2] * b[0],
+                 a[3] * b[2] + a[0] * b[1] - a[1] * b[0] + a[2] * b[3],
+                 a[3] * b[3] - a[0] * b[0] - a[1] * b[1] - a[2] * b[2]};
+  memcpy(r, t, sizeof t);
+}
+
+/* q v q* as two Hamilton products. */
+static void dq_rotate(const double q[4], const double v[3], double out[3]) {
+  double p[4] = {v[0], v[1], v[2], 0}, c[4] = {-q[0], -q[1], -q[2], q[3]}, t[4], r[4];
+  dq_mul(q, p, t);
+  dq_mul(t, c, r);
+  out[0] = r[0], out[1] = r[1], out[2] = r[2];
+}
+
+static void dxf_point(const DXf *t, const double x[3], double out[3]) {
+  dq_rotate(t->q, x, out);
+  for (int k = 0; k < 3; k++) out[k] += t->p[k];
+}
+
+/* A random transform with a unit rotation, as float32 and as its exact double. */
+static kn_transform random_xf(DXf *d) {
+  double n = 0;
+  for (int k = 0; k < 4; k++) d->q[k] = urand(-1, 1), n += d->q[k] * d->q[k];
+  for (int k = 0; k < 4; k++) d->q[k] /= sqrt(n);
+  for (int k = 0; k < 3; k++) d->p[k] = urand(-5, 5);
+  kn_transform t = kn_make_tf((float)d->p[0], (float)d->p[1], (float)d->p[2], (float)d->q[0],
+                              (float)d->q[1], (float)d->q[2], (float)d->q[3]);
+  for (int k = 0; k < 7; k++) (k < 3 ? d->p : d->q - 3)[k] = kn_get_tf(t, k);
+  return t;
+}
+
+static double dist3(kn_vec3 a, const double b[3]) {
+  return fmax(fabs(a.x - b[0]), fmax(fabs(a.y - b[1]), fabs(a.z - b[2])));
+}
+
+#define TOL 2e-5 /* coordinates up to ~10: a few float32 ulps */
+
+/* ===== transforms ============================================================ */
+
+Test(transforms, point_vector_and_inverse_against_double_reference) {
+  for (int i = 0; i < 5000; i++) {
+    DXf d;
+    kn_transform t = random_xf(&d);
+    double v[3] = {urand(-3, 3), urand(-3, 3), urand(-3, 3)}, want[3], rot[3];
+    kn_vec3 x = kn_make_v3((float)v[0], (float)v[1], (float)v[2]);
+    for (int k = 0; k < 3; k++) v[k] = kn_get_v3(x, k);
+    dxf_point(&d, v, want);
+    dq_rotate(d.q, v, rot);
+    cr_assert_lt(dist3(kn_transform_point_tf_v3(t, x), want), TOL, "transform_point");
+    cr_assert_lt(dist3(kn_transform_vector_tf_v3(t, x), rot), TOL, "transform_vector");
+    /* the inverse undoes the transform, in both orders */
+    kn_transform inv = kn_transform_inverse_tf(t);
+    kn_vec3 back = kn_transform_point_tf_v3(inv, kn_transform_point_tf_v3(t, x));
+    cr_assert_lt(dist3(back, v), 2 * TOL, "inverse(t)(t(x)) == x");
+    kn_transform one = kn_transform_multiply_tf_tf(t, inv);
+    cr_assert(fabs(one.q.w - 1) < 1e-6 && fabs(one.p.x) < TOL && fabs(one.p.z) < TOL, "t * inv(t)");
+    /* the matrix acts like the transform; from_matrix gives it back (q or -q) */
+    kn_mat44 m = kn_transform_to_matrix_tf(t);
+    cr_assert_lt(dist3(kn_transform_point_m44_v3(m, x), want), TOL, "matrix point");
+    cr_assert_lt(dist3(kn_transform_vector_m44_v3(m, x), rot), TOL, "matrix vector");
+    cr_assert(m.m[3][0] == 0 && m.m[3][1] == 0 && m.m[3][2] == 0 && m.m[3][3] == 1);
+    kn_transform b = kn_transform_from_matrix_m44(m);
+    double sg = kn_dot_q_q(b.q, t.q) < 0 ? -1 : 1;
+    for (int k = 0; k < 7; k++)
+      cr_assert_lt(fabs((k < 3 ? 1 : sg) * kn_get_tf(b, k) - kn_get_tf(t, k)), 1e-5,
+                   "from_matrix component %d", k);
+    /* compose with unit scale is to_matrix; a scale scales R's columns */
+    kn_mat44 c1 = kn_transform_compose_v3_q_v3(t.p, t.q, kn_splat_v3(1.0f));
+    cr_assert(memcmp(&c1, &m, sizeof m) == 0, "compose(p, q, 1) == to_matrix");
+    kn_mat44 c2 = kn_transform_compose_v3_q_v3(t.p, t.q, kn_make_v3(2, 3, 4));
+    for (int r = 0; r < 3; r++)
+      cr_assert(c2.m[r][0] == 2 * m.m[r][0] && c2.m[r][2] == 4 * m.m[r][2], "scaled column");
+  }
+}
+
+Test(transforms, multiply_is_application_in_turn) {
+  for (int i = 0; i < 5000; i++) {
+    DXf da, db, dab;
+    kn_transform a = random_xf(&da), b = random_xf(&db);
+    double v[3] = {urand(-3, 3), urand(-3, 3), urand(-3, 3)}, vb[3], want[3];
+    kn_vec3 x = kn_make_v3((float)v[0], (float)v[1], (float)v[2]);
+    for (int k = 0; k < 3; k++) v[k] = kn_get_v3(x, k);
+    dxf_point(&db, v, vb);
+    dxf_point(&da, vb, want);
+    kn_transform ab = kn_mul_tf_tf(a, b);
+    cr_assert(memcmp(&ab,
+                     &(kn_transform){kn_transform_multiply_tf_tf(a, b).p,
+                                     kn_transform_multiply_tf_tf(a, b).q},
+                     sizeof ab) == 0);
+    cr_assert_lt(dist3(kn_transform_point_tf_v3(ab, x), want), 4 * TOL, "(a * b)(x) == a(b(x))");
+    /* the product's rotation is the Hamilton product (double reference) */
+    dq_mul(da.q, db.q, dab.q);
+    for (int k = 0; k < 4; k++) cr_assert_lt(fabs(kn_get_q(ab.q, k) - dab.q[k]), 1e-6);
+  }
+}
+
+Test(transforms, componentwise_operators_and_access) {
+  kn_transform a = kn_make_tf(1, 2, 3, 0, 0.6f, 0, 0.8f), b = kn_make_tf(-1, 0.5f, 4, 1, 0, 0, 0);
+  kn_transform s = kn_add_tf_tf(a, b), d = kn_sub_tf_tf(a, b), n = kn_neg_tf(a);
+  kn_transform m = kn_mul_tf_f32(a, 2.0f), m2 = kn_mul_f32_tf(2.0f, a);
+  kn_transform l = kn_lerp_tf_tf_f32(a, b, 0.25f);
+  for (int k = 0; k < 7; k++) {
+    float x = kn_get_tf(a, k), y = kn_get_tf(b, k);
+    cr_assert_eq(kn_get_tf(s, k), x + y);
+    cr_assert_eq(kn_get_tf(d, k), x - y);
+    cr_assert_eq(kn_get_tf(n, k), -x);
+    cr_assert(kn_get_tf(m, k) == 2 * x && kn_get_tf(m2, k) == 2 * x);
+    cr_assert_eq(kn_get_tf(l, k), x + (y - x) * 0.25f);
+  }
+  /* indices clamp like a vector's; the 7 floats are contiguous */
+  cr_assert(kn_get_tf(a, -4) == 1 && kn_get_tf(a, 99) == 0.8f && kn_get_tf(a, 4) == 0.6f);
+  *kn_getp_tf(&a, 5) = 9;
+  cr_assert_eq(((float *)&a)[5], 9);
+  cr_assert_eq(a.q.z, 9);
+  kn_transform t = kn_transform_identity();
+  kn_transform_set_translation_ptf_v3(&t, kn_make_v3(4, 5, 6));
+  kn_transform_set_rotation_ptf_q(&t, b.q);
+  cr_assert(kn_eq_v3_v3(kn_transform_get_translation_tf(t), kn_make_v3(4, 5, 6)));
+  cr_assert(kn_eq_q_q(kn_transform_get_rotation_tf(t), b.q));
+  cr_assert(kn_eq_tf_tf(t, kn_make_tf_pq(kn_make_v3(4, 5, 6), b.q)) && !kn_ne_tf_tf(t, t));
+  cr_assert(kn_ne_tf_tf(t, kn_zero_tf()));
+  /* -0 == +0; a NaN makes them unequal and is found */
+  cr_assert(kn_eq_tf_tf(kn_zero_tf(), kn_neg_tf(kn_zero_tf())));
+  kn_transform bad = t;
+  bad.q.x = NAN;
+  cr_assert(!kn_eq_tf_tf(bad, bad) && kn_isnan_tf(bad) && !kn_isfinite_tf(bad));
+  bad.q.x = 0, bad.p.y = INFINITY;
+  cr_assert(kn_isinf_tf(bad) && !kn_isnan_tf(bad) && kn_isfinite_tf(t));
+}
