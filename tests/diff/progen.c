@@ -705,22 +705,22 @@ static void bool_expr(Gen *g, int d) {
  * one: the formulas are defined for any). */
 static void xform_vec3(Gen *g, int d) {
   static const char *const fns[] = {"transform_point(", "transform_vector(", "("};
-  int f = rnd(g, 3);
-  put(g, "%stransform(", fns[f]);
-  expr(g, T_VEC3, d - 1, 0);
-  put(g, ", ");
-  expr(g, T_QUAT, d - 1, 0);
+  int f = pg_rnd(g, 3);
+  pg_put(g, "%stransform(", fns[f]);
+  pg_expr(g, T_VEC3, d - 1, 0);
+  pg_put(g, ", ");
+  pg_expr(g, T_QUAT, d - 1, 0);
   if (f == 2) {
-    put(g, ") * transform_inverse(transform(");
-    expr(g, T_VEC3, d - 1, 0);
-    put(g, ", ");
-    expr(g, T_QUAT, d - 1, 0);
-    put(g, "))).p");
+    pg_put(g, ") * transform_inverse(transform(");
+    pg_expr(g, T_VEC3, d - 1, 0);
+    pg_put(g, ", ");
+    pg_expr(g, T_QUAT, d - 1, 0);
+    pg_put(g, "))).p");
     return;
   }
-  put(g, "), ");
-  expr(g, T_VEC3, d - 1, 0);
-  put(g, ")");
+  pg_put(g, "), ");
+  pg_expr(g, T_VEC3, d - 1, 0);
+  pg_put(g, ")");
 }
 
 static void vec_builtin(Gen *g, Ty t, int d) {
@@ -802,7 +802,7 @@ static void vec_expr(Gen *g, Ty t, int d) {
       return;
     }
     case 6:
-      if (t == T_VEC3 && chance(g, 40))
+      if (t == T_VEC3 && pg_chance(g, 40))
         xform_vec3(g, d);
       else
         vec_builtin(g, t, d);
