@@ -95,7 +95,9 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
 #define KN_TILE_SYNC()               ((void)0)
 #define KN_TILE_LEADER               1
 /* A 2-D tile_load: row by row; a row inside the array with unit stride is
- * a plain copy the compiler vectorises, the rest element by element. */
+ * a plain copy the compiler vectorises, the rest element by element. (The
+ * test of "inside" subtracts: offset + width would wrap for an offset near
+ * the end of int64.) */
 #define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
   do {                                                                                             \
     const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
@@ -105,7 +107,7 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
       T *const kn_d = (dst) + (int64_t)kn_r * (C);                                                 \
       if (kn_a0 < 0 || kn_a0 >= (arr).shape[0]) {                                                  \
         for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_lf;                    \
-      } else if (kn_lo1 >= 0 && kn_lo1 + (C) <= (arr).shape[1] &&                                  \
+      } else if (kn_lo1 >= 0 && kn_lo1 <= (arr).shape[1] - (C) &&                                  \
                  (KN_DENSE || (arr).strides[1] == (int64_t)sizeof(T))) {                           \
         const T *const kn_s = KN_P2(T, arr, kn_a0, kn_lo1);                                        \
         for (int32_t kn_q = 0; kn_q < (int32_t)(C); kn_q++) kn_d[kn_q] = kn_s[kn_q];               \
