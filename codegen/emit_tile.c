@@ -529,20 +529,21 @@ static void array_index(Emitter *e, const Node *n, const Type *t, const Node *ar
   const Node *o0 = arr->next, *o1 = t->ndim == 2 ? o0->next : NULL;
   emit_indent(e);
   if (t->ndim == 1) {
-    OUT(e, "  const int64_t kn_a0 = (");
+    /* wrapping (the GPU compiler has no -fwrapv): past the end of int64 is outside */
+    OUT(e, "  const int64_t kn_a0 = (int64_t)((uint64_t)(");
     emit_expr(e, o0);
-    OUT(e, ") + kn_i;\n");
+    OUT(e, ") + (uint64_t)kn_i);\n");
     emit_indent(e);
     OUT(e, "  const bool kn_in = kn_a0 >= 0 && kn_a0 < (");
     emit_expr(e, arr);
     OUT(e, ").shape[0];\n");
     return;
   }
-  OUT(e, "  const int64_t kn_a0 = (");
+  OUT(e, "  const int64_t kn_a0 = (int64_t)((uint64_t)(");
   emit_expr(e, o0);
-  OUT(e, ") + kn_i / %d, kn_a1 = (", t->dims[1]);
+  OUT(e, ") + (uint64_t)(kn_i / %d)), kn_a1 = (int64_t)((uint64_t)(", t->dims[1]);
   emit_expr(e, o1);
-  OUT(e, ") + kn_i %% %d;\n", t->dims[1]);
+  OUT(e, ") + (uint64_t)(kn_i %% %d));\n", t->dims[1]);
   emit_indent(e);
   OUT(e, "  const bool kn_in = kn_a0 >= 0 && kn_a0 < (");
   emit_expr(e, arr);

@@ -64,7 +64,10 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
     const int64_t kn_lo0 = (o0), kn_lo1 = (o1);                                                    \
     const T kn_lf = (fill);                                                                        \
     KN_TILE_FOR(kn_i, (R) * (C)) {                                                                 \
-      const int64_t kn_a0 = kn_lo0 + kn_i / (C), kn_a1 = kn_lo1 + kn_i % (C);                      \
+      /* wrapping sums (NVRTC has no -fwrapv): an offset near the end of int64 \
+       * gives a negative index, outside, rather than undefined behaviour */                   \
+      const int64_t kn_a0 = (int64_t)((uint64_t)kn_lo0 + (uint64_t)(kn_i / (C)));                  \
+      const int64_t kn_a1 = (int64_t)((uint64_t)kn_lo1 + (uint64_t)(kn_i % (C)));                  \
       (dst)[kn_i] = kn_a0 >= 0 && kn_a0 < (arr).shape[0] && kn_a1 >= 0 && kn_a1 < (arr).shape[1]   \
                         ? *KN_P2(T, arr, kn_a0, kn_a1)                                             \
                         : kn_lf;                                                                   \

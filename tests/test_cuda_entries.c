@@ -88,6 +88,7 @@ static const char prelude[] =
     "#define __restrict__ __restrict\n"
     "#define __shared__\n"
     "#define __align__(n) __attribute__((aligned(n)))\n"
+    "struct uint4 { unsigned x, y, z, w; };\n"
     "struct kn_emul_dim { unsigned x, y, z; };\n"
     "static kn_emul_dim threadIdx, blockIdx, blockDim, gridDim;\n"
     "extern \"C\" void kn_emul_set(const unsigned v[12]) {\n"
