@@ -509,7 +509,7 @@ static void array_element(Emitter *e, const Node *n) {
     OUT(e, "(*KN_R%d(%s%s, kn_r%d, ", at->ndim,
         e->access[r] == EMIT_ACCESS_READONLY ? "const " : "", ct, r);
   else
-    OUT(e, "(*KN_P%d(%s, ", at->ndim, ct);
+    OUT(e, "(*KN_%c%d(%s, ", e->dense ? 'D' : 'S', at->ndim, ct);
   expr(e, n->lhs);
   for (const Node *ix = n->args; ix; ix = ix->next) {
     OUT(e, ", ");

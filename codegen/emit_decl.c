@@ -227,14 +227,26 @@ static int max_elem_size(const Program *p) {
   return m;
 }
 
+/* Element pointers. KN_D (dense, in a dense body) and KN_S (strided) name
+ * each index once, so indexes nested in indexes stay linear in the generated
+ * text (a ternary on KN_DENSE doubled each level, and a deep nest made the C
+ * compiler run out of memory); the emitter picks by what it is emitting.
+ * KN_P picks by KN_DENSE, for kern_tiles.h, whose arguments are plain names. */
 static const char *const index_macros =
-    "#define KN_P1(T, a, i) (KN_DENSE ? (T *)(a).data + (i) : (T *)((a).data + (i) * (a).strides[0]))\n"
-    "#define KN_P2(T, a, i, j) (KN_DENSE ? (T *)(a).data + ((i) * (a).shape[1] + (j)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1]))\n"
-    "#define KN_P3(T, a, i, j, k) (KN_DENSE ? (T *)(a).data + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2]))\n"
-    "#define KN_P4(T, a, i, j, k, l) (KN_DENSE ? (T *)(a).data + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)) : \\\n"
-    "  (T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2] + (l) * (a).strides[3]))\n"
+    "#define KN_D1(T, a, i) ((T *)(a).data + (i))\n"
+    "#define KN_D2(T, a, i, j) ((T *)(a).data + ((i) * (a).shape[1] + (j)))\n"
+    "#define KN_D3(T, a, i, j, k) ((T *)(a).data + (((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)))\n"
+    "#define KN_D4(T, a, i, j, k, l) \\\n"
+    "  ((T *)(a).data + ((((i) * (a).shape[1] + (j)) * (a).shape[2] + (k)) * (a).shape[3] + (l)))\n"
+    "#define KN_S1(T, a, i) ((T *)((a).data + (i) * (a).strides[0]))\n"
+    "#define KN_S2(T, a, i, j) ((T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1]))\n"
+    "#define KN_S3(T, a, i, j, k) \\\n"
+    "  ((T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2]))\n"
+    "#define KN_S4(T, a, i, j, k, l) \\\n"
+    "  ((T *)((a).data + (i) * (a).strides[0] + (j) * (a).strides[1] + (k) * (a).strides[2] + \\\n"
+    "         (l) * (a).strides[3]))\n"
+    "#define KN_P1(T, a, i) (KN_DENSE ? KN_D1(T, a, i) : KN_S1(T, a, i))\n"
+    "#define KN_P2(T, a, i, j) (KN_DENSE ? KN_D2(T, a, i, j) : KN_S2(T, a, i, j))\n"
     "#define KN_DENSE 0\n"
     "/* the dense body's restrict arrays: p is the data pointer, a the kn_array */\n"
     "#define KN_R1(T, p, a, i) ((T *)(p) + (i))\n"

@@ -555,7 +555,7 @@ static void array_index(Emitter *e, const Node *n, const Type *t, const Node *ar
 
 static void element_ptr(Emitter *e, const Node *arr, const Type *t) {
   const Type *el = arr->ty->elem;
-  OUT(e, "KN_P%d(%s, ", t->ndim, emit_storage_ctype(e, el));
+  OUT(e, "KN_%c%d(%s, ", e->dense ? 'D' : 'S', t->ndim, emit_storage_ctype(e, el));
   emit_expr(e, arr);
   OUT(e, t->ndim == 1 ? ", kn_a0)" : ", kn_a0, kn_a1)");
 }

@@ -286,10 +286,12 @@ static void array_read(Gen *g, const Arr *a, int d) {
     return;
   }
   pg_put(g, "[");
+  g->indexes++;
   for (int k = 0; k < a->ndim; k++) {
     if (k) pg_put(g, ", ");
     index_expr(g, a, k, d);
   }
+  g->indexes--;
   pg_put(g, "]");
 }
 
@@ -388,8 +390,8 @@ static bool leaf_try(Gen *g, Ty t, int fl) {
       if (!(v = pg_find_var(g, t, false))) return false;
       pg_put(g, "%s", v->name);
       return true;
-    case 2:
-      if (!(a = find_arr(g, t, false))) return false;
+    case 2: /* a leaf's index is itself a leaf: bounded, or a chain of reads grows without end */
+      if (g->indexes >= MAX_INDEX_NEST || !(a = find_arr(g, t, false))) return false;
       array_read(g, a, 1);
       return true;
     case 3:

@@ -65,6 +65,7 @@ enum {
   MAX_PARAMS = 3,
   MAX_FIELDS = 4,
   MAX_CONSTS = 6,
+  MAX_INDEX_NEST = 4, /* array reads in array reads */
   NAME = 16
 };
 enum { F_NC = 1, F_NZ = 2 }; /* expression flags: must not be constant; a literal must not be 0 */
@@ -124,6 +125,7 @@ typedef struct Gen {
   int kdim;        /* 1 or 2 in a kernel (its arrays' rank), 0 in a function */
   const char *own; /* this thread's element of an out array: "[i]", "[r, c]", "[at]"; or NULL */
   int loops, nest, budget;
+  int indexes;         /* array reads open around the expression being written */
   Ty ret;              /* the function's return type */
   const Arr *iter_arr; /* the array an enclosing loop walks, with iter_var */
   char iter_var[NAME];
