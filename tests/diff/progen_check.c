@@ -211,7 +211,7 @@ void pg_check_stmt(Gen *g) {
     pg_put(g, ";\n");
     pg_indent(g);
     pg_put(g, "%s %s = %st[%d];\n", pg_tname(g, rt.elem), res, res, at);
-    pg_spend(g, scan ? 4 * pg_bytes(w) : 2 * pg_bytes(rt) + pg_bytes(w));
+    pg_spend(g, scan ? 2 * pg_bytes(w) + pg_scan_scratch(w) : 2 * pg_bytes(rt) + pg_bytes(w));
     if (scan) ref_scan(g, &R, at, scan == 1, iv, ref);
   } else {
     pg_put(g, "%s %s = ", arg ? "int" : pg_tname(g, t), res);

@@ -209,6 +209,12 @@ static inline long long pg_bytes(TTy w) { return pg_count(w) * pg_esize(w.elem);
 static inline TTy pg_tty(Ty elem, int rank, int d0, int d1) {
   return (TTy){elem, rank, {d0, rank == 2 ? d1 : 1}};
 }
+/* A scan's scratch: every level of its tree (n, then halves rounded up, down to 1). */
+static inline long long pg_scan_scratch(TTy w) {
+  long long total = pg_count(w);
+  for (long long m = pg_count(w); m > 1; total += m) m = (m + 1) / 2;
+  return total * pg_esize(w.elem);
+}
 
 /* Writes a tiled program's functions and kernels (after the constants). */
 void pg_tile_program(Gen *g);

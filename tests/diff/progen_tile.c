@@ -547,7 +547,7 @@ static bool scan(Gen *g, TTy w, int d) {
   bool incl = pg_chance(g, 50);
   const char *fn = pg_chance(g, 40) || !pg_numeric(w.elem) ? pg_combiner(g, w.elem, false) : NULL;
   if (!fn && !pg_numeric(w.elem)) return false;
-  pg_spend(g, 3 * pg_bytes(w));
+  pg_spend(g, pg_bytes(w) + pg_scan_scratch(w));
   pg_put(g, "tile_scan_%s(", incl ? "inclusive" : "exclusive");
   if (fn) pg_put(g, "%s, ", fn);
   texpr(g, w, d - 1, true);
