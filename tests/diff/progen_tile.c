@@ -130,6 +130,10 @@ static const TArr *find_arr(Gen *g, Ty t, int ndim, bool (*ok)(const PgTile *, c
   return pick;
 }
 
+static bool input_arr(const PgTile *T, const TArr *a) {
+  (void)T;
+  return a->role == ROLE_IN;
+}
 static bool owned_here(const PgTile *T, const TArr *a) {
   return a->role == ROLE_OWNED && a->owner == T->owner;
 }
@@ -749,11 +753,10 @@ static void sort_stmt(Gen *g) {
   TTy w = pg_family_shape(g, pg_chance(g, 60) ? g->tile->elem[pg_rnd(g, 2)] : keys[pg_rnd(g, 9)]);
   if (w.rank == 2) w = pg_tty(w.elem, 1, w.d[pg_rnd(g, 2)], 1);
   if (w.elem == T_BOOL) w.elem = T_I32;
-  const TArr *a = find_arr(g, w.elem, 1, readable);
-  if (w.elem == T_F16 && !(a && a->role == ROLE_IN)) w.elem = T_I16;    /* isnan takes no float16 */
+  const TArr *a = find_arr(g, w.elem, 1, input_arr); /* loaded NaNs have their bits */
+  if (w.elem == T_F16 && !a) w.elem = T_I16;         /* isnan takes no float16 */
   if (w.d[0] > (g->loops ? 256 : 2048)) w.d[0] = g->loops ? 100 : 1000; /* n^2 steps */
-  a = find_arr(g, w.elem, 1, readable);
-  bool load = a && a->role == ROLE_IN && (w.elem == T_F16 || pg_chance(g, 40));
+  bool load = a && a->t == w.elem && (w.elem == T_F16 || pg_chance(g, 40));
   const Var *v = NULL;
   if (!load && !pg_is_int(w.elem) && !(v = pg_find_tile(g, w))) { /* a value to test first */
     pg_tdecl(g, w);
