@@ -87,6 +87,14 @@ static const Node *reduced_operand(const Node *n) {
 
 int64_t tile_slot(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
+/* The elements of a scan's tree, every level of it (as codegen/emit_tile.c stores them): n,
+ * then half of each level rounded up down to 1; up to 2n + log2(n), not 2n. */
+static int64_t scan_levels(int64_t n) {
+  int64_t total = n;
+  for (int64_t m = n; m > 1; total += m) m = (m + 1) / 2;
+  return total;
+}
+
 int64_t tile_temp_bytes(const Node *n) {
   int64_t b = tile_materializes(n) ? tile_slot(n->ty->size) : 0;
   if (reads_whole(n))
@@ -103,8 +111,8 @@ int64_t tile_temp_bytes(const Node *n) {
     case TOP_ARGMAX:
       return b + tile_slot(n->args->ty->size) + tile_slot(4 * type_tile_count(n->args->ty));
     case TOP_SCAN_INC:
-    case TOP_SCAN_EXC: /* the levels of the tree: fewer than 2 n + 32 elements */
-      return b + tile_slot((2 * (int64_t)type_tile_count(n->ty) + 32) * n->ty->elem->size);
+    case TOP_SCAN_EXC:
+      return b + tile_slot(scan_levels(type_tile_count(n->ty)) * n->ty->elem->size);
     case TOP_MATMUL_FAST: /* the CPU's copies of a and b with their inputs rounded */
       return b + tile_slot(4 * (int64_t)type_tile_count(n->args->ty)) +
              tile_slot(4 * (int64_t)type_tile_count(n->args->next->ty));

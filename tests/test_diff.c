@@ -3,16 +3,20 @@
  * Requires: tests/diff (progen, diffrun), a C compiler for the CPU device;
  * gcc and NVRTC for the checks that use them (skipped, saying so, without).
  * Produces: for diff_count() seeds from a fixed base, progen's plain programs
- * and as many tiled ones (DIFF_BATCH to a module) compiled for the CPU at -O0
- * and at -O3 (KERN_CPU_OPT), and by gcc -O0 when there is a gcc, run on the
- * same random inputs, with bit-identical results required; the tiled ones
- * also at -O3 with other threads per instance (kern_kernel_set_tile_block,
- * which the CPU ignores), and each tiled kernel within a GPU block's shared
- * memory; every module compiled through NVRTC to PTX, so CUDA code
- * generation is checked without a GPU (test_gpu_diff runs the programs on
- * one). A failure prints the seed, the program and the first differences;
- * `progen SEED` (`progen --tiled SEED`) prints the program again. Each test
- * process uses a private cache directory, so every compile is real.
+ * and tiled ones (DIFF_BATCH, DIFF_TILED_BATCH to a module) compiled for the
+ * CPU at -O0 and at -O3 (KERN_CPU_OPT), and by gcc -O0 when there is a gcc,
+ * run on the same random inputs, with bit-identical results required; at -O3
+ * also on strided arrays, and the tiled ones with other threads per instance
+ * (kern_kernel_set_tile_block, which the CPU ignores); every check of a tiled
+ * program (a reduction or scan written out in its documented order) must
+ * pass, and each tiled kernel must fit a GPU block's shared memory; every
+ * module is compiled through NVRTC to PTX, so CUDA code generation is
+ * checked without a GPU (the tiled ones to sm_90 machine code, whose
+ * assembler enforces a block's shared memory; test_gpu_diff runs the
+ * programs on one). A failure
+ * prints the seed, the program and the first differences; `progen SEED`
+ * (`progen --tiled SEED`) prints the program again. Each test process uses a
+ * private cache directory, so every compile is real.
  */
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -287,16 +291,19 @@ Test(diff, tiled_kernels_fit_a_gpu_block) {
 
 /* ---- CUDA code generation, through NVRTC ------------------------------------------------ */
 
+/* Plain programs to PTX; tiled ones to sm_90 machine code, whose assembler refuses a kernel
+ * with more static shared memory than a block has: what the checker counted must fit. */
 static bool nvrtc_compiles(const DiffBatch *b, char *err, size_t n) {
   char *src = diff_module(b);
   FrontResult r = front_compile("progen.kern", src, src ? strlen(src) : 0);
   EmitOptions o = {.debug = false, .line_directives = true};
   char *cuda = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
   size_t len;
-  bool is_ptx, ok = cuda && tc_nvrtc_compile(cuda, "progen.kern", 90, false, false, &out, &len,
+  bool tiled = b->kind == PROGEN_TILED;
+  bool is_ptx, ok = cuda && tc_nvrtc_compile(cuda, "progen.kern", 90, tiled, false, &out, &len,
                                              &is_ptx) == KERN_OK;
   snprintf(err, n, "%s", !r.ok ? "does not check" : !cuda ? "emit failed" : kern_last_error());
-  ok = ok && is_ptx && strstr(out, ".entry");
+  ok = ok && (tiled ? !is_ptx : is_ptx && strstr(out, ".entry"));
   free(out);
   free(cuda);
   free(src);

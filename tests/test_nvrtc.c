@@ -2,12 +2,17 @@
  *
  * Runs on machines without a GPU (CI has the CUDA toolkit): each fixture of
  * tests/kern/ok and tests/kern/run is emitted as CUDA and compiled to PTX for
- * sm_90, in release and debug mode. Without NVRTC it skips, saying so. */
+ * sm_90, in release and debug mode. Also: tiled kernels that need exactly a
+ * GPU block's shared memory by the checker's count (frontend/check_tile_rules.c)
+ * compile to sm_90 machine code, whose assembler refuses a kernel with more
+ * static shared memory than that. Without NVRTC it skips, saying so. */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "nvrtc.h"
+#include "backend.h"
 #include "toolchain.h"
 #include "emit.h"
 #include "front.h"
@@ -51,4 +56,90 @@ Test(nvrtc, every_fixture_compiles_to_ptx, .timeout = 900) {
   cr_log_info("NVRTC %d: %d compiles, %d failed", tc_nvrtc_version(), count, failed);
   cr_expect_eq(failed, 0, "%d of %d NVRTC compiles failed", failed, count);
   cr_expect_gt(count, 0);
+}
+
+/* ---- the checker's count of tile storage against the GPU's ------------------------------ */
+
+/* Kernels of tiles of n floats; each op needs scratch of its own. */
+static const char *const at_limit_ops[] = {
+    "tile_store(o, 0, tile_scan_inclusive(t));",
+    "tile_store(o, 0, tile_scan_exclusive(add, t, 0.5f));",
+    "o[0] = tile_sum(t * 2.0f);",
+    "o[0] = float(tile_argmin(t));",
+    "tile_store(o, 0, tile_max(tile_reshape<1, N>(t), 0));",
+    "tile<float, N> v = t * 2.0f; tile_sort(t, v); tile_store(o, 0, t + v);",
+    "tile_store(o, 0, twice(t));",
+};
+enum { AT_LIMIT_OPS = sizeof at_limit_ops / sizeof at_limit_ops[0] };
+
+/* A module of one kernel per op over tiles of n floats, kernel k padded with a tile of
+ * pad[k] int8 elements (none when 0). */
+static char *at_limit_module(int n, const int64_t *pad) {
+  size_t cap = 8192, len = 0;
+  char *s = malloc(cap);
+  len += (size_t)snprintf(s + len, cap - len,
+                          "const int N = %d;\n"
+                          "float add(float a, float b) { return a + b; }\n"
+                          "tile<float, N> twice(tile<float, N> a) { return a * 2.0f; }\n",
+                          n);
+  for (int k = 0; k < AT_LIMIT_OPS; k++) {
+    len += (size_t)snprintf(s + len, cap - len,
+                            "kernel void k%d(const float[] x, float[] o, int8[] y) {\n"
+                            "  tile<float, N> t = tile_load<N>(x, 0);\n  %s\n",
+                            k, at_limit_ops[k]);
+    if (pad[k] > 0)
+      len += (size_t)snprintf(s + len, cap - len,
+                              "  tile<int8, %lld> pad = tile_load<%lld>(y, 0);\n"
+                              "  tile_store(y, 0, pad);\n",
+                              (long long)pad[k], (long long)pad[k]);
+    len += (size_t)snprintf(s + len, cap - len, "}\n");
+  }
+  return s;
+}
+
+/* Each kernel's tile storage by the checker's count (-1: the module does not check). */
+static void counted(const char *src, int64_t *total) {
+  FrontResult r = front_compile("at_limit.kern", src, strlen(src));
+  for (int k = 0; k < AT_LIMIT_OPS; k++) total[k] = -1;
+  for (int k = 0; r.ok && k < r.prog->nkernels; k++)
+    total[atoi(r.prog->kernels[k]->name + 1)] = r.prog->kernels[k]->tile_total;
+  front_free(r.prog);
+}
+
+Test(nvrtc, tiled_kernels_the_checker_fits_fit_a_gpu_block, .timeout = 600) {
+  const char *why;
+  if (!tc_nvrtc_load(&why))
+    cr_skip_test("NVRTC not available (%s): CUDA compile checks skipped", why);
+  static const int sizes[] = {1025, 3071};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+    int64_t pad[AT_LIMIT_OPS] = {0}, total[AT_LIMIT_OPS];
+    char *src = at_limit_module(sizes[i], pad);
+    counted(src, total);
+    free(src);
+    for (int k = 0; k < AT_LIMIT_OPS; k++) {
+      cr_assert_geq(total[k], 0, "n = %d: the module does not check", sizes[i]);
+      cr_assert_leq(total[k], RT_TILE_SHARED_LIMIT, "n = %d, k%d: %lld bytes", sizes[i], k,
+                    (long long)total[k]);
+      pad[k] = RT_TILE_SHARED_LIMIT - total[k]; /* an int8 tile fills the rest */
+    }
+    src = at_limit_module(sizes[i], pad);
+    counted(src, total);
+    for (int k = 0; k < AT_LIMIT_OPS; k++)
+      cr_expect_eq(total[k], RT_TILE_SHARED_LIMIT, "n = %d, k%d: %lld bytes", sizes[i], k,
+                   (long long)total[k]);
+    FrontResult r = front_compile("at_limit.kern", src, strlen(src));
+    cr_assert(r.ok, "n = %d: the padded module does not check", sizes[i]);
+    EmitOptions o = {.debug = false, .line_directives = true};
+    char *cuda = emit_program(r.prog, EMIT_CUDA, &o), *out = NULL;
+    size_t len;
+    bool is_ptx;
+    cr_assert_not_null(cuda);
+    int st = tc_nvrtc_compile(cuda, "at_limit.kern", 90, true, false, &out, &len, &is_ptx);
+    cr_expect_eq(st, KERN_OK, "n = %d: %s", sizes[i], st == KERN_OK ? "" : kern_last_error());
+    cr_expect(st != KERN_OK || !is_ptx, "NVRTC gave PTX, not sm_90 code: nothing was checked");
+    free(out);
+    free(cuda);
+    front_free(r.prog);
+    free(src);
+  }
 }

@@ -34,11 +34,17 @@ int diff_count(ProgenKind kind) {
   return n < 0 ? 0 : n > 1000000 ? 1000000 : (int)n;
 }
 
-int diff_nbatches(ProgenKind kind) { return (diff_count(kind) + DIFF_BATCH - 1) / DIFF_BATCH; }
+static int batch_size(ProgenKind kind) {
+  return kind == PROGEN_TILED ? DIFF_TILED_BATCH : DIFF_BATCH;
+}
+
+int diff_nbatches(ProgenKind kind) {
+  return (diff_count(kind) + batch_size(kind) - 1) / batch_size(kind);
+}
 
 DiffBatch diff_batch(ProgenKind kind, int b) {
   DiffBatch r = {.n = 0, .kind = kind};
-  for (int k = b * DIFF_BATCH; k < diff_count(kind) && r.n < DIFF_BATCH; k++)
+  for (int k = b * batch_size(kind); k < diff_count(kind) && r.n < batch_size(kind); k++)
     r.seeds[r.n++] = diff_seed(k);
   return r;
 }
@@ -257,6 +263,27 @@ static bool padding_intact(const Strided *st) {
   return ok;
 }
 
+/* A tiled kernel's last parameter, chk: chk[c] counts the instances where check c failed. */
+static bool is_chk(kern_kernel *k, int p) {
+  return p == kern_kernel_num_params(k) - 1 && kern_kernel_param_dtype(k, p) == KERN_INT32 &&
+         !strcmp(kern_kernel_param_name(k, p), "chk");
+}
+
+/* Every check of k passed (chk all zero); else the first failures in err. */
+static bool checks_pass(kern_kernel *k, kern_array *chk, char *err, size_t n) {
+  int32_t c[PROGEN_CHECKS];
+  if (kern_array_nbytes(chk) != sizeof c || kern_array_read(chk, c, sizeof c) != KERN_OK)
+    return fail(err, n, "cannot read chk of", kern_kernel_name(k));
+  for (int i = 0; i < PROGEN_CHECKS; i++)
+    if (c[i]) {
+      char what[160];
+      snprintf(what, sizeof what, "%s's check %d (atomic_add(&chk[%d], 1)): %d instances",
+               kern_kernel_name(k), i, i, (int)c[i]);
+      return fail(err, n, "a reduction or scan differs from its documented order", what);
+    }
+  return true;
+}
+
 /* Makes argument p of kernel k: an array of the shape progen gave it, or a value. */
 static bool make_arg(kern_kernel *k, int p, const Launch *ln, kern_device *dev, uint64_t *rng,
                      kern_arg *arg, kern_array **arr, Strided *st, char *err, size_t n) {
@@ -279,7 +306,10 @@ static bool make_arg(kern_kernel *k, int p, const Launch *ln, kern_device *dev, 
     free(host);
     return fail(err, n, "kern_array_new", kern_last_error());
   }
-  for (int64_t e = 0; e < count; e++) rand_elem(rng, d, ln->tiled, host + (size_t)e * esize);
+  if (is_chk(k, p)) /* the checks' failure counts start at zero */
+    memset(host, 0, (size_t)count * esize);
+  else
+    for (int64_t e = 0; e < count; e++) rand_elem(rng, d, ln->tiled, host + (size_t)e * esize);
   kern_status ws = kern_array_write(*arr, host, (size_t)count * esize);
   free(host);
   *arg = kern_arg_array(*arr);
@@ -315,6 +345,8 @@ static bool run_kernel(kern_kernel *k, int prog, int index, const Launch *ln, ke
   for (int p = 0; ok && p < np; p++)
     ok = make_arg(k, p, ln, dev, &rng, &args[p], &arrs[p], &st[p], err, n);
   ok = ok && launch(k, ln, dev, np, args, err, n);
+  if (ok && ln->tiled && np && arrs[np - 1] && is_chk(k, np - 1))
+    ok = checks_pass(k, arrs[np - 1], err, n);
   for (int p = 0; p < np; p++) {
     if (ok && arrs[p]) add_array(out, prog, index, p, arrs[p]);
     if (ok && st[p].mem && !padding_intact(&st[p]))

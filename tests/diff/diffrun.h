@@ -20,8 +20,10 @@
 
 /* Seeds: KERN_DIFF_SEED (default DIFF_SEED_BASE) + 0 .. diff_count() - 1;
  * KERN_DIFF_COUNT overrides the count (default DIFF_COUNT plain programs,
- * DIFF_TILED_COUNT tiled ones). */
-enum { DIFF_COUNT = 120, DIFF_TILED_COUNT = 40, DIFF_BATCH = 10 };
+ * DIFF_TILED_COUNT tiled ones). A module holds DIFF_BATCH plain programs or
+ * DIFF_TILED_BATCH tiled ones (their C takes longer to compile: a compile
+ * stays well inside the compiler's time limit on a busy machine). */
+enum { DIFF_COUNT = 120, DIFF_TILED_COUNT = 40, DIFF_BATCH = 10, DIFF_TILED_BATCH = 5 };
 #define DIFF_SEED_BASE 0x6b65726e00000000ull
 uint64_t diff_seed(int k);
 int diff_count(ProgenKind kind);

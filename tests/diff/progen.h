@@ -28,14 +28,18 @@
  * elements; a kernel with 2-D arrays runs over (PROGEN_ROWS, PROGEN_COLS),
  * the arrays' shape. Tiled programs choose their own (progen_launches). */
 enum { PROGEN_N = 64, PROGEN_ROWS = 8, PROGEN_COLS = 8 };
-enum { PROGEN_MAX_PARAMS = 16, PROGEN_MAX_KERNELS = 4 };
+enum { PROGEN_MAX_PARAMS = 16, PROGEN_MAX_KERNELS = 4, PROGEN_CHECKS = 16 };
 
 /* PROGEN_PLAIN: one thread per index, as above. PROGEN_TILED: tiled kernels
  * (docs/language.md, "Tiles"): tile shapes of 1 to a few thousand elements,
  * 1-D and 2-D, chains of tile operations with scalar code between them,
  * within a GPU block's 48 KiB of shared memory per kernel; every instance
  * computes, and each output array is written by one instance only (or, for
- * integers, only through atomic adds), so a launch has no races. */
+ * integers, only through atomic adds), so a launch has no races. Each tiled
+ * kernel's last parameter is `int32[] chk` (PROGEN_CHECKS elements, zero
+ * before the launch): its checks write reductions and scans of small tiles
+ * out in scalar code, in the documented order, and chk[c] counts the
+ * instances where check c found other bits: it must stay zero. */
 typedef enum { PROGEN_PLAIN, PROGEN_TILED } ProgenKind;
 
 /* How a kernel is launched: its launch dims and each array parameter's shape. */

@@ -1,6 +1,6 @@
-/* progen_internal.h: what the two parts of the program generator share:
- * progen.c (the plain programs, and the scalar code of every program) and
- * progen_tile.c (tiled programs).
+/* progen_internal.h: what the parts of the program generator share: progen.c
+ * (the plain programs, and the scalar code of every program), progen_tile.c
+ * (tiled programs) and progen_check.c (their checks).
  *
  * Requires: progen.h. Produces: the generator's model (types, what is in
  * scope, the output buffer and the random stream, in Gen) and the pg_*
@@ -163,7 +163,60 @@ const Fn *pg_function(Gen *g, Ty ret, const Ty *params, int np);
 /* The next kernel's launch record, zeroed (NULL when no one asked for them). */
 ProgenLaunch *pg_launch(Gen *g);
 
-/* ---- progen_tile.c --------------------------------------------------------------- */
+/* ---- tiled programs: progen_tile.c and progen_check.c ------------------------------------ */
+
+enum { MAX_SHAPES = 6, MAX_TARRS = 10, MAX_HELPERS = 2 };
+
+typedef enum { ROLE_IN, ROLE_OWNED, ROLE_ATOMIC } Role;
+
+typedef struct TArr {
+  char name[NAME];
+  Ty t;
+  int ndim, ext[2];
+  Role role;
+  int owner; /* ROLE_OWNED: the instance that writes (and may read) it */
+} TArr;
+
+typedef struct Helper { /* tile<T, shape> name(tile<T, shape> p0, T p1) */
+  char name[NAME];
+  TTy t;
+  long long cost; /* its tile storage, counted once by every kernel that calls it */
+} Helper;
+
+typedef struct PgTile {
+  Ty elem[2];            /* the kernel's element types */
+  TTy shape[MAX_SHAPES]; /* its family of shapes (elem unused); shape[0] the main one */
+  TArr arr[MAX_TARRS];   /* its array parameters */
+  int narr;
+  int ninst, launch_rank; /* instances of a launch; its rank (r, c declared when 2) */
+  int owner;              /* inside `if (i == owner)`: that instance; -1 elsewhere */
+  bool code;              /* tile operations may be written here */
+  int nest;
+  long long cost, limit;      /* the tile storage counted so far, and its limit */
+  const Fn *map[2], *comb[2]; /* elem[j] f(elem[j], elem[1 - j]), elem[j] f(elem[j], elem[j]) */
+  Helper help[MAX_HELPERS];
+  int nhelp;
+  unsigned called; /* the helpers this kernel calls */
+  int helpers;     /* written in the program so far (their names) */
+  int checks;      /* the kernel's checks so far: chk[check] counts its failures */
+} PgTile;
+
+static inline int pg_esize(Ty t) { return pg_ti(t)->bits / 8; }
+static inline bool pg_numeric(Ty t) { return t != T_BOOL && pg_is_scalar(t); }
+static inline bool pg_ordered(Ty t) { /* the types of min, max, clamp, floordiv */
+  return t == T_F32 || t == T_F64 || t == T_I32 || t == T_I64 || t == T_U32 || t == T_U64;
+}
+static inline long long pg_count(TTy w) { return (long long)w.d[0] * w.d[1]; }
+static inline long long pg_bytes(TTy w) { return pg_count(w) * pg_esize(w.elem); }
+static inline TTy pg_tty(Ty elem, int rank, int d0, int d1) {
+  return (TTy){elem, rank, {d0, rank == 2 ? d1 : 1}};
+}
+/* A scan's scratch: every level of its tree (n, then halves rounded up, down to 1). */
+static inline long long pg_scan_scratch(TTy w) {
+  long long total = pg_count(w);
+  for (long long m = pg_count(w); m > 1; total += m) m = (m + 1) / 2;
+  return total * pg_esize(w.elem);
+}
 
 /* Writes a tiled program's functions and kernels (after the constants). */
 void pg_tile_program(Gen *g);
@@ -172,5 +225,20 @@ void pg_tile_stmt(Gen *g);
 /* Sometimes writes a scalar of type t made from tiles (a reduction, an element) and returns
  * true; false, writing nothing, otherwise and wherever tiles cannot be used. */
 bool pg_tile_scalar(Gen *g, Ty t, int d);
+void pg_spend(Gen *g, long long bytes); /* counts tile storage the checker will count */
+void pg_put_tty(Gen *g, TTy w);         /* tile<T, shape> */
+TTy pg_family_shape(Gen *g, Ty elem);   /* a shape of the kernel's family, of elem */
+const Var *pg_find_tile(Gen *g, TTy w); /* a tile variable of type w, or NULL */
+void pg_tdecl(Gen *g, TTy w);           /* tile<...> tN = a value; (the last variable) */
+void pg_sdecl(Gen *g);                  /* T sN = a scalar from tiles; */
+void pg_scalar_for(Gen *g, Ty elem, int d, int fl); /* a scalar that converts to elem */
+/* The function a reduction or scan over t combines with (a generated one, or "min" or
+ * "max" when builtin_ok), or NULL. */
+const char *pg_combiner(Gen *g, Ty t, bool builtin_ok);
+
+/* ---- progen_check.c --------------------------------------------------------------- */
+
+/* A check: a reduction or scan of a small tile, written out in its documented order too. */
+void pg_check_stmt(Gen *g);
 
 #endif

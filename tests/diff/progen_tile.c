@@ -39,72 +39,27 @@
 enum {
   SHARED_LIMIT = 48 << 10, /* a GPU block's shared memory (runtime/backend.h) */
   HELPER_LIMIT = 6 << 10,
-  MAX_SHAPES = 6,
-  MAX_TARRS = 10,
-  MAX_HELPERS = 2,
-  MAX_NEST = 2 /* tile values inside scalars inside tile values ... */
+  MAX_NEST = 2, /* tile values inside scalars inside tile values ... */
+  MAX_CHECKS = PROGEN_CHECKS
 };
-
-typedef enum { ROLE_IN, ROLE_OWNED, ROLE_ATOMIC } Role;
-
-typedef struct TArr {
-  char name[NAME];
-  Ty t;
-  int ndim, ext[2];
-  Role role;
-  int owner; /* ROLE_OWNED: the instance that writes (and may read) it */
-} TArr;
-
-typedef struct Helper { /* tile<T, shape> name(tile<T, shape> p0, T p1) */
-  char name[NAME];
-  TTy t;
-  long long cost; /* its tile storage, counted once by every kernel that calls it */
-} Helper;
-
-typedef struct PgTile {
-  Ty elem[2];            /* the kernel's element types */
-  TTy shape[MAX_SHAPES]; /* its family of shapes (elem unused); shape[0] the main one */
-  TArr arr[MAX_TARRS];   /* its array parameters */
-  int narr;
-  int ninst, launch_rank; /* instances of a launch; its rank (r, c declared when 2) */
-  int owner;              /* inside `if (i == owner)`: that instance; -1 elsewhere */
-  bool code;              /* tile operations may be written here */
-  int nest;
-  long long cost, limit;      /* the tile storage counted so far, and its limit */
-  const Fn *map[2], *comb[2]; /* elem[j] f(elem[j], elem[1 - j]), elem[j] f(elem[j], elem[j]) */
-  Helper help[MAX_HELPERS];
-  int nhelp;
-  unsigned called; /* the helpers this kernel calls */
-  int helpers;     /* written in the program so far (their names) */
-} PgTile;
 
 static bool texpr(Gen *g, TTy w, int d, bool whole);
 static void tscalar(Gen *g, Ty t, int d);
 
 /* ---- types ------------------------------------------------------------------------ */
 
-static int esize(Ty t) { return pg_ti(t)->bits / 8; }
-static bool numeric(Ty t) { return t != T_BOOL && pg_is_scalar(t); }
 static bool is_fp(Ty t) { return t == T_F32 || t == T_F64; } /* the float math builtins' types */
-static bool ordered(Ty t) {                                  /* min, max, clamp, floordiv */
-  return t == T_F32 || t == T_F64 || t == T_I32 || t == T_I64 || t == T_U32 || t == T_U64;
-}
-static bool atomic_ok(Ty t) { return ordered(t); } /* tile_atomic_add's element types */
+static bool atomic_ok(Ty t) { return pg_ordered(t); }        /* tile_atomic_add's element types */
 
-static long long count_of(TTy w) { return (long long)w.d[0] * w.d[1]; }
-static long long bytes_of(TTy w) { return count_of(w) * esize(w.elem); }
 static bool same_tty(TTy a, TTy b) {
   return a.elem == b.elem && a.rank == b.rank && a.d[0] == b.d[0] && a.d[1] == b.d[1];
-}
-static TTy tty(Ty elem, int rank, int d0, int d1) {
-  return (TTy){elem, rank, {d0, rank == 2 ? d1 : 1}};
 }
 static TTy with_elem(TTy w, Ty elem) {
   w.elem = elem;
   return w;
 }
 
-static void spend(Gen *g, long long b) { g->tile->cost += b; }
+void pg_spend(Gen *g, long long b) { g->tile->cost += b; }
 
 static void put_shape(Gen *g, TTy w) {
   if (w.rank == 1)
@@ -113,14 +68,14 @@ static void put_shape(Gen *g, TTy w) {
     pg_put(g, "%d, %d", w.d[0], w.d[1]);
 }
 
-static void put_tty(Gen *g, TTy w) {
+void pg_put_tty(Gen *g, TTy w) {
   pg_put(g, "tile<%s, ", pg_tname(g, w.elem));
   put_shape(g, w);
   pg_put(g, ">");
 }
 
 /* A shape of the kernel's family, its main one most often. */
-static TTy family_shape(Gen *g, Ty elem) {
+TTy pg_family_shape(Gen *g, Ty elem) {
   PgTile *T = g->tile;
   return with_elem(T->shape[pg_chance(g, 35) ? 0 : pg_rnd(g, MAX_SHAPES)], elem);
 }
@@ -131,11 +86,11 @@ static Ty pick_elem(Gen *g) {
   return r < 50 ? g->tile->elem[0] : r < 78 ? g->tile->elem[1] : other[pg_rnd(g, 8)];
 }
 
-static TTy pick_type(Gen *g) { return family_shape(g, pick_elem(g)); }
+static TTy pick_type(Gen *g) { return pg_family_shape(g, pick_elem(g)); }
 
 /* ---- what is in scope ---------------------------------------------------------------- */
 
-static const Var *find_tile(Gen *g, TTy w) {
+const Var *pg_find_tile(Gen *g, TTy w) {
   int n = 0, pick = -1;
   for (int k = 0; k < g->nvars; k++)
     if (g->vars[k].t == T_TILE && same_tty(g->vars[k].tt, w) && pg_rnd(g, ++n) == 0) pick = k;
@@ -175,6 +130,10 @@ static const TArr *find_arr(Gen *g, Ty t, int ndim, bool (*ok)(const PgTile *, c
   return pick;
 }
 
+static bool input_arr(const PgTile *T, const TArr *a) {
+  (void)T;
+  return a->role == ROLE_IN;
+}
 static bool owned_here(const PgTile *T, const TArr *a) {
   return a->role == ROLE_OWNED && a->owner == T->owner;
 }
@@ -187,7 +146,7 @@ static bool atomic_arr(const PgTile *T, const TArr *a) {
 
 /* A scalar that converts to elem implicitly: a literal of elem, or an expression of a type
  * that widens to it. */
-static void scalar_for(Gen *g, Ty elem, int d, int fl) {
+void pg_scalar_for(Gen *g, Ty elem, int d, int fl) {
   if (pg_chance(g, 40))
     pg_literal(g, elem, fl & F_NZ);
   else
@@ -256,7 +215,7 @@ static bool tload_fill(Gen *g, TTy w, const TArr *a, bool exact_fill) {
     if (exact_fill)
       pg_literal(g, w.elem, false);
     else
-      scalar_for(g, w.elem, 1, 0);
+      pg_scalar_for(g, w.elem, 1, 0);
   }
   pg_put(g, ")");
   return true;
@@ -268,7 +227,7 @@ static const TArr *loadable(Gen *g, TTy w) { return find_arr(g, w.elem, w.rank, 
 
 static void maker(Gen *g, TTy w) {
   int r = pg_rnd(g, 100);
-  if (numeric(w.elem) && r < 45) {
+  if (pg_numeric(w.elem) && r < 45) {
     static const char *const mk[] = {"tile_zeros", "tile_ones", "tile_arange", "tile_arange"};
     pg_put(g, "%s<%s, ", mk[pg_rnd(g, 4)], pg_tname(g, w.elem));
     put_shape(g, w);
@@ -284,7 +243,7 @@ static void maker(Gen *g, TTy w) {
     pg_put(g, "tile_full<%s, ", pg_tname(g, w.elem));
     put_shape(g, w);
     pg_put(g, ">(");
-    scalar_for(g, w.elem, 1, 0);
+    pg_scalar_for(g, w.elem, 1, 0);
   }
   pg_put(g, ")");
 }
@@ -294,12 +253,12 @@ static bool tleaf(Gen *g, TTy w) {
   int r = pg_rnd(g, 100);
   const Var *v;
   const TArr *a;
-  if (r < 45 && (v = find_tile(g, w))) {
+  if (r < 45 && (v = pg_find_tile(g, w))) {
     pg_put(g, "%s", v->name);
     return true;
   }
   if (r < 80 && (a = loadable(g, w))) {
-    spend(g, bytes_of(w));
+    pg_spend(g, pg_bytes(w));
     return tload_from(g, w, a);
   }
   maker(g, w);
@@ -309,7 +268,7 @@ static bool tleaf(Gen *g, TTy w) {
 /* An operand of an elementwise operation: a tile of w, or sometimes a scalar. */
 static void operand(Gen *g, TTy w, int d, bool scalar_ok, int fl) {
   if (scalar_ok && pg_chance(g, 30))
-    scalar_for(g, w.elem, d, fl);
+    pg_scalar_for(g, w.elem, d, fl);
   else
     texpr(g, w, d - 1, false);
 }
@@ -329,14 +288,14 @@ static bool binary(Gen *g, TTy w, int d) {
   int side = pg_rnd(g, 3); /* 0: tile op tile, 1: tile op scalar, 2: scalar op tile */
   pg_put(g, "(");
   if (side == 2)
-    scalar_for(g, w.elem, d - 1, 0);
+    pg_scalar_for(g, w.elem, d - 1, 0);
   else
     texpr(g, w, d - 1, false);
   pg_put(g, " %s ", op);
   if (side == 1 && shift && pg_chance(g, 50))
     pg_put(g, "%d", pg_rnd(g, pg_ti(w.elem)->bits)); /* a count in range: no warning */
   else if (side == 1)
-    scalar_for(g, w.elem, d - 1, div && pg_is_int(w.elem) ? F_NZ : 0);
+    pg_scalar_for(g, w.elem, d - 1, div && pg_is_int(w.elem) ? F_NZ : 0);
   else
     texpr(g, w, d - 1, false);
   pg_put(g, ")");
@@ -362,7 +321,7 @@ static bool compare(Gen *g, TTy w, int d) {
   bool scalar_left = pg_chance(g, 15);
   pg_put(g, "(");
   if (scalar_left)
-    scalar_for(g, e, d - 1, 0);
+    pg_scalar_for(g, e, d - 1, 0);
   else
     texpr(g, u, d - 1, false);
   pg_put(g, " %s ", ops[pg_rnd(g, 6)]);
@@ -377,12 +336,12 @@ static bool where(Gen *g, TTy w, int d) {
   int scalars = pg_rnd(g, 4); /* 0, 1: none; 2: the first; 3: the second */
   pg_put(g, ", ");
   if (scalars == 2)
-    scalar_for(g, w.elem, d - 1, 0);
+    pg_scalar_for(g, w.elem, d - 1, 0);
   else
     texpr(g, w, d - 1, false);
   pg_put(g, ", ");
   if (scalars == 3)
-    scalar_for(g, w.elem, d - 1, 0);
+    pg_scalar_for(g, w.elem, d - 1, 0);
   else
     texpr(g, w, d - 1, false);
   pg_put(g, ")");
@@ -414,7 +373,7 @@ static bool math(Gen *g, TTy w, int d) {
       pg_put(g, ")");
       return true;
     }
-  } else if (ordered(w.elem)) {
+  } else if (pg_ordered(w.elem)) {
     int r = pg_rnd(g, 10);
     bool sgn = w.elem == T_I32 || w.elem == T_I64;
     if (r < 2 && sgn)
@@ -461,7 +420,7 @@ static bool map(Gen *g, TTy w, int d) {
   for (int k = 0, n = 0; k < 4; k++)
     if (cands[k] && cands[k]->ret == w.elem && pg_rnd(g, ++n) == 0) f = cands[k];
   if (!f || pg_chance(g, 15)) {
-    if (ordered(w.elem) && pg_chance(g, 50)) {
+    if (pg_ordered(w.elem) && pg_chance(g, 50)) {
       pg_put(g, "tile_map(%s, ", pg_chance(g, 50) ? "min" : "max");
       texpr(g, w, d - 1, false);
       pg_put(g, ", ");
@@ -496,9 +455,9 @@ static bool map(Gen *g, TTy w, int d) {
 
 static bool transpose(Gen *g, TTy w, int d) {
   if (w.rank != 2) return false;
-  spend(g, bytes_of(w));
+  pg_spend(g, pg_bytes(w));
   pg_put(g, "tile_transpose(");
-  texpr(g, tty(w.elem, 2, w.d[1], w.d[0]), d - 1, true);
+  texpr(g, pg_tty(w.elem, 2, w.d[1], w.d[0]), d - 1, true);
   pg_put(g, ")");
   return true;
 }
@@ -507,17 +466,17 @@ static bool broadcast(Gen *g, TTy w, int d) {
   TTy s;
   int m = w.d[0], n = w.rank == 2 ? w.d[1] : w.d[0];
   if (w.rank == 1)
-    s = tty(w.elem, 1, pg_chance(g, 60) ? 1 : m, 1);
+    s = pg_tty(w.elem, 1, pg_chance(g, 60) ? 1 : m, 1);
   else {
     switch (pg_rnd(g, 5)) {
-      case 0: s = tty(w.elem, 1, n, 1); break;
-      case 1: s = tty(w.elem, 2, 1, n); break;
-      case 2: s = tty(w.elem, 2, m, 1); break;
-      case 3: s = tty(w.elem, 1, 1, 1); break;
-      default: s = tty(w.elem, 2, 1, 1); break;
+      case 0: s = pg_tty(w.elem, 1, n, 1); break;
+      case 1: s = pg_tty(w.elem, 2, 1, n); break;
+      case 2: s = pg_tty(w.elem, 2, m, 1); break;
+      case 3: s = pg_tty(w.elem, 1, 1, 1); break;
+      default: s = pg_tty(w.elem, 2, 1, 1); break;
     }
   }
-  spend(g, bytes_of(w));
+  pg_spend(g, pg_bytes(w));
   pg_put(g, "tile_broadcast<");
   put_shape(g, w);
   pg_put(g, ">(");
@@ -527,7 +486,7 @@ static bool broadcast(Gen *g, TTy w, int d) {
 }
 
 static bool reshape(Gen *g, TTy w, int d) {
-  long long c = count_of(w);
+  long long c = pg_count(w);
   TTy s;
   int f = 1;
   for (int k = 2 + pg_rnd(g, 6); k <= 64 && k * k <= c; k++) /* a factor of c, if any */
@@ -536,13 +495,13 @@ static bool reshape(Gen *g, TTy w, int d) {
       break;
     }
   switch (pg_rnd(g, 4)) {
-    case 0: s = tty(w.elem, 1, (int)c, 1); break;
-    case 1: s = tty(w.elem, 2, 1, (int)c); break;
-    case 2: s = tty(w.elem, 2, (int)c, 1); break;
-    default: s = tty(w.elem, 2, f, (int)(c / f)); break;
+    case 0: s = pg_tty(w.elem, 1, (int)c, 1); break;
+    case 1: s = pg_tty(w.elem, 2, 1, (int)c); break;
+    case 2: s = pg_tty(w.elem, 2, (int)c, 1); break;
+    default: s = pg_tty(w.elem, 2, f, (int)(c / f)); break;
   }
-  if (same_tty(s, w)) s = w.rank == 1 ? tty(w.elem, 2, 1, (int)c) : tty(w.elem, 1, (int)c, 1);
-  spend(g, bytes_of(w));
+  if (same_tty(s, w)) s = w.rank == 1 ? pg_tty(w.elem, 2, 1, (int)c) : pg_tty(w.elem, 1, (int)c, 1);
+  pg_spend(g, pg_bytes(w));
   pg_put(g, "tile_reshape<");
   put_shape(g, w);
   pg_put(g, ">(");
@@ -553,12 +512,12 @@ static bool reshape(Gen *g, TTy w, int d) {
 
 /* The combining function of a reduction or scan over t (f: a generated function, "min" or
  * "max"), or NULL. */
-static const char *combiner(Gen *g, Ty t, bool builtin_ok) {
+const char *pg_combiner(Gen *g, Ty t, bool builtin_ok) {
   PgTile *T = g->tile;
   for (int j = 0; j < 2; j++)
-    if (T->comb[j] && T->comb[j]->ret == t && (!builtin_ok || !ordered(t) || pg_chance(g, 70)))
+    if (T->comb[j] && T->comb[j]->ret == t && (!builtin_ok || !pg_ordered(t) || pg_chance(g, 70)))
       return T->comb[j]->name;
-  if (builtin_ok && ordered(t)) return pg_chance(g, 50) ? "min" : "max";
+  if (builtin_ok && pg_ordered(t)) return pg_chance(g, 50) ? "min" : "max";
   return NULL;
 }
 
@@ -570,10 +529,10 @@ static bool axis_reduce(Gen *g, TTy w, int d) {
   bool arg = w.elem == T_I32 && pg_chance(g, 40);
   Ty e = arg ? pick_elem(g) : w.elem;
   if (arg && e == T_BOOL) e = T_F32;
-  TTy s = axis == 1 ? tty(e, 2, w.d[0], k) : tty(e, 2, k, w.d[0]);
-  const char *fn = arg || !pg_chance(g, 30) ? NULL : combiner(g, e, true);
-  if (!arg && !fn && !numeric(e)) return false;
-  spend(g, bytes_of(w) + bytes_of(s) + (arg ? 4 * count_of(s) : 0));
+  TTy s = axis == 1 ? pg_tty(e, 2, w.d[0], k) : pg_tty(e, 2, k, w.d[0]);
+  const char *fn = arg || !pg_chance(g, 30) ? NULL : pg_combiner(g, e, true);
+  if (!arg && !fn && !pg_numeric(e)) return false;
+  pg_spend(g, pg_bytes(w) + pg_bytes(s) + (arg ? 4 * pg_count(s) : 0));
   if (arg)
     pg_put(g, "tile_arg%s(", pg_chance(g, 50) ? "min" : "max");
   else if (fn)
@@ -590,15 +549,15 @@ static bool axis_reduce(Gen *g, TTy w, int d) {
 static bool scan(Gen *g, TTy w, int d) {
   if (w.rank != 1) return false;
   bool incl = pg_chance(g, 50);
-  const char *fn = pg_chance(g, 40) || !numeric(w.elem) ? combiner(g, w.elem, false) : NULL;
-  if (!fn && !numeric(w.elem)) return false;
-  spend(g, 3 * bytes_of(w));
+  const char *fn = pg_chance(g, 40) || !pg_numeric(w.elem) ? pg_combiner(g, w.elem, false) : NULL;
+  if (!fn && !pg_numeric(w.elem)) return false;
+  pg_spend(g, pg_bytes(w) + pg_scan_scratch(w));
   pg_put(g, "tile_scan_%s(", incl ? "inclusive" : "exclusive");
   if (fn) pg_put(g, "%s, ", fn);
   texpr(g, w, d - 1, true);
   if (fn && !incl) {
     pg_put(g, ", ");
-    scalar_for(g, w.elem, d - 1, 0);
+    pg_scalar_for(g, w.elem, d - 1, 0);
   }
   pg_put(g, ")");
   return true;
@@ -609,9 +568,9 @@ static bool helper_call(Gen *g, TTy w, int d) {
   int k = 0;
   while (k < T->nhelp && !same_tty(T->help[k].t, w)) k++;
   if (k == T->nhelp) return false;
-  if (!(T->called & (1u << k))) spend(g, T->help[k].cost);
+  if (!(T->called & (1u << k))) pg_spend(g, T->help[k].cost);
   T->called |= 1u << k;
-  spend(g, bytes_of(w));
+  pg_spend(g, pg_bytes(w));
   pg_put(g, "%s(", T->help[k].name);
   texpr(g, w, d - 1, true);
   pg_put(g, ", ");
@@ -647,15 +606,15 @@ static bool texpr(Gen *g, TTy w, int d, bool whole) {
   for (int tries = 0; st < 0 && d > 0 && !pg_chance(g, 22) && tries < 4; tries++)
     st = tnode(g, w, d);
   if (st < 0) st = tleaf(g, w);
-  if (whole && !st) spend(g, bytes_of(w));
+  if (whole && !st) pg_spend(g, pg_bytes(w));
   return st;
 }
 
 /* ---- scalars from tiles --------------------------------------------------------------------- */
 
 static void element_read(Gen *g, Ty t, int d) {
-  TTy w = family_shape(g, t);
-  const Var *v = pg_chance(g, 70) ? find_tile(g, w) : NULL;
+  TTy w = pg_family_shape(g, t);
+  const Var *v = pg_chance(g, 70) ? pg_find_tile(g, w) : NULL;
   if (v)
     pg_put(g, "%s", v->name);
   else {
@@ -680,23 +639,23 @@ static void tscalar(Gen *g, Ty t, int d) {
   if (t == T_I32 && r < 20) {
     TTy w = pick_type(g);
     if (w.elem == T_BOOL) w.elem = T_F64;
-    spend(g, bytes_of(w) + 4 * count_of(w));
+    pg_spend(g, pg_bytes(w) + 4 * pg_count(w));
     pg_put(g, "tile_arg%s(", pg_chance(g, 50) ? "min" : "max");
     texpr(g, w, d - 1, true);
     pg_put(g, ")");
     return;
   }
-  const char *fn = r < 70 ? combiner(g, t, true) : NULL;
-  if (r < 55 && numeric(t)) {
+  const char *fn = r < 70 ? pg_combiner(g, t, true) : NULL;
+  if (r < 55 && pg_numeric(t)) {
     static const char *const ops[] = {"sum", "sum", "min", "max"};
-    TTy w = family_shape(g, t);
-    spend(g, bytes_of(w));
+    TTy w = pg_family_shape(g, t);
+    pg_spend(g, pg_bytes(w));
     pg_put(g, "tile_%s(", ops[pg_rnd(g, 4)]);
     texpr(g, w, d - 1, true);
     pg_put(g, ")");
   } else if (fn) {
-    TTy w = family_shape(g, t);
-    spend(g, bytes_of(w));
+    TTy w = pg_family_shape(g, t);
+    pg_spend(g, pg_bytes(w));
     pg_put(g, "tile_reduce(%s, ", fn);
     texpr(g, w, d - 1, true);
     pg_put(g, ")");
@@ -722,18 +681,18 @@ static void tile_stmt(Gen *g);
 static void tvalue(Gen *g, TTy w) {
   size_t at = g->len;
   texpr(g, w, pg_depth(g), false);
-  if (!g->oom && !strncmp(g->s + at, "tile_load<", 10)) g->tile->cost -= bytes_of(w);
+  if (!g->oom && !strncmp(g->s + at, "tile_load<", 10)) g->tile->cost -= pg_bytes(w);
 }
 
 /* tile<T, shape> tN = value; (a load straight into the variable, sometimes) */
-static void tdecl(Gen *g, TTy w) {
+void pg_tdecl(Gen *g, TTy w) {
   char name[NAME];
   pg_fresh(g, name, "t");
   pg_indent(g);
   if (pg_chance(g, 15))
     pg_put(g, "auto");
   else
-    put_tty(g, w);
+    pg_put_tty(g, w);
   pg_put(g, " %s = ", name);
   const TArr *a = pg_chance(g, 35) ? loadable(g, w) : NULL;
   if (a) /* the load is written straight into the variable: no storage of its own */
@@ -741,16 +700,16 @@ static void tdecl(Gen *g, TTy w) {
   else
     tvalue(g, w);
   pg_put(g, ";\n");
-  spend(g, bytes_of(w));
+  pg_spend(g, pg_bytes(w));
   add_tile(g, name, w);
 }
 
 static void tassign(Gen *g) {
-  const Var *v = find_tile(g, pick_type(g));
+  const Var *v = pg_find_tile(g, pick_type(g));
   for (int k = 0; !v && k < g->nvars; k++)
     if (g->vars[k].t == T_TILE && pg_chance(g, 50)) v = &g->vars[k];
   if (!v) {
-    tdecl(g, pick_type(g));
+    pg_tdecl(g, pick_type(g));
     return;
   }
   TTy w = v->tt;
@@ -773,7 +732,7 @@ static void tassign(Gen *g) {
 }
 
 /* T sN = (a scalar from tiles); */
-static void sdecl(Gen *g) {
+void pg_sdecl(Gen *g) {
   static const Ty ts[] = {T_I32, T_F32, T_F64, T_BOOL};
   Ty t = pg_chance(g, 60) ? pick_elem(g) : ts[pg_rnd(g, 4)];
   char name[NAME];
@@ -791,23 +750,22 @@ static void sdecl(Gen *g) {
  * so its place is defined; an arithmetic one's sign is not), sometimes with values. */
 static void sort_stmt(Gen *g) {
   static const Ty keys[] = {T_F32, T_F64, T_I32, T_I32, T_F32, T_U32, T_I64, T_F16, T_I16};
-  TTy w = family_shape(g, pg_chance(g, 60) ? g->tile->elem[pg_rnd(g, 2)] : keys[pg_rnd(g, 9)]);
-  if (w.rank == 2) w = tty(w.elem, 1, w.d[pg_rnd(g, 2)], 1);
+  TTy w = pg_family_shape(g, pg_chance(g, 60) ? g->tile->elem[pg_rnd(g, 2)] : keys[pg_rnd(g, 9)]);
+  if (w.rank == 2) w = pg_tty(w.elem, 1, w.d[pg_rnd(g, 2)], 1);
   if (w.elem == T_BOOL) w.elem = T_I32;
-  const TArr *a = find_arr(g, w.elem, 1, readable);
-  if (w.elem == T_F16 && !(a && a->role == ROLE_IN)) w.elem = T_I16;    /* isnan takes no float16 */
+  const TArr *a = find_arr(g, w.elem, 1, input_arr); /* loaded NaNs have their bits */
+  if (w.elem == T_F16 && !a) w.elem = T_I16;         /* isnan takes no float16 */
   if (w.d[0] > (g->loops ? 256 : 2048)) w.d[0] = g->loops ? 100 : 1000; /* n^2 steps */
-  a = find_arr(g, w.elem, 1, readable);
-  bool load = a && a->role == ROLE_IN && (w.elem == T_F16 || pg_chance(g, 40));
+  bool load = a && a->t == w.elem && (w.elem == T_F16 || pg_chance(g, 40));
   const Var *v = NULL;
-  if (!load && !pg_is_int(w.elem) && !(v = find_tile(g, w))) { /* a value to test first */
-    tdecl(g, w);
+  if (!load && !pg_is_int(w.elem) && !(v = pg_find_tile(g, w))) { /* a value to test first */
+    pg_tdecl(g, w);
     v = &g->vars[g->nvars - 1];
   }
   char key[NAME];
   pg_fresh(g, key, "k");
   pg_indent(g);
-  put_tty(g, w);
+  pg_put_tty(g, w);
   pg_put(g, " %s = ", key);
   if (load)
     tload_fill(g, w, a, true);
@@ -819,11 +777,11 @@ static void sort_stmt(Gen *g) {
     pg_put(g, ", %s)", v->name);
   }
   pg_put(g, ";\n");
-  spend(g, bytes_of(w));
+  pg_spend(g, pg_bytes(w));
   add_tile(g, key, w);
   const Var *vals = pg_chance(g, 50) ? find_tile_len(g, w.d[0], key) : NULL;
   pg_indent(g);
-  spend(g, bytes_of(w) + (vals ? bytes_of(vals->tt) : 0));
+  pg_spend(g, pg_bytes(w) + (vals ? pg_bytes(vals->tt) : 0));
   if (vals)
     pg_put(g, "tile_sort(%s, %s);\n", key, vals->name);
   else
@@ -852,9 +810,9 @@ static void arr_element(Gen *g, const TArr *a) {
 
 /* tile_store or tile_atomic_add of a value into a (at offsets that may leave it). */
 static void store(Gen *g, const TArr *a, bool atomic, int d) {
-  TTy w = family_shape(g, a->t);
+  TTy w = pg_family_shape(g, a->t);
   if (w.rank != a->ndim)
-    w = a->ndim == 1 ? tty(a->t, 1, (int)count_of(w), 1) : tty(a->t, 2, 1, w.d[0]);
+    w = a->ndim == 1 ? pg_tty(a->t, 1, (int)pg_count(w), 1) : pg_tty(a->t, 2, 1, w.d[0]);
   pg_indent(g);
   pg_put(g, "%s(%s", atomic ? "tile_atomic_add" : "tile_store", a->name);
   for (int k = 0; k < w.rank; k++) {
@@ -886,19 +844,19 @@ static void owner_stmt(Gen *g) {
     pg_indent(g);
     arr_element(g, a);
     pg_put(g, " = ");
-    scalar_for(g, a->t, pg_depth(g), 0);
+    pg_scalar_for(g, a->t, pg_depth(g), 0);
     pg_put(g, ";\n");
   } else { /* read back what the instance wrote (a barrier's job on a GPU) */
-    TTy w = family_shape(g, a->t);
-    if (w.rank != a->ndim) w = tty(a->t, a->ndim, a->ndim == 2 ? 1 : w.d[0], w.d[0]);
+    TTy w = pg_family_shape(g, a->t);
+    if (w.rank != a->ndim) w = pg_tty(a->t, a->ndim, a->ndim == 2 ? 1 : w.d[0], w.d[0]);
     char name[NAME];
     pg_fresh(g, name, "t");
     pg_indent(g);
-    put_tty(g, w);
+    pg_put_tty(g, w);
     pg_put(g, " %s = ", name);
     tload_from(g, w, a);
     pg_put(g, ";\n");
-    spend(g, bytes_of(w));
+    pg_spend(g, pg_bytes(w));
     add_tile(g, name, w);
   }
 }
@@ -910,7 +868,7 @@ static void owner_block(Gen *g) {
   for (int k = 0; k < T->narr; k++)
     if (T->arr[k].role == ROLE_OWNED && pg_rnd(g, ++n) == 0) owner = T->arr[k].owner;
   if (owner < 0) {
-    tdecl(g, pick_type(g));
+    pg_tdecl(g, pick_type(g));
     return;
   }
   if (T->owner >= 0) { /* already inside one */
@@ -956,7 +914,7 @@ static void atomic_stmt(Gen *g) {
   pg_put(g, "atomic_add(&");
   arr_element(g, a);
   pg_put(g, ", ");
-  scalar_for(g, a->t, pg_depth(g), 0);
+  pg_scalar_for(g, a->t, pg_depth(g), 0);
   pg_put(g, ");\n");
   g->tile->code = true;
 }
@@ -972,7 +930,7 @@ static void tile_if(Gen *g) {
   tscalar(g, t, 2);
   g->tile->nest--;
   pg_put(g, " %s ", cmp[pg_rnd(g, 6)]);
-  scalar_for(g, t, 1, 0);
+  pg_scalar_for(g, t, 1, 0);
   pg_put(g, ") ");
   pg_block(g, 1 + pg_rnd(g, 3));
   if (pg_chance(g, 40)) {
@@ -986,21 +944,23 @@ static void tile_stmt(Gen *g) {
   int r = pg_rnd(g, 100);
   bool deep = g->budget > 0 && g->nest < 3;
   if (r < 28)
-    tdecl(g, pick_type(g));
+    pg_tdecl(g, pick_type(g));
   else if (r < 42)
     tassign(g);
   else if (r < 56)
-    sdecl(g);
+    pg_sdecl(g);
   else if (r < 63)
     sort_stmt(g);
   else if (r < 81)
     owner_block(g);
-  else if (r < 88)
+  else if (r < 84)
     atomic_stmt(g);
+  else if (r < 93)
+    pg_check_stmt(g);
   else if (deep)
     tile_if(g);
   else
-    sdecl(g);
+    pg_sdecl(g);
 }
 
 /* A statement, taken back (text, names in scope, storage) when its tiles would not fit. */
@@ -1014,6 +974,7 @@ void pg_tile_stmt(Gen *g) {
   int nvars = g->nvars;
   long long cost = T->cost;
   unsigned called = T->called;
+  int checks = T->checks;
   if (pg_chance(g, 55)) {
     g->budget--;
     tile_stmt(g);
@@ -1024,6 +985,7 @@ void pg_tile_stmt(Gen *g) {
   g->nvars = nvars;
   T->cost = cost;
   T->called = called;
+  T->checks = checks;
 }
 
 /* ---- functions ----------------------------------------------------------------------------- */
@@ -1045,7 +1007,7 @@ static void scalar_functions(Gen *g) {
 /* tile<T, shape> tfN(tile<T, shape> p0, T p1): a tiled function a kernel may call. */
 static void helper(Gen *g) {
   PgTile *T = g->tile;
-  TTy w = family_shape(g, T->elem[pg_rnd(g, 2)]);
+  TTy w = pg_family_shape(g, T->elem[pg_rnd(g, 2)]);
   if (w.elem == T_BOOL) return;
   Helper *h = &T->help[T->nhelp];
   snprintf(h->name, NAME, "%stf%d", g->prefix, T->helpers++);
@@ -1053,13 +1015,13 @@ static void helper(Gen *g) {
   pg_reset_scope(g, 0, 3);
   g->callable = g->nfns;
   T->narr = 0;
-  T->cost = bytes_of(w); /* the copy of its tile parameter */
+  T->cost = pg_bytes(w); /* the copy of its tile parameter */
   T->limit = HELPER_LIMIT;
   if (T->cost > T->limit) return;
   pg_put(g, "\n");
-  put_tty(g, w);
+  pg_put_tty(g, w);
   pg_put(g, " %s(", h->name);
-  put_tty(g, w);
+  pg_put_tty(g, w);
   pg_put(g, " p0, %s p1) {\n", pg_tname(g, w.elem));
   add_tile(g, "p0", w);
   pg_add_var(g, "p1", w.elem, false);
@@ -1067,7 +1029,7 @@ static void helper(Gen *g) {
   for (int k = pg_rnd(g, 3); k > 0; k--) {
     size_t mark = g->len;
     long long cost = T->cost;
-    tdecl(g, pick_type(g));
+    pg_tdecl(g, pick_type(g));
     if (T->cost > T->limit) g->len = mark, T->cost = cost, g->nvars--;
   }
   size_t mark = g->len;
@@ -1101,7 +1063,8 @@ static Ty kernel_elem(Gen *g) {
  * a few values of the main one fit a GPU block. */
 static void shapes(Gen *g) {
   PgTile *T = g->tile;
-  int size = esize(T->elem[0]) > esize(T->elem[1]) ? esize(T->elem[0]) : esize(T->elem[1]);
+  int size =
+      pg_esize(T->elem[0]) > pg_esize(T->elem[1]) ? pg_esize(T->elem[0]) : pg_esize(T->elem[1]);
   int r = pg_rnd(g, 100), cap = (r < 60 ? 4096 : r < 90 ? 12288 : 20480) / size;
   int a, b;
   do {
@@ -1120,12 +1083,12 @@ static void shapes(Gen *g) {
     }
   } while ((long long)a * b > cap || (long long)a * b > 4096);
   bool flat = a == 1 || pg_chance(g, 40);
-  T->shape[0] = flat ? tty(T_BOOL, 1, a * b, 1) : tty(T_BOOL, 2, a, b);
-  T->shape[1] = tty(T_BOOL, 2, a, b);
-  T->shape[2] = tty(T_BOOL, 2, b, a);
-  T->shape[3] = tty(T_BOOL, 1, a, 1);
-  T->shape[4] = tty(T_BOOL, 1, b, 1);
-  T->shape[5] = tty(T_BOOL, 1, a * b, 1);
+  T->shape[0] = flat ? pg_tty(T_BOOL, 1, a * b, 1) : pg_tty(T_BOOL, 2, a, b);
+  T->shape[1] = pg_tty(T_BOOL, 2, a, b);
+  T->shape[2] = pg_tty(T_BOOL, 2, b, a);
+  T->shape[3] = pg_tty(T_BOOL, 1, a, 1);
+  T->shape[4] = pg_tty(T_BOOL, 1, b, 1);
+  T->shape[5] = pg_tty(T_BOOL, 1, a * b, 1);
 }
 
 /* An array's extent for a tile extent n: about n, smaller, larger, or tiny. */
@@ -1175,6 +1138,17 @@ static void param(Gen *g, int kind, int k, ProgenLaunch *l) {
     s->ndim = 1;
     s->out = false;
   }
+}
+
+/* A check at the end of the kernel (taken back if it does not fit). */
+static void last_check(Gen *g) {
+  PgTile *T = g->tile;
+  size_t mark = g->len;
+  int nvars = g->nvars, checks = T->checks;
+  long long cost = T->cost;
+  pg_check_stmt(g);
+  if (T->cost <= T->limit) return;
+  g->len = mark, g->nvars = nvars, T->checks = checks, T->cost = cost;
 }
 
 /* One final store into each output array, so that every one is written. */
@@ -1248,7 +1222,10 @@ static void tile_kernel(Gen *g, int k) {
     if (m) pg_put(g, ", ");
     param(g, kinds[m], m, l);
   }
-  pg_put(g, ") {\n    int i = tid();\n");
+  pg_put(g, ", int32[] chk) {\n    int i = tid();\n"); /* the checks' failures */
+  if (l && n < PROGEN_MAX_PARAMS)
+    l->nparams = n + 1, l->shape[n][0] = MAX_CHECKS, l->shape[n][1] = 1;
+  T->checks = 0;
   pg_add_var(g, "i", T_I32, true);
   if (T->launch_rank == 2) {
     pg_put(g, "    int r = tid(0);\n    int c = tid(1);\n");
@@ -1257,6 +1234,7 @@ static void tile_kernel(Gen *g, int k) {
   }
   g->indent = 1;
   for (int m = 3 + pg_rnd(g, 6); m > 0; m--) pg_tile_stmt(g);
+  for (int m = 1 + pg_rnd(g, 2); m > 0; m--) last_check(g);
   final_stores(g);
   pg_put(g, "}\n");
   g->indent = 0;
