@@ -17,6 +17,7 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
 
 #include "harness.h"
 #include "stdlib/crosscheck_rows.h"

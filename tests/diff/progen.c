@@ -10,42 +10,13 @@
  * compile time; at run time those operations are defined by the language.
  */
 #include "progen.h"
+#include "progen_gen.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef enum {
-  T_BOOL,
-  T_I8,
-  T_I16,
-  T_I32,
-  T_I64,
-  T_U8,
-  T_U16,
-  T_U32,
-  T_U64,
-  T_F16,
-  T_F32,
-  T_F64,
-  T_VEC2,
-  T_VEC3,
-  T_VEC4,
-  T_DVEC2,
-  T_DVEC3,
-  T_DVEC4,
-  T_IVEC2,
-  T_IVEC3,
-  T_IVEC4,
-  T_MAT22,
-  T_MAT33,
-  T_MAT44,
-  T_QUAT,
-  T_S,
-  T_COUNT
-} Ty;
 
 typedef enum { K_BOOL, K_SINT, K_UINT, K_FLOAT, K_VEC, K_MAT, K_QUAT, K_STRUCT } Kind;
 
@@ -152,9 +123,9 @@ static void stmt(Gen *g);
 
 /* ---- output and randomness ------------------------------------------------------ */
 
-static void put(Gen *g, const char *fmt, ...) {
+static void vput(Gen *g, const char *fmt, va_list args) {
   va_list ap;
-  va_start(ap, fmt);
+  va_copy(ap, args);
   int n = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   if (n < 0 || g->oom) return;
@@ -168,10 +139,24 @@ static void put(Gen *g, const char *fmt, ...) {
     g->s = s;
     g->cap = cap;
   }
-  va_start(ap, fmt);
+  va_copy(ap, args);
   vsnprintf(g->s + g->len, (size_t)n + 1, fmt, ap);
   va_end(ap);
   g->len += (size_t)n;
+}
+
+static void put(Gen *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vput(g, fmt, ap);
+  va_end(ap);
+}
+
+void pg_put(Gen *g, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vput(g, fmt, ap);
+  va_end(ap);
 }
 
 static void indent(Gen *g) { put(g, "%*s", 4 * g->indent, ""); }
@@ -185,6 +170,9 @@ static uint64_t next(Gen *g) { /* splitmix64 */
 
 static int rnd(Gen *g, int n) { return (int)(next(g) % (uint64_t)n); }
 static bool chance(Gen *g, int percent) { return rnd(g, 100) < percent; }
+int pg_rnd(Gen *g, int n) { return rnd(g, n); }
+bool pg_chance(Gen *g, int percent) { return chance(g, percent); }
+void pg_expr(Gen *g, Ty t, int d) { expr(g, t, d, 0); }
 
 static const TyInfo *ti(Ty t) { return &tys[t]; }
 static bool is_int(Ty t) { return ti(t)->kind == K_SINT || ti(t)->kind == K_UINT; }
@@ -714,6 +702,10 @@ static void float_builtin(Gen *g, Ty t, int d) {
                                    "sign",  "rsqrt", "rint",  "frac",  "erf",  "erfc"};
   static const char *const bin[] = {"min", "max", "fmod", "step", "copysign", "floordiv"};
   static const char *const tri[] = {"clamp", "lerp", "smoothstep"};
+  if (t == T_F32 && chance(g, 8)) {
+    pg_spatial_expr(g, t, d);
+    return;
+  }
   switch (rnd(g, 3)) {
     case 0: builtin(g, un[rnd(g, 12)], t, 1, d); break;
     case 1: builtin(g, bin[rnd(g, 6)], t, 2, d); break;
@@ -788,28 +780,6 @@ static void bool_expr(Gen *g, int d) {
       expr(g, int_type(g), d - 1, F_NC);
       put(g, ")");
   }
-}
-
-/* A vec3 through a transform made of a vec3 and a quat (not always a unit
- * one: the formulas are defined for any). */
-static void xform_vec3(Gen *g, int d) {
-  static const char *const fns[] = {"transform_point(", "transform_vector(", "("};
-  int f = rnd(g, 3);
-  put(g, "%stransform(", fns[f]);
-  expr(g, T_VEC3, d - 1, 0);
-  put(g, ", ");
-  expr(g, T_QUAT, d - 1, 0);
-  if (f == 2) {
-    put(g, ") * transform_inverse(transform(");
-    expr(g, T_VEC3, d - 1, 0);
-    put(g, ", ");
-    expr(g, T_QUAT, d - 1, 0);
-    put(g, "))).p");
-    return;
-  }
-  put(g, "), ");
-  expr(g, T_VEC3, d - 1, 0);
-  put(g, ")");
 }
 
 static void vec_builtin(Gen *g, Ty t, int d) {
@@ -892,7 +862,7 @@ static void vec_expr(Gen *g, Ty t, int d) {
     }
     case 6:
       if (t == T_VEC3 && chance(g, 40))
-        xform_vec3(g, d);
+        pg_xform_vec3(g, d);
       else
         vec_builtin(g, t, d);
       return;

@@ -6,7 +6,7 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    202
+#define KC_EXACT    209
 #define KC_APPROX_F 17
 #define KC_APPROX   34
 #define KC_RANDOM   12
@@ -269,7 +269,7 @@ KN_FN int kc_math(uint64_t a, uint64_t b, uint64_t *o) {
   return n;
 }
 
-/* stdlib/kern_transform.h: + - * / and sqrt only, so exact. */
+/* stdlib/kern_transform.h and kern_spatial_algebra.h: + - * / and sqrt only, so exact. */
 KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
   int n = 0;
   kn_vec3 u = kc_v3(a, 50), v = kc_v3(b, 53);
@@ -288,6 +288,16 @@ KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
   KC_PUTF(kn_transform_point_m44_v3(m, u).x);
   KC_PUTF(kn_transform_from_matrix_m44(m).q.w);
   KC_PUTF(kn_transform_compose_v3_q_v3(u, q, v).m[2][0]);
+  kn_spatial_vector x = kn_make_sv_wv(u, v), y = kn_make_sv_wv(p, kn_cross_v3_v3(u, v));
+  KC_PUTF(kn_spatial_dot_sv_sv(x, y));
+  KC_PUTF(kn_spatial_cross_sv_sv(x, y).v[4]);
+  KC_PUTF(kn_spatial_cross_dual_sv_sv(x, y).v[1]);
+  KC_PUTF(kn_transform_twist_tf_sv(t, x).v[5]);
+  KC_PUTF(kn_transform_wrench_tf_sv(ts, y).v[0]);
+  kn_spatial_matrix sm = kn_outer_sv_sv(x, y);
+  sm = kn_add_m66_m66(kn_mul_m66_m66(sm, kn_transpose_m66(sm)), kn_identity_m66());
+  KC_PUTF(kn_mul_m66_sv(sm, x).v[3]);
+  KC_PUTF(kn_normalize_sv(y).v[2]);
   return n;
 }
 

@@ -5,6 +5,7 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
 #include "crosscheck_rows.h"
 #include "gpu_crosscheck.c"
 

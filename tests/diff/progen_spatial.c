@@ -1,0 +1,71 @@
+/* progen_spatial.c: the random generator's forms for transforms and the
+ * spatial algebra (see progen.h for what every program guarantees).
+ *
+ * Requires progen.c (progen_gen.h's hooks). Produces expressions only, of
+ * types progen.c asks for (float32, vec3), built from its own expressions:
+ * transform(vec3, quat) acting on a vec3, products with an inverse, and
+ * spatial vectors made of two vec3 through dot, cross products and identity(6).
+ * All of it is + - * / and sqrt: the same bits on every device.
+ */
+#include "progen_gen.h"
+
+/* spatial_vector(w, v) of two vec3 expressions. */
+static void spatial_vec(Gen *g, int d) {
+  pg_put(g, "spatial_vector(");
+  pg_expr(g, T_VEC3, d - 1);
+  pg_put(g, ", ");
+  pg_expr(g, T_VEC3, d - 1);
+  pg_put(g, ")");
+}
+
+/* A float32 or vec3 out of the spatial algebra of two spatial vectors:
+ * OUTER INNER sv SEP sv CLOSE, e.g. spatial_top(spatial_cross(a, b)). */
+void pg_spatial_expr(Gen *g, Ty t, int d) {
+  static const struct {
+    const char *outer, *inner, *sep, *close;
+  } forms[] = {
+      /* float32 */
+      {"spatial_dot(", "", ", ", ")"},
+      {"dot(", "", ", ", ")"},
+      {"length(", "spatial_cross_dual(", ", ", "))"},
+      /* vec3 */
+      {"spatial_top(", "spatial_cross(", ", ", "))"},
+      {"spatial_bottom(", "(identity(6) * ", " + ", "))"},
+      {"velocity_at_point(", "", ", ", ")"}, /* its second operand: a vec3 */
+  };
+  int f = 3 * (t == T_VEC3) + pg_rnd(g, 3);
+  pg_put(g, "%s%s", forms[f].outer, forms[f].inner);
+  spatial_vec(g, d);
+  pg_put(g, "%s", forms[f].sep);
+  if (f == 5)
+    pg_expr(g, T_VEC3, d - 1);
+  else
+    spatial_vec(g, d);
+  pg_put(g, "%s", forms[f].close);
+}
+
+/* A vec3 through a transform made of a vec3 and a quat (not always a unit
+ * one: the formulas are defined for any), or the spatial algebra. */
+void pg_xform_vec3(Gen *g, int d) {
+  static const char *const fns[] = {"transform_point(", "transform_vector(", "("};
+  if (pg_chance(g, 40)) {
+    pg_spatial_expr(g, T_VEC3, d);
+    return;
+  }
+  int f = pg_rnd(g, 3);
+  pg_put(g, "%stransform(", fns[f]);
+  pg_expr(g, T_VEC3, d - 1);
+  pg_put(g, ", ");
+  pg_expr(g, T_QUAT, d - 1);
+  if (f == 2) {
+    pg_put(g, ") * transform_inverse(transform(");
+    pg_expr(g, T_VEC3, d - 1);
+    pg_put(g, ", ");
+    pg_expr(g, T_QUAT, d - 1);
+    pg_put(g, "))).p");
+    return;
+  }
+  pg_put(g, "), ");
+  pg_expr(g, T_VEC3, d - 1);
+  pg_put(g, ")");
+}
