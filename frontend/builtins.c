@@ -316,6 +316,10 @@ static void add_operators(void) {
 #define PTR(id, el, nm)                                                                            \
   static Type id = {.kind = TY_PTR, .size = 8, .align = 8, .elem = &el, .name = nm}
 PTR(ptr_transform, ty_transform, "&transform");
+PTR(ptr_vec2, ty_vec2, "&vec2");
+PTR(ptr_vec3, ty_vec3, "&vec3");
+PTR(ptr_mat22, ty_mat22, "&mat22");
+PTR(ptr_mat33, ty_mat33, "&mat33");
 #undef PTR
 
 /* stdlib/kern_transform.h: rigid transforms (Warp's transform_* family). */
@@ -379,6 +383,17 @@ static void add_spatial(void) {
   }
 }
 
+/* stdlib/kern_linalg.h: Warp's decompositions, results through &outputs. */
+static void add_decompositions(void) {
+  Type *m33 = &ty_mat33, *m22 = &ty_mat22;
+  Type *svd3[] = {m33, &ptr_mat33, &ptr_vec3, &ptr_mat33};
+  Type *svd2[] = {m22, &ptr_mat22, &ptr_vec2, &ptr_mat22};
+  add_row("svd3", "svd3", &ty_void, 4, svd3);
+  add_row("svd2", "svd2", &ty_void, 4, svd2);
+  add3("qr3", "qr3", &ty_void, m33, &ptr_mat33, &ptr_mat33);
+  add3("eig3", "eig3", &ty_void, m33, &ptr_mat33, &ptr_vec3);
+}
+
 /* ---- sorting and lookup ------------------------------------------------------ */
 
 static int row_cmp(const void *a, const void *b) {
@@ -396,6 +411,7 @@ static void build(void) {
   add_bitcasts();
   add_transforms();
   add_spatial();
+  add_decompositions();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);
@@ -466,7 +482,11 @@ static const char *ptr_code(const Type *t, bool ctype) {
   static const struct {
     const Type *elem;
     const char *code, *ctype;
-  } ptrs[] = {{&ty_transform, "ptf", "kn_transform *"}};
+  } ptrs[] = {{&ty_transform, "ptf", "kn_transform *"},
+              {&ty_vec2, "pv2", "kn_vec2 *"},
+              {&ty_vec3, "pv3", "kn_vec3 *"},
+              {&ty_mat22, "pm22", "kn_mat22 *"},
+              {&ty_mat33, "pm33", "kn_mat33 *"}};
   for (int i = 0; i < COUNT(ptrs); i++)
     if (t->elem == ptrs[i].elem) return ctype ? ptrs[i].ctype : ptrs[i].code;
   return NULL;

@@ -27,6 +27,7 @@
 #include "kern_spatial.h"
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
 
 #include "stdlib/crosscheck_rows.h"
 #include "stdlib/gpu_crosscheck.c"

@@ -983,6 +983,12 @@ static void expr(Gen *g, Ty t, int d, int fl) {
 
 static int depth(Gen *g) { return 1 + rnd(g, 3); }
 
+/* Hooks for progen_spatial.c's statements (progen_gen.h). */
+void pg_indent(Gen *g) { indent(g); }
+int pg_depth(Gen *g) { return depth(g); }
+void pg_fresh(Gen *g, char name[PG_NAME]) { fresh(g, name, "v"); }
+void pg_add_local(Gen *g, const char *name, Ty t) { add_var(g, name, t, false); }
+
 /* ---- statements ------------------------------------------------------------------ */
 
 static void decl_stmt(Gen *g) {
@@ -1237,6 +1243,8 @@ static void stmt(Gen *g) {
     jump_stmt(g);
   else if (r < 95)
     effect_stmt(g);
+  else if (r < 97)
+    pg_decomposition_stmt(g);
   else
     decl_stmt(g);
 }

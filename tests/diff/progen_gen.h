@@ -48,10 +48,20 @@ void pg_put(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int pg_rnd(Gen *g, int n);
 bool pg_chance(Gen *g, int percent);
 void pg_expr(Gen *g, Ty t, int d);
+/* Statements: the indentation, a random expression depth, a fresh name for
+ * a local, and the local (of type t) put in scope once declared. */
+enum { PG_NAME = 16 };
+void pg_indent(Gen *g);
+int pg_depth(Gen *g);
+void pg_fresh(Gen *g, char name[PG_NAME]);
+void pg_add_local(Gen *g, const char *name, Ty t);
 
 /* progen_spatial.c: a float32 or a vec3 from the spatial algebra; a vec3
  * through a transform (or the spatial algebra). */
 void pg_spatial_expr(Gen *g, Ty t, int d);
 void pg_xform_vec3(Gen *g, int d);
+/* svd3, svd2, qr3 or eig3 of a matrix expression into new locals, declared
+ * (initialized) first; later statements may read them. */
+void pg_decomposition_stmt(Gen *g);
 
 #endif

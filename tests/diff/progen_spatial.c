@@ -4,7 +4,8 @@
  * Requires progen.c (progen_gen.h's hooks). Produces expressions only, of
  * types progen.c asks for (float32, vec3), built from its own expressions:
  * transform(vec3, quat) acting on a vec3, products with an inverse, and
- * spatial vectors made of two vec3 through dot, cross products and identity(6).
+ * spatial vectors made of two vec3 through dot, cross products and
+ * identity(6); and statements: the decompositions (svd3 ...) into new locals.
  * All of it is + - * / and sqrt: the same bits on every device.
  */
 #include "progen_gen.h"
@@ -68,4 +69,36 @@ void pg_xform_vec3(Gen *g, int d) {
   pg_put(g, "), ");
   pg_expr(g, T_VEC3, d - 1);
   pg_put(g, ")");
+}
+
+/* The decomposition, its input and its outputs' types. */
+void pg_decomposition_stmt(Gen *g) {
+  static const struct {
+    const char *name;
+    Ty in, out[3];
+    int nout;
+  } forms[] = {
+      {"svd3", T_MAT33, {T_MAT33, T_VEC3, T_MAT33}, 3},
+      {"svd2", T_MAT22, {T_MAT22, T_VEC2, T_MAT22}, 3},
+      {"qr3", T_MAT33, {T_MAT33, T_MAT33}, 2},
+      {"eig3", T_MAT33, {T_MAT33, T_VEC3}, 2},
+  };
+  static const char *const tnames[] = {
+      [T_VEC2] = "vec2", [T_VEC3] = "vec3", [T_MAT22] = "mat22", [T_MAT33] = "mat33"};
+  int f = pg_rnd(g, 4);
+  char names[3][PG_NAME];
+  for (int k = 0; k < forms[f].nout; k++) {
+    Ty t = forms[f].out[k];
+    pg_fresh(g, names[k]);
+    pg_indent(g);
+    pg_put(g, "%s %s = ", tnames[t], names[k]);
+    pg_expr(g, t, pg_depth(g));
+    pg_put(g, ";\n");
+    pg_add_local(g, names[k], t);
+  }
+  pg_indent(g);
+  pg_put(g, "%s(", forms[f].name);
+  pg_expr(g, forms[f].in, pg_depth(g));
+  for (int k = 0; k < forms[f].nout; k++) pg_put(g, ", &%s", names[k]);
+  pg_put(g, ");\n");
 }

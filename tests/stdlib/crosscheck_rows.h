@@ -6,7 +6,7 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    209
+#define KC_EXACT    219
 #define KC_APPROX_F 17
 #define KC_APPROX   34
 #define KC_RANDOM   12
@@ -301,11 +301,37 @@ KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
   return n;
 }
 
+/* stdlib/kern_linalg.h: float64 + - * / and sqrt, so exact. */
+KN_FN int kc_linalg(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = 0;
+  kn_vec3 u = kc_v3(a, 60), v = kc_v3(b, 63), w = kc_v3(a ^ b, 66);
+  kn_mat33 m = kn_make_m33_rows(u, v, w), q, r, vv;
+  kn_vec3 s;
+  kn_svd3_m33_pm33_pv3_pm33(m, &q, &s, &vv);
+  KC_PUTF(s.x);
+  KC_PUTF(s.z);
+  KC_PUTF(q.m[1][2]);
+  KC_PUTF(vv.m[2][0]);
+  kn_qr3_m33_pm33_pm33(m, &q, &r);
+  KC_PUTF(q.m[0][1]);
+  KC_PUTF(r.m[2][2]);
+  kn_eig3_m33_pm33_pv3(kn_add_m33_m33(m, kn_transpose_m33(m)), &q, &s);
+  KC_PUTF(s.y);
+  KC_PUTF(q.m[2][1]);
+  kn_mat22 m2 = kn_make_m22(u.x, u.y, v.x, v.y), u2, v2;
+  kn_vec2 s2;
+  kn_svd2_m22_pm22_pv2_pm22(m2, &u2, &s2, &v2);
+  KC_PUTF(s2.y);
+  KC_PUTF(u2.m[1][0]);
+  return n;
+}
+
 KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
   int n = kc_scalar(a, b, o);
   n += kc_geometry(a ^ b, o + n);
   n += kc_math(a, b, o + n);
-  return n + kc_spatial(a, b, o + n);
+  n += kc_spatial(a, b, o + n);
+  return n + kc_linalg(a, b, o + n);
 }
 
 /* The same stream on both devices: everything but randn is exact (poisson

@@ -6,6 +6,7 @@
 #include "kern_spatial.h"
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
 #include "crosscheck_rows.h"
 #include "gpu_crosscheck.c"
 
