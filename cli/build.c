@@ -398,13 +398,17 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
     case TY_F32:
     case TY_F64: return scalars[t->kind];
     case TY_VEC:
+      if (t->n == 6) return "kern_spatial_vector";
       snprintf(buf, n, "kern_%svec%d",
                t->elem->kind == TY_F64   ? "d"
                : t->elem->kind == TY_I32 ? "i"
                                          : "",
                t->n);
       return buf;
-    case TY_MAT: snprintf(buf, n, "kern_mat%d%d", t->n, t->n); return buf;
+    case TY_MAT:
+      if (t->n == 6) return "kern_spatial_matrix";
+      snprintf(buf, n, "kern_mat%d%d", t->n, t->n);
+      return buf;
     case TY_QUAT: return "kern_quat";
     case TY_TRANSFORM: return "kern_transform";
     case TY_STRUCT: {

@@ -806,6 +806,8 @@ static void ctor(Emitter *e, const Node *n) {
     OUT(e, "kn_make_%s_rows(", code);
   else if (t->kind == TY_TRANSFORM && n->nargs == 2)
     OUT(e, "kn_make_tf_pq(");
+  else if (t == &ty_svec && n->nargs == 2)
+    OUT(e, "kn_make_sv_wv(");
   else
     OUT(e, "kn_make_%s(", code);
   args_list(e, a, false);

@@ -68,8 +68,8 @@ typedef enum {
   TY_F16,
   TY_F32,
   TY_F64,
-  TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4 */
-  TY_MAT,           /* f32, n x n, row-major, n in 2..4 */
+  TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4; spatial_vector: f32 x 6 */
+  TY_MAT,           /* f32, n x n, row-major, n in 2..4; spatial_matrix: 6 x 6 */
   TY_QUAT,          /* f32 x,y,z,w */
   TY_TRANSFORM,     /* f32: p (vec3) then q (quat), n = 7 components */
   TY_STRUCT,        /* sdecl */
@@ -100,13 +100,13 @@ struct Type {
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
 extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32, ty_u64, ty_f16,
     ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2, ty_ivec3,
-    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_untyped_int, ty_untyped_float,
-    ty_string, ty_error;
+    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_svec, ty_smat, ty_untyped_int,
+    ty_untyped_float, ty_string, ty_error;
 
 Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type name */
 Type *type_array(Arena *, Type *elem, int ndim);
 Type *type_ptr(Arena *, Type *elem);
-Type *type_vec(Type *elem, int n); /* NULL when no such vector type */
+Type *type_vec(Type *elem, int n); /* NULL when no such vector type; f32 x 6: ty_svec */
 /* elem[dims[0], ...] (ndim 1..4, each extent >= 1, at most 2^30 bytes in all):
  * per arena, compare with type_equal; NULL when out of memory */
 Type *type_fixed(Arena *, Type *elem, int ndim, const int *dims);

@@ -316,6 +316,10 @@ static void add_operators(void) {
 #define PTR(id, el, nm)                                                                            \
   static Type id = {.kind = TY_PTR, .size = 8, .align = 8, .elem = &el, .name = nm}
 PTR(ptr_transform, ty_transform, "&transform");
+PTR(ptr_vec2, ty_vec2, "&vec2");
+PTR(ptr_vec3, ty_vec3, "&vec3");
+PTR(ptr_mat22, ty_mat22, "&mat22");
+PTR(ptr_mat33, ty_mat33, "&mat33");
 #undef PTR
 
 /* stdlib/kern_transform.h: rigid transforms (Warp's transform_* family). */
@@ -343,6 +347,53 @@ static void add_transforms(void) {
   add2("op*", "mul", t, f, t);
 }
 
+/* stdlib/kern_spatial_algebra.h: spatial vectors and matrices. */
+static void add_spatial(void) {
+  Type *sv = &ty_svec, *sm = &ty_smat, *f = &ty_f32, *v3 = &ty_vec3, *t = &ty_transform;
+  add_same_type_ops(sv);
+  add2("op*", "mul", sv, sv, sv);
+  add2("op*", "mul", sv, sv, f);
+  add2("op*", "mul", sv, f, sv);
+  add2("op/", "div", sv, sv, sv);
+  add2("op/", "div", sv, sv, f);
+  add_same_type_ops(sm);
+  add2("op*", "mul", sm, sm, sm);
+  add2("op*", "mul", sv, sm, sv);
+  add2("op*", "mul", sm, sm, f);
+  add2("op*", "mul", sm, f, sm);
+  add2("op/", "div", sm, sm, f);
+  add2("dot", "dot", f, sv, sv);
+  add2("spatial_dot", "spatial_dot", f, sv, sv);
+  add1("length", "length", f, sv);
+  add1("length_sq", "length_sq", f, sv);
+  add1("normalize", "normalize", sv, sv);
+  add2("spatial_cross", "spatial_cross", sv, sv, sv);
+  add2("spatial_cross_dual", "spatial_cross_dual", sv, sv, sv);
+  add1("spatial_top", "spatial_top", v3, sv);
+  add1("spatial_bottom", "spatial_bottom", v3, sv);
+  add2("outer", "outer", sm, sv, sv);
+  add1("transpose", "transpose", sm, sm);
+  add2("spatial_adjoint", "spatial_adjoint", sm, &ty_mat33, &ty_mat33);
+  add2("transform_twist", "transform_twist", sv, t, sv);
+  add2("transform_wrench", "transform_wrench", sv, t, sv);
+  add2("velocity_at_point", "velocity_at_point", v3, sv, v3);
+  for (int k = 0; k < COUNT(float_tests); k++) {
+    add1(float_tests[k], float_tests[k], &ty_bool, sv);
+    add1(float_tests[k], float_tests[k], &ty_bool, sm);
+  }
+}
+
+/* stdlib/kern_linalg.h: Warp's decompositions, results through &outputs. */
+static void add_decompositions(void) {
+  Type *m33 = &ty_mat33, *m22 = &ty_mat22;
+  Type *svd3[] = {m33, &ptr_mat33, &ptr_vec3, &ptr_mat33};
+  Type *svd2[] = {m22, &ptr_mat22, &ptr_vec2, &ptr_mat22};
+  add_row("svd3", "svd3", &ty_void, 4, svd3);
+  add_row("svd2", "svd2", &ty_void, 4, svd2);
+  add3("qr3", "qr3", &ty_void, m33, &ptr_mat33, &ptr_mat33);
+  add3("eig3", "eig3", &ty_void, m33, &ptr_mat33, &ptr_vec3);
+}
+
 /* ---- sorting and lookup ------------------------------------------------------ */
 
 static int row_cmp(const void *a, const void *b) {
@@ -359,6 +410,8 @@ static void build(void) {
   add_quats();
   add_bitcasts();
   add_transforms();
+  add_spatial();
+  add_decompositions();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);
@@ -407,6 +460,7 @@ int builtin_overloads(const char *name, int *first) {
 static const char *vec_code(const Type *t) {
   static const char *const codes[3][3] = {
       {"v2", "v3", "v4"}, {"dv2", "dv3", "dv4"}, {"iv2", "iv3", "iv4"}};
+  if (t == &ty_svec) return "sv";
   if (!t->elem || t->n < 2 || t->n > 4) return NULL;
   TypeKind k = t->elem->kind;
   int fam = k == TY_F32 ? 0 : k == TY_F64 ? 1 : k == TY_I32 ? 2 : -1;
@@ -418,6 +472,7 @@ static const char *vec_ctype(const Type *t) {
                                           {"kn_dvec2", "kn_dvec3", "kn_dvec4"},
                                           {"kn_ivec2", "kn_ivec3", "kn_ivec4"}};
   const char *code = vec_code(t);
+  if (t == &ty_svec) return "kn_spatial_vector";
   if (!code) return NULL;
   return names[code[0] == 'v' ? 0 : code[0] == 'd' ? 1 : 2][t->n - 2];
 }
@@ -427,7 +482,11 @@ static const char *ptr_code(const Type *t, bool ctype) {
   static const struct {
     const Type *elem;
     const char *code, *ctype;
-  } ptrs[] = {{&ty_transform, "ptf", "kn_transform *"}};
+  } ptrs[] = {{&ty_transform, "ptf", "kn_transform *"},
+              {&ty_vec2, "pv2", "kn_vec2 *"},
+              {&ty_vec3, "pv3", "kn_vec3 *"},
+              {&ty_mat22, "pm22", "kn_mat22 *"},
+              {&ty_mat33, "pm33", "kn_mat33 *"}};
   for (int i = 0; i < COUNT(ptrs); i++)
     if (t->elem == ptrs[i].elem) return ctype ? ptrs[i].ctype : ptrs[i].code;
   return NULL;
@@ -450,7 +509,7 @@ const char *builtin_type_code(const Type *t) {
     case TY_F32: return "f32";
     case TY_F64: return "f64";
     case TY_VEC: return vec_code(t);
-    case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
+    case TY_MAT: return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
     case TY_QUAT: return "q";
     case TY_TRANSFORM: return "tf";
     case TY_PTR: return ptr_code(t, false);
@@ -475,7 +534,8 @@ const char *builtin_ctype(const Type *t) {
     case TY_F32: return "float";
     case TY_F64: return "double";
     case TY_VEC: return vec_ctype(t);
-    case TY_MAT: return t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
+    case TY_MAT:
+      return t->n == 6 ? "kn_spatial_matrix" : t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
     case TY_QUAT: return "kn_quat";
     case TY_TRANSFORM: return "kn_transform";
     case TY_PTR: return ptr_code(t, true);

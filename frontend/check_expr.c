@@ -431,6 +431,13 @@ static Val struct_member(Check *c, Node *n, Decl *s, const char *name) {
 /* .x .y .z .w of a vector or quat (no swizzles). */
 static Val component_member(Check *c, Node *n, Type *t, const char *name) {
   int k = component(name);
+  if (t->n > 4) { /* a spatial_vector: components by index only, as in Warp */
+    SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+    diag_error(c->diags, at, "%s has no component '%s'", ck_tname(t), name);
+    diag_note(c->diags, at, "index it: v[0] .. v[%d], or spatial_top(v) and spatial_bottom(v)",
+              t->n - 1);
+    return ck_val_err();
+  }
   if (k >= 0 && k < t->n) {
     n->member = k;
     n->ty = t->elem;
@@ -563,11 +570,16 @@ static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int n
     /* nothing to convert */
   } else if (na == 1 || na == n2) {
     convert_all(c, args, vals, na, t->elem, name);
+  } else if (t == &ty_svec && na == 2) { /* spatial_vector(w, v) */
+    convert_all(c, args, vals, na, &ty_vec3, name);
   } else if (t->kind == TY_MAT && na == n1) {
     convert_all(c, args, vals, na, type_vec(t->elem, t->n), name);
   } else {
     if (t->kind == TY_MAT)
       diag_error(c->diags, n->loc, "%s takes 0, 1, %d or %d arguments, got %d", name, n1, n2, na);
+    else if (t == &ty_svec)
+      diag_error(c->diags, n->loc, "%s takes 0, 1, 2 (two vec3) or %d arguments, got %d", name, n2,
+                 na);
     else
       diag_error(c->diags, n->loc, "%s takes 0, 1 or %d arguments, got %d", name, n2, na);
     return ck_val_err();

@@ -216,9 +216,22 @@ static Val sp_identity(Check *c, Node *n) {
   Node **a;
   int na = arg_nodes(c, n, &a);
   if (!arity(c, n, "identity", na, 1, 1)) return ck_val_err();
-  static Type *const mats[] = {&ty_mat22, &ty_mat33, &ty_mat44};
-  int k = const_arg(c, a[0], 2, 4, "the size", "identity");
-  return k < 0 ? ck_val_err() : special_done(n, SP_IDENTITY, mats[k - 2]);
+  static Type *const mats[] = {&ty_mat22, &ty_mat33, &ty_mat44, NULL, &ty_smat};
+  Val v = ck_expr(c, a[0]);
+  if (ck_is_err(v.ty)) return ck_val_err();
+  if (!v.is_const || !ck_is_intlike(v.ty)) {
+    diag_error(c->diags, a[0]->loc, "the size of 'identity' must be a constant integer");
+    return ck_val_err();
+  }
+  if (v.i < 2 || v.i > 6 || v.i == 5) {
+    diag_error(c->diags, a[0]->loc, "the size of 'identity' is %s, but must be 2, 3, 4 or 6",
+               ck_val_text(c, &v));
+    return ck_val_err();
+  }
+  int k = (int)v.i;
+  v.ty = &ty_i32;
+  ck_set_const(a[0], v);
+  return special_done(n, SP_IDENTITY, mats[k - 2]);
 }
 
 /* ---- printf ---------------------------------------------------------------------------- */

@@ -44,6 +44,11 @@ Type ty_mat22 = {.kind = TY_MAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 2
 Type ty_mat33 = {.kind = TY_MAT, .size = 36, .align = 4, .elem = &ty_f32, .n = 3, .name = "mat33"};
 Type ty_mat44 = {.kind = TY_MAT, .size = 64, .align = 4, .elem = &ty_f32, .n = 4, .name = "mat44"};
 Type ty_quat = {.kind = TY_QUAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 4, .name = "quat"};
+/* Spatial (6D) vectors and matrices: angular part first, then linear. */
+Type ty_svec = {
+    .kind = TY_VEC, .size = 24, .align = 4, .elem = &ty_f32, .n = 6, .name = "spatial_vector"};
+Type ty_smat = {
+    .kind = TY_MAT, .size = 144, .align = 4, .elem = &ty_f32, .n = 6, .name = "spatial_matrix"};
 /* A rigid transform: the translation p (vec3) then the rotation q (quat). */
 Type ty_transform = {
     .kind = TY_TRANSFORM, .size = 28, .align = 4, .elem = &ty_f32, .n = 7, .name = "transform"};
@@ -59,16 +64,38 @@ static const struct {
   const char *name;
   Type *ty;
 } builtin_names[] = {
-    {"bool", &ty_bool},   {"int8", &ty_i8},     {"int16", &ty_i16},
-    {"int32", &ty_i32},   {"int64", &ty_i64},   {"uint8", &ty_u8},
-    {"uint16", &ty_u16},  {"uint32", &ty_u32},  {"uint64", &ty_u64},
-    {"float16", &ty_f16}, {"float32", &ty_f32}, {"float64", &ty_f64},
-    {"int", &ty_i32},     {"uint", &ty_u32},    {"float", &ty_f32},
-    {"double", &ty_f64},  {"vec2", &ty_vec2},   {"vec3", &ty_vec3},
-    {"vec4", &ty_vec4},   {"dvec2", &ty_dvec2}, {"dvec3", &ty_dvec3},
-    {"dvec4", &ty_dvec4}, {"ivec2", &ty_ivec2}, {"ivec3", &ty_ivec3},
-    {"ivec4", &ty_ivec4}, {"mat22", &ty_mat22}, {"mat33", &ty_mat33},
-    {"mat44", &ty_mat44}, {"quat", &ty_quat},   {"transform", &ty_transform},
+    {"bool", &ty_bool},
+    {"int8", &ty_i8},
+    {"int16", &ty_i16},
+    {"int32", &ty_i32},
+    {"int64", &ty_i64},
+    {"uint8", &ty_u8},
+    {"uint16", &ty_u16},
+    {"uint32", &ty_u32},
+    {"uint64", &ty_u64},
+    {"float16", &ty_f16},
+    {"float32", &ty_f32},
+    {"float64", &ty_f64},
+    {"int", &ty_i32},
+    {"uint", &ty_u32},
+    {"float", &ty_f32},
+    {"double", &ty_f64},
+    {"vec2", &ty_vec2},
+    {"vec3", &ty_vec3},
+    {"vec4", &ty_vec4},
+    {"dvec2", &ty_dvec2},
+    {"dvec3", &ty_dvec3},
+    {"dvec4", &ty_dvec4},
+    {"ivec2", &ty_ivec2},
+    {"ivec3", &ty_ivec3},
+    {"ivec4", &ty_ivec4},
+    {"mat22", &ty_mat22},
+    {"mat33", &ty_mat33},
+    {"mat44", &ty_mat44},
+    {"quat", &ty_quat},
+    {"transform", &ty_transform},
+    {"spatial_vector", &ty_svec},
+    {"spatial_matrix", &ty_smat},
 };
 
 Type *type_builtin_by_name(const char *name, size_t len) {
@@ -155,6 +182,7 @@ Type *type_vec(Type *elem, int n) {
   static Type *const f32[] = {&ty_vec2, &ty_vec3, &ty_vec4};
   static Type *const f64[] = {&ty_dvec2, &ty_dvec3, &ty_dvec4};
   static Type *const i32[] = {&ty_ivec2, &ty_ivec3, &ty_ivec4};
+  if (elem && elem->kind == TY_F32 && n == 6) return &ty_svec;
   if (!elem || n < 2 || n > 4) return NULL;
   switch (elem->kind) {
     case TY_F32: return f32[n - 2];

@@ -227,9 +227,11 @@ enum {
   KERN_IVEC4, /* int32 x 2..4 */
   KERN_MAT22,
   KERN_MAT33,
-  KERN_MAT44,     /* float32, row-major */
-  KERN_QUAT,      /* float32 x, y, z, w */
-  KERN_TRANSFORM, /* float32 p (x, y, z) then q (x, y, z, w): kern_transform */
+  KERN_MAT44,          /* float32, row-major */
+  KERN_QUAT,           /* float32 x, y, z, w */
+  KERN_TRANSFORM,      /* float32 p (x, y, z) then q (x, y, z, w): kern_transform */
+  KERN_SPATIAL_VECTOR, /* float32 x 6: angular then linear (kern_spatial_vector) */
+  KERN_SPATIAL_MATRIX, /* float32 6 x 6, row-major (kern_spatial_matrix) */
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
@@ -564,8 +566,8 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
  * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
- * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform, kern_float16)
- * -> their dtype;
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform,
+ * kern_spatial_vector, kern_float16) -> their dtype;
  * kern_arg as is. Other types do not compile: wrap them with a constructor
  * (kern_arg_bytes for structs). A compound literal's commas split macro
  * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
@@ -626,6 +628,16 @@ typedef struct kern_transform {
   kern_vec3 p;
   kern_quat q;
 } kern_transform;
+/* Spatial (6D) vectors: the angular part v[0..2], then the linear part v[3..5]. */
+typedef struct kern_spatial_vector {
+  float v[6];
+} kern_spatial_vector;
+/* 144 bytes: more than a kern_arg holds, so a by-value spatial_matrix argument
+ * is kern_arg_bytes(KERN_SPATIAL_MATRIX, &m), m living until the launch
+ * returns (KERN_LAUNCH does not take one). */
+typedef struct kern_spatial_matrix {
+  float m[6][6];
+} kern_spatial_matrix;
 
 /* These values as launch arguments of their dtype (copied: every one fits
  * KERN_ARG_INLINE_BYTES). KERN_LAUNCH applies them by type, so a kern_vec3
@@ -648,6 +660,9 @@ static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(K
 static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
 static inline kern_arg kern_arg_of_transform(kern_transform v) {
   return kern_arg_bytes(KERN_TRANSFORM, &v);
+}
+static inline kern_arg kern_arg_of_spatial_vector(kern_spatial_vector v) {
+  return kern_arg_bytes(KERN_SPATIAL_VECTOR, &v);
 }
 
 /* A module compiled by `kernc build` into PREFIX.o: its kernels' code for the
@@ -939,6 +954,7 @@ static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v);
 static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
 static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
 static inline kern_arg kern_to_arg_(kern_transform v) { return kern_arg_of_transform(v); }
+static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_spatial_vector(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   ([&]() -> kern_status {                                                                          \
     const kern_arg kern_args_[] = {KERN_MAP_(kern_to_arg_, __VA_ARGS__)};                          \
@@ -976,7 +992,8 @@ static inline kern_arg kern_to_arg_(kern_transform v) { return kern_arg_of_trans
            : kern_arg_of_mat33, kern_mat44                                                         \
            : kern_arg_of_mat44, kern_quat                                                          \
            : kern_arg_of_quat, kern_transform                                                      \
-           : kern_arg_of_transform)(x)
+           : kern_arg_of_transform, kern_spatial_vector                                            \
+           : kern_arg_of_spatial_vector)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
   kern_launch(k, d, dims, KERN_NARGS_(__VA_ARGS__),                                                \
               (const kern_arg[]){KERN_MAP_(KERN_TO_ARG_, __VA_ARGS__)})

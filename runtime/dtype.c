@@ -22,19 +22,34 @@ typedef struct dtype_info {
 } dtype_info;
 
 static const dtype_info builtin[KERN_DTYPE_BUILTIN_END] = {
-    [KERN_BOOL] = {"bool", 1, 1},       [KERN_INT8] = {"int8", 1, 1},
-    [KERN_INT16] = {"int16", 2, 2},     [KERN_INT32] = {"int32", 4, 4},
-    [KERN_INT64] = {"int64", 8, 8},     [KERN_UINT8] = {"uint8", 1, 1},
-    [KERN_UINT16] = {"uint16", 2, 2},   [KERN_UINT32] = {"uint32", 4, 4},
-    [KERN_UINT64] = {"uint64", 8, 8},   [KERN_FLOAT16] = {"float16", 2, 2},
-    [KERN_FLOAT32] = {"float32", 4, 4}, [KERN_FLOAT64] = {"float64", 8, 8},
-    [KERN_VEC2] = {"vec2", 8, 4},       [KERN_VEC3] = {"vec3", 12, 4},
-    [KERN_VEC4] = {"vec4", 16, 4},      [KERN_DVEC2] = {"dvec2", 16, 8},
-    [KERN_DVEC3] = {"dvec3", 24, 8},    [KERN_DVEC4] = {"dvec4", 32, 8},
-    [KERN_IVEC2] = {"ivec2", 8, 4},     [KERN_IVEC3] = {"ivec3", 12, 4},
-    [KERN_IVEC4] = {"ivec4", 16, 4},    [KERN_MAT22] = {"mat22", 16, 4},
-    [KERN_MAT33] = {"mat33", 36, 4},    [KERN_MAT44] = {"mat44", 64, 4},
-    [KERN_QUAT] = {"quat", 16, 4},      [KERN_TRANSFORM] = {"transform", 28, 4},
+    [KERN_BOOL] = {"bool", 1, 1},
+    [KERN_INT8] = {"int8", 1, 1},
+    [KERN_INT16] = {"int16", 2, 2},
+    [KERN_INT32] = {"int32", 4, 4},
+    [KERN_INT64] = {"int64", 8, 8},
+    [KERN_UINT8] = {"uint8", 1, 1},
+    [KERN_UINT16] = {"uint16", 2, 2},
+    [KERN_UINT32] = {"uint32", 4, 4},
+    [KERN_UINT64] = {"uint64", 8, 8},
+    [KERN_FLOAT16] = {"float16", 2, 2},
+    [KERN_FLOAT32] = {"float32", 4, 4},
+    [KERN_FLOAT64] = {"float64", 8, 8},
+    [KERN_VEC2] = {"vec2", 8, 4},
+    [KERN_VEC3] = {"vec3", 12, 4},
+    [KERN_VEC4] = {"vec4", 16, 4},
+    [KERN_DVEC2] = {"dvec2", 16, 8},
+    [KERN_DVEC3] = {"dvec3", 24, 8},
+    [KERN_DVEC4] = {"dvec4", 32, 8},
+    [KERN_IVEC2] = {"ivec2", 8, 4},
+    [KERN_IVEC3] = {"ivec3", 12, 4},
+    [KERN_IVEC4] = {"ivec4", 16, 4},
+    [KERN_MAT22] = {"mat22", 16, 4},
+    [KERN_MAT33] = {"mat33", 36, 4},
+    [KERN_MAT44] = {"mat44", 64, 4},
+    [KERN_QUAT] = {"quat", 16, 4},
+    [KERN_TRANSFORM] = {"transform", 28, 4},
+    [KERN_SPATIAL_VECTOR] = {"spatial_vector", 24, 4},
+    [KERN_SPATIAL_MATRIX] = {"spatial_matrix", 144, 4},
 };
 
 /* Struct entries live in fixed chunks that never move, so a reader holding an
@@ -241,6 +256,7 @@ static kern_dtype struct_dtype(const Type *t) {
 
 static kern_dtype vec_dtype(const Type *t) {
   int k = t->elem ? t->elem->kind : TY_ERROR;
+  if (k == TY_F32 && t->n == 6) return KERN_SPATIAL_VECTOR;
   if (t->n < 2 || t->n > 4) return KERN_DTYPE_INVALID;
   if (k == TY_F32) return KERN_VEC2 + (t->n - 2);
   if (k == TY_F64) return KERN_DVEC2 + (t->n - 2);
@@ -264,7 +280,10 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_F32: return KERN_FLOAT32;
     case TY_F64: return KERN_FLOAT64;
     case TY_VEC: return vec_dtype(t);
-    case TY_MAT: return t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2) : KERN_DTYPE_INVALID;
+    case TY_MAT:
+      return t->n == 6                ? KERN_SPATIAL_MATRIX
+             : t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2)
+                                      : KERN_DTYPE_INVALID;
     case TY_QUAT: return KERN_QUAT;
     case TY_TRANSFORM: return KERN_TRANSFORM;
     case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;

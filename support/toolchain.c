@@ -46,8 +46,11 @@ bool tc_cc_is_clang(const char *cc) {
 /* ---- flags ------------------------------------------------------------------------------- */
 
 /* The flags at each optimisation level; -fwrapv, -fno-math-errno,
- * -ffp-contract=off and -fno-finite-loops are part of what generated code
- * means. The last keeps endless loops endless at every level: C11
+ * -ffp-contract=off, -fno-strict-aliasing and -fno-finite-loops are part of
+ * what generated code means. Generated code reads a matrix's row through a
+ * pointer to the row's vector type (codegen/emit.c), which type-based alias
+ * analysis may order before the matrix's store: gcc at -O2 did, and read
+ * garbage. The last keeps endless loops endless at every level: C11
  * lets a compiler assume that a loop without side effects and with a
  * non-constant condition terminates, and clang (12 and newer) at -O1 and up
  * deletes such a loop, so `while (flag[0] == 0) {}` would hang at -O0 and
@@ -56,17 +59,17 @@ bool tc_cc_is_clang(const char *cc) {
 #define SHARED_FLAGS(opt)                                                                          \
   {                                                                                                \
     "-std=c11", opt, "-march=native", "-fPIC", "-shared", "-fwrapv", "-fno-math-errno",            \
-        "-ffp-contract=off", "-fno-finite-loops", "-w", NULL                                       \
+        "-ffp-contract=off", "-fno-strict-aliasing", "-fno-finite-loops", "-w", NULL               \
   }
 #define OBJECT_FLAGS(opt)                                                                          \
   {                                                                                                \
     "-std=c11", opt, "-fPIC", "-fwrapv", "-fno-math-errno", "-ffp-contract=off",                   \
-        "-fno-finite-loops", "-w", NULL                                                            \
+        "-fno-strict-aliasing", "-fno-finite-loops", "-w", NULL                                    \
   }
-static const char *const shared_flags[4][11] = {SHARED_FLAGS("-O0"), SHARED_FLAGS("-O1"),
+static const char *const shared_flags[4][12] = {SHARED_FLAGS("-O0"), SHARED_FLAGS("-O1"),
                                                 SHARED_FLAGS("-O2"), SHARED_FLAGS("-O3")};
-static const char *const object_flags[4][9] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
-                                               OBJECT_FLAGS("-O2"), OBJECT_FLAGS("-O3")};
+static const char *const object_flags[4][10] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
+                                                OBJECT_FLAGS("-O2"), OBJECT_FLAGS("-O3")};
 
 const char *const *tc_cc_flags(TcOutput out) {
   const char *s = getenv("KERN_CPU_OPT");

@@ -514,6 +514,27 @@ Test(launch, transform_values_pass_directly) {
   kern_module_free(m);
 }
 
+/* A spatial_vector by type; a spatial_matrix (bigger than a kern_arg holds)
+ * by kern_arg_bytes, which keeps the caller's pointer. */
+Test(launch, spatial_values_pass_by_type_and_by_bytes) {
+  kern_module *m = load("sp.kern", "kernel void f(spatial_vector[] o, spatial_matrix[] p,\n"
+                                   "              spatial_vector v, spatial_matrix a) {\n"
+                                   "    o[0] = v; p[0] = a;\n}\n");
+  kern_spatial_vector v = {{1, -2, 3.5f, 4, 5, -6.25f}};
+  kern_spatial_matrix a;
+  fill_bytes(&a, sizeof a, 9);
+  kern_array *o = arr1(KERN_SPATIAL_VECTOR, 1), *p = arr1(KERN_SPATIAL_MATRIX, 1);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), o, p, v,
+                           kern_arg_bytes(KERN_SPATIAL_MATRIX, &a)),
+               KERN_OK, "%s", kern_last_error());
+  expect_value(o, &v, sizeof v);
+  kern_spatial_matrix got;
+  cr_assert_eq(kern_array_read(p, &got, sizeof got), KERN_OK);
+  cr_expect(memcmp(&got, &a, sizeof a) == 0, "spatial_matrix argument arrived changed");
+  kern_array_free(p);
+  kern_module_free(m);
+}
+
 Test(launch, every_index_exactly_once_over_many_sizes) {
   kern_module *m = load("saxpy.kern", saxpy_src);
   kern_kernel *k = kernel(m, "fill");

@@ -1,6 +1,7 @@
 /* test_rt_hardening.c: what a hostile user tries against the runtime rather
  * than the compiler: fork() while other threads use kern, loops that never
- * end at any optimisation level, shapes whose strides would overflow, and
+ * end at any optimisation level, type punning the C compiler must not
+ * exploit, shapes whose strides would overflow, and
  * yes/no environment variables spelled every usual way.
  *
  * Requires: a C compiler for CPU launches (clang, and gcc when present, for
@@ -313,6 +314,83 @@ Test(loops, every_c_compile_passes_no_finite_loops) {
       bool found = false;
       for (const char *const *f = tc_cc_flags(outs[o]); *f; f++)
         found |= !strcmp(*f, "-fno-finite-loops");
+      cr_expect(found, "KERN_CPU_OPT=%s, output %d", levels[l], o);
+    }
+  }
+  unsetenv("KERN_CPU_OPT");
+}
+
+/* ---- type punning in generated code ------------------------------------------------------- */
+
+/* A matrix's row is read through a pointer to its vector type: without
+ * -fno-strict-aliasing, gcc at -O2 moved those reads before the parameter's
+ * copy and read garbage. */
+static const char *rows_src = "void put33(float[] r, mat33 m) {\n"
+                              "    for (int i = 0; i < 3; i++) {\n"
+                              "        vec3 row = m[i];\n"
+                              "        r[3 * i] = row.x;\n"
+                              "        r[3 * i + 1] = row.y;\n"
+                              "        r[3 * i + 2] = row.z;\n"
+                              "    }\n"
+                              "}\n"
+                              "kernel void k(mat33 m, float[] r) {\n"
+                              "    put33(r, m * diag(vec3(1, 2, 3)) * transpose(m));\n"
+                              "}\n";
+
+static void expect_rows(const char *cc, const char *level) {
+  setenv("KERN_CC", cc, 1);
+  setenv("KERN_CPU_OPT", level, 1);
+  rt_config_reload();
+  kern_module *m = kern_module_from_source("rows.kern", rows_src);
+  cr_assert_not_null(m, "%s", kern_last_error());
+  kern_device *cpu = kern_device_get("cpu");
+  int64_t nine = 9;
+  kern_array *r = kern_array_new(cpu, KERN_FLOAT32, 1, &nine);
+  kern_mat33 a = {{{1, 2, 0}, {0.5f, -1, 3}, {2, 0.25f, -1}}};
+  cr_assert_eq(KERN_LAUNCH(kern_module_kernel(m, "k"), cpu, KERN_DIM1(1), a, r), KERN_OK, "%s: %s",
+               cc, kern_last_error());
+  float got[9], want[9];
+  cr_assert_eq(kern_array_read(r, got, sizeof got), KERN_OK);
+  for (int i = 0; i < 3; i++) /* a diag(1, 2, 3) a^T, small integers and quarters: exact */
+    for (int j = 0; j < 3; j++) {
+      want[3 * i + j] = 0;
+      for (int k = 0; k < 3; k++) want[3 * i + j] += a.m[i][k] * (float)(k + 1) * a.m[j][k];
+    }
+  for (int i = 0; i < 9; i++)
+    cr_expect_eq(got[i], want[i], "%s -O%s: element %d is %g, want %g", cc, level, i, got[i],
+                 want[i]);
+  kern_array_free(r);
+  kern_module_free(m);
+  unsetenv("KERN_CC");
+  unsetenv("KERN_CPU_OPT");
+  rt_config_reload();
+}
+
+Test(aliasing, matrix_rows_of_a_parameter_with_clang_and_gcc, .init = setup, .timeout = 120) {
+  const char *const compilers[] = {"clang", "gcc"}, *const levels[] = {"2", "3"};
+  int tried = 0;
+  for (int i = 0; i < 2; i++) {
+    char *path = proc_find(compilers[i]);
+    if (!path) {
+      cr_log_warn("%s is not installed: its aliasing check is skipped", compilers[i]);
+      continue;
+    }
+    for (int l = 0; l < 2; l++) expect_rows(path, levels[l]);
+    free(path);
+    tried++;
+  }
+  cr_assert_gt(tried, 0, "neither clang nor gcc is installed");
+}
+
+Test(aliasing, every_c_compile_passes_no_strict_aliasing) {
+  const TcOutput outs[] = {TC_SHARED_NATIVE, TC_OBJECT_PORTABLE};
+  const char *const levels[] = {"0", "1", "2", "3"};
+  for (int l = 0; l < 4; l++) {
+    setenv("KERN_CPU_OPT", levels[l], 1);
+    for (int o = 0; o < 2; o++) {
+      bool found = false;
+      for (const char *const *f = tc_cc_flags(outs[o]); *f; f++)
+        found |= !strcmp(*f, "-fno-strict-aliasing");
       cr_expect(found, "KERN_CPU_OPT=%s, output %d", levels[l], o);
     }
   }

@@ -175,19 +175,34 @@ Test(dtype, builtin_sizes_alignments_and_names) {
     size_t size, align;
     const char *name;
   } want[] = {
-      {KERN_BOOL, 1, 1, "bool"},       {KERN_INT8, 1, 1, "int8"},
-      {KERN_INT16, 2, 2, "int16"},     {KERN_INT32, 4, 4, "int32"},
-      {KERN_INT64, 8, 8, "int64"},     {KERN_UINT8, 1, 1, "uint8"},
-      {KERN_UINT16, 2, 2, "uint16"},   {KERN_UINT32, 4, 4, "uint32"},
-      {KERN_UINT64, 8, 8, "uint64"},   {KERN_FLOAT16, 2, 2, "float16"},
-      {KERN_FLOAT32, 4, 4, "float32"}, {KERN_FLOAT64, 8, 8, "float64"},
-      {KERN_VEC2, 8, 4, "vec2"},       {KERN_VEC3, 12, 4, "vec3"},
-      {KERN_VEC4, 16, 4, "vec4"},      {KERN_DVEC2, 16, 8, "dvec2"},
-      {KERN_DVEC3, 24, 8, "dvec3"},    {KERN_DVEC4, 32, 8, "dvec4"},
-      {KERN_IVEC2, 8, 4, "ivec2"},     {KERN_IVEC3, 12, 4, "ivec3"},
-      {KERN_IVEC4, 16, 4, "ivec4"},    {KERN_MAT22, 16, 4, "mat22"},
-      {KERN_MAT33, 36, 4, "mat33"},    {KERN_MAT44, 64, 4, "mat44"},
-      {KERN_QUAT, 16, 4, "quat"},      {KERN_TRANSFORM, 28, 4, "transform"},
+      {KERN_BOOL, 1, 1, "bool"},
+      {KERN_INT8, 1, 1, "int8"},
+      {KERN_INT16, 2, 2, "int16"},
+      {KERN_INT32, 4, 4, "int32"},
+      {KERN_INT64, 8, 8, "int64"},
+      {KERN_UINT8, 1, 1, "uint8"},
+      {KERN_UINT16, 2, 2, "uint16"},
+      {KERN_UINT32, 4, 4, "uint32"},
+      {KERN_UINT64, 8, 8, "uint64"},
+      {KERN_FLOAT16, 2, 2, "float16"},
+      {KERN_FLOAT32, 4, 4, "float32"},
+      {KERN_FLOAT64, 8, 8, "float64"},
+      {KERN_VEC2, 8, 4, "vec2"},
+      {KERN_VEC3, 12, 4, "vec3"},
+      {KERN_VEC4, 16, 4, "vec4"},
+      {KERN_DVEC2, 16, 8, "dvec2"},
+      {KERN_DVEC3, 24, 8, "dvec3"},
+      {KERN_DVEC4, 32, 8, "dvec4"},
+      {KERN_IVEC2, 8, 4, "ivec2"},
+      {KERN_IVEC3, 12, 4, "ivec3"},
+      {KERN_IVEC4, 16, 4, "ivec4"},
+      {KERN_MAT22, 16, 4, "mat22"},
+      {KERN_MAT33, 36, 4, "mat33"},
+      {KERN_MAT44, 64, 4, "mat44"},
+      {KERN_QUAT, 16, 4, "quat"},
+      {KERN_TRANSFORM, 28, 4, "transform"},
+      {KERN_SPATIAL_VECTOR, 24, 4, "spatial_vector"},
+      {KERN_SPATIAL_MATRIX, 144, 4, "spatial_matrix"},
   };
   size_t n = sizeof want / sizeof want[0];
   cr_assert_eq(n, (size_t)(KERN_DTYPE_BUILTIN_END - 1), "every builtin dtype is listed");
@@ -475,7 +490,7 @@ Test(array, fill_every_builtin_dtype) {
     size_t es = kern_dtype_size(dt);
     int64_t shape[2] = {7, 3};
     kern_array *a = kern_array_new(cpu(), dt, 2, shape);
-    unsigned char value[64], *out = malloc(21 * es);
+    unsigned char value[256], *out = malloc(21 * es);
     pattern(value, es, dt);
     cr_assert_eq(kern_array_fill(a, value), KERN_OK, "%s", kern_dtype_name(dt));
     cr_assert_eq(kern_array_read(a, out, 21 * es), KERN_OK);

@@ -26,6 +26,8 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
 
 #include "stdlib/crosscheck_rows.h"
 #include "stdlib/gpu_crosscheck.c"
@@ -1357,19 +1359,34 @@ Test(table, type_codes_and_ctypes) {
   struct {
     Type *t;
     const char *code, *ctype;
-  } want[] = {{&ty_bool, "b", "bool"},        {&ty_i8, "i8", "int8_t"},
-              {&ty_i16, "i16", "int16_t"},    {&ty_i32, "i32", "int32_t"},
-              {&ty_i64, "i64", "int64_t"},    {&ty_u8, "u8", "uint8_t"},
-              {&ty_u16, "u16", "uint16_t"},   {&ty_u32, "u32", "uint32_t"},
-              {&ty_u64, "u64", "uint64_t"},   {&ty_f16, "f16", "kn_f16"},
-              {&ty_f32, "f32", "float"},      {&ty_f64, "f64", "double"},
-              {&ty_vec2, "v2", "kn_vec2"},    {&ty_vec3, "v3", "kn_vec3"},
-              {&ty_vec4, "v4", "kn_vec4"},    {&ty_dvec2, "dv2", "kn_dvec2"},
-              {&ty_dvec3, "dv3", "kn_dvec3"}, {&ty_dvec4, "dv4", "kn_dvec4"},
-              {&ty_ivec2, "iv2", "kn_ivec2"}, {&ty_ivec3, "iv3", "kn_ivec3"},
-              {&ty_ivec4, "iv4", "kn_ivec4"}, {&ty_mat22, "m22", "kn_mat22"},
-              {&ty_mat33, "m33", "kn_mat33"}, {&ty_mat44, "m44", "kn_mat44"},
-              {&ty_quat, "q", "kn_quat"},     {&ty_transform, "tf", "kn_transform"}};
+  } want[] = {{&ty_bool, "b", "bool"},
+              {&ty_i8, "i8", "int8_t"},
+              {&ty_i16, "i16", "int16_t"},
+              {&ty_i32, "i32", "int32_t"},
+              {&ty_i64, "i64", "int64_t"},
+              {&ty_u8, "u8", "uint8_t"},
+              {&ty_u16, "u16", "uint16_t"},
+              {&ty_u32, "u32", "uint32_t"},
+              {&ty_u64, "u64", "uint64_t"},
+              {&ty_f16, "f16", "kn_f16"},
+              {&ty_f32, "f32", "float"},
+              {&ty_f64, "f64", "double"},
+              {&ty_vec2, "v2", "kn_vec2"},
+              {&ty_vec3, "v3", "kn_vec3"},
+              {&ty_vec4, "v4", "kn_vec4"},
+              {&ty_dvec2, "dv2", "kn_dvec2"},
+              {&ty_dvec3, "dv3", "kn_dvec3"},
+              {&ty_dvec4, "dv4", "kn_dvec4"},
+              {&ty_ivec2, "iv2", "kn_ivec2"},
+              {&ty_ivec3, "iv3", "kn_ivec3"},
+              {&ty_ivec4, "iv4", "kn_ivec4"},
+              {&ty_mat22, "m22", "kn_mat22"},
+              {&ty_mat33, "m33", "kn_mat33"},
+              {&ty_mat44, "m44", "kn_mat44"},
+              {&ty_quat, "q", "kn_quat"},
+              {&ty_transform, "tf", "kn_transform"},
+              {&ty_svec, "sv", "kn_spatial_vector"},
+              {&ty_smat, "m66", "kn_spatial_matrix"}};
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     cr_assert_str_eq(builtin_type_code(want[i].t), want[i].code);
     cr_assert_str_eq(builtin_ctype(want[i].t), want[i].ctype);
@@ -1636,7 +1653,15 @@ static void put_helpers(Buf *b, bool cxx) {
     }
     put(b, "    (void)v; }\n");
   }
-  put(b, "}\n");
+  put(b, "  { kn_spatial_vector *p = (kn_spatial_vector *)mem, v = kn_zero_sv();\n");
+  for (int k = 0; k < 4; k++) {
+    static const char *const ops[] = {"add", "sub", "min", "max"};
+    put(b,
+        "    KT_SIG(kn_atomic_%s_sv, kn_spatial_vector (*)(kn_spatial_vector *, kn_spatial_vector)) "
+        "v = kn_atomic_%s_sv(p, v);\n",
+        ops[k], ops[k]);
+  }
+  put(b, "    (void)v; }\n}\n");
   put(b, "void kh_random(float *out) {\n"
          "  KT_SIG(kn_rand_init, uint32_t (*)(uint32_t, uint32_t)) KT_SIG(kn_randf, float "
          "(*)(uint32_t *))\n"
@@ -1716,6 +1741,14 @@ static void put_helpers(Buf *b, bool cxx) {
   put(b, "  { kn_transform t = kn_make_tf_pq(kn_zero_v3(), kn_identity_q());\n"
          "    t = kn_mul_tf_tf(t, kn_make_tf(1, 2, 3, 0, 0, 0, 1)); *kn_getp_tf(&t, 6) = "
          "kn_get_tf(t, 2) + kn_zero_tf().q.w; o[0] += t.p.x; }\n");
+  put(b,
+      "  { kn_spatial_vector s = kn_make_sv(1, 2, 3, 4, 5, 6), w = kn_make_sv_wv(kn_zero_v3(), "
+      "kn_splat_v3(1)); *kn_getp_sv(&s, 2) = kn_get_sv(kn_splat_sv(2), 9) + kn_zero_sv().v[0];\n"
+      "    kn_spatial_matrix m = kn_make_m66_rows(s, w, s, w, s, w); m = kn_add_m66_m66(m, "
+      "kn_identity_m66()); kn_set_m66_row(&m, 1, kn_get_m66_row(m, 0));\n"
+      "    *kn_getp_m66(&m, 0, 5) = kn_get_m66(kn_diag_m66(2), 1, 1) + kn_zero_m66().m[0][0];\n"
+      "    m = kn_make_m66(1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6, "
+      "1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6); o[0] += s.v[2] + m.m[0][5]; }\n");
   put(b, "  { kn_f16 h = kn_cvt_f32_f16(o[0]); h = kn_cvt_f64_f16(kn_cvt_f16_f64(h)); o[1] = "
          "kn_cvt_f16_f32(h);\n");
   for (int i = 0; i < 8; i++) {

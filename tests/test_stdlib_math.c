@@ -17,6 +17,8 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
 
 #include "harness.h"
 #include "stdlib/crosscheck_rows.h"

@@ -1,11 +1,14 @@
-/* test_stdlib_spatial.c: stdlib/kern_transform.h against independent references.
+/* test_stdlib_spatial.c: stdlib/kern_transform.h and kern_spatial_algebra.h
+ * against independent references.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
  * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
  * for both). References: the quaternion algebra written out here in double
  * precision (a rigid transform is x -> q x q* + p), and identities that must
  * hold whatever the rounding: a transform's inverse undoes it, the matrix
- * form acts like the transform, composition is application in turn.
+ * form acts like the transform, composition is application in turn. Spatial
+ * algebra against Featherstone's cross-product matrices built here, and the
+ * invariance of power (twist . wrench) under a change of frame.
  */
 #include <criterion/criterion.h>
 
@@ -17,6 +20,7 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
 
 static uint64_t lcg = 0x2545f4914f6cdd1dull;
 static double urand(double lo, double hi) {
@@ -160,4 +164,127 @@ Test(transforms, componentwise_operators_and_access) {
   cr_assert(!kn_eq_tf_tf(bad, bad) && kn_isnan_tf(bad) && !kn_isfinite_tf(bad));
   bad.q.x = 0, bad.p.y = INFINITY;
   cr_assert(kn_isinf_tf(bad) && !kn_isnan_tf(bad) && kn_isfinite_tf(t));
+}
+
+/* ===== spatial vectors and matrices ========================================== */
+
+static kn_spatial_vector random_sv(double d[6]) {
+  kn_spatial_vector s;
+  for (int k = 0; k < 6; k++) s.v[k] = (float)urand(-2, 2), d[k] = s.v[k];
+  return s;
+}
+
+/* Featherstone's motion cross-product matrix of a = (w, v): [w x, 0; v x, w x]. */
+static void crm(const double a[6], double m[6][6]) {
+  double w[3] = {a[0], a[1], a[2]}, v[3] = {a[3], a[4], a[5]};
+  double sw[3][3] = {{0, -w[2], w[1]}, {w[2], 0, -w[0]}, {-w[1], w[0], 0}};
+  double sv[3][3] = {{0, -v[2], v[1]}, {v[2], 0, -v[0]}, {-v[1], v[0], 0}};
+  memset(m, 0, 36 * sizeof(double));
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      m[i][j] = m[i + 3][j + 3] = sw[i][j];
+      m[i + 3][j] = sv[i][j];
+    }
+}
+
+static double dot6(const double *a, const double *b) {
+  double s = 0;
+  for (int k = 0; k < 6; k++) s += a[k] * b[k];
+  return s;
+}
+
+Test(spatial, cross_products_are_featherstones_matrices) {
+  for (int i = 0; i < 5000; i++) {
+    double a[6], b[6], m[6][6];
+    kn_spatial_vector sa = random_sv(a), sb = random_sv(b);
+    crm(a, m);
+    kn_spatial_vector c = kn_spatial_cross_sv_sv(sa, sb), d = kn_spatial_cross_dual_sv_sv(sa, sb);
+    for (int r = 0; r < 6; r++) {
+      double want_c = 0, want_d = 0;
+      for (int k = 0; k < 6; k++) want_c += m[r][k] * b[k], want_d -= m[k][r] * b[k];
+      cr_assert_lt(fabs(c.v[r] - want_c), 1e-5, "spatial_cross row %d", r);
+      cr_assert_lt(fabs(d.v[r] - want_d), 1e-5, "spatial_cross_dual row %d: crf = -crm^T", r);
+    }
+    cr_assert_lt(fabs(kn_spatial_dot_sv_sv(sa, sb) - dot6(a, b)), 1e-5);
+    cr_assert(kn_eq_v3_v3(kn_spatial_top_sv(sa), kn_make_v3(sa.v[0], sa.v[1], sa.v[2])));
+    cr_assert(kn_eq_v3_v3(kn_spatial_bottom_sv(sa), kn_make_v3(sa.v[3], sa.v[4], sa.v[5])));
+    kn_spatial_vector cc = kn_spatial_cross_sv_sv(sa, sa);
+    cr_assert_lt(kn_length_sv(cc), 1e-5, "a x a == 0");
+  }
+}
+
+Test(spatial, matrices_against_double_reference) {
+  for (int i = 0; i < 500; i++) {
+    double a[6], b[6], ma[6][6], mb[6][6];
+    kn_spatial_vector sa = random_sv(a), sb = random_sv(b);
+    kn_spatial_matrix A, B;
+    for (int r = 0; r < 6; r++)
+      for (int c = 0; c < 6; c++) {
+        A.m[r][c] = (float)urand(-1, 1), ma[r][c] = A.m[r][c];
+        B.m[r][c] = (float)urand(-1, 1), mb[r][c] = B.m[r][c];
+      }
+    kn_spatial_matrix ab = kn_mul_m66_m66(A, B), t = kn_transpose_m66(A),
+                      o = kn_outer_sv_sv(sa, sb);
+    kn_spatial_vector av = kn_mul_m66_sv(A, sa);
+    for (int r = 0; r < 6; r++) {
+      double want_v = 0;
+      for (int k = 0; k < 6; k++) want_v += ma[r][k] * a[k];
+      cr_assert_lt(fabs(av.v[r] - want_v), 1e-5, "m * v");
+      for (int c = 0; c < 6; c++) {
+        double want = 0;
+        for (int k = 0; k < 6; k++) want += ma[r][k] * mb[k][c];
+        cr_assert_lt(fabs(ab.m[r][c] - want), 1e-5, "m * m");
+        cr_assert_eq(t.m[r][c], A.m[c][r]);
+        cr_assert_eq(o.m[r][c], sa.v[r] * sb.v[c]);
+      }
+    }
+    kn_spatial_matrix s = kn_sub_m66_m66(kn_add_m66_m66(A, B), B);
+    cr_assert(kn_eq_m66_m66(kn_mul_m66_m66(A, kn_identity_m66()), A) && kn_isfinite_m66(s));
+    cr_assert(kn_eq_m66_m66(kn_diag_m66(3), kn_mul_f32_m66(3, kn_identity_m66())));
+  }
+}
+
+/* A change of frame maps twists and wrenches so that their power, dot(twist,
+ * wrench), is unchanged; the adjoint matrix does what transform_twist does. */
+Test(spatial, twists_and_wrenches_change_frames) {
+  for (int i = 0; i < 5000; i++) {
+    DXf d;
+    double a[6], b[6];
+    kn_transform t = random_xf(&d);
+    kn_spatial_vector v = random_sv(a), f = random_sv(b);
+    kn_spatial_vector tv = kn_transform_twist_tf_sv(t, v), tf = kn_transform_wrench_tf_sv(t, f);
+    cr_assert_lt(fabs(kn_dot_sv_sv(tv, tf) - dot6(a, b)), 2e-4, "power is invariant");
+    kn_mat33 r = kn_quat_to_matrix_q(t.q);
+    kn_spatial_matrix x = kn_spatial_adjoint_m33_m33(r, kn_mul_m33_m33(kn_skew_v3(t.p), r));
+    kn_spatial_vector xv = kn_mul_m66_sv(x, v);
+    for (int k = 0; k < 6; k++) cr_assert_lt(fabs(xv.v[k] - tv.v[k]), 1e-4, "adjoint row %d", k);
+    kn_spatial_vector back = kn_transform_twist_tf_sv(kn_transform_inverse_tf(t), tv);
+    for (int k = 0; k < 6; k++) cr_assert_lt(fabs(back.v[k] - a[k]), 1e-4, "inverse twist");
+    /* the linear velocity at the origin of t's frame, seen from outside */
+    double w[3] = {tv.v[0], tv.v[1], tv.v[2]}, p[3] = {t.p.x, t.p.y, t.p.z};
+    kn_vec3 at = kn_velocity_at_point_sv_v3(tv, t.p);
+    double want[3] = {tv.v[3] + w[1] * p[2] - w[2] * p[1], tv.v[4] + w[2] * p[0] - w[0] * p[2],
+                      tv.v[5] + w[0] * p[1] - w[1] * p[0]};
+    cr_assert_lt(dist3(at, want), 1e-4, "velocity_at_point");
+  }
+}
+
+Test(spatial, componentwise_and_access) {
+  double a[6], b[6];
+  kn_spatial_vector x = random_sv(a), y = random_sv(b);
+  kn_spatial_vector s = kn_add_sv_sv(x, y), m = kn_mul_sv_f32(x, 2), q = kn_div_sv_sv(x, y);
+  for (int k = 0; k < 6; k++) {
+    cr_assert(s.v[k] == x.v[k] + y.v[k] && m.v[k] == x.v[k] * 2 && q.v[k] == x.v[k] / y.v[k]);
+    cr_assert(kn_get_sv(x, k) == x.v[k] && kn_neg_sv(x).v[k] == -x.v[k]);
+  }
+  cr_assert(kn_get_sv(x, -3) == x.v[0] && kn_get_sv(x, 40) == x.v[5], "indices clamp");
+  kn_spatial_vector n = kn_normalize_sv(x);
+  cr_assert_lt(fabs(kn_length_sv(n) - 1), 1e-6);
+  cr_assert(kn_eq_sv_sv(kn_normalize_sv(kn_zero_sv()), kn_zero_sv()), "zero stays zero");
+  kn_spatial_vector w = kn_make_sv_wv(kn_make_v3(1, 2, 3), kn_make_v3(4, 5, 6));
+  cr_assert(kn_eq_sv_sv(w, kn_make_sv(1, 2, 3, 4, 5, 6)) && kn_ne_sv_sv(w, x));
+  w.v[4] = NAN;
+  cr_assert(kn_isnan_sv(w) && !kn_isfinite_sv(w) && !kn_eq_sv_sv(w, w));
+  kn_spatial_matrix mm = kn_make_m66_rows(x, y, x, y, x, y);
+  cr_assert(kn_eq_sv_sv(kn_get_m66_row(mm, 3), y) && kn_get_m66(mm, 9, -1) == y.v[0]);
 }

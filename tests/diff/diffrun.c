@@ -87,15 +87,20 @@ typedef struct DtInfo {
 } DtInfo;
 
 static const DtInfo dtinfo[] = {
-    {KERN_BOOL, 'b', 1, 1},    {KERN_INT8, 'i', 1, 1},      {KERN_INT16, 'i', 2, 1},
-    {KERN_INT32, 'i', 4, 1},   {KERN_INT64, 'i', 8, 1},     {KERN_UINT8, 'i', 1, 1},
-    {KERN_UINT16, 'i', 2, 1},  {KERN_UINT32, 'i', 4, 1},    {KERN_UINT64, 'i', 8, 1},
-    {KERN_FLOAT16, 'h', 2, 1}, {KERN_FLOAT32, 'f', 4, 1},   {KERN_FLOAT64, 'f', 8, 1},
-    {KERN_VEC2, 'f', 4, 2},    {KERN_VEC3, 'f', 4, 3},      {KERN_VEC4, 'f', 4, 4},
-    {KERN_DVEC2, 'f', 8, 2},   {KERN_DVEC3, 'f', 8, 3},     {KERN_DVEC4, 'f', 8, 4},
-    {KERN_IVEC2, 'i', 4, 2},   {KERN_IVEC3, 'i', 4, 3},     {KERN_IVEC4, 'i', 4, 4},
-    {KERN_MAT22, 'f', 4, 4},   {KERN_MAT33, 'f', 4, 9},     {KERN_MAT44, 'f', 4, 16},
-    {KERN_QUAT, 'f', 4, 4},    {KERN_TRANSFORM, 'f', 4, 7},
+    {KERN_BOOL, 'b', 1, 1},           {KERN_INT8, 'i', 1, 1},
+    {KERN_INT16, 'i', 2, 1},          {KERN_INT32, 'i', 4, 1},
+    {KERN_INT64, 'i', 8, 1},          {KERN_UINT8, 'i', 1, 1},
+    {KERN_UINT16, 'i', 2, 1},         {KERN_UINT32, 'i', 4, 1},
+    {KERN_UINT64, 'i', 8, 1},         {KERN_FLOAT16, 'h', 2, 1},
+    {KERN_FLOAT32, 'f', 4, 1},        {KERN_FLOAT64, 'f', 8, 1},
+    {KERN_VEC2, 'f', 4, 2},           {KERN_VEC3, 'f', 4, 3},
+    {KERN_VEC4, 'f', 4, 4},           {KERN_DVEC2, 'f', 8, 2},
+    {KERN_DVEC3, 'f', 8, 3},          {KERN_DVEC4, 'f', 8, 4},
+    {KERN_IVEC2, 'i', 4, 2},          {KERN_IVEC3, 'i', 4, 3},
+    {KERN_IVEC4, 'i', 4, 4},          {KERN_MAT22, 'f', 4, 4},
+    {KERN_MAT33, 'f', 4, 9},          {KERN_MAT44, 'f', 4, 16},
+    {KERN_QUAT, 'f', 4, 4},           {KERN_TRANSFORM, 'f', 4, 7},
+    {KERN_SPATIAL_VECTOR, 'f', 4, 6}, {KERN_SPATIAL_MATRIX, 'f', 4, 36},
 };
 
 static const DtInfo *dt_find(kern_dtype d) {

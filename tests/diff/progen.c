@@ -616,6 +616,10 @@ static void float_builtin(Gen *g, Ty t, int d) {
                                    "sign",  "rsqrt", "rint",  "frac",  "erf",  "erfc"};
   static const char *const bin[] = {"min", "max", "fmod", "step", "copysign", "floordiv"};
   static const char *const tri[] = {"clamp", "lerp", "smoothstep"};
+  if (!g->tile && t == T_F32 && pg_chance(g, 8)) { /* tiled programs keep their stream */
+    pg_spatial_expr(g, t, d);
+    return;
+  }
   switch (pg_rnd(g, 3)) {
     case 0: builtin(g, un[pg_rnd(g, 12)], t, 1, d); break;
     case 1: {
@@ -703,28 +707,6 @@ static void bool_expr(Gen *g, int d) {
   }
 }
 
-/* A vec3 through a transform made of a vec3 and a quat (not always a unit
- * one: the formulas are defined for any). */
-static void xform_vec3(Gen *g, int d) {
-  static const char *const fns[] = {"transform_point(", "transform_vector(", "("};
-  int f = pg_rnd(g, 3);
-  pg_put(g, "%stransform(", fns[f]);
-  pg_expr(g, T_VEC3, d - 1, 0);
-  pg_put(g, ", ");
-  pg_expr(g, T_QUAT, d - 1, 0);
-  if (f == 2) {
-    pg_put(g, ") * transform_inverse(transform(");
-    pg_expr(g, T_VEC3, d - 1, 0);
-    pg_put(g, ", ");
-    pg_expr(g, T_QUAT, d - 1, 0);
-    pg_put(g, "))).p");
-    return;
-  }
-  pg_put(g, "), ");
-  pg_expr(g, T_VEC3, d - 1, 0);
-  pg_put(g, ")");
-}
-
 static void vec_builtin(Gen *g, Ty t, int d) {
   bool fv = pg_ti(t)->comp != T_I32;
   switch (pg_rnd(g, 6)) {
@@ -805,7 +787,7 @@ static void vec_expr(Gen *g, Ty t, int d) {
     }
     case 6:
       if (t == T_VEC3 && pg_chance(g, 40))
-        xform_vec3(g, d);
+        pg_xform_vec3(g, d);
       else
         vec_builtin(g, t, d);
       return;
@@ -1183,6 +1165,8 @@ void pg_plain_stmt(Gen *g) {
     jump_stmt(g);
   else if (r < 95)
     effect_stmt(g);
+  else if (r < 97 && !g->tile)
+    pg_decomposition_stmt(g);
   else
     decl_stmt(g);
 }

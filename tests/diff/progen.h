@@ -9,7 +9,9 @@
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
  *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
  *    transcendental function;
- *  - vectors, quats and transforms, a struct, helper functions (some overloaded), if/else,
+ *  - vectors, quats, transforms and spatial vectors, the decompositions
+ *    (svd3, svd2, qr3, eig3 into locals), a struct, helper functions (some
+ *    overloaded), if/else,
  *    loops with constant bounds, break, continue, early returns;
  *  - array reads anywhere in bounds; writes only to the thread's own
  *    element of an out* array, so launches have no races.

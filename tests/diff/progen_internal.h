@@ -163,6 +163,12 @@ const Fn *pg_function(Gen *g, Ty ret, const Ty *params, int np);
 /* The next kernel's launch record, zeroed (NULL when no one asked for them). */
 ProgenLaunch *pg_launch(Gen *g);
 
+/* ---- progen_spatial.c: transforms, spatial algebra, decompositions --------------- */
+
+void pg_spatial_expr(Gen *g, Ty t, int d); /* t: T_F32 or T_VEC3 */
+void pg_xform_vec3(Gen *g, int d);
+void pg_decomposition_stmt(Gen *g);
+
 /* ---- tiled programs: progen_tile.c and progen_check.c ------------------------------------ */
 
 enum { MAX_SHAPES = 6, MAX_TARRS = 10, MAX_HELPERS = 2 };

@@ -6,7 +6,7 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    202
+#define KC_EXACT    219
 #define KC_APPROX_F 17
 #define KC_APPROX   34
 #define KC_RANDOM   12
@@ -269,7 +269,7 @@ KN_FN int kc_math(uint64_t a, uint64_t b, uint64_t *o) {
   return n;
 }
 
-/* stdlib/kern_transform.h: + - * / and sqrt only, so exact. */
+/* stdlib/kern_transform.h and kern_spatial_algebra.h: + - * / and sqrt only, so exact. */
 KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
   int n = 0;
   kn_vec3 u = kc_v3(a, 50), v = kc_v3(b, 53);
@@ -288,6 +288,41 @@ KN_FN int kc_spatial(uint64_t a, uint64_t b, uint64_t *o) {
   KC_PUTF(kn_transform_point_m44_v3(m, u).x);
   KC_PUTF(kn_transform_from_matrix_m44(m).q.w);
   KC_PUTF(kn_transform_compose_v3_q_v3(u, q, v).m[2][0]);
+  kn_spatial_vector x = kn_make_sv_wv(u, v), y = kn_make_sv_wv(p, kn_cross_v3_v3(u, v));
+  KC_PUTF(kn_spatial_dot_sv_sv(x, y));
+  KC_PUTF(kn_spatial_cross_sv_sv(x, y).v[4]);
+  KC_PUTF(kn_spatial_cross_dual_sv_sv(x, y).v[1]);
+  KC_PUTF(kn_transform_twist_tf_sv(t, x).v[5]);
+  KC_PUTF(kn_transform_wrench_tf_sv(ts, y).v[0]);
+  kn_spatial_matrix sm = kn_outer_sv_sv(x, y);
+  sm = kn_add_m66_m66(kn_mul_m66_m66(sm, kn_transpose_m66(sm)), kn_identity_m66());
+  KC_PUTF(kn_mul_m66_sv(sm, x).v[3]);
+  KC_PUTF(kn_normalize_sv(y).v[2]);
+  return n;
+}
+
+/* stdlib/kern_linalg.h: float64 + - * / and sqrt, so exact. */
+KN_FN int kc_linalg(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = 0;
+  kn_vec3 u = kc_v3(a, 60), v = kc_v3(b, 63), w = kc_v3(a ^ b, 66);
+  kn_mat33 m = kn_make_m33_rows(u, v, w), q, r, vv;
+  kn_vec3 s;
+  kn_svd3_m33_pm33_pv3_pm33(m, &q, &s, &vv);
+  KC_PUTF(s.x);
+  KC_PUTF(s.z);
+  KC_PUTF(q.m[1][2]);
+  KC_PUTF(vv.m[2][0]);
+  kn_qr3_m33_pm33_pm33(m, &q, &r);
+  KC_PUTF(q.m[0][1]);
+  KC_PUTF(r.m[2][2]);
+  kn_eig3_m33_pm33_pv3(kn_add_m33_m33(m, kn_transpose_m33(m)), &q, &s);
+  KC_PUTF(s.y);
+  KC_PUTF(q.m[2][1]);
+  kn_mat22 m2 = kn_make_m22(u.x, u.y, v.x, v.y), u2, v2;
+  kn_vec2 s2;
+  kn_svd2_m22_pm22_pv2_pm22(m2, &u2, &s2, &v2);
+  KC_PUTF(s2.y);
+  KC_PUTF(u2.m[1][0]);
   return n;
 }
 
@@ -295,7 +330,8 @@ KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
   int n = kc_scalar(a, b, o);
   n += kc_geometry(a ^ b, o + n);
   n += kc_math(a, b, o + n);
-  return n + kc_spatial(a, b, o + n);
+  n += kc_spatial(a, b, o + n);
+  return n + kc_linalg(a, b, o + n);
 }
 
 /* The same stream on both devices: everything but randn is exact (poisson

@@ -5,6 +5,8 @@
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
+#include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
 #include "crosscheck_rows.h"
 #include "gpu_crosscheck.c"
 

@@ -74,7 +74,7 @@ static inline void th_strided_run(kern_device *a, kern_device *b, kern_dtype dt,
   kern_array *A3 = th_strided_new(&t, a, 3, s3, 3), *B3 = th_strided_new(&t, b, 3, s3, 4);
   kern_array *C2 = th_strided_new(&t, kern_device_get("cpu"), 2, s2, 5);
   kern_array *D3 = th_strided_new(&t, a, 3, d3, 6);
-  unsigned char value[128], q[6 * 128];
+  unsigned char value[256], q[6 * 256];
   th_strided_pattern(value, t.es, 7);
   th_strided_pattern(q, 6 * t.es, 8);
 
