@@ -51,6 +51,7 @@ struct Emitter {
    * element by element, else NULL; the count of tile temporaries */
   const char *tile_i;
   int ntile;
+  const Node *cpu_only; /* a tile load a GPU reduction reads from memory itself */
   /* the layout of the function's tile storage (emit_tile.c): the next free
    * byte of its variables' part and of its temporaries' stack; tile_over
    * when either passed what the checker counted (Decl.tile_vars, .tile_storage) */

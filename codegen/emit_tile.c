@@ -287,7 +287,7 @@ static void warp_levels(Emitter *e, const Node *n, const Type *t) {
  * the pair the tree names, so the result does not depend on the block size.
  * The rounds alternate between two parts of the scratch (L / 128 and
  * L / 4096 nodes, rounded up: at most L for L >= 2). */
-static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type *t, long long len,
+static void reduce_warps(Emitter *e, const Node *n, const char *leaf, const Type *t, long long len,
                          int id, const char *dst) {
   const char *T = ct(e, t);
   long long n4 = (len + 3) / 4, half = (n4 + 31) / 32;
@@ -299,7 +299,7 @@ static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type
   e->depth++;
   line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u), kn_n = %lld;", n4);
   line(e, "%s kn_v[4];", T);
-  line(e, "kn_tile_leaf4(kn_v, %s, kn_g, %lld);", from, len);
+  line(e, "%s", leaf);
   char cond[64];
   snprintf(cond, sizeof cond, "4 * kn_g + 1 < %lld", len);
   combine_into(e, n, t, cond, "kn_v[0]", "kn_v[1]");
@@ -332,11 +332,55 @@ static void reduce_warps(Emitter *e, const Node *n, const char *from, const Type
   line(e, "%s = kn_in[0];", dst);
 }
 
+static bool is_reduction(const Node *n);
+
+/* The 1-D tile_load a whole reduction n reads, when a GPU can read its
+ * leaves straight from the array (the same elements, fill past the ends, so
+ * the same tree): no copy through shared memory and no barrier after it. */
+static const Node *fused_load(const Node *n) {
+  if (!is_reduction(n) || n->tile_op == TOP_ARGMIN || n->tile_op == TOP_ARGMAX || n->axis >= 0 ||
+      n->tfn || n->tile_op == TOP_REDUCE)
+    return NULL;
+  const Node *src = n->args;
+  if (!src || src->kind != ND_CALL || src->call_kind != CALL_TILE || src->tile_op != TOP_LOAD ||
+      src->ty->ndim != 1)
+    return NULL;
+  const Type *el = src->ty->elem, *stored = src->args->ty->elem;
+  bool plain = el->kind >= TY_I8 && el->kind <= TY_F64 && el->kind != TY_F16 && el->size >= 4;
+  return plain && type_equal(el, stored) ? src : NULL;
+}
+
+/* The GPU's first round of n's tree reading the leaves from load's array. */
+static void reduce_from_memory(Emitter *e, const Node *n, const Node *load, const Type *t,
+                               long long len, int id, const char *dst) {
+  const Node *arr = load->args, *fill = arr->next->next;
+  emit_indent(e);
+  OUT(e, "const kn_array kn_la = ");
+  emit_expr(e, arr);
+  OUT(e, ";\n");
+  emit_indent(e);
+  OUT(e, "const int64_t kn_lo = ");
+  emit_expr(e, arr->next);
+  OUT(e, ";\n");
+  emit_indent(e);
+  OUT(e, "const %s kn_lf = ", ct(e, t));
+  if (fill)
+    emit_expr(e, fill);
+  else
+    emit_number(e, t, 0);
+  OUT(e, ";\n");
+  char leaf[128];
+  snprintf(leaf, sizeof leaf,
+           "kn_tile_leaf4_load(kn_v, kn_la, kn_lo, kn_g, %lld, kn_lf, KN_DENSE);", len);
+  reduce_warps(e, n, leaf, t, len, id, dst);
+}
+
 /* A whole-tile reduction of L elements into dst (a scalar), in the tree the
  * language documents, written for both targets. */
 static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type *t, long long len,
                          const char *dst) {
-  char from[AST_MAX_IDENT + 64];
+  const Node *load = fused_load(n);
+  char from[AST_MAX_IDENT + 64], leaf[AST_MAX_IDENT + 96];
   sname_text(e, src, from, sizeof from);
   if (len == 1) {
     line(e, "%s = %s[0];", dst, from);
@@ -347,7 +391,11 @@ static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type 
   e->depth++;
   temp_array(e, t, len, "r", id);
   OUT(e, "#ifdef __CUDACC_RTC__\n");
-  reduce_warps(e, n, from, t, len, id, dst);
+  snprintf(leaf, sizeof leaf, "kn_tile_leaf4(kn_v, %s, kn_g, %lld);", from, len);
+  if (load)
+    reduce_from_memory(e, n, load, t, len, id, dst);
+  else
+    reduce_warps(e, n, leaf, t, len, id, dst);
   OUT(e, "#else\n");
   reduce_levels(e, n, from, t, len, id, dst);
   OUT(e, "#endif\n");
@@ -842,6 +890,7 @@ static bool reads_whole(const Node *n) {
 static void prepare_list(Emitter *e, const Node *n, const Node *list, bool in_tile) {
   for (const Node *a = list; a; a = a->next) {
     if (a->ty && a->ty->kind == TY_VOID && a->kind == ND_IDENT) continue; /* tile_map's f */
+    if (a == fused_load(n) && !emit_bound(e, a)) e->cpu_only = a;
     prepare(e, a, in_tile);
     if (reads_whole(n)) ensure_storage(e, a);
   }
@@ -872,8 +921,13 @@ static void prepare(Emitter *e, const Node *n, bool in_tile) {
   prepare(e, n->els, kids_tile);
   if (n->kind == ND_CALL || n->kind == ND_INDEX) prepare_list(e, n, n->args, kids_tile);
   if (tile_materializes(n) || is_reduction(n) ||
-      (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID))
+      (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID)) {
+    bool cpu_only = n == e->cpu_only; /* a GPU reads it in its reduction (fused_load) */
+    if (cpu_only) OUT(e, "#ifndef __CUDACC_RTC__\n");
     materialize(e, n);
+    if (cpu_only) OUT(e, "#endif\n");
+    if (cpu_only) e->cpu_only = NULL;
+  }
 }
 
 /* ---- element mode and reads ----------------------------------------------------------------- */

@@ -43,6 +43,24 @@ __device__ __forceinline__ void kn_tile_leaf4(T *v, const T *p, int32_t g, int32
   for (int q = 0; q < 4; q++)
     if (o + q < n) v[q] = p[o + q];
 }
+/* Leaf g of a 1-D tile_load of n elements from a at lo, read from memory (a
+ * reduction that needs the loaded tile only for its tree): 16 bytes at once
+ * when the tile lies inside a contiguous array, else element by element with
+ * fill past the ends, as the load would have stored them. */
+template <class T>
+__device__ __forceinline__ void kn_tile_leaf4_load(T *v, const kn_array &a, int64_t lo, int32_t g,
+                                                   int32_t n, T fill, bool dense) {
+  if (lo >= 0 && lo <= a.shape[0] - n && (dense || a.strides[0] == (int64_t)sizeof(T))) {
+    kn_tile_leaf4(v, (const T *)a.data + lo, g, n);
+    return;
+  }
+#pragma unroll
+  for (int q = 0; q < 4; q++) {
+    const int64_t i = (int64_t)((uint64_t)lo + (uint64_t)(4 * g + q));
+    if (4 * g + q < n)
+      v[q] = i >= 0 && i < a.shape[0] ? *(const T *)(a.data + i * a.strides[0]) : fill;
+  }
+}
 /* Lane + s's value of v (any type, moved as 32-bit words) for a warp's tree. */
 template <class T>
 __device__ __forceinline__ T kn_shfl_down(T v, int s) {
