@@ -498,6 +498,54 @@ static void scan_warp_levels(Emitter *e, const Node *n, const Type *t, int id, i
   sync(e);
 }
 
+/* On a GPU, the down-sweep: the prefix before each node, from the root down
+ * one level per barrier, in place of the tree (a node's left child is read
+ * before it is written). The prefix of node m of level j is the fold, largest
+ * first, of the nodes the binary digits of m 2^j name, so its left child
+ * inherits it and its right child appends the left child: each element gets
+ * the very expression the per-element form (the CPU's) evaluates. The
+ * prefix of the first node is empty, unless there is an initial value. */
+static void scan_down_gpu(Emitter *e, const Node *n, const Node *src, const char *dst, int id,
+                          int levels, const long long *base, const long long *m) {
+  bool excl = n->tile_op == TOP_SCAN_EXC, init = n->nargs == 3 && excl;
+  const Type *t = src->ty->elem;
+  char l[64], r[64];
+  if (init) line(e, "if (KN_TILE_LEADER) kn_l%d[%lld] = kn_init;", id, base[levels - 1]);
+  if (init) sync(e);
+  for (int j = levels - 1; j >= 1; j--) {
+    line(e, "KN_TILE_FOR(kn_m, %lld) {", m[j]);
+    e->depth++;
+    line(e, "const %s kn_p = kn_l%d[%lld + kn_m];", ct(e, t), id, base[j]);
+    line(e, "const %s kn_left = kn_l%d[%lld + 2 * kn_m];", ct(e, t), id, base[j - 1]);
+    line(e, "kn_l%d[%lld + 2 * kn_m] = kn_p;", id, base[j - 1]);
+    emit_indent(e);
+    OUT(e, "if (2 * kn_m + 1 < %lld) kn_l%d[%lld + 2 * kn_m + 1] = %s ? ", m[j - 1], id,
+        base[j - 1], init ? "true" : "kn_m > 0");
+    combine(e, n, t, "kn_p", "kn_left");
+    OUT(e, " : kn_left;\n");
+    e->depth--;
+    line(e, "}");
+    sync(e);
+  }
+  snprintf(l, sizeof l, "kn_l%d[kn_i]", id);
+  line(e, "KN_TILE_FOR(kn_i, %lld) {", m[0]);
+  e->depth++;
+  emit_indent(e);
+  OUT(e, "%s[kn_i] = %s ? ", dst, init ? "true" : "kn_i > 0");
+  if (excl) {
+    OUT(e, "%s : ", l);
+    emit_number(e, t, 0);
+  } else {
+    sname_text(e, src, r, sizeof r);
+    strncat(r, "[kn_i]", sizeof r - strlen(r) - 1);
+    combine(e, n, t, l, r);
+    OUT(e, " : %s", r);
+  }
+  OUT(e, ";\n");
+  e->depth--;
+  line(e, "}");
+}
+
 static void scan(Emitter *e, const Node *n, const char *dst) {
   bool fn = n->nargs >= 2, excl = n->tile_op == TOP_SCAN_EXC;
   const Node *src = fn ? n->args->next : n->args;
@@ -536,6 +584,9 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
     sync(e);
   }
   OUT(e, "#endif\n");
+  OUT(e, "#ifdef __CUDACC_RTC__\n");
+  scan_down_gpu(e, n, src, dst, id, levels, base, m);
+  OUT(e, "#else\n");
   line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
   e->depth++;
   snprintf(r, sizeof r, "kn_l%d[kn_i]", id);
@@ -565,6 +616,7 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   OUT(e, ";\n");
   e->depth--;
   line(e, "}");
+  OUT(e, "#endif\n");
   sync(e);
   e->depth--;
   line(e, "}");
