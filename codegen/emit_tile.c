@@ -343,7 +343,7 @@ static const Node *fused_load(const Node *n) {
     return NULL;
   const Node *src = n->args;
   if (!src || src->kind != ND_CALL || src->call_kind != CALL_TILE || src->tile_op != TOP_LOAD ||
-      src->ty->ndim != 1)
+      src->ty->ndim != 1 || count(src->ty) < 2) /* one element: reduce_whole reads the tile */
     return NULL;
   const Type *el = src->ty->elem, *stored = src->args->ty->elem;
   bool plain = el->kind >= TY_I8 && el->kind <= TY_F64 && el->kind != TY_F16 && el->size >= 4;
