@@ -319,7 +319,7 @@ static void nvrtc_part(ProgenKind kind, int part) {
   }
   Tally t = {0};
   char err[8192];
-  for (int b = part; b < diff_nbatches(kind); b += 2) {
+  for (int b = part; b < diff_nbatches(kind); b += PARTS) {
     DiffBatch bt = diff_batch(kind, b);
     t.count += bt.n;
     if (nvrtc_compiles(&bt, err, sizeof err)) continue;
@@ -340,5 +340,9 @@ static void nvrtc_part(ProgenKind kind, int part) {
 
 Test(diff, nvrtc_part0) { nvrtc_part(PROGEN_PLAIN, 0); }
 Test(diff, nvrtc_part1) { nvrtc_part(PROGEN_PLAIN, 1); }
+Test(diff, nvrtc_part2) { nvrtc_part(PROGEN_PLAIN, 2); }
+Test(diff, nvrtc_part3) { nvrtc_part(PROGEN_PLAIN, 3); }
 Test(diff, tiled_nvrtc_part0) { nvrtc_part(PROGEN_TILED, 0); }
 Test(diff, tiled_nvrtc_part1) { nvrtc_part(PROGEN_TILED, 1); }
+Test(diff, tiled_nvrtc_part2) { nvrtc_part(PROGEN_TILED, 2); }
+Test(diff, tiled_nvrtc_part3) { nvrtc_part(PROGEN_TILED, 3); }
