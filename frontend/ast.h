@@ -237,8 +237,14 @@ typedef enum {
   SP_RANDN,
   SP_IDENTITY,
   SP_LOWER_BOUND,
-  SP_RAND_FN,   /* a random helper taking the state: kn_rand_<name>_<nargs> */
-  SP_FLOAT_BITS /* inf, nan: the float32 whose bits are ival */
+  SP_RAND_FN,    /* a random helper taking the state: kn_rand_<name>_<nargs> */
+  SP_FLOAT_BITS, /* inf, nan: the float32 whose bits are ival */
+  /* compile-time queries of types (check_generic.c): folded to constants,
+   * never left in a checked tree */
+  SP_SIZEOF,
+  SP_IS_SAME,
+  SP_IS_FLOAT,
+  SP_IS_INT
 } SpecialKind;
 
 typedef struct Var Var;
@@ -284,6 +290,11 @@ struct Node {
   int axis;     /* reductions and scans: the axis, or -1 for the whole tile */
   Decl *tfn;    /* tile_map, tile_reduce, tile_scan_*: the user function, or NULL */
   int tbuiltin; /* ... or the builtin (min, max) index, or -1 */
+  /* generics and compile-time evaluation (check_generic.c) */
+  bool is_static;   /* ND_IF, ND_FOR: `static if`, `static for` (gone after check) */
+  TypeExpr **targs; /* ND_CALL: the types of an explicit instantiation f<T, ...>(...); an
+                     * ND_IDENT written as a type (sizeof(float)): targs[0] */
+  int ntargs;
 };
 
 /* A local variable or parameter. */
@@ -353,6 +364,20 @@ struct Decl {
   int64_t tile_vars;    /* bytes of its tile locals and parameter copies */
   int64_t tile_storage; /* its block: tile_vars, then the most temporaries live at once */
   int64_t tile_total;   /* kernels: tile_storage of it and every function it reaches */
+  /* generic functions, `T f<T, U>(...)`: the type variables; such a Decl is
+   * never checked itself, only its instances (check_generic.c) */
+  const char **tparams;
+  SrcLoc *tparam_locs;
+  int ntparams;
+  /* an instance (a DECL_FUNC of Program.funcs): its generic, the types bound
+   * to its type variables, "f<float32>" for messages, and where it was first
+   * requested (the call, and the instance that made that call, or NULL) */
+  Decl *generic;
+  Type **tbind;
+  const char *inst_name;
+  SrcLoc inst_loc;
+  Decl *inst_parent;
+  int inst_depth;
 };
 
 /* One parsed file. */

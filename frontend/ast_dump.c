@@ -7,11 +7,14 @@
  * Format: (import "p") (const NAME T e) (struct S (f T)...) (enum E N), then its
  *   N enumerators as (const NAME int32 e)
  *   (func NAME RET (params (x T) (y const T) (z T&)) block) (kernel NAME (params ...) block)
+ *   a generic function: (func NAME<T, U> RET ...)
  * statements: (block s...) (var x [const] T e) (assign OP lhs rhs) (incdec OP lhs)
  *   (expr e) (if c s [s]) (for init|_ cond|_ inc|_ s) (while c s) (do s c)
+ *   (static-if c s [s]) (static-for init cond inc s)
  *   (break) (continue) (return [e]) (empty)
  * expressions: (int V [suffix]) (float V [suffix]) (bool true) (string "s")
  *   (ident x) (unary OP e) (addr e) (binary OP a b) (cond c a b) (call f args...)
+ *   (call f<T, ...> args...) (type T): a type written as an argument
  *   (cast T e) (index a i...) (member e name) (conv e) (list e...); typed adds `:T`
  *   after each. A local array's type is T[e...] (its extents' expressions).
  * Nesting is bounded by the parser's depth limit, so recursion here is too
@@ -139,7 +142,15 @@ static void dump_expr_body(Out *o, const Node *e) {
       put_string(o, e->str ? e->str : "", e->str_len);
       puts_(o, ")");
       break;
-    case ND_IDENT: putf(o, "(ident %s)", e->name ? e->name : "?"); break;
+    case ND_IDENT:
+      if (e->ntargs) {
+        puts_(o, "(type ");
+        put_texpr(o, e->targs[0]);
+        puts_(o, ")");
+      } else {
+        putf(o, "(ident %s)", e->name ? e->name : "?");
+      }
+      break;
     case ND_UNARY:
       puts_(o, "(unary ");
       put_op(o, e->op);
@@ -182,6 +193,11 @@ static void dump_expr_body(Out *o, const Node *e) {
       break;
     case ND_CALL:
       putf(o, "(call %s", e->name ? e->name : "?");
+      for (int i = 0; i < e->ntargs; i++) {
+        puts_(o, i ? ", " : "<");
+        put_texpr(o, e->targs[i]);
+      }
+      if (e->ntargs) puts_(o, ">");
       dump_list(o, e->args);
       puts_(o, ")");
       break;
@@ -270,7 +286,8 @@ static void dump_stmt(Out *o, const Node *s) {
     case ND_IF: { /* an else-if chain in a loop: it can be longer than any nesting */
       int open = 0;
       for (;; s = s->els) {
-        puts_(o, open++ ? " (if " : "(if ");
+        puts_(o, open++ ? " (" : "(");
+        puts_(o, s->is_static ? "static-if " : "if ");
         dump_expr(o, s->cond);
         dump_opt_stmt(o, s->then);
         if (!s->els || s->els->kind != ND_IF) break;
@@ -280,7 +297,7 @@ static void dump_stmt(Out *o, const Node *s) {
       break;
     }
     case ND_FOR:
-      puts_(o, "(for");
+      puts_(o, s->is_static ? "(static-for" : "(for");
       dump_opt_stmt(o, s->init);
       puts_(o, " ");
       dump_expr(o, s->cond);
@@ -332,6 +349,8 @@ static void dump_params(Out *o, const Decl *d) {
 static void dump_func(Out *o, const Decl *d) {
   bool kernel = d->kind == DECL_KERNEL;
   putf(o, "(%s %s", kernel ? "kernel" : "func", d->name ? d->name : "?");
+  for (int i = 0; i < d->ntparams; i++) putf(o, "%s%s", i ? ", " : "<", d->tparams[i]);
+  if (d->ntparams) puts_(o, ">");
   bool is_void = d->texpr && d->texpr->builtin == &ty_void && d->texpr->ndim == 0;
   if (!kernel || !is_void) {
     puts_(o, " ");

@@ -64,6 +64,11 @@
  *  - Return analysis is conservative: a non-void function must end in a
  *    return, an if/else whose branches both return, or a loop whose condition
  *    is the constant true and which has no break.
+ *  - Generic functions are checked only as instances, one per list of types
+ *    a call needs, each a copy of the generic tree (check_generic.c): an
+ *    instance is one more overload candidate, and loses a tie to a plain
+ *    function. `static if` and `static for` leave plain blocks behind, and
+ *    the type queries their constants.
  */
 
 #include <limits.h>
@@ -255,8 +260,11 @@ static void run(Check *c, Lists *L) {
   }
   for (int i = 0; i < L->nconsts; i++)
     if (ck_info(c, L->consts[i])->state == 0) ck_eval_const(c, L->consts[i]);
-  for (int i = 0; i < L->nfuncs; i++) ck_check_body(c, L->funcs[i]);
-  for (int i = 0; i < L->nkernels; i++) ck_check_body(c, L->kernels[i]);
+  /* instances join L->funcs as calls choose them: each is checked once */
+  int done = 0;
+  for (; done < L->nfuncs; done++) ck_check_fn(c, L->funcs[done]);
+  for (int i = 0; i < L->nkernels; i++) ck_check_fn(c, L->kernels[i]);
+  for (; done < L->nfuncs; done++) ck_check_fn(c, L->funcs[done]);
   ck_find_recursion(c, L->funcs, L->nfuncs);
   ck_mark_used(c, L->kernels, L->nkernels, L->nfuncs);
 }
@@ -274,6 +282,9 @@ bool check_program(Program *prog) {
   c->diags = prog->diags;
   c->globals.by_ptr = false;
   c->infos.by_ptr = true;
+  c->statics.by_ptr = true;
+  c->lists = L;
+  c->unroll_at = -1;
   int before = diag_errors(prog->diags);
   if (setjmp(c->oom)) {
     diag_error(prog->diags, none, "out of memory while type-checking");

@@ -23,7 +23,13 @@ static void push_decl(Check *c, Decl ***v, int *n, int *cap, Decl *d) {
   (*v)[(*n)++] = d;
 }
 
+/* A generic function is not an overload of its own: its instances are. */
 static void sym_add_fn(Check *c, Sym *s, Decl *d) {
+  if (d->ntparams) {
+    s->gens = ck_grow(c, s->gens, s->ngens, &s->capgens, sizeof *s->gens);
+    s->gens[s->ngens++] = d;
+    return;
+  }
   s->fns = ck_grow(c, s->fns, s->nfns, &s->cap, sizeof *s->fns);
   s->fns[s->nfns++] = d;
 }
@@ -45,6 +51,7 @@ static bool reserved(Check *c, Decl *d) {
 static bool enter_decl(Check *c, Decl *d) {
   if (reserved(c, d)) return false;
   Sym *s = ck_map_get(&c->globals, d->name);
+  if (d->ntparams) ck_generic_decl(c, d);
   if (s && d->kind == DECL_FUNC && s->decl->kind == DECL_FUNC) {
     sym_add_fn(c, s, d);
     return true;
@@ -68,7 +75,9 @@ void ck_collect(Check *c, Lists *L) {
       switch (d->kind) {
         case DECL_STRUCT: push_decl(c, &L->structs, &L->nstructs, &L->cstructs, d); break;
         case DECL_CONST: push_decl(c, &L->consts, &L->nconsts, &L->cconsts, d); break;
-        case DECL_FUNC: push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d); break;
+        case DECL_FUNC: /* a generic one only through its instances */
+          if (!d->ntparams) push_decl(c, &L->funcs, &L->nfuncs, &L->cfuncs, d);
+          break;
         case DECL_ENUM: /* a name for int32; its enumerators are constants */
           if (d->nmembers == 0) diag_error(c->diags, d->name_loc, "enum '%s' is empty", d->name);
           break;

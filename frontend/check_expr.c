@@ -274,7 +274,14 @@ static const char *decl_what(const Decl *d) {
 }
 
 static Val ident(Check *c, Node *n) {
+  if (n->ntargs) { /* a type where a value goes: `T` of a generic, or sizeof's `float` */
+    Type *t = ck_resolve_type(c, n->targs[0], NULL);
+    diag_error(c->diags, n->loc, "type %s is not a value", ck_tname(t ? t : &ty_error));
+    return ck_val_err();
+  }
   Bind *b = n->name ? ck_map_get(&c->locals, n->name) : NULL;
+  Val sv;
+  if (b && ck_static_ident(c, n, b->var, &sv)) return sv;
   if (b) {
     n->var = b->var;
     n->ty = b->var->ty ? b->var->ty : &ty_error;
@@ -656,6 +663,11 @@ static Val call(Check *c, Node *n) {
     return type_call(c, n, n->texpr->builtin);
   const char *name = n->name ? n->name : n->texpr ? n->texpr->name : NULL;
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+  if (n->ntargs && !ck_is_generic(c, name)) {
+    diag_error(c->diags, at, "'%s' is not a generic function; only those take <types>", name);
+    for (Node *a = n->args; a; a = a->next) ck_expr(c, a);
+    return ck_val_err();
+  }
   SpecialKind sp = ck_special_kind(name);
   if (sp != SP_NONE) return ck_special(c, n, sp);
   TileOp top = ck_tile_op(name);
@@ -685,6 +697,8 @@ static Val call(Check *c, Node *n) {
       return ck_tile_builtin(c, n, name, args, vals, na);
   Cand *cs;
   int nc = ck_candidates(c, name ? name : "", &cs);
+  nc = ck_generic_cands(c, s, n, vals, na, &cs, nc);
+  if (nc < 0) return ck_val_err();
   if (nc == 0) {
     if (name && (ck_map_get(&c->locals, name) || s))
       diag_error(c->diags, at, "'%s' is not a function", name);

@@ -54,6 +54,9 @@ typedef struct Sym {
   Decl *decl; /* the first declaration of the name */
   Decl **fns; /* DECL_FUNC overloads, in declaration order */
   int nfns, cap;
+  Decl **gens; /* generic functions of the name, in declaration order */
+  int ngens, capgens;
+  int ninsts; /* instances in Program.funcs: their overload numbers follow nfns */
 } Sym;
 
 /* A local name binding; `shadowed` is restored when its scope closes. */
@@ -75,6 +78,9 @@ typedef struct Info {
   Edge *edges; /* functions: calls to user functions */
   int nedges, cap;
   int stackpos;
+  Decl **insts; /* generic functions: every instance made (signatures checked) */
+  int ninsts, capinsts;
+  bool listed; /* an instance: in Program.funcs, its body checked or to be */
 } Info;
 
 typedef struct Check {
@@ -94,6 +100,10 @@ typedef struct Check {
   int nvars; /* Var ids handed out in the current function */
   int nest;
   bool too_deep;
+  struct Lists *lists; /* the tables being filled: instances join funcs */
+  Map statics;         /* Var -> Val: a `static for` variable's value in this iteration */
+  Decl *inst;          /* the instance whose signature or body is being checked, or NULL */
+  int unroll_at;       /* c->loops where the innermost `static for` body is, or -1 */
 } Check;
 
 typedef struct Cand {
@@ -112,11 +122,12 @@ typedef struct Ctx {
 } Ctx;
 
 /* The Program's tables while they are being filled. */
-typedef struct Lists {
+typedef struct Lists Lists;
+struct Lists {
   Decl **structs, **consts, **funcs, **kernels;
   int nstructs, nconsts, nfuncs, nkernels;
   int cstructs, cconsts, cfuncs, ckernels;
-} Lists;
+};
 
 /* ---- small predicates and values, inline: the checker asks them everywhere ---- */
 
@@ -289,6 +300,39 @@ void ck_eval_const(Check *c, Decl *d);
 /* Iterative DFS (call chains may be long); each back edge is one cycle. */
 void ck_find_recursion(Check *c, Decl **fns, int n);
 void ck_mark_used(Check *c, Decl **kernels, int nk, int nfuncs);
+
+/* ---- check_clone.c: copies of unchecked trees, type variables replaced ---- */
+
+/* names[i] stands for types[i] */
+typedef struct CkSubst {
+  const char *const *names;
+  Type *const *types;
+  int n;
+} CkSubst;
+Node *ck_clone_stmt(Check *c, const Node *n, const CkSubst *s); /* n and below, not siblings */
+TypeExpr *ck_clone_texpr(Check *c, const TypeExpr *te, const CkSubst *s);
+Var *ck_clone_var(Check *c, const Var *v, const CkSubst *s);
+
+/* ---- check_generic.c: generic functions, static if / for, type queries ---- */
+
+/* Does name have a generic function? */
+bool ck_is_generic(Check *c, const char *name);
+/* A generic declaration: its type variables differ and name no type. */
+void ck_generic_decl(Check *c, Decl *d);
+/* The instances of s's generic functions a call of na arguments (vals, and
+ * the explicit type arguments of n) can use, added to *cs (nc so far); the
+ * new count. When none of the call's candidates has its arity, the reason
+ * why a generic did not fit is reported and -1 returned. */
+int ck_generic_cands(Check *c, Sym *s, Node *n, const Val *vals, int na, Cand **cs, int nc);
+/* An instance chosen by a call: listed in Program.funcs, its body checked later. */
+void ck_instance_use(Check *c, Decl *inst);
+/* Checks a function's body; an instance's diagnostics get notes naming it. */
+void ck_check_fn(Check *c, Decl *d);
+void ck_static_if(Check *c, Node *n);
+void ck_static_for(Check *c, Node *n);
+Val ck_type_query(Check *c, Node *n, SpecialKind sp);
+/* A `static for` variable: n becomes its value (a typed constant). */
+bool ck_static_ident(Check *c, Node *n, Var *v, Val *out);
 
 /* ---- check_record.c: what later stages need ---- */
 

@@ -163,10 +163,12 @@ static int cand_cost(const Cand *k, const Val *vals, int nargs) {
     if (cost < 0) return -1;
     total += cost;
   }
-  return total;
+  /* at equal cost a plain function beats an instance of a generic one */
+  return total * 2 + (k->fn && k->fn->generic);
 }
 
 static void cand_note(Check *c, const char *name, const Cand *k) {
+  if (k->fn && k->fn->generic) name = k->fn->inst_name;
   const char *sig = ck_sig_text(c, name, k->params, k->nparams);
   if (k->fn) { /* "f(float32 &, int32)": a reference shows its '&' */
     Type **ts = ck_alloc(c, (size_t)(k->nparams + 1) * sizeof *ts);
@@ -369,6 +371,7 @@ Type *ck_apply_cand(Check *c, Node *n, const char *name, const Cand *k, Node **a
     if (k->fn) check_const_arg(c, args[j], k->fn->params[j], name);
   }
   if (k->fn) {
+    if (k->fn->generic) ck_instance_use(c, k->fn);
     n->call_kind = CALL_FUNC;
     n->fn = k->fn;
     record_call(c, k->fn, n->name_loc.file ? n->name_loc : n->loc);

@@ -22,6 +22,10 @@ static const struct {
   SpecialKind sp;
 } specials[] = {
     {"tid", SP_TID},
+    {"sizeof", SP_SIZEOF},
+    {"is_same", SP_IS_SAME},
+    {"is_float", SP_IS_FLOAT},
+    {"is_int", SP_IS_INT},
     {"dim", SP_DIM},
     {"len", SP_LEN},
     {"shape", SP_SHAPE},
@@ -617,6 +621,10 @@ Val ck_special(Check *c, Node *n, SpecialKind sp) {
     case SP_IDENTITY: return sp_identity(c, n);
     case SP_LOWER_BOUND: return sp_lower_bound(c, n);
     case SP_RAND_FN: return sp_rand_fn(c, n, n->name);
+    case SP_SIZEOF:
+    case SP_IS_SAME:
+    case SP_IS_FLOAT:
+    case SP_IS_INT: return ck_type_query(c, n, sp);
     default: return sp_atomic(c, n, sp);
   }
 }

@@ -196,10 +196,14 @@ static void stmt_kind(Check *c, Node *n) {
       ck_scope_close(c);
       break;
     case ND_IF: /* an else-if chain in a loop: it is not nesting */
+      if (n->is_static) {
+        ck_static_if(c, n);
+        break;
+      }
       for (;; n = n->els) {
         ck_expect_bool(c, n->cond, "the condition of 'if'");
         scoped_stmt(c, n->then);
-        if (!n->els || n->els->kind != ND_IF) break;
+        if (!n->els || n->els->kind != ND_IF || n->els->is_static) break;
       }
       scoped_stmt(c, n->els);
       break;
@@ -212,6 +216,10 @@ static void stmt_kind(Check *c, Node *n) {
       ck_expect_bool(c, n->cond, "the condition of 'do ... while'");
       break;
     case ND_FOR:
+      if (n->is_static) {
+        ck_static_for(c, n);
+        break;
+      }
       ck_scope_open(c);
       ck_stmt(c, n->init);
       if (n->cond) ck_expect_bool(c, n->cond, "the condition of 'for'");
@@ -221,7 +229,11 @@ static void stmt_kind(Check *c, Node *n) {
       break;
     case ND_BREAK:
     case ND_CONTINUE:
-      if (!c->loops)
+      if (c->unroll_at >= 0 && c->loops == c->unroll_at)
+        diag_error(c->diags, n->loc,
+                   "'%s' cannot leave a 'static for': its iterations are unrolled while compiling",
+                   n->kind == ND_BREAK ? "break" : "continue");
+      else if (!c->loops)
         diag_error(c->diags, n->loc, "'%s' outside a loop",
                    n->kind == ND_BREAK ? "break" : "continue");
       break;

@@ -57,6 +57,12 @@ void diag_at(Diags *d, DiagLevel level, SrcLoc loc, const char *fmt, ...) {
   else
     d->head = g;
   d->tail = g;
+  if (level != DIAG_NOTE && d->context) { /* its notes are not errors: no loop */
+    void (*context)(void *) = d->context;
+    d->context = NULL;
+    context(d->context_ud);
+    d->context = context;
+  }
 }
 
 int diag_errors(const Diags *d) { return d->nerrors; }

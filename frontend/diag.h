@@ -33,6 +33,10 @@ typedef struct Diags {
   int nerrors, nwarnings;
   int max_errors; /* stop recording (not checking) past this many; 0 = default 100 */
   bool truncated; /* more errors than max_errors were reported */
+  /* Called after each error or warning is recorded, to add notes about where
+   * it was found (the checker names the instance of a generic function). */
+  void (*context)(void *ud);
+  void *context_ud;
 } Diags;
 
 void diags_init(Diags *);

@@ -490,6 +490,7 @@ static bool lex_next(Lexer *lx) {
     "break"    { TOK(TK_BREAK); }
     "continue" { TOK(TK_CONTINUE); }
     "return"   { TOK(TK_RETURN); }
+    "static"   { TOK(TK_STATIC); }
     "true"     { TOK(TK_TRUE); }
     "false"    { TOK(TK_FALSE); }
     typename   { lx->cur = p; lex_typename(lx, s); return true; }

@@ -439,6 +439,84 @@ static Node *parse_args(Parser *p, TokKind close, int *nargs) {
   return head.next;
 }
 
+/* Is this `IDENT '<' types '>' '('`, an explicit instantiation? A type is
+ * (TYPENAME | IDENT) ('[' ','* ']')?. No comparison reads like it: `a < b > (c)`
+ * would compare a bool with '>', which kern refuses. */
+static bool at_generic_call(Parser *p) {
+  if (tok(p)->kind != TK_IDENT || peek(p, 1)->kind != TK_LT) return false;
+  int k = 2;
+  for (;;) {
+    TokKind t = peek(p, k)->kind;
+    if (t != TK_TYPENAME && t != TK_IDENT) return false;
+    k++;
+    if (peek(p, k)->kind == TK_LBRACKET) {
+      while (++k < PARSE_LOOKAHEAD && peek(p, k)->kind == TK_COMMA)
+        ;
+      if (peek(p, k++)->kind != TK_RBRACKET) return false;
+    }
+    if (k >= PARSE_LOOKAHEAD) return false;
+    if (peek(p, k)->kind == TK_GT) return peek(p, k + 1)->kind == TK_LPAREN;
+    if (peek(p, k++)->kind != TK_COMMA) return false;
+  }
+}
+
+static void push_targ(Parser *p, Node *n, TypeExpr *te, int *cap) {
+  n->targs = grow(p, n->targs, n->ntargs, cap, sizeof *n->targs);
+  if (!p->abort) n->targs[n->ntargs++] = te;
+}
+
+/* generic_call = IDENT '<' type (',' type)* '>' '(' args? ')' */
+static Node *parse_generic_call(Parser *p) {
+  Token *name = advance(p);
+  Node *n = new_node(p, ND_CALL, name->loc);
+  n->name = tok_text(p, name);
+  n->name_loc = name->loc;
+  advance(p); /* '<' */
+  int cap = 0;
+  do push_targ(p, n, parse_type(p), &cap);
+  while (!p->panic && accept(p, TK_COMMA));
+  expect(p, TK_GT, "to close the type arguments");
+  if (expect(p, TK_LPAREN, "after the type arguments")) {
+    n->args = parse_args(p, TK_RPAREN, &n->nargs);
+    expect(p, TK_RPAREN, "after the call's arguments");
+  }
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+/* The compile-time type queries take a type or a value: sizeof(float),
+ * is_same(T, vec3), sizeof(x). */
+static bool takes_types(const Token *t) {
+  static const char *const names[] = {"sizeof", "is_same", "is_float", "is_int"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (t->loc.len == strlen(names[i]) && memcmp(t->text, names[i], t->loc.len) == 0) return true;
+  return false;
+}
+
+/* A builtin type name as an argument of a type query: an ND_IDENT whose
+ * targs[0] is the type. */
+static Node *parse_type_arg(Parser *p) {
+  if (!at(p, TK_TYPENAME) || peek(p, 1)->kind == TK_LPAREN) return parse_expr(p);
+  Node *n = new_node(p, ND_IDENT, tok(p)->loc);
+  n->name = tok_text(p, tok(p));
+  n->name_loc = tok(p)->loc;
+  int cap = 0;
+  push_targ(p, n, parse_type(p), &cap);
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
+static Node *parse_type_args(Parser *p, int *nargs) {
+  Node head = {0}, *cur = &head;
+  *nargs = 0;
+  if (at(p, TK_RPAREN)) return NULL;
+  do {
+    cur = cur->next = parse_type_arg(p);
+    ++*nargs;
+  } while (!p->panic && accept(p, TK_COMMA));
+  return head.next;
+}
+
 /* call = (IDENT | TYPENAME) '(' args? ')' */
 static Node *parse_call(Parser *p) {
   Token *name = advance(p);
@@ -451,7 +529,7 @@ static Node *parse_call(Parser *p) {
     n->texpr->builtin = name->ty;
   }
   advance(p); /* '(' */
-  n->args = parse_args(p, TK_RPAREN, &n->nargs);
+  n->args = takes_types(name) ? parse_type_args(p, &n->nargs) : parse_args(p, TK_RPAREN, &n->nargs);
   expect(p, TK_RPAREN, "after the call's arguments");
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -511,6 +589,7 @@ static Node *parse_primary(Parser *p) {
     case TK_IDENT: {
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
       if (at_tile_call(p)) return parse_tile_call(p);
+      if (at_generic_call(p)) return parse_generic_call(p);
       advance(p);
       Node *n = new_node(p, ND_IDENT, t->loc);
       n->name = tok_text(p, t);
@@ -851,14 +930,19 @@ static Node *parse_paren_cond(Parser *p, const char *stmt) {
 
 /* if = 'if' '(' expr ')' stmt ('else' 'if' '(' expr ')' stmt)* ('else' stmt)?
  * Each `else if` is the else of the if before it, at the same depth: a chain
- * of any length is a loop, not nesting. */
-static Node *parse_if(Parser *p) {
+ * of any length is a loop, not nesting. After `static`, every if of the
+ * chain is static (`else static if` says the same). */
+static Node *parse_if(Parser *p, bool is_static, SrcLoc start) {
   Node *first = NULL, **link = &first;
   for (;;) {
-    Node *n = *link = new_node(p, ND_IF, advance(p)->loc);
-    n->cond = parse_paren_cond(p, "if");
+    Token *kw = advance(p);
+    Node *n = *link = new_node(p, ND_IF, link == &first ? loc_span(start, kw->loc) : kw->loc);
+    n->is_static = is_static;
+    n->cond = parse_paren_cond(p, is_static ? "static if" : "if");
     n->then = parse_stmt(p);
     if (!accept(p, TK_ELSE)) break;
+    /* `else static if` reads as the `else if` of a static chain */
+    if (is_static && at(p, TK_STATIC) && peek(p, 1)->kind == TK_IF) advance(p);
     if (!at(p, TK_IF)) {
       n->els = parse_stmt(p);
       break;
@@ -893,8 +977,9 @@ static Node *parse_do(Parser *p) {
 }
 
 /* for = 'for' '(' (vardecl | simple)? ';' expr? ';' simple? ')' stmt */
-static Node *parse_for(Parser *p) {
-  Node *n = new_node(p, ND_FOR, advance(p)->loc);
+static Node *parse_for(Parser *p, bool is_static, SrcLoc start) {
+  Node *n = new_node(p, ND_FOR, loc_span(start, advance(p)->loc));
+  n->is_static = is_static;
   expect(p, TK_LPAREN, "after 'for'");
   if (!at(p, TK_SEMI)) n->init = at_decl(p) ? parse_vardecl(p) : parse_simple(p);
   expect(p, TK_SEMI, "after the loop initializer");
@@ -905,6 +990,15 @@ static Node *parse_for(Parser *p) {
   n->body = parse_stmt(p);
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
+}
+
+/* static = 'static' (if | for): evaluated while checking (check_generic.c) */
+static Node *parse_static(Parser *p) {
+  Token *kw = advance(p);
+  if (at(p, TK_IF)) return parse_if(p, true, kw->loc);
+  if (at(p, TK_FOR)) return parse_for(p, true, kw->loc);
+  syntax_error(p, "expected 'if' or 'for' after 'static', found %s", tok_desc(p, tok(p)));
+  return new_node(p, ND_EMPTY, kw->loc);
 }
 
 /* return = 'return' expr? ';' */
@@ -932,7 +1026,7 @@ static Node *parse_jump(Parser *p, NodeKind k) {
   return n;
 }
 
-/* stmt = block | if | while | do | for | return | 'break' ';' | 'continue' ';'
+/* stmt = block | if | while | do | for | static | return | 'break' ';' | 'continue' ';'
  *      | ';' | vardecl ';' | simple ';' */
 static Node *parse_stmt(Parser *p) {
   Token *t = tok(p);
@@ -940,10 +1034,11 @@ static Node *parse_stmt(Parser *p) {
   Node *n;
   switch (t->kind) {
     case TK_LBRACE: n = parse_block(p); break;
-    case TK_IF: n = parse_if(p); break;
+    case TK_IF: n = parse_if(p, false, t->loc); break;
     case TK_WHILE: n = parse_while(p); break;
     case TK_DO: n = parse_do(p); break;
-    case TK_FOR: n = parse_for(p); break;
+    case TK_FOR: n = parse_for(p, false, t->loc); break;
+    case TK_STATIC: n = parse_static(p); break;
     case TK_RETURN: n = parse_return(p); break;
     case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
     case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
@@ -1163,7 +1258,25 @@ static void parse_params(Parser *p, Decl *d) {
   expect(p, TK_RPAREN, "after the parameters");
 }
 
-/* func = 'kernel'? type IDENT params block
+/* tparams = '<' IDENT (',' IDENT)* '>': a generic function's type variables */
+static void parse_tparams(Parser *p, Decl *d) {
+  advance(p); /* '<' */
+  int cap = 0, lcap = 0;
+  do {
+    SrcLoc loc;
+    const char *name = parse_name(p, &loc, "a type variable name");
+    int n = d->ntparams;
+    d->tparams = grow(p, d->tparams, n, &cap, sizeof *d->tparams);
+    d->tparam_locs = grow(p, d->tparam_locs, n, &lcap, sizeof *d->tparam_locs);
+    if (p->abort) return;
+    d->tparams[n] = name;
+    d->tparam_locs[n] = loc;
+    d->ntparams++;
+  } while (!p->panic && accept(p, TK_COMMA));
+  expect(p, TK_GT, "to close the type variables");
+}
+
+/* func = 'kernel'? type IDENT tparams? params block
  * A declaration whose name or parameter list can't be read is dropped, not
  * kept half-made: later passes would only add noise about it. */
 static Decl *parse_func(Parser *p) {
@@ -1178,6 +1291,10 @@ static Decl *parse_func(Parser *p) {
   if (at(p, TK_ASSIGN) || at(p, TK_SEMI)) {
     syntax_error(p, "module-level variables are not supported; use 'const %s = ...;'", d->name);
     return NULL;
+  }
+  if (at(p, TK_LT)) {
+    parse_tparams(p, d);
+    if (p->panic) return NULL;
   }
   if (!at(p, TK_LPAREN)) {
     syntax_error(p, "expected '(' after the function name, found %s", tok_desc(p, tok(p)));
@@ -1198,7 +1315,8 @@ static bool at_func_head(Parser *p) {
       ;
     if (peek(p, i++)->kind != TK_RBRACKET) return false;
   }
-  return peek(p, i)->kind == TK_IDENT && peek(p, i + 1)->kind == TK_LPAREN;
+  TokKind after = peek(p, i + 1)->kind;
+  return peek(p, i)->kind == TK_IDENT && (after == TK_LPAREN || after == TK_LT);
 }
 
 /* A statement at module level: what follows an extra `}` that closed its

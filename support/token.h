@@ -26,6 +26,7 @@
   X(TK_BREAK, "break")                                                                             \
   X(TK_CONTINUE, "continue")                                                                       \
   X(TK_RETURN, "return")                                                                           \
+  X(TK_STATIC, "static")                                                                           \
   X(TK_TRUE, "true")                                                                               \
   X(TK_FALSE, "false")
 

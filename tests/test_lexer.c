@@ -83,12 +83,12 @@ Test(lexer, blanks_and_comments_only) {
 }
 
 Test(lexer, keywords) {
-  lex("kernel struct enum const import auto void if else for while do break continue return true "
-      "false");
-  static const TokKind k[] = {TK_KERNEL, TK_STRUCT,   TK_ENUM,   TK_CONST, TK_IMPORT, TK_AUTO,
-                              TK_VOID,   TK_IF,       TK_ELSE,   TK_FOR,   TK_WHILE,  TK_DO,
-                              TK_BREAK,  TK_CONTINUE, TK_RETURN, TK_TRUE,  TK_FALSE};
-  expect_kinds(k, 17);
+  lex("kernel struct enum const import auto void if else for while do break continue return static "
+      "true false");
+  static const TokKind k[] = {TK_KERNEL, TK_STRUCT,   TK_ENUM,   TK_CONST,  TK_IMPORT, TK_AUTO,
+                              TK_VOID,   TK_IF,       TK_ELSE,   TK_FOR,    TK_WHILE,  TK_DO,
+                              TK_BREAK,  TK_CONTINUE, TK_RETURN, TK_STATIC, TK_TRUE,   TK_FALSE};
+  expect_kinds(k, 18);
 }
 
 Test(lexer, identifiers_that_look_like_keywords) {

@@ -269,6 +269,42 @@ Test(parser, control_flow) {
               "(return))");
 }
 
+Test(parser, generic_functions) {
+  expect_dump("T lerp<T>(T a, T[] b, const U c) { }",
+              "(func lerp<T> T (params (a T) (b T[]) (c const U)) (block))\n");
+  expect_dump("Pair mk<A, B>(A &a, B b) { }",
+              "(func mk<A, B> Pair (params (a A&) (b B)) (block))\n");
+}
+
+Test(parser, explicit_instantiation_and_type_queries) {
+  expect_expr("f<float, P[,]>(1) + g<T>()",
+              "(binary + (call f<float32, P[,]> (int 1)) (call g<T>))");
+  expect_expr("sizeof(float) + sizeof(T) + sizeof(x + 1)",
+              "(binary + (binary + (call sizeof (type float32)) (call sizeof (ident T))) "
+              "(call sizeof (binary + (ident x) (int 1))))");
+  expect_expr("is_same(T, vec3) && is_float(double(x))",
+              "(binary && (call is_same (ident T) (type vec3)) "
+              "(call is_float (call double (ident x))))");
+  /* a comparison chain is not an instantiation: no '(' after the '>' */
+  expect_expr("a < b > c", "(binary > (binary < (ident a) (ident b)) (ident c))");
+}
+
+Test(parser, static_if_and_for) {
+  expect_body("static if (A) x(); else if (B) ; else static if (C) { } else y(); "
+              "static for (int k = 0; k < 4; k++) { }",
+              "(block (static-if (ident A) (expr (call x)) (static-if (ident B) (empty) "
+              "(static-if (ident C) (block) (expr (call y))))) "
+              "(static-for (var k int32 (int 0)) (binary < (ident k) (int 4)) "
+              "(incdec ++ (ident k)) (block)))");
+}
+
+Test(parser, generic_mistakes) {
+  parse("T f<float>(T x) { }\nkernel void k() {\n  static while (1) { }\n}");
+  expect_nerrors(2);
+  expect_error(0, 1, 5, "expected a type variable name, found type name 'float'");
+  expect_error(1, 3, 10, "expected 'if' or 'for' after 'static', found keyword 'while'");
+}
+
 Test(parser, dangling_else_binds_to_nearest_if) {
   expect_body("if (a) if (b) x(); else y();",
               "(block (if (ident a) (if (ident b) (expr (call x)) (expr (call y)))))");
