@@ -380,10 +380,11 @@ static char *object_source(Build *b) {
 
 static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
   static const char *const scalars[] = {
-      [TY_BOOL] = "bool",        [TY_I8] = "int8_t",    [TY_I16] = "int16_t",
-      [TY_I32] = "int32_t",      [TY_I64] = "int64_t",  [TY_U8] = "uint8_t",
-      [TY_U16] = "uint16_t",     [TY_U32] = "uint32_t", [TY_U64] = "uint64_t",
-      [TY_F16] = "kern_float16", [TY_F32] = "float",    [TY_F64] = "double"};
+      [TY_BOOL] = "bool",         [TY_I8] = "int8_t",    [TY_I16] = "int16_t",
+      [TY_I32] = "int32_t",       [TY_I64] = "int64_t",  [TY_U8] = "uint8_t",
+      [TY_U16] = "uint16_t",      [TY_U32] = "uint32_t", [TY_U64] = "uint64_t",
+      [TY_F16] = "kern_float16",  [TY_F32] = "float",    [TY_F64] = "double",
+      [TY_BF16] = "kern_bfloat16"};
   switch (t->kind) {
     case TY_BOOL:
     case TY_I8:
@@ -395,6 +396,7 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
     case TY_U32:
     case TY_U64:
     case TY_F16:
+    case TY_BF16:
     case TY_F32:
     case TY_F64: return scalars[t->kind];
     case TY_VEC:

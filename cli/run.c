@@ -87,10 +87,11 @@ static int elem_dims(const Type *t, int64_t dims[2]) {
 }
 
 static const char *npy_scalar(TypeKind k) {
-  static const char *const names[] = {
-      [TY_BOOL] = "|b1", [TY_I8] = "|i1",  [TY_I16] = "<i2", [TY_I32] = "<i4",
-      [TY_I64] = "<i8",  [TY_U8] = "|u1",  [TY_U16] = "<u2", [TY_U32] = "<u4",
-      [TY_U64] = "<u8",  [TY_F16] = "<f2", [TY_F32] = "<f4", [TY_F64] = "<f8"};
+  static const char *const
+      names[] = {[TY_BOOL] = "|b1", [TY_I8] = "|i1",  [TY_I16] = "<i2", [TY_I32] = "<i4",
+                 [TY_I64] = "<i8",  [TY_U8] = "|u1",  [TY_U16] = "<u2", [TY_U32] = "<u4",
+                 [TY_U64] = "<u8",  [TY_F16] = "<f2", [TY_F32] = "<f4", [TY_F64] = "<f8",
+                 [TY_BF16] = "|V2"}; /* NumPy has no bfloat16: its bits, as ml_dtypes saves them */
   return k >= TY_BOOL && k <= TY_F64 ? names[k] : "|V0"; /* callers pass scalars only */
 }
 
@@ -118,6 +119,31 @@ static uint16_t float_to_half(float f) {
   return sign | (uint16_t)((e + 14) << 10 | (bits & 1023));
 }
 
+/* ---- bfloat16 ------------------------------------------------------------------------------ */
+
+static float bf16_to_float(uint16_t h) {
+  uint32_t bits = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* Rounded once to 8 significant bits, ties to even, as the kernels do; the
+ * result is exact in float32, whose top half it is. */
+static uint16_t double_to_bf16(double v) {
+  uint16_t sign = signbit(v) ? 0x8000 : 0;
+  double a = fabs(v);
+  if (isnan(a)) return sign | 0x7fc0;
+  if (a >= 0x1.ffp127) return sign | 0x7f80;
+  int e;
+  frexp(a, &e);
+  double q = ldexp(1.0, (e < -125 ? -125 : e) - 8);
+  float f = (float)(nearbyint(a / q) * q);
+  uint32_t bits;
+  memcpy(&bits, &f, 4);
+  return sign | (uint16_t)(bits >> 16);
+}
+
 /* ---- scalars ----------------------------------------------------------------------------------- */
 
 static bool parse_scalar(TypeKind k, const char *s, unsigned char *dst) {
@@ -128,7 +154,7 @@ static bool parse_scalar(TypeKind k, const char *s, unsigned char *dst) {
     *dst = t;
     return t || f;
   }
-  if (k == TY_F16 || k == TY_F32 || k == TY_F64) {
+  if (k == TY_F16 || k == TY_BF16 || k == TY_F32 || k == TY_F64) {
     double v = strtod(s, &end);
     if (end == s || *end) return false;
     if (k == TY_F64)
@@ -137,7 +163,7 @@ static bool parse_scalar(TypeKind k, const char *s, unsigned char *dst) {
       float f = (float)v;
       memcpy(dst, &f, 4);
     } else {
-      uint16_t h = float_to_half((float)v);
+      uint16_t h = k == TY_BF16 ? double_to_bf16(v) : float_to_half((float)v);
       memcpy(dst, &h, 2);
     }
     return true;
@@ -189,8 +215,9 @@ static void store_scalar(TypeKind k, double v, unsigned char *dst) {
       memcpy(dst, &x, 8);
       break;
     }
-    case TY_F16: {
-      uint16_t x = float_to_half((float)v);
+    case TY_F16:
+    case TY_BF16: {
+      uint16_t x = k == TY_BF16 ? double_to_bf16(v) : float_to_half((float)v);
       memcpy(dst, &x, 2);
       break;
     }
@@ -217,10 +244,10 @@ static double load_scalar(TypeKind k, const unsigned char *p) {
     double d;
   } u;
   memcpy(&u, p,
-         k == TY_F64 || k == TY_I64 || k == TY_U64   ? 8
-         : k == TY_F32 || k == TY_I32 || k == TY_U32 ? 4
-         : k == TY_F16 || k == TY_I16 || k == TY_U16 ? 2
-                                                     : 1);
+         k == TY_F64 || k == TY_I64 || k == TY_U64                   ? 8
+         : k == TY_F32 || k == TY_I32 || k == TY_U32                 ? 4
+         : k == TY_F16 || k == TY_BF16 || k == TY_I16 || k == TY_U16 ? 2
+                                                                     : 1);
   switch (k) {
     case TY_BOOL: return u.u8 != 0;
     case TY_I8: return u.i8;
@@ -232,6 +259,7 @@ static double load_scalar(TypeKind k, const unsigned char *p) {
     case TY_U32: return u.u32;
     case TY_U64: return (double)u.u64;
     case TY_F16: return half_to_float(u.u16);
+    case TY_BF16: return bf16_to_float(u.u16);
     case TY_F32: return u.f;
     default: return u.d;
   }

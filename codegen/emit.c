@@ -135,8 +135,8 @@ static void float_text(Emitter *e, double v, bool single) {
 }
 
 static void float_const(Emitter *e, const Type *t, double v) {
-  if (t->kind == TY_F16) {
-    OUT(e, "kn_cvt_f32_f16(");
+  if (type_is_half(t)) { /* v is already rounded to t: exact in float32 */
+    OUT(e, "kn_cvt_f32_%s(", builtin_type_code(t));
     float_text(e, v, true);
     OUT(e, ")");
   } else if (t->kind == TY_F64)
@@ -166,8 +166,8 @@ static void scalar_convert(Emitter *e, const Type *to, const Type *from, const N
     return;
   }
   if (to->kind == TY_BOOL) {
-    if (from->kind == TY_F16) {
-      OUT(e, "(kn_cvt_f16_f32(");
+    if (type_is_half(from)) {
+      OUT(e, "(kn_cvt_%s_f32(", fc);
       expr(e, x);
       OUT(e, ") != 0.0f)");
     } else {
@@ -177,32 +177,28 @@ static void scalar_convert(Emitter *e, const Type *to, const Type *from, const N
     }
     return;
   }
-  if (from->kind == TY_F16) { /* integers through float32 */
-    if (to->kind == TY_F32) {
-      OUT(e, "kn_cvt_f16_f32(");
+  if (type_is_half(from)) { /* integers and the other 16-bit float through float32 (exact) */
+    if (to->kind == TY_F32 || to->kind == TY_F64) {
+      OUT(e, "kn_cvt_%s_%s(", fc, tc);
       expr(e, x);
       OUT(e, ")");
       return;
     }
-    if (to->kind == TY_F64) {
-      OUT(e, "kn_cvt_f16_f64(");
-      expr(e, x);
-      OUT(e, ")");
-      return;
-    }
-    OUT(e, "kn_cvt_f32_%s(kn_cvt_f16_f32(", tc);
+    OUT(e, "kn_cvt_f32_%s(kn_cvt_%s_f32(", tc, fc);
     expr(e, x);
     OUT(e, "))");
     return;
   }
-  if (to->kind == TY_F16) {
-    if (from->kind == TY_F64) {
-      OUT(e, "kn_cvt_f64_f16(");
+  if (type_is_half(to)) {
+    /* rounded once: float64 directly, and integers into bfloat16 too (float32
+     * holds every integer float16 can, but not every one bfloat16 can) */
+    if (from->kind == TY_F64 || (to->kind == TY_BF16 && type_is_int(from))) {
+      OUT(e, "kn_cvt_%s_%s(", fc, tc);
       expr(e, x);
       OUT(e, ")");
       return;
     }
-    OUT(e, "kn_cvt_f32_f16((float)(");
+    OUT(e, "kn_cvt_f32_%s((float)(", tc);
     expr(e, x);
     OUT(e, "))");
     return;
@@ -257,12 +253,12 @@ static const char *uint_of(const Type *t) {
 }
 
 /* How scalar_binop_text writes op on values of type t. */
-typedef enum { BIN_F16, BIN_DIVMOD, BIN_SHIFT, BIN_WRAP, BIN_PLAIN } BinForm;
+typedef enum { BIN_HALF, BIN_DIVMOD, BIN_SHIFT, BIN_WRAP, BIN_PLAIN } BinForm;
 
 static BinForm binop_form(int op, const Type *t) {
   bool arith = op == TK_PLUS || op == TK_MINUS || op == TK_STAR;
   bool bits = op == TK_AMP || op == TK_PIPE || op == TK_CARET;
-  if (t->kind == TY_F16) return BIN_F16;
+  if (type_is_half(t)) return BIN_HALF;
   if (type_is_int(t) && (op == TK_SLASH || op == TK_PERCENT)) return BIN_DIVMOD;
   if (type_is_int(t) && (op == TK_SHL || op == TK_SHR)) return BIN_SHIFT;
   if (type_is_int(t) && (arith || (bits && is_small_int(t)))) return BIN_WRAP;
@@ -278,10 +274,10 @@ static void binop_text2(Emitter *e, int op, const Type *t, const Node *l, const 
 #define L() (ltext ? (void)OUT(e, "%s", ltext) : expr(e, l))
 #define R() (rtext ? (void)OUT(e, "%s", rtext) : expr(e, r))
   BinForm form = binop_form(op, t);
-  if (form == BIN_F16) {
-    OUT(e, "kn_cvt_f32_f16(kn_cvt_f16_f32(");
+  if (form == BIN_HALF) {
+    OUT(e, "kn_cvt_f32_%s(kn_cvt_%s_f32(", code, code);
     L();
-    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(op));
+    OUT(e, ") %s kn_cvt_%s_f32(", tok_spelling(op), code);
     R();
     OUT(e, "))");
   } else if (form == BIN_DIVMOD) {
@@ -325,10 +321,11 @@ void emit_binop_text(Emitter *e, int op, const Type *t, const char *l, const cha
 
 static void comparison(Emitter *e, const Node *n) {
   const Type *t = scalar_of(n->lhs->ty);
-  if (t->kind == TY_F16) {
-    OUT(e, "(kn_cvt_f16_f32(");
+  if (type_is_half(t)) {
+    const char *code = builtin_type_code(t);
+    OUT(e, "(kn_cvt_%s_f32(", code);
     expr(e, n->lhs);
-    OUT(e, ") %s kn_cvt_f16_f32(", tok_spelling(n->op));
+    OUT(e, ") %s kn_cvt_%s_f32(", tok_spelling(n->op), code);
     expr(e, n->rhs);
     OUT(e, "))");
     return;
@@ -433,8 +430,8 @@ static void unary(Emitter *e, const Node *n) {
     OUT(e, "))");
     return;
   }
-  if (t->kind == TY_F16) {
-    OUT(e, "kn_cvt_f32_f16(-kn_cvt_f16_f32(");
+  if (type_is_half(t)) {
+    OUT(e, "kn_cvt_f32_%s(-kn_cvt_%s_f32(", builtin_type_code(t), builtin_type_code(t));
     expr(e, n->lhs);
     OUT(e, "))");
   } else if (type_is_int(t)) {
@@ -657,8 +654,8 @@ static void printf_call(Emitter *e, const Node *n) {
       OUT(e, "(long long)(");
     else if (t->kind == TY_U64)
       OUT(e, "(unsigned long long)(");
-    else if (t->kind == TY_F16)
-      OUT(e, "(double)kn_cvt_f16_f32(");
+    else if (type_is_half(t))
+      OUT(e, "(double)kn_cvt_%s_f32(", builtin_type_code(t));
     else if (type_is_float(t))
       OUT(e, "(double)(");
     else if (type_is_signed(t) || t->kind == TY_BOOL)

@@ -193,7 +193,7 @@ static void combine(Emitter *e, const Node *n, const Type *t, const char *l, con
     OUT(e, "%s(%s, %s)", builtin_get(n->tbuiltin)->cname, l, r);
   else if (n->tile_op == TOP_MIN || n->tile_op == TOP_MAX) {
     /* element types the min/max builtins do not take (8- and 16-bit
-     * integers, float16): the right one when strictly less (greater) */
+     * integers, float16, bfloat16): the right one when strictly less (greater) */
     OUT(e, "(");
     compare(e, t, n->tile_op == TOP_MIN, r, l);
     OUT(e, " ? (%s) : (%s))", r, l);
@@ -204,9 +204,10 @@ static void combine(Emitter *e, const Node *n, const Type *t, const char *l, con
 /* l < r (less) or l > r on scalars of type t. */
 static void compare(Emitter *e, const Type *t, bool less, const char *l, const char *r) {
   const char *op = less ? "<" : ">";
-  if (t->kind == TY_F16)
-    OUT(e, "(kn_cvt_f16_f32(%s) %s kn_cvt_f16_f32(%s))", l, op, r);
-  else
+  if (type_is_half(t)) {
+    const char *c = builtin_type_code(t);
+    OUT(e, "(kn_cvt_%s_f32(%s) %s kn_cvt_%s_f32(%s))", c, l, op, c, r);
+  } else
     OUT(e, "((%s) %s (%s))", l, op, r);
 }
 
@@ -787,10 +788,11 @@ static void sort(Emitter *e, const Node *n) {
   const Type *kt = k->ty->elem;
   long long len = count(k->ty);
   int id = ++e->ntile;
-  const char *key = kt->kind == TY_F32   ? "kn_tile_key_f32"
-                    : kt->kind == TY_F64 ? "kn_tile_key_f64"
-                    : kt->kind == TY_F16 ? "kn_tile_key_f16"
-                                         : "";
+  const char *key = kt->kind == TY_F32    ? "kn_tile_key_f32"
+                    : kt->kind == TY_F64  ? "kn_tile_key_f64"
+                    : kt->kind == TY_F16  ? "kn_tile_key_f16"
+                    : kt->kind == TY_BF16 ? "kn_tile_key_bf16"
+                                          : "";
   sync(e);
   line(e, "{");
   e->depth++;
@@ -992,8 +994,8 @@ void emit_tile_elem(Emitter *e, const Node *n) {
     case TOP_ONES: emit_number(e, t, 1); break;
     case TOP_FULL: emit_expr(e, a); break;
     case TOP_ARANGE:
-      if (t->kind == TY_F16)
-        OUT(e, "kn_cvt_f32_f16((float)(%s))", e->tile_i ? e->tile_i : "0");
+      if (type_is_half(t))
+        OUT(e, "kn_cvt_f32_%s((float)(%s))", builtin_type_code(t), e->tile_i ? e->tile_i : "0");
       else
         OUT(e, "((%s)(%s))", ct(e, t), e->tile_i ? e->tile_i : "0");
       break;

@@ -66,6 +66,7 @@ typedef enum {
   TY_U32,
   TY_U64,
   TY_F16,
+  TY_BF16, /* bfloat16: float32's top 16 bits */
   TY_F32,
   TY_F64,
   TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4; spatial_vector: f32 x 6 */
@@ -99,9 +100,9 @@ struct Type {
 
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
 extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32, ty_u64, ty_f16,
-    ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2, ty_ivec3,
-    ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_svec, ty_smat, ty_untyped_int,
-    ty_untyped_float, ty_string, ty_error;
+    ty_bf16, ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2,
+    ty_ivec3, ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_svec, ty_smat,
+    ty_untyped_int, ty_untyped_float, ty_string, ty_error;
 
 Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type name */
 Type *type_array(Arena *, Type *elem, int ndim);
@@ -116,7 +117,9 @@ Type *type_tile(Arena *, Type *elem, int ndim, const int *dims);
 int64_t type_tile_count(const Type *); /* a tile's elements; 0 for any other type */
 bool type_is_int(const Type *);        /* signed or unsigned integer scalar (not bool) */
 bool type_is_signed(const Type *);
-bool type_is_float(const Type *);   /* f16, f32, f64 */
+bool type_is_float(const Type *); /* f16, bf16, f32, f64 */
+/* float16 or bfloat16: kept as bits, computed in float32, rounded back in software */
+bool type_is_half(const Type *);
 bool type_is_scalar(const Type *);  /* bool, ints, floats */
 bool type_is_numeric(const Type *); /* ints and floats */
 bool type_equal(const Type *, const Type *);

@@ -240,12 +240,14 @@ static void add_bitcasts(void) {
   static const struct {
     const char *name;
     Type *to, *from;
-  } casts[] = {{"bitcast_float16", &ty_f16, &ty_i16}, {"bitcast_float16", &ty_f16, &ty_u16},
-               {"bitcast_int16", &ty_i16, &ty_f16},   {"bitcast_uint16", &ty_u16, &ty_f16},
-               {"bitcast_float32", &ty_f32, &ty_i32}, {"bitcast_float32", &ty_f32, &ty_u32},
-               {"bitcast_int32", &ty_i32, &ty_f32},   {"bitcast_uint32", &ty_u32, &ty_f32},
-               {"bitcast_float64", &ty_f64, &ty_i64}, {"bitcast_float64", &ty_f64, &ty_u64},
-               {"bitcast_int64", &ty_i64, &ty_f64},   {"bitcast_uint64", &ty_u64, &ty_f64}};
+  } casts[] = {{"bitcast_float16", &ty_f16, &ty_i16},   {"bitcast_float16", &ty_f16, &ty_u16},
+               {"bitcast_int16", &ty_i16, &ty_f16},     {"bitcast_uint16", &ty_u16, &ty_f16},
+               {"bitcast_bfloat16", &ty_bf16, &ty_i16}, {"bitcast_bfloat16", &ty_bf16, &ty_u16},
+               {"bitcast_int16", &ty_i16, &ty_bf16},    {"bitcast_uint16", &ty_u16, &ty_bf16},
+               {"bitcast_float32", &ty_f32, &ty_i32},   {"bitcast_float32", &ty_f32, &ty_u32},
+               {"bitcast_int32", &ty_i32, &ty_f32},     {"bitcast_uint32", &ty_u32, &ty_f32},
+               {"bitcast_float64", &ty_f64, &ty_i64},   {"bitcast_float64", &ty_f64, &ty_u64},
+               {"bitcast_int64", &ty_i64, &ty_f64},     {"bitcast_uint64", &ty_u64, &ty_f64}};
   for (int i = 0; i < COUNT(casts); i++)
     add1(casts[i].name, casts[i].name, casts[i].to, casts[i].from);
 }
@@ -506,6 +508,7 @@ const char *builtin_type_code(const Type *t) {
     case TY_U32: return "u32";
     case TY_U64: return "u64";
     case TY_F16: return "f16";
+    case TY_BF16: return "bf16";
     case TY_F32: return "f32";
     case TY_F64: return "f64";
     case TY_VEC: return vec_code(t);
@@ -531,6 +534,7 @@ const char *builtin_ctype(const Type *t) {
     case TY_U32: return "uint32_t";
     case TY_U64: return "uint64_t";
     case TY_F16: return "kn_f16";
+    case TY_BF16: return "kn_bf16";
     case TY_F32: return "float";
     case TY_F64: return "double";
     case TY_VEC: return vec_ctype(t);

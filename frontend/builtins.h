@@ -8,7 +8,7 @@
  * are not in this table: check.c and the emitter know them by SpecialKind.
  *
  * C names follow one rule: kn_<stem>_<code>[_<code>...], one type code per
- * parameter: b i8 i16 i32 i64 u8 u16 u32 u64 f16 f32 f64 v2 v3 v4 dv2 dv3 dv4
+ * parameter: b i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 v2 v3 v4 dv2 dv3 dv4
  * iv2 iv3 iv4 m22 m33 m44 q tf (see builtin_type_code). Examples: kn_sqrt_f32,
  * kn_dot_v3_v3, kn_mul_m33_v3, kn_add_v3_v3, kn_neg_v3, kn_lerp_v3_v3_f32.
  *

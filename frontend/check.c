@@ -19,8 +19,9 @@
  *    never hide functions: calls look only at functions.
  *  - Overload resolution sums a cost per argument and takes the single
  *    cheapest candidate: exact 0; untyped int -> int32 1, other ints 2,
- *    float32 3, float64 4, float16 5; untyped float -> float32 1, float64 2,
- *    float16 3, an integer type 5 (integral values only); widening 2 + log2 of
+ *    float32 3, float64 4, float16 5, bfloat16 6; untyped float -> float32 1,
+ *    float64 2, float16 3, bfloat16 4, an integer type 5 (integral values
+ *    only); widening 2 + log2 of
  *    the size ratio. A tie is "ambiguous". With one candidate of the right
  *    arity, its argument conversions report what is wrong.
  *  - A const array parameter cannot be passed to a non-const one.
@@ -53,7 +54,7 @@
  *    becomes int32. The comparison of bools (== !=) is allowed; & | ^ are not.
  *  - printf arguments are converted to what C's printf reads: int32 for %d and
  *    %i, uint32 for %u %x %X (from any 32-bit-or-smaller integer), int64 /
- *    uint64 with an `l`, float64 for %f %e %g (float16 and float32 too).
+ *    uint64 with an `l`, float64 for %f %e %g (float16, bfloat16 and float32 too).
  *  - rand_init takes any integers (converted to uint32); a random state is a
  *    non-const uint32 local or parameter. Atomics take &a[i...] of an array
  *    parameter; the ND_ADDR node has type TY_PTR to the element.

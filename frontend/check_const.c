@@ -75,24 +75,46 @@ static i128 int_wrap(i128 v, const Type *t) {
 static double float_limit(const Type *t) {
   switch (t->kind) {
     case TY_F16: return 65520.0;
+    case TY_BF16: return 0x1.ffp127;
     case TY_F32: return 0x1.ffffffp127;
     default: return INFINITY;
   }
 }
 
-/* Rounds to float16 precision, ties to even (11 significant bits). */
-static double round_f16(double d) {
+/* Rounds to p significant bits, ties to even; below the normal range (frexp
+ * exponents under emin) to the subnormals' fixed step. float16: 11 bits, emin
+ * -13; bfloat16: 8 bits, emin -125 (float32's range). */
+static double round_prec(double d, int p, int emin) {
   if (d == 0 || !isfinite(d)) return d;
   int e;
   frexp(d, &e);
-  double q = ldexp(1.0, e < -13 ? -24 : e - 11);
+  double q = ldexp(1.0, (e < emin ? emin : e) - p);
   return nearbyint(d / q) * q;
 }
 
 static double round_float(double d, const Type *t) {
   if (t->kind == TY_F32) return (double)(float)d;
-  if (t->kind == TY_F16) return round_f16(d);
+  if (t->kind == TY_F16) return round_prec(d, 11, -13);
+  if (t->kind == TY_BF16) return round_prec(d, 8, -125);
   return d;
+}
+
+/* Significant bits of float type t (untyped floats are doubles). */
+static int float_prec(const Type *t) {
+  return t->kind == TY_F16 ? 11 : t->kind == TY_BF16 ? 8 : t->kind == TY_F32 ? 24 : 53;
+}
+
+/* Integer v as float type t, rounded once to t's precision, ties to even, as
+ * the generated code converts: going through a double first would round
+ * twice (2^60 + 2^52 + 1 would become 2^60 in bfloat16, not 2^60 + 2^53). */
+static double int_to_float(i128 v, const Type *t) {
+  u128 m = v < 0 ? (u128)0 - (u128)v : (u128)v;
+  int p = float_prec(t), s = 0;
+  while ((m >> s) >> p) s++;
+  u128 r = m >> s, rem = m - (r << s), half = s ? (u128)1 << (s - 1) : 1;
+  if (s && (rem > half || (rem == half && (r & 1)))) r++;
+  double d = ldexp((double)r, s);
+  return v < 0 ? -d : d;
 }
 
 /* Is d an integer we can hold in an i128 without undefined behaviour? */
@@ -145,7 +167,7 @@ bool ck_const_convert(Check *c, SrcLoc loc, Val *v, Type *t) {
     v->ty = t;
     return true;
   }
-  if (from_int) v->f = (double)v->i;
+  if (from_int) v->f = int_to_float(v->i, t);
   Val shown = *v;
   shown.ty = &ty_untyped_float;
   if (!ck_check_float(c, loc, &shown, t)) return false;
@@ -170,7 +192,7 @@ bool ck_const_cast(Check *c, SrcLoc loc, Val *v, Type *t) {
     }
     v->i = int_wrap(v->i, t);
   } else {
-    if (from_int) v->f = (double)v->i;
+    if (from_int) v->f = int_to_float(v->i, t);
     if (!isfinite(v->f) || fabs(v->f) >= float_limit(t)) {
       diag_error(c->diags, loc, "constant %g is out of the range of %s", v->f, ck_tname(t));
       return false;

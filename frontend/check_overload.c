@@ -35,17 +35,18 @@ bool ck_widens(const Type *from, const Type *to) {
 /* The cost of passing v where t is expected, for overload resolution; -1
  * when it does not convert implicitly. An integer constant prefers int32,
  * then any integer type it fits, then float32; a float constant prefers
- * float32; a widening costs more the further it widens. */
+ * float32 (bfloat16 comes last of the floats); a widening costs more the further it widens. */
 static int conv_cost(const Val *v, Type *t) {
   Type *f = v->ty;
+  int bf = t->kind == TY_BF16; /* after float16, so adding it broke no call */
   if (ck_is_err(f) || ck_is_err(t) || type_equal(f, t)) return 0;
   if (f->kind == TY_UNTYPED_INT) {
     if (type_is_int(t)) return ck_int_fits(v->i, t) ? (t->kind == TY_I32 ? 1 : 2) : -1;
-    if (type_is_float(t)) return t->kind == TY_F32 ? 3 : t->kind == TY_F64 ? 4 : 5;
+    if (type_is_float(t)) return t->kind == TY_F32 ? 3 : t->kind == TY_F64 ? 4 : 5 + bf;
     return -1;
   }
   if (f->kind == TY_UNTYPED_FLOAT) {
-    if (type_is_float(t)) return t->kind == TY_F32 ? 1 : t->kind == TY_F64 ? 2 : 3;
+    if (type_is_float(t)) return t->kind == TY_F32 ? 1 : t->kind == TY_F64 ? 2 : 3 + bf;
     if (type_is_int(t)) return ck_float_integral(v->f) && ck_int_fits((i128)v->f, t) ? 5 : -1;
     return -1;
   }

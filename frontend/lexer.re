@@ -459,7 +459,7 @@ static bool lex_next(Lexer *lx) {
      * parser would go on to complain about a stray `+`. */
     badexp   = (dec "." dec? | "." dec | dec) [eE] [+-];
     typename = "bool" | "int" ("8" | "16" | "32" | "64")? | "uint" ("8" | "16" | "32" | "64")?
-             | "float" ("16" | "32" | "64")? | "double" | [di]? "vec" [234]
+             | "float" ("16" | "32" | "64")? | "bfloat16" | "double" | [di]? "vec" [234]
              | "mat" ("22" | "33" | "44") | "quat" | "transform"
              | "spatial_vector" | "spatial_matrix";
 

@@ -22,6 +22,7 @@ SCALAR(ty_u16, TY_U16, 2, "uint16");
 SCALAR(ty_u32, TY_U32, 4, "uint32");
 SCALAR(ty_u64, TY_U64, 8, "uint64");
 SCALAR(ty_f16, TY_F16, 2, "float16");
+SCALAR(ty_bf16, TY_BF16, 2, "bfloat16");
 SCALAR(ty_f32, TY_F32, 4, "float32");
 SCALAR(ty_f64, TY_F64, 8, "float64");
 #undef SCALAR
@@ -74,6 +75,7 @@ static const struct {
     {"uint32", &ty_u32},
     {"uint64", &ty_u64},
     {"float16", &ty_f16},
+    {"bfloat16", &ty_bf16},
     {"float32", &ty_f32},
     {"float64", &ty_f64},
     {"int", &ty_i32},
@@ -197,6 +199,8 @@ bool type_is_int(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_
 bool type_is_signed(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_I64; }
 
 bool type_is_float(const Type *t) { return t && t->kind >= TY_F16 && t->kind <= TY_F64; }
+
+bool type_is_half(const Type *t) { return t && (t->kind == TY_F16 || t->kind == TY_BF16); }
 
 bool type_is_scalar(const Type *t) { return t && (t->kind == TY_BOOL || type_is_numeric(t)); }
 

@@ -213,7 +213,7 @@ enum {
   KERN_UINT16,
   KERN_UINT32,
   KERN_UINT64,
-  KERN_FLOAT16,
+  KERN_FLOAT16, /* IEEE binary16 (kern_float16); bfloat16 is KERN_BFLOAT16, below */
   KERN_FLOAT32,
   KERN_FLOAT64,
   KERN_VEC2,
@@ -232,6 +232,8 @@ enum {
   KERN_TRANSFORM,      /* float32 p (x, y, z) then q (x, y, z, w): kern_transform */
   KERN_SPATIAL_VECTOR, /* float32 x 6: angular then linear (kern_spatial_vector) */
   KERN_SPATIAL_MATRIX, /* float32 6 x 6, row-major (kern_spatial_matrix) */
+  KERN_BFLOAT16,       /* the top 16 bits of a float32 (kern_bfloat16); numbered last so that the
+                  * dtypes before it keep their numbers */
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
@@ -536,7 +538,7 @@ KERN_API kern_arg kern_arg_f64(double);
 KERN_API kern_arg kern_arg_vec2(float, float);
 KERN_API kern_arg kern_arg_vec3(float, float, float);
 KERN_API kern_arg kern_arg_vec4(float, float, float, float);
-/* Any by-value dtype (float16 bits, dvec3, mat33, a struct ...) from its bytes
+/* Any by-value dtype (float16 or bfloat16 bits, dvec3, mat33, a struct ...) from its bytes
  * in the dtype's layout; see kern_arg for how long they must live. */
 KERN_API kern_arg kern_arg_bytes(kern_dtype, const void *);
 /* Returns its argument: lets KERN_LAUNCH take prebuilt kern_args. */
@@ -567,7 +569,7 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
  * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
  * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform,
- * kern_spatial_vector, kern_float16) -> their dtype;
+ * kern_spatial_vector, kern_float16, kern_bfloat16) -> their dtype;
  * kern_arg as is. Other types do not compile: wrap them with a constructor
  * (kern_arg_bytes for structs). A compound literal's commas split macro
  * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
@@ -584,6 +586,9 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
 typedef struct kern_float16 {
   uint16_t bits;
 } kern_float16; /* IEEE binary16 bits */
+typedef struct kern_bfloat16 {
+  uint16_t bits;
+} kern_bfloat16; /* bfloat16 bits: a float32's top 16 (sign, 8 exponent, 7 fraction bits) */
 typedef struct kern_vec2 {
   float x, y;
 } kern_vec2;
@@ -644,6 +649,9 @@ typedef struct kern_spatial_matrix {
  * variable is passed as is. */
 static inline kern_arg kern_arg_of_float16(kern_float16 v) {
   return kern_arg_bytes(KERN_FLOAT16, &v);
+}
+static inline kern_arg kern_arg_of_bfloat16(kern_bfloat16 v) {
+  return kern_arg_bytes(KERN_BFLOAT16, &v);
 }
 static inline kern_arg kern_arg_of_vec2(kern_vec2 v) { return kern_arg_bytes(KERN_VEC2, &v); }
 static inline kern_arg kern_arg_of_vec3(kern_vec3 v) { return kern_arg_bytes(KERN_VEC3, &v); }
@@ -940,6 +948,7 @@ static inline kern_arg kern_to_arg_(float v) { return kern_arg_f32(v); }
 static inline kern_arg kern_to_arg_(double v) { return kern_arg_f64(v); }
 static inline kern_arg kern_to_arg_(kern_arg v) { return v; }
 static inline kern_arg kern_to_arg_(kern_float16 v) { return kern_arg_of_float16(v); }
+static inline kern_arg kern_to_arg_(kern_bfloat16 v) { return kern_arg_of_bfloat16(v); }
 static inline kern_arg kern_to_arg_(kern_vec2 v) { return kern_arg_of_vec2(v); }
 static inline kern_arg kern_to_arg_(kern_vec3 v) { return kern_arg_of_vec3(v); }
 static inline kern_arg kern_to_arg_(kern_vec4 v) { return kern_arg_of_vec4(v); }
@@ -978,7 +987,8 @@ static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_
            : kern_arg_f32, double                                                                  \
            : kern_arg_f64, kern_arg                                                                \
            : kern_arg_pass, kern_float16                                                           \
-           : kern_arg_of_float16, kern_vec2                                                        \
+           : kern_arg_of_float16, kern_bfloat16                                                    \
+           : kern_arg_of_bfloat16, kern_vec2                                                       \
            : kern_arg_of_vec2, kern_vec3                                                           \
            : kern_arg_of_vec3, kern_vec4                                                           \
            : kern_arg_of_vec4, kern_dvec2                                                          \

@@ -45,6 +45,7 @@ static kern_dtype dtype_from(DLDataType t) {
     case kDLInt: return ints[log];
     case kDLUInt: return uints[log];
     case kDLFloat: return floats[log];
+    case kDLBfloat: return t.bits == 16 ? KERN_BFLOAT16 : KERN_DTYPE_INVALID;
     case DL_BOOL: return log == 0 ? KERN_BOOL : KERN_DTYPE_INVALID;
     default: return KERN_DTYPE_INVALID;
   }
@@ -105,7 +106,7 @@ static kern_status check_tensor(const DLTensor *t, kern_dtype *dt) {
     return err_set(
         KERN_ERR_UNSUPPORTED,
         "%s: the tensor's dtype (%s, %d bits, %d lanes) is not supported; kern takes bool, "
-        "int8-64, uint8-64 and float16/32/64 with 1 lane",
+        "int8-64, uint8-64, float16/32/64 and bfloat16 with 1 lane",
         fn, dl_code_name(t->dtype.code), t->dtype.bits, t->dtype.lanes);
   return KERN_OK;
 }
@@ -205,6 +206,7 @@ static bool elem_of(kern_dtype dt, dl_elem *e) {
       {KERN_FLOAT16, kDLFloat, 16, 0, 0},
       {KERN_FLOAT32, kDLFloat, 32, 0, 0},
       {KERN_FLOAT64, kDLFloat, 64, 0, 0},
+      {KERN_BFLOAT16, kDLBfloat, 16, 0, 0},
       {KERN_VEC2, kDLFloat, 32, 2, 0},
       {KERN_VEC3, kDLFloat, 32, 3, 0},
       {KERN_VEC4, kDLFloat, 32, 4, 0},

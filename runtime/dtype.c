@@ -50,6 +50,7 @@ static const dtype_info builtin[KERN_DTYPE_BUILTIN_END] = {
     [KERN_TRANSFORM] = {"transform", 28, 4},
     [KERN_SPATIAL_VECTOR] = {"spatial_vector", 24, 4},
     [KERN_SPATIAL_MATRIX] = {"spatial_matrix", 144, 4},
+    [KERN_BFLOAT16] = {"bfloat16", 2, 2},
 };
 
 /* Struct entries live in fixed chunks that never move, so a reader holding an
@@ -277,6 +278,7 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_U32: return KERN_UINT32;
     case TY_U64: return KERN_UINT64;
     case TY_F16: return KERN_FLOAT16;
+    case TY_BF16: return KERN_BFLOAT16;
     case TY_F32: return KERN_FLOAT32;
     case TY_F64: return KERN_FLOAT64;
     case TY_VEC: return vec_dtype(t);

@@ -19,7 +19,7 @@
  * wrap, right shifts are arithmetic for signed types, logical for unsigned.
  * Integer vector arithmetic wraps (two's complement); ivec division applies
  * the scalar rules per component. abs(MIN) == MIN.
- * Float to integer, kn_cvt_<f16|f32|f64>_<int>: truncates toward zero and
+ * Float to integer, kn_cvt_<f16|bf16|f32|f64>_<int>: truncates toward zero and
  * saturates at the target's range (+inf -> MAX, -inf -> MIN, and 0 for an
  * unsigned target, as for any value <= -1); NaN -> 0.
  * Float16 (kn_f16: IEEE binary16 bits) is converted in software with integer
@@ -28,6 +28,13 @@
  * values become subnormals or a zero of the same sign; a NaN stays a NaN with
  * its sign and top payload bits, made quiet. Float16 to float32/float64 is
  * exact. Float16 arithmetic is done in float32 (kn_cvt_f16_f32 first).
+ * Bfloat16 (kn_bf16: the top 16 bits of a float32) likewise: every conversion
+ * to it rounds once to nearest, ties to even, with integer operations (from
+ * float64 and from 32- and 64-bit integers directly, not through float32,
+ * which would round twice); values from the largest finite bfloat16 plus half
+ * an ulp (0x1.ffp127) up become infinity; float32's subnormals round to
+ * bfloat16's; a NaN keeps its sign and top payload bits, made quiet.
+ * Bfloat16 to float32/float64 is exact; arithmetic is done in float32.
  * Bit-identical results. Everything here gives the same bits on both devices
  * (checked on an H100 by tests/stdlib/gpu_crosscheck.c), except:
  *  - transcendental functions (exp exp2 log log2 log10 sin cos tan asin acos
@@ -93,6 +100,9 @@
 typedef struct kn_f16 {
   uint16_t bits;
 } kn_f16;
+typedef struct kn_bf16 {
+  uint16_t bits;
+} kn_bf16;
 typedef struct kn_vec2 {
   float x, y;
 } kn_vec2;
@@ -133,7 +143,7 @@ typedef struct kn_quat {
   float x, y, z, w;
 } kn_quat; /* w is the real part */
 
-KN_STATIC_ASSERT(sizeof(kn_f16) == 2, "kn_f16 layout");
+KN_STATIC_ASSERT(sizeof(kn_f16) == 2 && sizeof(kn_bf16) == 2, "kn_f16 layout");
 KN_STATIC_ASSERT(sizeof(kn_vec2) == 8 && sizeof(kn_vec3) == 12 && sizeof(kn_vec4) == 16,
                  "vec layout");
 KN_STATIC_ASSERT(sizeof(kn_dvec2) == 16 && sizeof(kn_dvec3) == 24 && sizeof(kn_dvec4) == 32,
@@ -293,6 +303,67 @@ KN_FN double kn_cvt_f16_f64(kn_f16 h) {
   return kn__bits_f64(sign | (e << 52) | ((m & 0x3ffu) << 42));
 }
 
+/* ===== bfloat16 =========================================================== */
+
+KN_FN kn_bf16 kn__bf16(uint32_t bits) {
+  kn_bf16 h;
+  h.bits = (uint16_t)bits;
+  return h;
+}
+
+/* float32 and bfloat16 share the exponent field, so one shift serves normal
+ * and subnormal values alike, and a carry out of the fraction lands in the
+ * exponent: the largest values round up to infinity by themselves. */
+KN_FN kn_bf16 kn_cvt_f32_bf16(float f) {
+  uint32_t x = kn__f32_bits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7fffffffu;
+  if (ax > 0x7f800000u) return kn__bf16(sign | 0x7fc0u | ((ax >> 16) & 0x7fu));
+  return kn__bf16(sign | KN__RNE(ax >> 16, ax & 0xffffu, 0x8000u));
+}
+
+KN_FN kn_bf16 kn_cvt_f64_bf16(double d) {
+  uint64_t x = kn__f64_bits(d), ax = x & 0x7fffffffffffffffull;
+  uint32_t sign = (uint32_t)(x >> 48) & 0x8000u;
+  if (ax > 0x7ff0000000000000ull) return kn__bf16(sign | 0x7fc0u | (uint32_t)((ax >> 45) & 0x7fu));
+  if (ax >= 0x47eff00000000000ull) return kn__bf16(sign | 0x7f80u); /* >= 0x1.ffp127 */
+  if (ax >= 0x3810000000000000ull) {                                /* >= 2^-126 */
+    uint64_t r = (ax >> 45) - (896ull << 7), rem = ax & ((1ull << 45) - 1u);
+    return kn__bf16(sign | (uint32_t)KN__RNE(r, rem, 1ull << 44));
+  }
+  int shift = 942 - (int)(ax >> 52); /* 46 .. ; the unit is 2^-133 */
+  if (shift > 53) return kn__bf16(sign);
+  uint64_t mant = (ax & 0xfffffffffffffull) | (1ull << 52);
+  uint64_t r = mant >> shift, rem = mant & ((1ull << shift) - 1u);
+  return kn__bf16(sign | (uint32_t)KN__RNE(r, rem, 1ull << (shift - 1)));
+}
+
+/* An integer's magnitude m, rounded once to 8 significant bits. */
+KN_FN kn_bf16 kn__u64_bf16(uint64_t m, uint32_t sign) {
+  if (m < 256u) return kn_cvt_f32_bf16(sign ? -(float)m : (float)m); /* exact */
+  int s = 0;
+  while ((m >> s) >= 256u) s++;
+  uint64_t r = KN__RNE(m >> s, m & ((1ull << s) - 1u), 1ull << (s - 1));
+  /* r in [128, 256]: the exponent of 2^(s + 7), a carry to 256 adds one */
+  return kn__bf16(sign | (((uint32_t)(s + 127 + 7) << 7) + (uint32_t)(r - 128u)));
+}
+
+KN_FN float kn_cvt_bf16_f32(kn_bf16 h) { return kn__bits_f32((uint32_t)h.bits << 16); }
+
+/* Exact, with integer operations so a NaN keeps its bits (a float32 to
+ * float64 conversion may quiet a signaling one). */
+KN_FN double kn_cvt_bf16_f64(kn_bf16 h) {
+  uint64_t sign = ((uint64_t)h.bits & 0x8000u) << 48, e = (h.bits >> 7) & 0xffu;
+  uint64_t m = h.bits & 0x7fu;
+  if (e == 255) return kn__bits_f64(sign | 0x7ff0000000000000ull | (m << 45));
+  if (e != 0) return kn__bits_f64(sign | ((e + 896u) << 52) | (m << 45));
+  if (m == 0) return kn__bits_f64(sign);
+  e = 897; /* subnormal: normalize */
+  while (!(m & 0x80u)) {
+    m <<= 1;
+    e--;
+  }
+  return kn__bits_f64(sign | (e << 52) | ((m & 0x7fu) << 45));
+}
+
 /* ===== float to integer =================================================== */
 
 /* lo/hi: the first values below/above the range that saturate. */
@@ -333,6 +404,21 @@ KN__CVT_F16(uint8_t, u8)
 KN__CVT_F16(uint16_t, u16)
 KN__CVT_F16(uint32_t, u32)
 KN__CVT_F16(uint64_t, u64)
+
+/* Narrow integers are exact in float32; wider ones round from the integer. */
+#define KN__CVT_BF16(T, C, TO_BF16)                                                                \
+  KN_FN T kn_cvt_bf16_##C(kn_bf16 h) { return kn_cvt_f32_##C(kn_cvt_bf16_f32(h)); }                \
+  KN_FN kn_bf16 kn_cvt_##C##_bf16(T x) { return TO_BF16; }
+#define KN__BF16_S(x)                                                                              \
+  kn__u64_bf16((x) < 0 ? 0u - (uint64_t)(x) : (uint64_t)(x), (x) < 0 ? 0x8000u : 0u)
+KN__CVT_BF16(int8_t, i8, kn_cvt_f32_bf16((float)x))
+KN__CVT_BF16(int16_t, i16, kn_cvt_f32_bf16((float)x))
+KN__CVT_BF16(int32_t, i32, KN__BF16_S(x))
+KN__CVT_BF16(int64_t, i64, KN__BF16_S(x))
+KN__CVT_BF16(uint8_t, u8, kn_cvt_f32_bf16((float)x))
+KN__CVT_BF16(uint16_t, u16, kn_cvt_f32_bf16((float)x))
+KN__CVT_BF16(uint32_t, u32, kn__u64_bf16(x, 0u))
+KN__CVT_BF16(uint64_t, u64, kn__u64_bf16(x, 0u))
 
 /* ===== scalar math ======================================================== */
 

@@ -411,6 +411,15 @@ KN__BITCAST(kn_f16, float16, int16_t, i16, kn__f16_of((uint16_t)x))
 KN__BITCAST(kn_f16, float16, uint16_t, u16, kn__f16_of(x))
 KN__BITCAST(int16_t, int16, kn_f16, f16, (int16_t)x.bits)
 KN__BITCAST(uint16_t, uint16, kn_f16, f16, x.bits)
+KN_FN kn_bf16 kn__bf16_of(uint16_t b) {
+  kn_bf16 h;
+  h.bits = b;
+  return h;
+}
+KN__BITCAST(kn_bf16, bfloat16, int16_t, i16, kn__bf16_of((uint16_t)x))
+KN__BITCAST(kn_bf16, bfloat16, uint16_t, u16, kn__bf16_of(x))
+KN__BITCAST(int16_t, int16, kn_bf16, bf16, (int16_t)x.bits)
+KN__BITCAST(uint16_t, uint16, kn_bf16, bf16, x.bits)
 KN__BITCAST(float, float32, int32_t, i32, kn__bits_f32((uint32_t)x))
 KN__BITCAST(float, float32, uint32_t, u32, kn__bits_f32(x))
 KN__BITCAST(int32_t, int32, float, f32, (int32_t)kn__f32_bits(x))

@@ -157,6 +157,10 @@ KN_FN uint32_t kn_tile_key_f16(kn_f16 x) {
   uint32_t b = x.bits;
   return b & 0x8000u ? (~b & 0xffffu) : b | 0x8000u;
 }
+KN_FN uint32_t kn_tile_key_bf16(kn_bf16 x) {
+  uint32_t b = x.bits;
+  return b & 0x8000u ? (~b & 0xffffu) : b | 0x8000u;
+}
 
 /* ===== tile_matmul ===========================================================
  * d (M x N) = c + a (M x K) b (K x N), row-major tiles; c may be NULL (then

@@ -660,6 +660,36 @@ Test(check, constants_fold_exactly, .fini = drop) {
   cr_expect_eq(p->nconsts, 23);
 }
 
+/* bfloat16 constants round once to 8 significant bits, ties to even: integers
+ * from the integer (through a double 2^60 + 2^52 + 1 would first become the
+ * tie 2^60 + 2^52, then 2^60), into the subnormals (2^-133 steps); float32's
+ * integer constants take the same single rounding. */
+Test(check, bfloat16_constants_round_once, .fini = drop) {
+  Program *p = compile_ok("const bfloat16 B1 = 0.1;\n"
+                          "const bfloat16 BI = 16842753;\n"
+                          "const bfloat16 BT = 16842752;\n"
+                          "const bfloat16 BL = 1157425104234217473;\n"
+                          "const bfloat16 BC = bfloat16(1157425104234217473);\n"
+                          "const bfloat16 BS = 1.3775324423698682e-40;\n" /* 1.5 * 2^-133 */
+                          "const bfloat16 BZ = 4.591774807899561e-41;\n"  /* 2^-134 */
+                          "const bfloat16 BMAX = 3.3895313892515355e38;\n"
+                          "const bfloat16 BSUM = B1 + bfloat16(0.2);\n"
+                          "const float FL = 1152921573326323713;\n"
+                          "kernel void k(float[] a) { a[0] = B1 + BI + BT + BL + BSUM + FL; }\n");
+  cr_expect_eq(const_float(p, "B1", &ty_bf16), 0.10009765625);
+  cr_expect_eq(const_float(p, "BI", &ty_bf16), 16908288.0); /* 2^24 + 2^17 */
+  cr_expect_eq(const_float(p, "BT", &ty_bf16), 16777216.0); /* the tie, to even */
+  cr_expect_eq(const_float(p, "BL", &ty_bf16), 0x1.02p60);  /* 2^60 + 2^53 */
+  cr_expect_eq(const_float(p, "BC", &ty_bf16), 0x1.02p60);
+  cr_expect_eq(const_float(p, "BS", &ty_bf16), 0x1p-132); /* 1.5 steps: to 2 */
+  cr_expect_eq(const_float(p, "BZ", &ty_bf16), 0.0);      /* half a step: to 0 */
+  cr_expect_eq(const_float(p, "BMAX", &ty_bf16), 0x1.fep127);
+  cr_expect_eq(const_float(p, "BSUM", &ty_bf16),
+               0.30078125); /* 0.10009765625 + 0.2001953125, rounded */
+  /* 2^60 + 2^36 + 1: above float32's tie 2^60 + 2^36, so up to 2^60 + 2^37 */
+  cr_expect_eq(const_float(p, "FL", &ty_f32), 0x1.000002p60);
+}
+
 Test(check, overloads_pick_the_cheapest, .fini = drop) {
   Program *p = compile_ok("float f(float x) { return x; }\n"
                           "double f(double x) { return x; }\n"

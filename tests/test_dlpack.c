@@ -156,12 +156,13 @@ Test(from_dlpack, every_supported_dtype) {
     kern_dtype dt;
     size_t size;
   } map[] = {
-      {DL_BOOL, 8, KERN_BOOL, 1},      {kDLInt, 8, KERN_INT8, 1},
-      {kDLInt, 16, KERN_INT16, 2},     {kDLInt, 32, KERN_INT32, 4},
-      {kDLInt, 64, KERN_INT64, 8},     {kDLUInt, 8, KERN_UINT8, 1},
-      {kDLUInt, 16, KERN_UINT16, 2},   {kDLUInt, 32, KERN_UINT32, 4},
-      {kDLUInt, 64, KERN_UINT64, 8},   {kDLFloat, 16, KERN_FLOAT16, 2},
-      {kDLFloat, 32, KERN_FLOAT32, 4}, {kDLFloat, 64, KERN_FLOAT64, 8},
+      {DL_BOOL, 8, KERN_BOOL, 1},        {kDLInt, 8, KERN_INT8, 1},
+      {kDLInt, 16, KERN_INT16, 2},       {kDLInt, 32, KERN_INT32, 4},
+      {kDLInt, 64, KERN_INT64, 8},       {kDLUInt, 8, KERN_UINT8, 1},
+      {kDLUInt, 16, KERN_UINT16, 2},     {kDLUInt, 32, KERN_UINT32, 4},
+      {kDLUInt, 64, KERN_UINT64, 8},     {kDLFloat, 16, KERN_FLOAT16, 2},
+      {kDLFloat, 32, KERN_FLOAT32, 4},   {kDLFloat, 64, KERN_FLOAT64, 8},
+      {kDLBfloat, 16, KERN_BFLOAT16, 2},
   };
   static uint64_t buf[16];
   int64_t n = 5, strides = 2;
@@ -251,7 +252,10 @@ Test(from_dlpack, rejections_leave_the_tensor_to_its_producer) {
   expect_rejected(tensor(buf, CPU, I32, 0, &n, NULL, 0), U, "0 dimensions");
   expect_rejected(tensor(buf, CPU, I32, 5, shape5, NULL, 0), U, "5 dimensions");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLFloat, 32, 4}, 1, &n, NULL, 0), U, "4 lanes");
-  expect_rejected(tensor(buf, CPU, (DLDataType){kDLBfloat, 16, 1}, 1, &n, NULL, 0), U, "bfloat");
+  expect_rejected(tensor(buf, CPU, (DLDataType){kDLBfloat, 32, 1}, 1, &n, NULL, 0), U,
+                  "bfloat, 32 bits");
+  expect_rejected(tensor(buf, CPU, (DLDataType){kDLBfloat, 16, 2}, 1, &n, NULL, 0), U,
+                  "bfloat, 16 bits, 2 lanes");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLComplex, 64, 1}, 1, &n, NULL, 0), U, "complex");
   expect_rejected(tensor(buf, CPU, (DLDataType){kDLFloat, 8, 1}, 1, &n, NULL, 0), U,
                   "float, 8 bits");
@@ -334,6 +338,27 @@ Test(to_dlpack, a_dense_array) {
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 5; j++) cr_assert_eq(*(int32_t *)elem2(d, i, j), (i * 5 + j) * 11);
   t->deleter(t);
+  kern_array_free(a);
+}
+
+/* bfloat16 leaves as kDLBfloat of 16 bits and comes back as itself, same memory. */
+Test(to_dlpack, bfloat16_round_trips) {
+  int64_t n = 4;
+  kern_array *a = kern_array_new(cpu(), KERN_BFLOAT16, 1, &n);
+  uint16_t vals[4] = {0x3f80, 0xc020, 0x7fc0, 0x0001}, back[4];
+  cr_assert_eq(kern_array_write(a, vals, sizeof vals), KERN_OK);
+  DLManagedTensor *t = kern_array_to_dlpack(a);
+  cr_assert_not_null(t, "%s", kern_last_error());
+  cr_assert_eq(t->dl_tensor.dtype.code, kDLBfloat);
+  cr_assert_eq(t->dl_tensor.dtype.bits, 16);
+  cr_assert_eq(t->dl_tensor.dtype.lanes, 1);
+  kern_array *b = kern_array_from_dlpack(t);
+  cr_assert_not_null(b, "%s", kern_last_error());
+  cr_assert_eq(kern_array_dtype(b), KERN_BFLOAT16);
+  cr_assert_eq(kern_array_data(b), kern_array_data(a));
+  cr_assert_eq(kern_array_read(b, back, sizeof back), KERN_OK);
+  cr_assert_arr_eq(back, vals, sizeof vals);
+  kern_array_free(b);
   kern_array_free(a);
 }
 

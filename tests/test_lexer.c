@@ -125,14 +125,14 @@ Test(lexer, type_names_with_aliases) {
     const char *name;
     Type *ty;
   } names[] = {
-      {"bool", &ty_bool},   {"int8", &ty_i8},     {"int16", &ty_i16},   {"int32", &ty_i32},
-      {"int64", &ty_i64},   {"uint8", &ty_u8},    {"uint16", &ty_u16},  {"uint32", &ty_u32},
-      {"uint64", &ty_u64},  {"float16", &ty_f16}, {"float32", &ty_f32}, {"float64", &ty_f64},
-      {"int", &ty_i32},     {"uint", &ty_u32},    {"float", &ty_f32},   {"double", &ty_f64},
-      {"vec2", &ty_vec2},   {"vec3", &ty_vec3},   {"vec4", &ty_vec4},   {"dvec2", &ty_dvec2},
-      {"dvec3", &ty_dvec3}, {"dvec4", &ty_dvec4}, {"ivec2", &ty_ivec2}, {"ivec3", &ty_ivec3},
-      {"ivec4", &ty_ivec4}, {"mat22", &ty_mat22}, {"mat33", &ty_mat33}, {"mat44", &ty_mat44},
-      {"quat", &ty_quat},
+      {"bool", &ty_bool},   {"int8", &ty_i8},       {"int16", &ty_i16},   {"int32", &ty_i32},
+      {"int64", &ty_i64},   {"uint8", &ty_u8},      {"uint16", &ty_u16},  {"uint32", &ty_u32},
+      {"uint64", &ty_u64},  {"float16", &ty_f16},   {"float32", &ty_f32}, {"float64", &ty_f64},
+      {"int", &ty_i32},     {"uint", &ty_u32},      {"float", &ty_f32},   {"double", &ty_f64},
+      {"vec2", &ty_vec2},   {"vec3", &ty_vec3},     {"vec4", &ty_vec4},   {"dvec2", &ty_dvec2},
+      {"dvec3", &ty_dvec3}, {"dvec4", &ty_dvec4},   {"ivec2", &ty_ivec2}, {"ivec3", &ty_ivec3},
+      {"ivec4", &ty_ivec4}, {"mat22", &ty_mat22},   {"mat33", &ty_mat33}, {"mat44", &ty_mat44},
+      {"quat", &ty_quat},   {"bfloat16", &ty_bf16},
   };
   for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
     lex(names[i].name);
@@ -623,15 +623,15 @@ Test(types, sizes_and_alignments) {
     int size, align;
     const char *name;
   } want[] = {
-      {&ty_bool, 1, 1, "bool"},    {&ty_i8, 1, 1, "int8"},      {&ty_i16, 2, 2, "int16"},
-      {&ty_i32, 4, 4, "int32"},    {&ty_i64, 8, 8, "int64"},    {&ty_u8, 1, 1, "uint8"},
-      {&ty_u16, 2, 2, "uint16"},   {&ty_u32, 4, 4, "uint32"},   {&ty_u64, 8, 8, "uint64"},
-      {&ty_f16, 2, 2, "float16"},  {&ty_f32, 4, 4, "float32"},  {&ty_f64, 8, 8, "float64"},
-      {&ty_vec2, 8, 4, "vec2"},    {&ty_vec3, 12, 4, "vec3"},   {&ty_vec4, 16, 4, "vec4"},
-      {&ty_dvec2, 16, 8, "dvec2"}, {&ty_dvec3, 24, 8, "dvec3"}, {&ty_dvec4, 32, 8, "dvec4"},
-      {&ty_ivec2, 8, 4, "ivec2"},  {&ty_ivec3, 12, 4, "ivec3"}, {&ty_ivec4, 16, 4, "ivec4"},
-      {&ty_mat22, 16, 4, "mat22"}, {&ty_mat33, 36, 4, "mat33"}, {&ty_mat44, 64, 4, "mat44"},
-      {&ty_quat, 16, 4, "quat"},
+      {&ty_bool, 1, 1, "bool"},    {&ty_i8, 1, 1, "int8"},       {&ty_i16, 2, 2, "int16"},
+      {&ty_i32, 4, 4, "int32"},    {&ty_i64, 8, 8, "int64"},     {&ty_u8, 1, 1, "uint8"},
+      {&ty_u16, 2, 2, "uint16"},   {&ty_u32, 4, 4, "uint32"},    {&ty_u64, 8, 8, "uint64"},
+      {&ty_f16, 2, 2, "float16"},  {&ty_f32, 4, 4, "float32"},   {&ty_f64, 8, 8, "float64"},
+      {&ty_vec2, 8, 4, "vec2"},    {&ty_vec3, 12, 4, "vec3"},    {&ty_vec4, 16, 4, "vec4"},
+      {&ty_dvec2, 16, 8, "dvec2"}, {&ty_dvec3, 24, 8, "dvec3"},  {&ty_dvec4, 32, 8, "dvec4"},
+      {&ty_ivec2, 8, 4, "ivec2"},  {&ty_ivec3, 12, 4, "ivec3"},  {&ty_ivec4, 16, 4, "ivec4"},
+      {&ty_mat22, 16, 4, "mat22"}, {&ty_mat33, 36, 4, "mat33"},  {&ty_mat44, 64, 4, "mat44"},
+      {&ty_quat, 16, 4, "quat"},   {&ty_bf16, 2, 2, "bfloat16"},
   };
   for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
     cr_expect_eq(want[i].t->size, want[i].size, "%s size", want[i].name);
@@ -655,6 +655,7 @@ Test(types, builtin_by_name) {
   cr_expect_eq(type_builtin_by_name("float", 5), &ty_f32);
   cr_expect_eq(type_builtin_by_name("double", 6), &ty_f64);
   cr_expect_eq(type_builtin_by_name("float16", 7), &ty_f16);
+  cr_expect_eq(type_builtin_by_name("bfloat16", 8), &ty_bf16);
   cr_expect_eq(type_builtin_by_name("mat44", 5), &ty_mat44);
   cr_expect_eq(type_builtin_by_name("int32xyz", 5), &ty_i32); /* length decides */
   cr_expect_null(type_builtin_by_name("void", 4));
@@ -669,6 +670,8 @@ Test(types, predicates_and_vec) {
   cr_expect(type_is_signed(&ty_i64));
   cr_expect_not(type_is_signed(&ty_u64));
   cr_expect(type_is_float(&ty_f16));
+  cr_expect(type_is_float(&ty_bf16));
+  cr_expect(type_is_half(&ty_bf16) && type_is_half(&ty_f16) && !type_is_half(&ty_f32));
   cr_expect_not(type_is_float(&ty_vec3));
   cr_expect(type_is_scalar(&ty_bool));
   cr_expect_not(type_is_scalar(&ty_vec2));

@@ -203,6 +203,7 @@ Test(dtype, builtin_sizes_alignments_and_names) {
       {KERN_TRANSFORM, 28, 4, "transform"},
       {KERN_SPATIAL_VECTOR, 24, 4, "spatial_vector"},
       {KERN_SPATIAL_MATRIX, 144, 4, "spatial_matrix"},
+      {KERN_BFLOAT16, 2, 2, "bfloat16"},
   };
   size_t n = sizeof want / sizeof want[0];
   cr_assert_eq(n, (size_t)(KERN_DTYPE_BUILTIN_END - 1), "every builtin dtype is listed");

@@ -1369,6 +1369,7 @@ Test(table, type_codes_and_ctypes) {
               {&ty_u32, "u32", "uint32_t"},
               {&ty_u64, "u64", "uint64_t"},
               {&ty_f16, "f16", "kn_f16"},
+              {&ty_bf16, "bf16", "kn_bf16"},
               {&ty_f32, "f32", "float"},
               {&ty_f64, "f64", "double"},
               {&ty_vec2, "v2", "kn_vec2"},
@@ -1565,6 +1566,8 @@ static const char *zero_of(const Type *t, char *buf, size_t n) {
     snprintf(buf, n, "kn_zero_%s()", builtin_type_code(t));
   else if (t->kind == TY_F16) /* a struct of its bits (bitcast_int16's parameter) */
     snprintf(buf, n, "kn__f16(0u)");
+  else if (t->kind == TY_BF16)
+    snprintf(buf, n, "kn__bf16(0u)");
   else
     snprintf(buf, n, "(%s)0", builtin_ctype(t));
   return buf;

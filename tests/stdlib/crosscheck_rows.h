@@ -6,7 +6,7 @@
  * are transcendental results that may differ by a few ulp (floats first, then
  * doubles). C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    219
+#define KC_EXACT    240
 #define KC_APPROX_F 17
 #define KC_APPROX   34
 #define KC_RANDOM   12
@@ -117,19 +117,28 @@ KN_FN uint64_t kc_f64_out(double v) { return v != v ? 0x7ff8000000000000ull : kn
   KC_PUT((int64_t)kn_cvt_f32_##C(fa));                                                             \
   KC_PUT((int64_t)kn_cvt_f64_##C(da));                                                             \
   KC_PUT((int64_t)kn_cvt_f16_##C(ha));                                                             \
-  KC_PUT(kn_cvt_##C##_f16((T)b).bits);
+  KC_PUT(kn_cvt_##C##_f16((T)b).bits);                                                             \
+  KC_PUT((int64_t)kn_cvt_bf16_##C(ba));                                                            \
+  KC_PUT(kn_cvt_##C##_bf16((T)b).bits);
 
 KN_FN int kc_scalar(uint64_t a, uint64_t b, uint64_t *o) {
   int n = 0;
   float fa = kn__bits_f32((uint32_t)a), fb = kn__bits_f32((uint32_t)b);
   double da = kn__bits_f64(a), db = kn__bits_f64(b);
   kn_f16 ha;
+  kn_bf16 ba;
   ha.bits = (uint16_t)a;
+  ba.bits = (uint16_t)(a >> 16);
   KC_PUT(kn_cvt_f32_f16(fa).bits);
   KC_PUT(kn_cvt_f64_f16(da).bits);
   KC_PUT(kn_cvt_f64_f16((double)fb).bits);
   KC_PUTF(kn_cvt_f16_f32(ha));
   KC_PUTD(kn_cvt_f16_f64(ha));
+  KC_PUT(kn_cvt_f32_bf16(fa).bits);
+  KC_PUT(kn_cvt_f64_bf16(da).bits);
+  KC_PUT(kn_cvt_f64_bf16((double)fb).bits);
+  KC_PUT(kn__f32_bits(kn_cvt_bf16_f32(ba)));
+  KC_PUT(kn__f64_bits(kn_cvt_bf16_f64(ba)));
   KC_INT(int8_t, i8)
   KC_INT(int16_t, i16)
   KC_INT(int32_t, i32)
