@@ -81,7 +81,8 @@ static bool note_access(const Node *n, void *ud) {
   bool write = n->kind == ND_ASSIGN || n->kind == ND_INCDEC || n->kind == ND_ADDR;
   int p = write ? element_param(w->k, n->lhs) : -1;
   if (p >= 0 && w->access[p] == EMIT_ACCESS_READONLY) w->access[p] = EMIT_ACCESS_RESTRICT;
-  bool passes = n->kind == ND_CALL && (n->call_kind == CALL_FUNC || n->special == SP_LOWER_BOUND);
+  bool passes = n->kind == ND_CALL && (n->call_kind == CALL_FUNC || n->special == SP_LOWER_BOUND ||
+                                       n->special == SP_RAND_FN);
   for (const Node *a = passes ? n->args : NULL; a; a = a->next)
     for (int i = 0; i < w->k->nparams; i++)
       if (a->kind == ND_IDENT && a->var == w->k->params[i]) w->access[i] = EMIT_ACCESS_PLAIN;

@@ -396,6 +396,21 @@ static void add_decompositions(void) {
   add3("eig3", "eig3", &ty_void, m33, &ptr_mat33, &ptr_vec3);
 }
 
+/* stdlib/kern_noise.h: Warp's Perlin noise; the state is a uint32 seed. */
+static void add_noise(void) {
+  Type *u = &ty_u32, *i = &ty_i32, *f = &ty_f32;
+  Type *const pts[] = {&ty_f32, &ty_vec2, &ty_vec3, &ty_vec4};
+  for (int d = 0; d < 4; d++) {
+    Type *ps[6] = {u, pts[d], i, i, i, i};
+    add2("noise", "noise", f, u, pts[d]);
+    add_row("pnoise", "pnoise", f, 3 + d, ps);
+  }
+  for (int d = 1; d < 4; d++) { /* curlnoise(state, x[, octaves[, lacunarity[, gain]]]) */
+    Type *ps[5] = {u, pts[d], u, f, f}, *r = d == 1 ? &ty_vec2 : &ty_vec3;
+    for (int n = 2; n <= 5; n++) add_row("curlnoise", "curlnoise", r, n, ps);
+  }
+}
+
 /* ---- sorting and lookup ------------------------------------------------------ */
 
 static int row_cmp(const void *a, const void *b) {
@@ -414,6 +429,7 @@ static void build(void) {
   add_transforms();
   add_spatial();
   add_decompositions();
+  add_noise();
   if (!failed) table = malloc((size_t)(nrows ? nrows : 1) * sizeof *table);
   if (failed || !table) {
     for (int i = 0; i < nrows; i++) free((char *)rows[i].b.cname);

@@ -23,7 +23,7 @@
 
 #include "ast.h"
 
-#define BUILTIN_MAX_PARAMS 4
+#define BUILTIN_MAX_PARAMS 6
 
 typedef struct Builtin {
   const char *name;  /* as written in kern ("sqrt", "op+") */

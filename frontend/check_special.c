@@ -59,6 +59,7 @@ static const struct {
     {"sample_unit_hemisphere", SP_RAND_FN},
     {"sample_unit_cube", SP_RAND_FN},
     {"sample_unit_hypercube", SP_RAND_FN},
+    {"sample_cdf", SP_RAND_FN},
 };
 
 SpecialKind ck_special_kind(const char *name) {
@@ -577,7 +578,18 @@ static const struct {
     {"sample_unit_hemisphere", 1, NULL, &ty_vec3},
     {"sample_unit_cube", 1, NULL, &ty_vec3},
     {"sample_unit_hypercube", 1, NULL, &ty_vec4},
+    {"sample_cdf", 2, NULL, &ty_i32}, /* its argument is a float32[] (cdf_array) */
 };
+
+/* sample_cdf's table: a 1-D float32 array, searched as lower_bound does. */
+static bool cdf_array(Check *c, Node *a) {
+  Type *at = array_type(c, a, ck_expr(c, a), "sample_cdf");
+  if (at && (at->ndim != 1 || at->elem != &ty_f32)) {
+    diag_error(c->diags, a->loc, "'sample_cdf' needs a 1-D float32 array, not %s", ck_tname(at));
+    return false;
+  }
+  return at != NULL;
+}
 
 static Val sp_rand_fn(Check *c, Node *n, const char *name) {
   Node **a;
@@ -599,7 +611,9 @@ static Val sp_rand_fn(Check *c, Node *n, const char *name) {
     return ck_val_err();
   }
   rand_state(c, a[0], name);
-  for (int i = 1; i < na; i++) ck_expect(c, a[i], rand_fns[k].arg, (Ctx){"argument", name, i + 1});
+  if (strcmp(name, "sample_cdf") == 0 && !cdf_array(c, a[1])) return ck_val_err();
+  for (int i = 1; i < na && rand_fns[k].arg; i++)
+    ck_expect(c, a[i], rand_fns[k].arg, (Ctx){"argument", name, i + 1});
   return special_done(n, SP_RAND_FN, rand_fns[k].ret);
 }
 

@@ -20,6 +20,8 @@
 #include "check_internal.h"
 
 enum { TILE_MAX_ELEMS = 1 << 20 };
+/* tile_map(f, t, ...): f takes at most this many arguments. */
+enum { TILE_MAP_MAX_ARGS = 4 };
 
 static const struct {
   const char *name;
@@ -460,9 +462,9 @@ static bool fn_arg(Check *c, TCall *k, Type *const *params, int np, Type **ret) 
 }
 
 static Val map_op(Check *c, TCall *k) {
-  if (!no_template(c, k) || !nargs_ok(c, k, 2, 1 + BUILTIN_MAX_PARAMS)) return ck_val_err();
+  if (!no_template(c, k) || !nargs_ok(c, k, 2, 1 + TILE_MAP_MAX_ARGS)) return ck_val_err();
   Type *shape = NULL;
-  Type *params[BUILTIN_MAX_PARAMS];
+  Type *params[TILE_MAP_MAX_ARGS];
   for (int i = 1; i < k->na; i++) {
     if (ck_is_err(k->v[i].ty)) return ck_val_err();
     if (is_tile(k->v[i].ty)) {

@@ -496,6 +496,11 @@ KN_FN kn_vec3 kn_rand_sample_unit_hemisphere_surface_1(uint32_t *s) {
 KN_FN kn_vec3 kn_rand_sample_unit_hemisphere_1(uint32_t *s) {
   return kn__sample_sphere(s, 1.0f, true);
 }
+/* Warp's sample_cdf: the first index whose cumulative weight reaches one
+ * uniform draw (lower_bound of randf in the sorted table). */
+KN_FN int32_t kn_rand_sample_cdf_2(uint32_t *s, kn_array cdf) {
+  return kn_lower_bound_f32(cdf, 0, (int64_t)9223372036854775807LL, kn_randf(s));
+}
 KN_FN kn_vec2 kn_rand_sample_unit_square_1(uint32_t *s) {
   float x = kn_randf(s) - 0.5f;
   return kn_make_v2(x, kn_randf(s) - 0.5f);

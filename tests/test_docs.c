@@ -557,7 +557,8 @@ Test(docs, language_names_every_builtin_and_special_form) {
                                          "sample_unit_hemisphere_surface",
                                          "sample_unit_hemisphere",
                                          "sample_unit_cube",
-                                         "sample_unit_hypercube"};
+                                         "sample_unit_hypercube",
+                                         "sample_cdf"};
   char *md = read_doc(DOC("language.md"));
   for (int i = 0; i < builtin_count(); i++) {
     const char *name = builtin_get(i)->name;

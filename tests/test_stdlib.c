@@ -28,6 +28,7 @@
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
 #include "kern_linalg.h"
+#include "kern_noise.h"
 
 #include "stdlib/crosscheck_rows.h"
 #include "stdlib/gpu_crosscheck.c"
@@ -1682,6 +1683,7 @@ static void put_helpers(Buf *b, bool cxx) {
       "  KT_SIG(kn_rand_randi_3, int32_t (*)(uint32_t *, int32_t, int32_t))\n"
       "  KT_SIG(kn_rand_poisson_2, uint32_t (*)(uint32_t *, float))\n"
       "  KT_SIG(kn_lower_bound_f64, int32_t (*)(kn_array, int64_t, int64_t, double))\n"
+      "  KT_SIG(kn_rand_sample_cdf_2, int32_t (*)(uint32_t *, kn_array))\n"
       "  uint32_t s = kn_rand_rand_init_1(3u);\n"
       "  out[1] = (float)(kn_rand_randu_1(&s) + kn_rand_randu_3(&s, 1u, 5u) + "
       "kn_rand_poisson_2(&s, 20.0f)) + (float)kn_rand_randi_3(&s, -3, 3) + "
@@ -1692,7 +1694,8 @@ static void put_helpers(Buf *b, bool cxx) {
       "kn_rand_sample_unit_cube_1(&s).x + kn_rand_sample_unit_hypercube_1(&s).w;\n"
       "  out[2] = (float)(kn_lower_bound_i32(a, 0, 9, 1) + kn_lower_bound_i64(a, 0, 9, 1) + "
       "kn_lower_bound_u32(a, 0, 9, 1u) + kn_lower_bound_u64(a, 0, 9, 1u) + "
-      "kn_lower_bound_f32(a, 0, 9, 1.0f) + kn_lower_bound_f64(a, 0, 9, 1.0));\n}\n");
+      "kn_lower_bound_f32(a, 0, 9, 1.0f) + kn_lower_bound_f64(a, 0, 9, 1.0) + "
+      "kn_rand_sample_cdf_2(&s, a));\n}\n");
   put(b, "void kh_print(int i) {\n  kn_printf(\"%%d %%u %%ld %%f %%g %%e %%s %%x %%%%\\n\", i, "
          "(unsigned)i, (long long)i, 1.0, 2.0, 3.0, \"s\", 4u);\n"
          "  kn_printf(\"plain\\n\");\n}\n");

@@ -19,6 +19,7 @@
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
 #include "kern_linalg.h"
+#include "kern_noise.h"
 
 #include "harness.h"
 #include "stdlib/crosscheck_rows.h"

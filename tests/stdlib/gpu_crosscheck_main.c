@@ -7,6 +7,7 @@
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
 #include "kern_linalg.h"
+#include "kern_noise.h"
 #include "crosscheck_rows.h"
 #include "gpu_crosscheck.c"
 
