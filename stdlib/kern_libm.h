@@ -215,8 +215,9 @@ KN__LM kn__dd kn__expm1_dd(double x) {
 
 /* ln x for finite x > 0 as e ln2 + ln m (x = 2^e m, m in [sqrt(1/2), sqrt(2))),
  * ln m = 2s + 2s^3 (1/3 + s^2/5 + ...), s = (m - 1) / (m + 1), |s| < 0.172;
- * e ln2 and ln m apart in *lm for log2 and log10. Relative error ~2^-100. */
-KN__LM kn__dd kn__log_dd(double x, int *ep, kn__dd *lm) {
+ * e ln2 and ln m apart in *lm for log2 and log10. Relative error ~2^-100 when
+ * `precise` (pow), else ~2^-60 (the s^3 term in double: enough for one rounding). */
+KN__LM kn__dd kn__log_dd(double x, int precise, int *ep, kn__dd *lm) {
   int e = 0;
   if (x < 2.2250738585072014e-308) x *= 18014398509481984.0, e = -54; /* 2^54 */
   uint64_t b = kn__f64_bits(x);
@@ -224,11 +225,22 @@ KN__LM kn__dd kn__log_dd(double x, int *ep, kn__dd *lm) {
   double m = kn__bits_f64((b & 0xfffffffffffffull) | 0x3ff0000000000000ull);
   if (m > KN__SQRT2) m *= 0.5, e++;
   kn__dd s = kn__dd_div(kn__dd_of(m - 1.0, 0.0), kn__two_sum(m, 1.0));
-  kn__dd s2 = kn__dd_mul(s, s);
-  double w = 1.0 / 25.0, z = s2.h;
-  for (int k = 23; k >= 5; k -= 2) w = w * z + 1.0 / (double)k;
-  kn__dd c = kn__dd_add_d(kn__dd_of(KN__THIRD_HI, KN__THIRD_LO), w * z);
-  kn__dd t = kn__dd_mul(kn__dd_mul(s2, c), s);
+  double z = s.h * s.h, w = 1.0 / 25.0;
+  w = w * z + 1.0 / 23.0;
+  w = w * z + 1.0 / 21.0;
+  w = w * z + 1.0 / 19.0;
+  w = w * z + 1.0 / 17.0;
+  w = w * z + 1.0 / 15.0;
+  w = w * z + 1.0 / 13.0;
+  w = w * z + 1.0 / 11.0;
+  w = w * z + 1.0 / 9.0;
+  w = w * z + 1.0 / 7.0;
+  w = w * z + 1.0 / 5.0;
+  kn__dd t = kn__dd_of((s.h * z) * (KN__THIRD_HI + w * z), 0.0); /* ~2^-60 relative */
+  if (precise) {
+    kn__dd s2 = kn__dd_mul(s, s), c = kn__dd_add_d(kn__dd_of(KN__THIRD_HI, KN__THIRD_LO), w * z);
+    t = kn__dd_mul(kn__dd_mul(s2, c), s);
+  }
   *lm = kn__dd_ldexp(kn__dd_add(s, t), 1);
   *ep = e;
   return kn__dd_add(kn__two_sum((double)e * KN__LN2C_HI, (double)e * KN__LN2C_LO), *lm);
@@ -248,7 +260,7 @@ KN__LM double kn__lm_log(double x) {
   if (kn__log_special(x, &r)) return r;
   int e;
   kn__dd lm;
-  return kn__log_dd(x, &e, &lm).h;
+  return kn__log_dd(x, 0, &e, &lm).h;
 }
 
 KN__LM double kn__lm_log2(double x) {
@@ -256,7 +268,7 @@ KN__LM double kn__lm_log2(double x) {
   if (kn__log_special(x, &r)) return r;
   int e;
   kn__dd lm;
-  kn__log_dd(x, &e, &lm);
+  kn__log_dd(x, 0, &e, &lm);
   return kn__dd_add_d(kn__dd_mul(lm, kn__dd_of(KN__INVLN2_HI, KN__INVLN2_LO)), (double)e).h;
 }
 
@@ -265,7 +277,7 @@ KN__LM double kn__lm_log10(double x) {
   if (kn__log_special(x, &r)) return r;
   int e;
   kn__dd lm;
-  return kn__dd_mul(kn__log_dd(x, &e, &lm), kn__dd_of(KN__INVLN10_HI, KN__INVLN10_LO)).h;
+  return kn__dd_mul(kn__log_dd(x, 0, &e, &lm), kn__dd_of(KN__INVLN10_HI, KN__INVLN10_LO)).h;
 }
 
 /* ===== sin, cos, tan ====================================================== */
@@ -290,7 +302,8 @@ KN_FN void kn__pio2_product(uint64_t mant, int i0, uint32_t *s) {
   for (int j = 0; j < 8; j++) {
     uint64_t lo = ml * w[i0 + j], hi = mh * w[i0 + j];
     int p = 7 - j;
-    acc[p] += lo & 0xffffffffu, acc[p + 1] += (lo >> 32) + (hi & 0xffffffffu), acc[p + 2] += hi >> 32;
+    acc[p] += lo & 0xffffffffu, acc[p + 1] += (lo >> 32) + (hi & 0xffffffffu),
+        acc[p + 2] += hi >> 32;
   }
   for (int i = 0; i < 10; i++) acc[i + 1] += acc[i] >> 32, s[i] = (uint32_t)acc[i];
   s[10] = (uint32_t)acc[10];
@@ -375,7 +388,7 @@ KN__LM kn__dd kn__sincos_dd(double x, int cosine) {
 
 KN__LM double kn__lm_sin(double x) {
   if (x != x) return x;
-  if (x - x != 0.0) return KN__NAN64; /* infinite */
+  if (x - x != 0.0) return KN__NAN64;                                    /* infinite */
   if (x > -7.450580596923828e-09 && x < 7.450580596923828e-09) return x; /* |x| < 2^-27 */
   return kn__sincos_dd(x, 0).h;
 }
@@ -413,7 +426,15 @@ KN__LM kn__dd kn__atan_unit(kn__dd z) {
     t = kn__dd_div(kn__dd_add_d(z, -c), kn__dd_add_d(kn__dd_mul_d(z, c), 1.0));
   }
   double x = t.h, w = x * x, p = 1.0 / 21.0;
-  for (int k = 19; k >= 3; k -= 2) p = p * w + (k & 2 ? -1.0 : 1.0) / (double)k;
+  p = p * w - 1.0 / 19.0;
+  p = p * w + 1.0 / 17.0;
+  p = p * w - 1.0 / 15.0;
+  p = p * w + 1.0 / 13.0;
+  p = p * w - 1.0 / 11.0;
+  p = p * w + 1.0 / 9.0;
+  p = p * w - 1.0 / 7.0;
+  p = p * w + 1.0 / 5.0;
+  p = p * w - 1.0 / 3.0;
   return kn__dd_add(base, kn__fast_two_sum(x, (x * w) * p + t.l * (1.0 - w)));
 }
 
@@ -421,7 +442,8 @@ KN__LM kn__dd kn__atan_unit(kn__dd z) {
  * factor 2^900 of 1. */
 KN__LM kn__dd kn__atan_ratio(kn__dd y, kn__dd x) {
   if (y.h <= x.h) return kn__atan_unit(kn__dd_div(y, x));
-  return kn__dd_add(kn__dd_of(KN__PIO2_HI, KN__PIO2_LO), kn__dd_neg(kn__atan_unit(kn__dd_div(x, y))));
+  return kn__dd_add(kn__dd_of(KN__PIO2_HI, KN__PIO2_LO),
+                    kn__dd_neg(kn__atan_unit(kn__dd_div(x, y))));
 }
 
 KN_FN double kn__copysign_d(double x, double s) {
@@ -450,11 +472,13 @@ KN__LM double kn__atan2_finite(double y, double x) {
   double ay = kn__abs_d(y), ax = kn__abs_d(x);
   int ey = kn__ilogb_d(ay), ex = kn__ilogb_d(ax);
   double a;
-  if (ey - ex > 60) a = KN__PIO2_HI;
-  else if (ex - ey > 60) a = x > 0.0 ? ay / ax : KN__PI_HI;
+  if (ey - ex > 60)
+    a = KN__PIO2_HI;
+  else if (ex - ey > 60)
+    a = x > 0.0 ? ay / ax : KN__PI_HI;
   else {
-    kn__dd t = kn__atan_ratio(kn__dd_of(kn__scale_d(ay, -ex), 0.0),
-                              kn__dd_of(kn__scale_d(ax, -ex), 0.0));
+    kn__dd t =
+        kn__atan_ratio(kn__dd_of(kn__scale_d(ay, -ex), 0.0), kn__dd_of(kn__scale_d(ax, -ex), 0.0));
     if (x < 0.0) t = kn__dd_add(kn__dd_of(KN__PI_HI, KN__PI_LO), kn__dd_neg(t));
     a = t.h;
   }
@@ -584,8 +608,8 @@ KN__LM double kn__lm_pow(double x, double y) {
   if (kn__pow_special(x, y, &r)) return r;
   double sign = x < 0.0 && kn__int_kind(y) == 1 ? -1.0 : 1.0;
   int e, k;
-  kn__dd lm, l = kn__log_dd(kn__abs_d(x), &e, &lm);
-  if (l.h == 0.0) return sign; /* x = -1 */
+  kn__dd lm, l = kn__log_dd(kn__abs_d(x), 1, &e, &lm);
+  if (l.h == 0.0) return sign;              /* x = -1 */
   if (kn__abs_d(y) > 1.8446744073709552e19) /* 2^64: |y ln x| > 2^10, |ln x| >= 2^-54 */
     return (l.h > 0.0) == (y > 0.0) ? sign * KN__INF64 : sign * 0.0;
   kn__dd p = kn__two_prod(y, l.h);

@@ -85,8 +85,8 @@ static void lm_sweep(int f32, double bound) {
   double all = 0;
   for (int i = 0; i < LM_NFNS; i++) {
     double at = 0, w = lm_worst(m, cpu, &lm_fns[i], f32, &at);
-    fprintf(stderr, "%s %-5s worst %.3f ulp (at %a)\n", f32 ? "float32" : "float64",
-            lm_fns[i].name, w, at);
+    fprintf(stderr, "%s %-5s worst %.3f ulp (at %a)\n", f32 ? "float32" : "float64", lm_fns[i].name,
+            w, at);
     cr_expect(w <= bound, "%s %s: %.3f ulp at %a", f32 ? "float32" : "float64", lm_fns[i].name, w,
               at);
     all = fmax(all, w);
@@ -108,37 +108,99 @@ typedef struct lm_case {
 #define INF  INFINITY
 #define DNAN NAN
 static const lm_case lm_cases[] = {
-    {"exp", 0.0, 0, 1.0},           {"exp", -0.0, 0, 1.0},          {"exp", INF, 0, INF},
-    {"exp", -INF, 0, 0.0},          {"exp", 710.0, 0, INF},         {"exp", -746.0, 0, 0.0},
-    {"exp", 1.0, 0, M_E},           {"exp2", 10.0, 0, 1024.0},      {"exp2", -1074.0, 0, 0x1p-1074},
-    {"exp2", 1024.0, 0, INF},       {"exp2", -INF, 0, 0.0},         {"exp2", -1075.0, 0, 0.0},
-    {"log", 1.0, 0, 0.0},           {"log", 0.0, 0, -INF},          {"log", -0.0, 0, -INF},
-    {"log", INF, 0, INF},           {"log", -1.0, 0, DNAN},         {"log", -INF, 0, DNAN},
-    {"log2", 0x1p-1074, 0, -1074.0}, {"log2", 1024.0, 0, 10.0},     {"log10", 1000.0, 0, 3.0},
-    {"log10", 1e-300, 0, -300.0},   {"log2", -0.5, 0, DNAN},        {"sin", -0.0, 0, -0.0},
-    {"sin", 0x1p-1074, 0, 0x1p-1074}, {"sin", INF, 0, DNAN},        {"cos", -INF, 0, DNAN},
-    {"cos", 0.0, 0, 1.0},           {"tan", -0.0, 0, -0.0},         {"tan", INF, 0, DNAN},
-    {"asin", 1.0, 0, M_PI_2},       {"asin", -0.0, 0, -0.0},        {"asin", 1.5, 0, DNAN},
-    {"acos", 1.0, 0, 0.0},          {"acos", -1.0, 0, M_PI},        {"acos", -1.0000001, 0, DNAN},
-    {"atan", INF, 0, M_PI_2},       {"atan", -INF, 0, -M_PI_2},     {"atan", -0.0, 0, -0.0},
-    {"sinh", -0.0, 0, -0.0},        {"sinh", -INF, 0, -INF},        {"sinh", 711.0, 0, INF},
-    {"cosh", -INF, 0, INF},         {"cosh", 0.0, 0, 1.0},          {"tanh", -INF, 0, -1.0},
-    {"tanh", -0.0, 0, -0.0},        {"cbrt", -27.0, 0, -3.0},       {"cbrt", -0.0, 0, -0.0},
-    {"cbrt", -INF, 0, -INF},        {"cbrt", 0x1p-1074, 0, 0x1p-358}, {"pow", DNAN, 0.0, 1.0},
-    {"pow", 1.0, DNAN, 1.0},        {"pow", -1.0, INF, 1.0},        {"pow", -1.0, -INF, 1.0},
-    {"pow", 0.5, INF, 0.0},         {"pow", 0.5, -INF, INF},        {"pow", 2.0, INF, INF},
-    {"pow", 2.0, -INF, 0.0},        {"pow", -0.0, -3.0, -INF},      {"pow", -0.0, -2.0, INF},
-    {"pow", 0.0, -0.5, INF},        {"pow", -0.0, 3.0, -0.0},       {"pow", -0.0, 2.0, 0.0},
-    {"pow", -INF, -3.0, -0.0},      {"pow", -INF, -2.0, 0.0},       {"pow", -INF, 3.0, -INF},
-    {"pow", -INF, 2.5, INF},        {"pow", INF, -1.0, 0.0},        {"pow", INF, 0.1, INF},
-    {"pow", -2.0, 0.5, DNAN},       {"pow", -2.0, 3.0, -8.0},       {"pow", -2.0, -1075.0, -0.0},
-    {"pow", 2.0, -1074.0, 0x1p-1074}, {"pow", 10.0, 308.5, INF},    {"pow", -8.0, 1e300, INF},
-    {"pow", 0.5, 1e300, 0.0},       {"pow", -1.0, 1e300, 1.0},      {"pow", -1.0, -3.0, -1.0},
-    {"pow", -1.0, 0.5, DNAN},       {"pow", 3.0, 4.0, 81.0},        {"atan2", 0.0, -0.0, M_PI},
-    {"atan2", -0.0, -0.0, -M_PI},   {"atan2", 0.0, 0.0, 0.0},       {"atan2", -0.0, 1.0, -0.0},
-    {"atan2", 1.0, 0.0, M_PI_2},    {"atan2", -1.0, -0.0, -M_PI_2}, {"atan2", INF, INF, M_PI_4},
-    {"atan2", -INF, -INF, -3 * M_PI_4}, {"atan2", INF, 5.0, M_PI_2}, {"atan2", 5.0, -INF, M_PI},
-    {"atan2", -5.0, INF, -0.0},     {"atan2", 1e-300, -1e300, M_PI}, {"atan2", 1e300, 1e-300, M_PI_2},
+    {"exp", 0.0, 0, 1.0},
+    {"exp", -0.0, 0, 1.0},
+    {"exp", INF, 0, INF},
+    {"exp", -INF, 0, 0.0},
+    {"exp", 710.0, 0, INF},
+    {"exp", -746.0, 0, 0.0},
+    {"exp", 1.0, 0, M_E},
+    {"exp2", 10.0, 0, 1024.0},
+    {"exp2", -1074.0, 0, 0x1p-1074},
+    {"exp2", 1024.0, 0, INF},
+    {"exp2", -INF, 0, 0.0},
+    {"exp2", -1075.0, 0, 0.0},
+    {"log", 1.0, 0, 0.0},
+    {"log", 0.0, 0, -INF},
+    {"log", -0.0, 0, -INF},
+    {"log", INF, 0, INF},
+    {"log", -1.0, 0, DNAN},
+    {"log", -INF, 0, DNAN},
+    {"log2", 0x1p-1074, 0, -1074.0},
+    {"log2", 1024.0, 0, 10.0},
+    {"log10", 1000.0, 0, 3.0},
+    {"log10", 1e-300, 0, -300.0},
+    {"log2", -0.5, 0, DNAN},
+    {"sin", -0.0, 0, -0.0},
+    {"sin", 0x1p-1074, 0, 0x1p-1074},
+    {"sin", INF, 0, DNAN},
+    {"cos", -INF, 0, DNAN},
+    {"cos", 0.0, 0, 1.0},
+    {"tan", -0.0, 0, -0.0},
+    {"tan", INF, 0, DNAN},
+    {"asin", 1.0, 0, M_PI_2},
+    {"asin", -0.0, 0, -0.0},
+    {"asin", 1.5, 0, DNAN},
+    {"acos", 1.0, 0, 0.0},
+    {"acos", -1.0, 0, M_PI},
+    {"acos", -1.0000001, 0, DNAN},
+    {"atan", INF, 0, M_PI_2},
+    {"atan", -INF, 0, -M_PI_2},
+    {"atan", -0.0, 0, -0.0},
+    {"sinh", -0.0, 0, -0.0},
+    {"sinh", -INF, 0, -INF},
+    {"sinh", 711.0, 0, INF},
+    {"cosh", -INF, 0, INF},
+    {"cosh", 0.0, 0, 1.0},
+    {"tanh", -INF, 0, -1.0},
+    {"tanh", -0.0, 0, -0.0},
+    {"cbrt", -27.0, 0, -3.0},
+    {"cbrt", -0.0, 0, -0.0},
+    {"cbrt", -INF, 0, -INF},
+    {"cbrt", 0x1p-1074, 0, 0x1p-358},
+    {"pow", DNAN, 0.0, 1.0},
+    {"pow", 1.0, DNAN, 1.0},
+    {"pow", -1.0, INF, 1.0},
+    {"pow", -1.0, -INF, 1.0},
+    {"pow", 0.5, INF, 0.0},
+    {"pow", 0.5, -INF, INF},
+    {"pow", 2.0, INF, INF},
+    {"pow", 2.0, -INF, 0.0},
+    {"pow", -0.0, -3.0, -INF},
+    {"pow", -0.0, -2.0, INF},
+    {"pow", 0.0, -0.5, INF},
+    {"pow", -0.0, 3.0, -0.0},
+    {"pow", -0.0, 2.0, 0.0},
+    {"pow", -INF, -3.0, -0.0},
+    {"pow", -INF, -2.0, 0.0},
+    {"pow", -INF, 3.0, -INF},
+    {"pow", -INF, 2.5, INF},
+    {"pow", INF, -1.0, 0.0},
+    {"pow", INF, 0.1, INF},
+    {"pow", -2.0, 0.5, DNAN},
+    {"pow", -2.0, 3.0, -8.0},
+    {"pow", -2.0, -1075.0, -0.0},
+    {"pow", 2.0, -1074.0, 0x1p-1074},
+    {"pow", 10.0, 308.5, INF},
+    {"pow", -8.0, 1e300, INF},
+    {"pow", 0.5, 1e300, 0.0},
+    {"pow", -1.0, 1e300, 1.0},
+    {"pow", -1.0, -3.0, -1.0},
+    {"pow", -1.0, 0.5, DNAN},
+    {"pow", 3.0, 4.0, 81.0},
+    {"atan2", 0.0, -0.0, M_PI},
+    {"atan2", -0.0, -0.0, -M_PI},
+    {"atan2", 0.0, 0.0, 0.0},
+    {"atan2", -0.0, 1.0, -0.0},
+    {"atan2", 1.0, 0.0, M_PI_2},
+    {"atan2", -1.0, -0.0, -M_PI_2},
+    {"atan2", INF, INF, M_PI_4},
+    {"atan2", -INF, -INF, -3 * M_PI_4},
+    {"atan2", INF, 5.0, M_PI_2},
+    {"atan2", 5.0, -INF, M_PI},
+    {"atan2", -5.0, INF, -0.0},
+    {"atan2", 1e-300, -1e300, M_PI},
+    {"atan2", 1e300, 1e-300, M_PI_2},
     {"atan2", 1e-320, 1e10, 0.0},
 };
 
@@ -184,8 +246,7 @@ Test(libm, nan_bits) {
     got = lm_one(m, cpu, lm_fns[i].name, payload, 2.0);
     memcpy(&g, &got, 8);
     if (strcmp(lm_fns[i].name, "pow")) /* pow(x, 2) of a NaN x: x */
-      cr_expect_eq(g, pb, "%s kept the NaN's bits: %016llx", lm_fns[i].name,
-                   (unsigned long long)g);
+      cr_expect_eq(g, pb, "%s kept the NaN's bits: %016llx", lm_fns[i].name, (unsigned long long)g);
   }
   float fx[2] = {-2.0f, 0.0f}, fy[2] = {0.5f, 0.5f}, fo[2];
   uint32_t nb = 0x7fa00001u;
@@ -202,8 +263,14 @@ Test(libm, huge_arguments_of_sin_cos_tan) {
   kern_device *cpu;
   kern_module *m = lm_cpu_module(&cpu);
   /* near multiples of pi/2 (the closest doubles known), and the largest */
-  const double xs[] = {0x1.6ac5b262ca1ffp+849, 6381956970095103.0 * 0x1p797,
-                       0x1.fffffffffffffp+1023, 0x1p20, 0x1p20 - 0x1p-32, 1e22, -1e22, 1.7e308};
+  const double xs[] = {0x1.6ac5b262ca1ffp+849,
+                       6381956970095103.0 * 0x1p797,
+                       0x1.fffffffffffffp+1023,
+                       0x1p20,
+                       0x1p20 - 0x1p-32,
+                       1e22,
+                       -1e22,
+                       1.7e308};
   const char *fns[] = {"sin", "cos", "tan"};
   long double (*refs[])(long double) = {sinl, cosl, tanl};
   for (size_t i = 0; i < sizeof xs / sizeof xs[0]; i++)
@@ -224,7 +291,8 @@ Test(libm, vector_forms_are_componentwise) {
   for (int i = 0; i < 4 * N; i++) x[i] = (float)(i - 2 * N) * 0.173f, y[i] = (float)(i % 7) - 3.0f;
   for (int i = 0; i < LM_NFNS; i++) {
     char vn[32], sn[32];
-    snprintf(vn, sizeof vn, "v_%s", lm_fns[i].name), snprintf(sn, sizeof sn, "f_%s", lm_fns[i].name);
+    snprintf(vn, sizeof vn, "v_%s", lm_fns[i].name),
+        snprintf(sn, sizeof sn, "f_%s", lm_fns[i].name);
     lm_run(m, cpu, vn, KERN_VEC4, N, x, y, v);
     lm_run(m, cpu, sn, KERN_FLOAT32, 4 * N, x, y, s);
     cr_expect_eq(memcmp(v, s, sizeof v), 0, "%s on vec4 differs from the scalar", lm_fns[i].name);

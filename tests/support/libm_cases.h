@@ -26,14 +26,14 @@ typedef struct lm_fn {
 } lm_fn;
 
 static const lm_fn lm_fns[] = {
-    {"exp", expl, NULL, -750.0, 750.0},      {"exp2", exp2l, NULL, -1080.0, 1030.0},
-    {"log", logl, NULL, 0.0, 100.0},         {"log2", log2l, NULL, 0.0, 100.0},
-    {"log10", log10l, NULL, 0.0, 100.0},     {"sin", sinl, NULL, -100.0, 100.0},
-    {"cos", cosl, NULL, -100.0, 100.0},      {"tan", tanl, NULL, -100.0, 100.0},
-    {"asin", asinl, NULL, -1.0, 1.0},        {"acos", acosl, NULL, -1.0, 1.0},
-    {"atan", atanl, NULL, -50.0, 50.0},      {"sinh", sinhl, NULL, -30.0, 30.0},
-    {"cosh", coshl, NULL, -30.0, 30.0},      {"tanh", tanhl, NULL, -10.0, 10.0},
-    {"cbrt", cbrtl, NULL, -1000.0, 1000.0},  {"pow", NULL, powl, 0.0, 10.0},
+    {"exp", expl, NULL, -750.0, 750.0},     {"exp2", exp2l, NULL, -1080.0, 1030.0},
+    {"log", logl, NULL, 0.0, 100.0},        {"log2", log2l, NULL, 0.0, 100.0},
+    {"log10", log10l, NULL, 0.0, 100.0},    {"sin", sinl, NULL, -100.0, 100.0},
+    {"cos", cosl, NULL, -100.0, 100.0},     {"tan", tanl, NULL, -100.0, 100.0},
+    {"asin", asinl, NULL, -1.0, 1.0},       {"acos", acosl, NULL, -1.0, 1.0},
+    {"atan", atanl, NULL, -50.0, 50.0},     {"sinh", sinhl, NULL, -30.0, 30.0},
+    {"cosh", coshl, NULL, -30.0, 30.0},     {"tanh", tanhl, NULL, -10.0, 10.0},
+    {"cbrt", cbrtl, NULL, -1000.0, 1000.0}, {"pow", NULL, powl, 0.0, 10.0},
     {"atan2", NULL, atan2l, -10.0, 10.0},
 };
 #define LM_NFNS ((int)(sizeof lm_fns / sizeof lm_fns[0]))
