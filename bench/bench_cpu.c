@@ -20,7 +20,9 @@
  * cores (BENCH_ONLY=gemm runs only that table). A third times
  * kern_array_sort of 16M uint32 keys, alone and with uint32 values, against
  * a plain C LSD radix sort (8-bit digits, 4 passes) on one thread, checked
- * against it first (BENCH_ONLY=sort runs only that table).
+ * against it first (BENCH_ONLY=sort runs only that table). A fourth
+ * (bench_libm.h, BENCH_ONLY=libm) times kern's own exp, sin, log and pow
+ * against the platform's libm in a fast-math module, 4M elements a launch.
  */
 #include <math.h>
 #include <pthread.h>
@@ -33,6 +35,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_libm.h"
 #include "kern.h"
 
 enum { REPS = 21, SINGLE_REPS = 5, TINY_LAUNCHES = 1000, TINY_N = 64, CHUNK = 256, NBINS = 1024 };
@@ -891,7 +894,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof all / sizeof *all; i++)
     if (!only || !*only || strstr(only, all[i].name)) r[n++] = all[i].run(m, cpu, scale);
   pool_stop();
-  print_table(r, n, ncores);
+  if (n) print_table(r, n, ncores);
   if (!only || !*only || strstr(only, "gemm")) {
     sgemm_fn sgemm = openblas(ncores);
     if (!sgemm) fprintf(stderr, "bench_cpu: no libopenblas.so.0: the OpenBLAS column is empty\n");
@@ -900,6 +903,8 @@ int main(int argc, char **argv) {
     print_matmul(mr, 2, ncores);
   }
   if (!only || !*only || strstr(only, "sort")) bench_array_sort(cpu, scale);
+  if (!only || !*only || strstr(only, "libm"))
+    bench_libm(m, fast_module, cpu, (int64_t)scale << 22, REPS);
   kern_module_free(m);
   kern_module_free(fast_module);
   kern_shutdown();

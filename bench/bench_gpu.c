@@ -21,7 +21,9 @@
  * and with uint32 values, each run on a fresh copy of the input, checked
  * first (keys ascending, values the keys' input places, equal keys in input
  * order); its rows go to the CSV too, where bench/peers.py sets CUB's radix
- * sort (through CuPy and PyTorch) beside them.
+ * sort (through CuPy and PyTorch) beside them. A fourth (bench_libm.h,
+ * BENCH_ONLY=libm runs only it) times kern's own exp, sin, log and pow against
+ * CUDA's in a fast-math module (--use_fast_math), 64M elements a launch.
  */
 #include <math.h>
 #include <stdint.h>
@@ -30,6 +32,7 @@
 #include <string.h>
 
 #include "bench.h"
+#include "bench_libm.h"
 #include "cuda_api.h"
 #include "nvrtc.h"
 #include "toolchain.h"
@@ -773,13 +776,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s", kern_last_error());
     return 1;
   }
-  /* BENCH_ONLY=primitives or =matmul: only that table (profiling one) */
+  /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one) */
   const char *only = getenv("BENCH_ONLY");
-  if (only && (!strcmp(only, "primitives") || !strcmp(only, "matmul"))) {
+  if (only && (!strcmp(only, "primitives") || !strcmp(only, "matmul") || !strcmp(only, "libm"))) {
     if (!strcmp(only, "primitives"))
       bench_primitives();
-    else
+    else if (!strcmp(only, "matmul"))
       bench_array_matmul();
+    else
+      bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
     kern_module_free(m);
     kern_module_free(fast_module);
     return 0;
@@ -798,6 +803,7 @@ int main(int argc, char **argv) {
   bench_primitives();
   bench_array_matmul();
   bench_sort(csv_path);
+  bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
   kern_module_free(m);
   kern_module_free(fast_module);
   return 0;

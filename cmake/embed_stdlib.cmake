@@ -5,7 +5,7 @@
 # it (each guarded, each starting where the one before ends), so generated
 # code pastes one text and needs no include path. Tests that compile the
 # stdlib on their own read the same list: tests/stdlib/parts.h.
-set(STDLIB_PARTS kern_builtins.h kern_math.h kern_spatial.h kern_transform.h
+set(STDLIB_PARTS kern_builtins.h kern_libm.h kern_math.h kern_spatial.h kern_transform.h
     kern_spatial_algebra.h kern_linalg.h kern_noise.h)
 function(embed var)
   set(hex "")

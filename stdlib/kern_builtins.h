@@ -36,12 +36,11 @@
  * bfloat16's; a NaN keeps its sign and top payload bits, made quiet.
  * Bfloat16 to float32/float64 is exact; arithmetic is done in float32.
  * Bit-identical results. Everything here gives the same bits on both devices
- * (checked on an H100 by tests/stdlib/gpu_crosscheck.c), except:
- *  - transcendental functions (exp exp2 log log2 log10 sin cos tan asin acos
- *    atan atan2 sinh cosh tanh cbrt pow, and randn, quat_from_axis_angle that
- *    use them) come from each platform's math library: a few ulp apart (at
- *    most 3 measured); erf, erfc and erfinv (kern_math.h) are kern's own
- *    and exact;
+ * (checked on an H100 by tests/stdlib/gpu_crosscheck.c), and so do the
+ * transcendental functions (exp ... pow, kern's own in kern_libm.h, the next
+ * part) and what uses them (randn, the quaternion helpers, the samplers),
+ * except in a fast-math module (KN_FAST_MATH: the platform's functions); and
+ * except:
  *  - a NaN made by arithmetic (0/0, sqrt(-1)) is 0xffc00000 on x86 and
  *    0x7fffffff on CUDA (NaNs that are only copied or converted keep their bits);
  *  - the GPU compile must keep a*b+c unfused (NVRTC --fmad=false); with
@@ -68,7 +67,7 @@
  * (seed, offset) with the PCG output permutation; each draw advances the state
  * by the PCG LCG step and returns the permutation of the new state. randf
  * takes its top 24 bits, in [0, 1); randf(lo, hi) is lo + (hi - lo) * randf;
- * randn is Box-Muller on two draws.
+ * randn (kern_math.h) is Box-Muller on two draws.
  * printf on the CPU formats into a 1024-byte buffer (longer output is cut)
  * and writes it with one locked fwrite and fflush on stdout, so lines from
  * concurrent threads never interleave; on CUDA it is the device printf.
@@ -434,28 +433,11 @@ KN_FN double kn__rsqrt(double x) { return 1.0 / sqrt(x); }
 
 KN__F1(sqrt, sqrtf, sqrt)
 KN__F1(rsqrt, kn__rsqrtf, kn__rsqrt)
-KN__F1(cbrt, cbrtf, cbrt)
-KN__F1(exp, expf, exp)
-KN__F1(exp2, exp2f, exp2)
-KN__F1(log, logf, log)
-KN__F1(log2, log2f, log2)
-KN__F1(log10, log10f, log10)
-KN__F1(sin, sinf, sin)
-KN__F1(cos, cosf, cos)
-KN__F1(tan, tanf, tan)
-KN__F1(asin, asinf, asin)
-KN__F1(acos, acosf, acos)
-KN__F1(atan, atanf, atan)
-KN__F1(sinh, sinhf, sinh)
-KN__F1(cosh, coshf, cosh)
-KN__F1(tanh, tanhf, tanh)
 KN__F1(floor, floorf, floor)
 KN__F1(ceil, ceilf, ceil)
 KN__F1(round, roundf, round)
 KN__F1(trunc, truncf, trunc)
 KN__F1(abs, fabsf, fabs)
-KN__F2(pow, powf, pow)
-KN__F2(atan2, atan2f, atan2)
 KN__F2(fmod, fmodf, fmod)
 
 /* fmin/fmax, but with -0 < +0 spelled out: libm and CUDA disagree on the sign
@@ -658,27 +640,10 @@ KN__VCVT_N(4)
 /* componentwise math on float vectors */
 KN__FVECS(KN__MATH1, sqrt)
 KN__FVECS(KN__MATH1, rsqrt)
-KN__FVECS(KN__MATH1, cbrt)
-KN__FVECS(KN__MATH1, exp)
-KN__FVECS(KN__MATH1, exp2)
-KN__FVECS(KN__MATH1, log)
-KN__FVECS(KN__MATH1, log2)
-KN__FVECS(KN__MATH1, log10)
-KN__FVECS(KN__MATH1, sin)
-KN__FVECS(KN__MATH1, cos)
-KN__FVECS(KN__MATH1, tan)
-KN__FVECS(KN__MATH1, asin)
-KN__FVECS(KN__MATH1, acos)
-KN__FVECS(KN__MATH1, atan)
-KN__FVECS(KN__MATH1, sinh)
-KN__FVECS(KN__MATH1, cosh)
-KN__FVECS(KN__MATH1, tanh)
 KN__FVECS(KN__MATH1, floor)
 KN__FVECS(KN__MATH1, ceil)
 KN__FVECS(KN__MATH1, round)
 KN__FVECS(KN__MATH1, trunc)
-KN__FVECS(KN__MATH2, pow)
-KN__FVECS(KN__MATH2, atan2)
 KN__FVECS(KN__MATH2, fmod)
 KN__FVECS(KN__MATH2, step)
 KN__FVECS(KN__MATH3, lerp)
@@ -1069,11 +1034,6 @@ KN_FN kn_quat kn_quat_mul_q_q(kn_quat a, kn_quat b) {
       a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y, a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
       a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w, a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z);
 }
-KN_FN kn_quat kn_quat_from_axis_angle_v3_f32(kn_vec3 axis, float angle) {
-  kn_vec3 n = kn_normalize_v3(axis);
-  float s = sinf(0.5f * angle);
-  return kn_make_q(n.x * s, n.y * s, n.z * s, cosf(0.5f * angle));
-}
 /* v + 2w (u x v) + 2 u x (u x v), u = q.xyz: q v q* for a unit q. */
 KN_FN kn_vec3 kn_quat_rotate_q_v3(kn_quat q, kn_vec3 v) {
   kn_vec3 u = kn_make_v3(q.x, q.y, q.z);
@@ -1221,11 +1181,6 @@ KN_FN uint32_t kn_randi(uint32_t *s) {
 }
 KN_FN float kn_randf(uint32_t *s) { return (float)(kn_randi(s) >> 8) * (1.0f / 16777216.0f); }
 KN_FN float kn_randf_range(uint32_t *s, float lo, float hi) { return lo + (hi - lo) * kn_randf(s); }
-KN_FN float kn_randn(uint32_t *s) {
-  float u1 = kn_randf(s), u2 = kn_randf(s);
-  float r = sqrtf(-2.0f * logf(1.0f - u1)); /* 1 - u1 is in (0, 1] */
-  return r * cosf(6.28318530717958647692f * u2);
-}
 
 /* ===== printf ============================================================= */
 

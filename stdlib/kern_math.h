@@ -1,7 +1,8 @@
 /* kern_math.h: the wider math library of generated kernel code.
  *
- * Requires kern_builtins.h before it (cmake/embed_stdlib.cmake pastes the
- * stdlib parts in order: kern_abi.h, kern_builtins.h, this file, so generated
+ * Requires kern_builtins.h and kern_libm.h before it (cmake/embed_stdlib.cmake
+ * pastes the stdlib parts in order: kern_abi.h, kern_builtins.h, kern_libm.h,
+ * this file, so generated
  * code still needs no include path; a host C file may include this header
  * alone). Compiled by the host C compiler and by NVRTC like kern_builtins.h,
  * under the same rules: no FMA contraction, no platform math function whose
@@ -25,14 +26,14 @@
  * of Laplace's continued fraction, evaluated from its tail with a term count
  * fixed by x; the other cases by 1 - the other function. erfinv: an initial
  * guess from Giles' approximation, then Newton's method on erf (for
- * |y| >= 0.5 on ln erfc, which converges in the tails). e^x and log x are written here too (kn__exp_d, kn__log_d:
- * Cody-Waite reduction and a Taylor or atanh series, within 1 ulp).
+ * |y| >= 0.5 on ln erfc, which converges in the tails). e^x and log x are
+ * kern_libm.h's.
  */
 #ifndef KN_MATH_H
 #define KN_MATH_H
 
-#ifndef KN_BUILTINS_H
-#include "kern_builtins.h"
+#ifndef KN_LIBM_H
+#include "kern_libm.h"
 #endif
 
 #ifdef __CUDACC_RTC__
@@ -40,62 +41,13 @@
 #pragma nv_diag_suppress 177
 #endif
 
-/* ===== float64 kernels: exp, log, erf ===================================== */
+/* ===== float64 kernels: erf ============================================== */
 
-#define KN__LN2_HI   6.93147180369123816490e-01 /* ln 2 with 32 trailing zero bits */
-#define KN__LN2_LO   1.90821492927058770002e-10 /* ln 2 - KN__LN2_HI */
-#define KN__2_SQRTPI 1.12837916709551257390     /* 2 / sqrt(pi) */
+#define KN__2_SQRTPI 1.12837916709551257390 /* 2 / sqrt(pi) */
 
-/* 2^k for k in -1022..1023, from its bits. */
-KN_FN double kn__pow2_d(int k) { return kn__bits_f64((uint64_t)(k + 1023) << 52); }
-
-/* x * 2^k in two exact steps, so a subnormal result is rounded once. */
-KN_FN double kn__scale_d(double x, int k) {
-  int k1 = k / 2;
-  return x * kn__pow2_d(k1) * kn__pow2_d(k - k1);
-}
-
-/* e^x: x = k ln2 + r, |r| <= ln2 / 2, e^r - 1 by its Taylor series to r^14. */
-KN_FN double kn__exp_d(double x) {
-  if (x != x) return x;
-  if (x > 709.782712893384) return 1.0 / 0.0;
-  if (x < -745.2) return 0.0;
-  double k = floor(x * 1.44269504088896338700 + 0.5);
-  double r = (x - k * KN__LN2_HI) - k * KN__LN2_LO;
-  double p = 1.0 / 87178291200.0; /* 1/14!, then Horner down to 1/2! */
-  p = p * r + 1.0 / 6227020800.0;
-  p = p * r + 1.0 / 479001600.0;
-  p = p * r + 1.0 / 39916800.0;
-  p = p * r + 1.0 / 3628800.0;
-  p = p * r + 1.0 / 362880.0;
-  p = p * r + 1.0 / 40320.0;
-  p = p * r + 1.0 / 5040.0;
-  p = p * r + 1.0 / 720.0;
-  p = p * r + 1.0 / 120.0;
-  p = p * r + 1.0 / 24.0;
-  p = p * r + 1.0 / 6.0;
-  p = p * r + 0.5;
-  p = (p * r + 1.0) * r; /* e^r - 1 */
-  return kn__scale_d(1.0 + p, (int)k);
-}
-
-/* ln x for finite x > 0: x = m 2^e, m in [sqrt(1/2), sqrt(2)), and
- * ln m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| < 0.172. */
-KN_FN double kn__log_d(double x) {
-  if (x != x || x < 0.0) return 0.0 / 0.0;
-  if (x == 0.0) return -1.0 / 0.0;
-  if (x > 1.7976931348623157e308) return x;
-  int e = 0;
-  if (x < 2.2250738585072014e-308) x *= 18014398509481984.0, e = -54; /* 2^54 */
-  uint64_t b = kn__f64_bits(x);
-  e += (int)(b >> 52) - 1023;
-  double m = kn__bits_f64((b & 0xfffffffffffffull) | 0x3ff0000000000000ull);
-  if (m > 1.41421356237309504880) m *= 0.5, e++;
-  double s = (m - 1.0) / (m + 1.0), s2 = s * s, p = 1.0 / 25.0;
-  for (int k = 23; k >= 3; k -= 2) p = p * s2 + 1.0 / (double)k;
-  double lm = 2.0 * s + 2.0 * s * (s2 * p);
-  return (double)e * KN__LN2_HI + ((double)e * KN__LN2_LO + lm);
-}
+/* kern_libm.h's e^x and ln x (kern's own even in a fast-math module). */
+#define kn__exp_d kn__lm_exp
+#define kn__log_d kn__lm_log
 
 /* e^(-x*x) without the rounding of x*x: x = hi + lo with hi a float32, so
  * hi*hi and 2*hi*lo are exact (valid for |x| < 2^60). */
@@ -468,6 +420,12 @@ KN_FN int32_t kn_rand_randi_3(uint32_t *s, int32_t lo, int32_t hi) {
   return (int32_t)(kn_mod_u32(kn_randi(s), (uint32_t)hi - (uint32_t)lo) + (uint32_t)lo);
 }
 #define KN__2PI 6.28318530717958647692f
+/* Box-Muller on two draws. */
+KN_FN float kn_randn(uint32_t *s) {
+  float u1 = kn_randf(s), u2 = kn_randf(s);
+  float r = kn_sqrt_f32(-2.0f * kn_log_f32(1.0f - u1)); /* 1 - u1 is in (0, 1] */
+  return r * kn_cos_f32(6.28318530717958647692f * u2);
+}
 KN_FN kn_vec2 kn_rand_sample_triangle_1(uint32_t *s) {
   float r = kn_sqrt_f32(kn_randf(s));
   return kn_make_v2(1.0f - r, kn_randf(s) * r);

@@ -6,11 +6,10 @@
  * kern_builtins.h. Produces the kn_ functions frontend/builtins.c names for
  * quaternions beyond the product and rotation: dot length normalize inverse
  * conjugate lerp quat_slerp, q / s, quat_rotate_inv, quat_to_matrix
- * quat_from_matrix, quat_to_axis_angle quat_rpy quat_twist quat_identity.
- * The formulas are Warp's (warp/native/quat.h), so results match it up to
- * rounding; where they call sin, cos, atan2 (quat_slerp, quat_to_axis_angle,
- * quat_rpy) they share the transcendental functions' few-ulp difference
- * between devices; the rest is + - * / and sqrt and gives the same bits.
+ * quat_from_matrix, quat_from_axis_angle quat_to_axis_angle quat_rpy
+ * quat_twist quat_identity. The formulas are Warp's (warp/native/quat.h), so
+ * results match it up to rounding; sin, cos and atan2 are kern_libm.h's, so
+ * every result is the same bits on every device (but in a fast-math module).
  */
 #ifndef KN_SPATIAL_H
 #define KN_SPATIAL_H
@@ -135,6 +134,12 @@ KN_FN kn_quat kn_quat_slerp_q_q_f32(kn_quat q0, kn_quat q1, float t) {
   float half = t * aa.w * 0.5f, s = kn_sin_f32(half);
   kn_quat r = kn_make_q(axis.x * s, axis.y * s, axis.z * s, kn_cos_f32(half));
   return kn_quat_mul_q_q(q0, r);
+}
+
+KN_FN kn_quat kn_quat_from_axis_angle_v3_f32(kn_vec3 axis, float angle) {
+  kn_vec3 n = kn_normalize_v3(axis);
+  float s = kn_sin_f32(0.5f * angle);
+  return kn_make_q(n.x * s, n.y * s, n.z * s, kn_cos_f32(0.5f * angle));
 }
 
 /* Roll about x, pitch about y, yaw about z (radians), Warp's formula. */

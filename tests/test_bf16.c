@@ -102,8 +102,8 @@ Test(bf16, float32_sweep_against_the_reference) {
   for (uint64_t b = 0; b <= 0xffffffffu; b += 251, n++) {
     float f = f32_of((uint32_t)b);
     uint16_t got = kn_cvt_f32_bf16(f).bits;
-    uint16_t want = isnan(f) ? (uint16_t)((b >> 16 & 0x8000) | 0x7fc0 | (b >> 16 & 0x7f))
-                             : ref_nearest(f);
+    uint16_t want =
+        isnan(f) ? (uint16_t)((b >> 16 & 0x8000) | 0x7fc0 | (b >> 16 & 0x7f)) : ref_nearest(f);
     cr_assert_eq(got, want, "%08llx -> %04x, want %04x", (unsigned long long)b, got, want);
   }
   static const uint32_t around[] = {0, 1, 0x7fff, 0x8000, 0x8001, 0xffff};
@@ -133,8 +133,8 @@ Test(bf16, float64_ties_neighbours_and_random_values) {
     double x = ldexp((double)(int64_t)next64() / 0x1p63, (int)(next64() % 300) - 150);
     cr_assert_eq(kn_cvt_f64_bf16(x).bits, ref_nearest(x), "%a", x);
   }
-  double big[] = {0x1.ffp127, 0x1.fefffffffffffp127, 1e300, DBL_MAX, INFINITY, 0x1p-134,
-                  0x1.0000000000001p-134, 0x1p-1074, 1e-50};
+  double big[] = {0x1.ffp127, 0x1.fefffffffffffp127,  1e300,     DBL_MAX, INFINITY,
+                  0x1p-134,   0x1.0000000000001p-134, 0x1p-1074, 1e-50};
   for (size_t i = 0; i < sizeof big / sizeof big[0]; i++) {
     cr_assert_eq(kn_cvt_f64_bf16(big[i]).bits, ref_nearest(big[i]), "%a", big[i]);
     cr_assert_eq(kn_cvt_f64_bf16(-big[i]).bits, ref_nearest(-big[i]), "-%a", big[i]);
@@ -148,7 +148,7 @@ Test(bf16, float64_ties_neighbours_and_random_values) {
   do {                                                                                             \
     T x = (T)next64();                                                                             \
     if (i % 3 == 0) x = (T)(x >> (next64() % (8 * sizeof(T))));                                    \
-    cr_assert_eq(kn_cvt_##C##_bf16(x).bits, ref_nearest((long double)x), #C " %lld",             \
+    cr_assert_eq(kn_cvt_##C##_bf16(x).bits, ref_nearest((long double)x), #C " %lld",               \
                  (long long)x);                                                                    \
     kn_bf16 h = {(uint16_t)next64()};                                                              \
     long double v = ref_value(h.bits), t = truncl(v);                                              \

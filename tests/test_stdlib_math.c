@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "kern_builtins.h"
+#include "kern_libm.h"
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"
@@ -236,8 +237,9 @@ Test(crosscheck, rows_fit_their_columns) {
   for (uint64_t i = 0; i < 64; i++) {
     int n = kc_exact(i * 0x9e3779b97f4a7c15ull, ~i * 12345, o);
     cr_assert(n <= KC_EXACT, "kc_exact wrote %d outputs, KC_EXACT is %d", n, KC_EXACT);
-    double approx;
-    n = kc_random((uint32_t)i, 3u, o, &approx);
+    n = kc_transc(i * 0x9e3779b97f4a7c15ull, ~i * 12345, o);
+    cr_assert(n <= KC_TRANSC, "kc_transc wrote %d outputs, KC_TRANSC is %d", n, KC_TRANSC);
+    n = kc_random((uint32_t)i, 3u, o);
     cr_assert(n <= KC_RANDOM, "kc_random wrote %d outputs, KC_RANDOM is %d", n, KC_RANDOM);
   }
 }

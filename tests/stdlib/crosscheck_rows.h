@@ -2,14 +2,13 @@
  *
  * Requires the stdlib parts (tests/stdlib/parts.h) before it. Compiled as C into the test and
  * pasted as text into the NVRTC source, so the CPU and the GPU evaluate the
- * very same expressions. kc_exact's outputs must agree bit for bit; kc_approx's
- * are transcendental results that may differ by a few ulp (floats first, then
- * doubles). C/C++ common subset only: no compound literals.
+ * very same expressions. Every output must agree bit for bit: kc_exact's,
+ * kc_transc's (the transcendental functions and what uses them) and
+ * kc_random's. C/C++ common subset only: no compound literals.
  */
-#define KC_EXACT    252
-#define KC_APPROX_F 17
-#define KC_APPROX   34
-#define KC_RANDOM   12
+#define KC_EXACT  252
+#define KC_TRANSC 112
+#define KC_RANDOM 24
 
 /* Cells the atomics kernel updates from every thread (see gpu_crosscheck.c). */
 typedef struct kc_cells {
@@ -107,6 +106,9 @@ KN_FN uint64_t kc_f64_out(double v) { return v != v ? 0x7ff8000000000000ull : kn
 #define KC_PUT(v)  (o[n++] = (uint64_t)(v))
 #define KC_PUTF(v) (o[n++] = kc_f32_out(v))
 #define KC_PUTD(v) (o[n++] = kc_f64_out(v))
+/* Raw bits, NaNs included: kern_libm.h's NaNs are the same on both devices. */
+#define KC_PUTFB(v) (o[n++] = kn__f32_bits(v))
+#define KC_PUTDB(v) (o[n++] = kn__f64_bits(v))
 
 /* Integer semantics of one type on (a, b) and the conversions into it. */
 #define KC_INT(T, C)                                                                               \
@@ -368,9 +370,8 @@ KN_FN int kc_exact(uint64_t a, uint64_t b, uint64_t *o) {
   return n + kc_noise(a, b, o + n);
 }
 
-/* The same stream on both devices: everything but randn is exact (poisson
- * too: its exp and log are kern_math.h's). */
-KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx) {
+/* The same stream on both devices, randn and the samplers included. */
+KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o) {
   int n = 0;
   uint32_t s = kn_rand_init(seed, offset);
   KC_PUT(s);
@@ -378,51 +379,82 @@ KN_FN int kc_random(uint32_t seed, uint32_t offset, uint64_t *o, double *approx)
   KC_PUTF(kn_randf(&s));
   KC_PUTF(kn_randf_range(&s, -3.0f, 5.0f));
   KC_PUT(kn_randi(&s));
-  approx[0] = kn_randn(&s);
+  KC_PUTFB(kn_randn(&s));
   KC_PUT(kn_randi(&s));
   KC_PUT(kn_rand_poisson_2(&s, 4.5f));
   KC_PUT(kn_rand_poisson_2(&s, 33.0f));
   KC_PUT(kn_rand_randi_3(&s, -7, 1000));
   KC_PUTF(kn_rand_sample_unit_cube_1(&s).z);
+  kn_vec2 ring = kn_rand_sample_unit_ring_1(&s), disk = kn_rand_sample_unit_disk_1(&s);
+  kn_vec3 sph = kn_rand_sample_unit_sphere_1(&s),
+          hemi = kn_rand_sample_unit_hemisphere_surface_1(&s);
+  KC_PUTFB(ring.x);
+  KC_PUTFB(ring.y);
+  KC_PUTFB(disk.x);
+  KC_PUTFB(disk.y);
+  KC_PUTFB(sph.x);
+  KC_PUTFB(sph.y);
+  KC_PUTFB(sph.z);
+  KC_PUTFB(hemi.x);
+  KC_PUTFB(hemi.z);
   return n;
 }
 
-/* Transcendentals: floats first (KC_APPROX_F of them), then doubles. */
-KN_FN void kc_approx(uint64_t a, double *o) {
-  float x = kc_nice(a, 1), y = kc_nice(a, 2), p = kn_abs_f32(x) + 0.01f, c = x * 0.124f;
-  double dx = x, dp = p, dc = c;
-  o[0] = kn_sin_f32(x);
-  o[1] = kn_cos_f32(x);
-  o[2] = kn_tan_f32(c);
-  o[3] = kn_exp_f32(x);
-  o[4] = kn_exp2_f32(y);
-  o[5] = kn_log_f32(p);
-  o[6] = kn_log2_f32(p);
-  o[7] = kn_log10_f32(p);
-  o[8] = kn_asin_f32(c);
-  o[9] = kn_acos_f32(c);
-  o[10] = kn_atan_f32(x);
-  o[11] = kn_sinh_f32(y);
-  o[12] = kn_cosh_f32(y);
-  o[13] = kn_tanh_f32(x);
-  o[14] = kn_cbrt_f32(x);
-  o[15] = kn_pow_f32_f32(p, y);
-  o[16] = kn_atan2_f32_f32(x, y);
-  o[17] = kn_sin_f64(dx);
-  o[18] = kn_cos_f64(dx);
-  o[19] = kn_tan_f64(dc);
-  o[20] = kn_exp_f64(dx);
-  o[21] = kn_exp2_f64(y);
-  o[22] = kn_log_f64(dp);
-  o[23] = kn_log2_f64(dp);
-  o[24] = kn_log10_f64(dp);
-  o[25] = kn_asin_f64(dc);
-  o[26] = kn_acos_f64(dc);
-  o[27] = kn_atan_f64(dx);
-  o[28] = kn_sinh_f64(y);
-  o[29] = kn_cosh_f64(y);
-  o[30] = kn_tanh_f64(dx);
-  o[31] = kn_cbrt_f64(dx);
-  o[32] = kn_pow_f64_f64(dp, y);
-  o[33] = kn_atan2_f64_f64(dx, y);
+/* One function on a "nice" float, a's bits as a float, the nice value in
+ * float64, a's bits as a float64 and a's float as a float64 (up to 3e38:
+ * huge arguments of sin, cos, tan). */
+#define KC_TR1(F)                                                                                  \
+  KC_PUTFB(kn_##F##_f32(x));                                                                       \
+  KC_PUTFB(kn_##F##_f32(xr));                                                                      \
+  KC_PUTDB(kn_##F##_f64(dx));                                                                      \
+  KC_PUTDB(kn_##F##_f64(dr));                                                                      \
+  KC_PUTDB(kn_##F##_f64((double)xr))
+#define KC_TR2(F)                                                                                  \
+  KC_PUTFB(kn_##F##_f32_f32(p, y));                                                                \
+  KC_PUTFB(kn_##F##_f32_f32(xr, yr));                                                              \
+  KC_PUTDB(kn_##F##_f64_f64(dp, (double)y));                                                       \
+  KC_PUTDB(kn_##F##_f64_f64(dr, kn__bits_f64(b)));                                                 \
+  KC_PUTDB(kn_##F##_f64_f64((double)xr, (double)yr))
+
+/* The transcendental functions (kern_libm.h) and what uses them: the same
+ * bits on both devices, NaNs too. */
+KN_FN int kc_transc(uint64_t a, uint64_t b, uint64_t *o) {
+  int n = 0;
+  float x = kc_nice(a, 1), y = kc_nice(a, 2), p = kn_abs_f32(x) + 0.01f;
+  float xr = kn__bits_f32((uint32_t)a), yr = kn__bits_f32((uint32_t)b);
+  double dx = x, dp = p, dr = kn__bits_f64(a);
+  KC_TR1(sin);
+  KC_TR1(cos);
+  KC_TR1(tan);
+  KC_TR1(exp);
+  KC_TR1(exp2);
+  KC_TR1(log);
+  KC_TR1(log2);
+  KC_TR1(log10);
+  KC_TR1(asin);
+  KC_TR1(acos);
+  KC_TR1(atan);
+  KC_TR1(sinh);
+  KC_TR1(cosh);
+  KC_TR1(tanh);
+  KC_TR1(cbrt);
+  KC_TR2(pow);
+  KC_TR2(atan2);
+  kn_vec3 v = kn_sin_v3(kc_v3(a, 3));
+  KC_PUTFB(v.x);
+  KC_PUTFB(v.z);
+  kn_quat q0 = kn_quat_from_axis_angle_v3_f32(kc_v3(a, 6), kc_nice(a, 9));
+  kn_quat q1 = kn_quat_rpy_f32_f32_f32(kc_nice(b, 10), kc_nice(b, 11), kc_nice(b, 12));
+  kn_quat qs = kn_quat_slerp_q_q_f32(q0, q1, 0.3f);
+  kn_vec4 aa = kn_quat_to_axis_angle_q(q1);
+  KC_PUTFB(q0.x);
+  KC_PUTFB(q0.w);
+  KC_PUTFB(q1.y);
+  KC_PUTFB(q1.w);
+  KC_PUTFB(qs.x);
+  KC_PUTFB(qs.z);
+  KC_PUTFB(qs.w);
+  KC_PUTFB(aa.x);
+  KC_PUTFB(aa.w);
+  return n;
 }

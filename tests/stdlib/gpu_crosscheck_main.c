@@ -2,6 +2,7 @@
  * without Criterion. Usage: gpu_crosscheck SOURCE_DIR. Exit status 0 when
  * both devices agree, 1 on a mismatch, 77 when there is no GPU or NVRTC. */
 #include "kern_builtins.h"
+#include "kern_libm.h"
 #include "kern_math.h"
 #include "kern_spatial.h"
 #include "kern_transform.h"

@@ -5,10 +5,15 @@
 #ifndef KT_STDLIB_PARTS_H
 #define KT_STDLIB_PARTS_H
 
-#define KT_STDLIB_NPARTS 8
-static const char *const kt_stdlib_parts[KT_STDLIB_NPARTS] = {
-    "stdlib/kern_abi.h",     "stdlib/kern_builtins.h",  "stdlib/kern_math.h",
-    "stdlib/kern_spatial.h", "stdlib/kern_transform.h", "stdlib/kern_spatial_algebra.h",
-    "stdlib/kern_linalg.h",  "stdlib/kern_noise.h"};
+#define KT_STDLIB_NPARTS 9
+static const char *const kt_stdlib_parts[KT_STDLIB_NPARTS] = {"stdlib/kern_abi.h",
+                                                              "stdlib/kern_builtins.h",
+                                                              "stdlib/kern_libm.h",
+                                                              "stdlib/kern_math.h",
+                                                              "stdlib/kern_spatial.h",
+                                                              "stdlib/kern_transform.h",
+                                                              "stdlib/kern_spatial_algebra.h",
+                                                              "stdlib/kern_linalg.h",
+                                                              "stdlib/kern_noise.h"};
 
 #endif
