@@ -1917,6 +1917,19 @@ Test(atomics, crosscheck_kernel_on_cpu_threads) {
   free(olds);
 }
 
+/* The cross-check's NVRTC program (every row, noise included) compiles for
+ * sm_75 with NVRTC alone, so a GPU machine finds no compile error first. */
+Test(crosscheck, program_compiles_with_nvrtc, .timeout = 300) {
+  KcCuda k;
+  char msg[4096] = "";
+  memset(&k, 0, sizeof k);
+  if (!kc_load_nvrtc(&k, msg, sizeof msg)) cr_skip_test("%s: skipping", msg);
+  k.cc_major = 7, k.cc_minor = 5;
+  int ok = kc_build(&k, KERN_SOURCE_DIR, false, msg, sizeof msg);
+  dlclose(k.rtc);
+  cr_assert_eq(ok, 1, "%s", msg);
+}
+
 Test(gpu, stdlib_matches_cpu_bit_for_bit, .timeout = 600) {
   char msg[4096] = "";
   int r = kc_gpu_crosscheck(KERN_SOURCE_DIR, msg, sizeof msg, stderr);

@@ -335,6 +335,10 @@ static int kc_build(KcCuda *k, const char *src_dir, bool fmad, char *msg, size_t
   char *ptx = malloc(size);
   k->rtc_ptx(prog, ptx);
   k->rtc_destroy(&prog);
+  if (!k->load) { /* NVRTC alone: the program compiles, nothing to load it on */
+    free(ptx);
+    return 1;
+  }
   if (k->mod) k->unload(k->mod), k->mod = NULL;
   rc = k->load(&k->mod, ptx);
   free(ptx);
