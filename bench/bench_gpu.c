@@ -550,6 +550,18 @@ static void prims_block(int threads) {
       kern_kernel_set_tile_block(rt_prims_kernel(3, KERN_FLOAT32, KERN_FLOAT32, "down"), threads));
 }
 
+/* Seconds of one kern_array_sum of x into out and one inclusive scan of x into y. */
+static void time_sum_scan(kern_array *x, kern_array *y, kern_array *out, double *sum,
+                          double *scan) {
+  double t0 = bench_now();
+  BENCH_CHECK(kern_array_sum(x, out));
+  BENCH_CHECK(kern_device_synchronize(gpu));
+  double t1 = bench_now();
+  BENCH_CHECK(kern_array_scan(x, y, true));
+  BENCH_CHECK(kern_device_synchronize(gpu));
+  *sum = t1 - t0, *scan = bench_now() - t1;
+}
+
 /* Median seconds of a sum and of an inclusive scan of x into y, for each
  * tile block size (the table below uses the default). */
 static void prims_sweep(kern_array *x, kern_array *y, kern_array *out) {
@@ -558,15 +570,7 @@ static void prims_sweep(kern_array *x, kern_array *y, kern_array *out) {
   for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
     prims_block(sizes[i]);
     double ts[REPS], tq[REPS];
-    for (int r = 0; r < REPS; r++) {
-      double t0 = bench_now();
-      BENCH_CHECK(kern_array_sum(x, out));
-      BENCH_CHECK(kern_device_synchronize(gpu));
-      double t1 = bench_now();
-      BENCH_CHECK(kern_array_scan(x, y, true));
-      BENCH_CHECK(kern_device_synchronize(gpu));
-      ts[r] = t1 - t0, tq[r] = bench_now() - t1;
-    }
+    for (int r = 0; r < REPS; r++) time_sum_scan(x, y, out, &ts[r], &tq[r]);
     printf(" %d: sum %.3f scan %.3f;", sizes[i], 1e3 * bench_median(ts, REPS),
            1e3 * bench_median(tq, REPS));
   }
@@ -585,16 +589,11 @@ static void bench_primitives(void) {
   BENCH_CHECK(kern_array_scan(x, y, true));
   BENCH_CHECK(kern_device_synchronize(gpu));
   for (int r = 0; r < REPS; r++) {
-    double t0 = bench_now();
-    BENCH_CHECK(kern_array_sum(x, out));
-    BENCH_CHECK(kern_device_synchronize(gpu));
-    double t1 = bench_now();
-    BENCH_CHECK(kern_array_scan(x, y, true));
-    BENCH_CHECK(kern_device_synchronize(gpu));
+    time_sum_scan(x, y, out, &ts[r], &tq[r]);
     double t2 = bench_now();
     CU(cu->MemcpyAsync(dptr(y), dptr(x), (size_t)n * 4, st));
     CU(cu->StreamSynchronize(st));
-    ts[r] = t1 - t0, tq[r] = t2 - t1, tc[r] = bench_now() - t2;
+    tc[r] = bench_now() - t2;
   }
   double s = bench_median(ts, REPS), q = bench_median(tq, REPS), c = bench_median(tc, REPS);
   double cg = gbs(8.0 * n, c), sg = gbs(4.0 * n, s), qg = gbs(8.0 * n, q);

@@ -392,11 +392,12 @@ static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type 
   e->depth++;
   temp_array(e, t, len, "r", id);
   OUT(e, "#ifdef __CUDACC_RTC__\n");
-  snprintf(leaf, sizeof leaf, "kn_tile_leaf4(kn_v, %s, kn_g, %lld);", from, len);
-  if (load)
+  if (load) {
     reduce_from_memory(e, n, load, t, len, id, dst);
-  else
+  } else {
+    snprintf(leaf, sizeof leaf, "kn_tile_leaf4(kn_v, %s, kn_g, %lld);", from, len);
     reduce_warps(e, n, leaf, t, len, id, dst);
+  }
   OUT(e, "#else\n");
   reduce_levels(e, n, from, t, len, id, dst);
   OUT(e, "#endif\n");
@@ -976,11 +977,14 @@ static void prepare(Emitter *e, const Node *n, bool in_tile) {
   if (n->kind == ND_CALL || n->kind == ND_INDEX) prepare_list(e, n, n->args, kids_tile);
   if (tile_materializes(n) || is_reduction(n) ||
       (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID)) {
-    bool cpu_only = n == e->cpu_only; /* a GPU reads it in its reduction (fused_load) */
-    if (cpu_only) OUT(e, "#ifndef __CUDACC_RTC__\n");
-    materialize(e, n);
-    if (cpu_only) OUT(e, "#endif\n");
-    if (cpu_only) e->cpu_only = NULL;
+    if (n != e->cpu_only) {
+      materialize(e, n);
+    } else { /* a GPU reads it in its reduction (fused_load) */
+      OUT(e, "#ifndef __CUDACC_RTC__\n");
+      materialize(e, n);
+      OUT(e, "#endif\n");
+      e->cpu_only = NULL;
+    }
   }
 }
 
