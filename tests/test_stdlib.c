@@ -1925,8 +1925,9 @@ Test(crosscheck, program_compiles_with_nvrtc, .timeout = 300) {
   memset(&k, 0, sizeof k);
   if (!kc_load_nvrtc(&k, msg, sizeof msg)) cr_skip_test("%s: skipping", msg);
   k.cc_major = 7, k.cc_minor = 5;
+  /* libnvrtc stays loaded, as kern keeps it: unloaded, the C++ runtime's
+   * allocations inside it would read as leaks of an unknown module. */
   int ok = kc_build(&k, KERN_SOURCE_DIR, false, msg, sizeof msg);
-  dlclose(k.rtc);
   cr_assert_eq(ok, 1, "%s", msg);
 }
 
