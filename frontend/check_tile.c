@@ -420,7 +420,8 @@ static Val store_op(Check *c, TCall *k, TileOp op) {
   return done(k->n, op, &ty_void);
 }
 
-/* f in tile_map(f, ...), tile_reduce(f, ...): a user function, or min / max. */
+/* f in tile_map(f, ...), tile_reduce(f, ...): a user function, or min / max.
+ * A generic f is instantiated as a call with the elements' types would be. */
 static bool fn_arg(Check *c, TCall *k, Type *const *params, int np, Type **ret) {
   Node *f = k->a[0];
   f->ty = &ty_void;
@@ -431,12 +432,18 @@ static bool fn_arg(Check *c, TCall *k, Type *const *params, int np, Type **ret) 
   Cand *cs;
   int nc = ck_candidates(c, f->name, &cs);
   Sym *s = ck_global(c, f->name);
-  if (nc == 0 || ck_map_get(&c->locals, f->name) || (s && s->decl->kind != DECL_FUNC)) {
+  bool fn = s ? s->decl->kind == DECL_FUNC : nc > 0;
+  if (!fn || ck_map_get(&c->locals, f->name)) {
     diag_error(c->diags, f->loc, "'%s' is not a function", f->name);
     return false;
   }
   Val *vals = ck_alloc(c, (size_t)(np + 1) * sizeof *vals);
   for (int i = 0; i < np; i++) vals[i] = ck_val_of(params[i]);
+  nc = ck_generic_cands(c, s, f, vals, np, &cs, nc);
+  if (nc <= 0) {
+    if (nc == 0) diag_error(c->diags, f->loc, "'%s' is not a function", f->name);
+    return false;
+  }
   int j = ck_resolve(c, f->name, NULL, f->loc, cs, nc, vals, np);
   if (j < 0) return false;
   for (int i = 0; i < np; i++)
@@ -455,6 +462,7 @@ static bool fn_arg(Check *c, TCall *k, Type *const *params, int np, Type **ret) 
                  f->name, i + 1, k->name);
       return false;
     }
+  if (cs[j].fn && cs[j].fn->generic) ck_instance_use(c, cs[j].fn);
   k->n->tfn = cs[j].fn;
   k->n->tbuiltin = cs[j].fn ? -1 : cs[j].builtin;
   *ret = cs[j].ret;
