@@ -689,7 +689,8 @@ static Val sort_op(Check *c, TCall *k) {
 }
 
 /* tile_matmul(a, b[, c]): a tile<T, M, K>, b tile<T, K, N>, c and the result tile<R, M, N>;
- * EXACT: T = R, float32 or float64; FAST: T float16 or float32 (through TF32), R float32. */
+ * EXACT: T = R, float32 or float64; FAST: T float16, bfloat16 or float32 (through TF32), R
+ * float32. */
 static Val matmul_op(Check *c, TCall *k, TileOp op) {
   if (!no_template(c, k) || !nargs_ok(c, k, 2, 3)) return ck_val_err();
   Type *t[3] = {NULL, NULL, NULL};
@@ -704,13 +705,14 @@ static Val matmul_op(Check *c, TCall *k, TileOp op) {
   }
   Type *in = t[0]->elem;
   bool fast = op == TOP_MATMUL_FAST;
-  bool in_ok =
-      fast ? in->kind == TY_F16 || in->kind == TY_F32 : in->kind == TY_F32 || in->kind == TY_F64;
+  bool in_ok = fast ? in->kind == TY_F16 || in->kind == TY_BF16 || in->kind == TY_F32
+                    : in->kind == TY_F32 || in->kind == TY_F64;
   if (!in_ok) {
     diag_error(c->diags, k->a[0]->loc, "'%s' multiplies tiles of %s, not of %s", k->name,
-               fast ? "float16 or float32" : "float32 or float64", ck_tname(in));
-    if (!fast && in->kind == TY_F16)
-      diag_note(c->diags, k->a[0]->loc, "tile_matmul_fast takes float16 (float32 accumulate)");
+               fast ? "float16, bfloat16 or float32" : "float32 or float64", ck_tname(in));
+    if (!fast && (in->kind == TY_F16 || in->kind == TY_BF16))
+      diag_note(c->diags, k->a[0]->loc,
+                "tile_matmul_fast takes float16 and bfloat16 (float32 accumulate)");
     return ck_val_err();
   }
   if (!type_equal(t[1]->elem, in)) {

@@ -698,8 +698,9 @@ typedef enum { KERN_MATMUL_EXACT, KERN_MATMUL_FAST } kern_matmul_mode;
  * c[i,j] = fma(a[i,k], b[k,j], acc) for k ascending from 0, acc starting at
  * +0.0: one fused multiply-add per step, correctly rounded on both devices, so
  * the same bits everywhere (K = 0 gives +0.0). KERN_MATMUL_FAST: a and b
- * float16 or float32, c float32; float32 inputs are rounded to TF32 (10
- * fraction bits, to nearest even), float16 ones are exact; on GPUs of sm_80
+ * float16, bfloat16 or float32, c float32; float32 inputs are rounded to TF32
+ * (10 fraction bits, to nearest even), float16 and bfloat16 ones are exact;
+ * on GPUs of sm_80
  * and newer tensor cores sum the products, elsewhere the same fma chain runs
  * on the rounded inputs (docs/runtime.md gives the error bound). Runs on the
  * arrays' device, on its current stream (inside a graph capture it is

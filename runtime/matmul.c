@@ -55,9 +55,10 @@ static const char *kernel_for(kern_dtype in, kern_dtype out, kern_matmul_mode mo
   }
   if (in == KERN_FLOAT32 && out == KERN_FLOAT32) return "fast_tf32";
   if (in == KERN_FLOAT16 && out == KERN_FLOAT32) return "fast_f16";
+  if (in == KERN_BFLOAT16 && out == KERN_FLOAT32) return "fast_bf16";
   err_set(KERN_ERR_INVALID_ARGUMENT,
-          "kern_array_matmul: KERN_MATMUL_FAST multiplies float16 or float32 arrays into a "
-          "float32 one, not %s into %s",
+          "kern_array_matmul: KERN_MATMUL_FAST multiplies float16, bfloat16 or float32 arrays "
+          "into a float32 one, not %s into %s",
           dname(in), dname(out));
   return NULL;
 }

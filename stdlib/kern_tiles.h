@@ -172,9 +172,10 @@ KN_FN uint32_t kn_tile_key_bf16(kn_bf16 x) {
  * changes no bit.
  * FAST: the inputs are rounded first (float32 to TF32: 10 fraction bits,
  * round to nearest even, in software on both devices; float16 is exact in
- * float32), then the CPU and the GPU fallback compute the same fma chain in
- * float32; tensor cores (sm_80 and newer, mma.sync) sum the products of
- * each step of 8 (TF32) or 16 (float16) k in an order of their own. */
+ * float32, and so is bfloat16), then the CPU and the GPU fallback compute the
+ * same fma chain in float32; tensor cores (sm_80 and newer, mma.sync) sum the
+ * products of each step of 8 (TF32) or 16 (float16, bfloat16) k in an order
+ * of their own. */
 
 KN_FN uint32_t kn_tf32_bits(float x) {
   uint32_t u = kn__f32_bits(x);
@@ -186,6 +187,7 @@ KN_FN uint32_t kn_tf32_bits(float x) {
 KN_FN float kn_tf32(float x) { return kn__bits_f32(kn_tf32_bits(x)); }
 KN_FN float kn__mm_in_f32(float x) { return kn_tf32(x); }
 KN_FN float kn__mm_in_f16(kn_f16 x) { return kn_cvt_f16_f32(x); }
+KN_FN float kn__mm_in_bf16(kn_bf16 x) { return kn_cvt_bf16_f32(x); }
 
 #ifndef __CUDACC_RTC__
 /* The CPU: blocks of 4 rows x NR columns of accumulators in registers, k
@@ -236,6 +238,7 @@ KN__MM_CPU(f64, double, fma, 8)
   }
 KN__MM_FAST_CPU(f32, float)
 KN__MM_FAST_CPU(f16, kn_f16)
+KN__MM_FAST_CPU(bf16, kn_bf16)
 #define KN_TILE_MM_SCRATCH(name, n) float name[n]
 
 #else
@@ -282,16 +285,21 @@ KN_FN void kn_tile_matmul_f32(float *d, const float *a, const float *b, const fl
         KN__MM_GPU_BODY(float, float, fmaf, kn__mm_in_f32) KN_FN
     void kn__mm_scalar_f16(float *d, const kn_f16 *a, const kn_f16 *b, const float *c, int32_t m,
                            int32_t n, int32_t kk)
-        KN__MM_GPU_BODY(kn_f16, float, fmaf, kn__mm_in_f16)
+        KN__MM_GPU_BODY(kn_f16, float, fmaf, kn__mm_in_f16) KN_FN
+    void kn__mm_scalar_bf16(float *d, const kn_bf16 *a, const kn_bf16 *b, const float *c, int32_t m,
+                            int32_t n, int32_t kk)
+        KN__MM_GPU_BODY(kn_bf16, float, fmaf, kn__mm_in_bf16)
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     /* Tensor cores. Each warp computes 16 x 8 blocks of d with mma.sync; the
  * fragment layouts are PTX's (g = lane / 4, t = lane % 4): A's registers hold
  * (g, t), (g + 8, t), (g, t + 4), (g + 8, t + 4) for TF32 and the pairs at
- * columns 2t and 2t + 8 for float16; B's (t, g), (t + 4, g) for TF32 and the
- * pairs at rows 2t and 2t + 8 for float16; the accumulators (g, 2t), (g, 2t + 1),
- * (g + 8, 2t), (g + 8, 2t + 1). */
-    KN_FN uint32_t kn__mm_pack_f16(kn_f16 lo, kn_f16 hi) {
+ * columns 2t and 2t + 8 for the 16-bit floats; B's (t, g), (t + 4, g) for TF32
+ * and the pairs at rows 2t and 2t + 8 for the 16-bit floats; the accumulators
+ * (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). float16 and bfloat16
+ * fragments are laid out alike (H: kn_f16 or kn_bf16, two to a register). */
+    template <class H>
+    KN_FN uint32_t kn__mm_pack_half(H lo, H hi) {
   return (uint32_t)lo.bits | ((uint32_t)hi.bits << 16);
 }
 KN_FN void kn__mm_fa_f32(uint32_t *fa, const float *a, int32_t kk, int32_t i0, int32_t k0,
@@ -307,19 +315,21 @@ KN_FN void kn__mm_fb_f32(uint32_t *fb, const float *b, int32_t n, int32_t j0, in
   fb[0] = kn_tf32_bits(b[(k0 + t) * n + j0 + g]);
   fb[1] = kn_tf32_bits(b[(k0 + t + 4) * n + j0 + g]);
 }
-KN_FN void kn__mm_fa_f16(uint32_t *fa, const kn_f16 *a, int32_t kk, int32_t i0, int32_t k0,
-                         int32_t g, int32_t t) {
-  const kn_f16 *r0 = a + (i0 + g) * kk + k0 + 2 * t, *r8 = r0 + 8 * kk;
-  fa[0] = kn__mm_pack_f16(r0[0], r0[1]);
-  fa[1] = kn__mm_pack_f16(r8[0], r8[1]);
-  fa[2] = kn__mm_pack_f16(r0[8], r0[9]);
-  fa[3] = kn__mm_pack_f16(r8[8], r8[9]);
+template <class H>
+KN_FN void kn__mm_fa_half(uint32_t *fa, const H *a, int32_t kk, int32_t i0, int32_t k0, int32_t g,
+                          int32_t t) {
+  const H *r0 = a + (i0 + g) * kk + k0 + 2 * t, *r8 = r0 + 8 * kk;
+  fa[0] = kn__mm_pack_half(r0[0], r0[1]);
+  fa[1] = kn__mm_pack_half(r8[0], r8[1]);
+  fa[2] = kn__mm_pack_half(r0[8], r0[9]);
+  fa[3] = kn__mm_pack_half(r8[8], r8[9]);
 }
-KN_FN void kn__mm_fb_f16(uint32_t *fb, const kn_f16 *b, int32_t n, int32_t j0, int32_t k0,
-                         int32_t g, int32_t t) {
-  const kn_f16 *c0 = b + (k0 + 2 * t) * n + j0 + g;
-  fb[0] = kn__mm_pack_f16(c0[0], c0[n]);
-  fb[1] = kn__mm_pack_f16(c0[8 * n], c0[9 * n]);
+template <class H>
+KN_FN void kn__mm_fb_half(uint32_t *fb, const H *b, int32_t n, int32_t j0, int32_t k0, int32_t g,
+                          int32_t t) {
+  const H *c0 = b + (k0 + 2 * t) * n + j0 + g;
+  fb[0] = kn__mm_pack_half(c0[0], c0[n]);
+  fb[1] = kn__mm_pack_half(c0[8 * n], c0[9 * n]);
 }
 KN_FN void kn__mma_f32(float *acc, const uint32_t *fa, const uint32_t *fb) {
   asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
@@ -333,9 +343,15 @@ KN_FN void kn__mma_f16(float *acc, const uint32_t *fa, const uint32_t *fb) {
                : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
                : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
 }
+KN_FN void kn__mma_bf16(float *acc, const uint32_t *fa, const uint32_t *fb) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(acc[0]), "+f"(acc[1]), "+f"(acc[2]), "+f"(acc[3])
+               : "r"(fa[0]), "r"(fa[1]), "r"(fa[2]), "r"(fa[3]), "r"(fb[0]), "r"(fb[1]));
+}
 /* Each warp takes 2 x 4 blocks of 16 x 8 (32 x 32 of d) at a time when the
  * shape allows, reusing its fragments of a and b, else one block. */
-#define KN__MM_TC(C, T, KS)                                                                        \
+#define KN__MM_TC(C, T, KS, F)                                                                     \
   KN_FN void kn__mm_tc_##C(float *d, const T *a, const T *b, const float *c, int32_t m, int32_t n, \
                            int32_t kk) {                                                           \
     const int32_t lane = (int32_t)threadIdx.x % 32, g = lane / 4, t = lane % 4;                    \
@@ -356,9 +372,9 @@ KN_FN void kn__mma_f16(float *acc, const uint32_t *fa, const uint32_t *fb) {
       for (int32_t k0 = 0; k0 < kk; k0 += KS) {                                                    \
         uint32_t fa[2][4], fb[4][2];                                                               \
         _Pragma("unroll") for (int32_t x = 0; x < 2; x++) if (x < wm)                              \
-            kn__mm_fa_##C(fa[x], a, kk, i0 + 16 * x, k0, g, t);                                    \
+            kn__mm_fa_##F(fa[x], a, kk, i0 + 16 * x, k0, g, t);                                    \
         _Pragma("unroll") for (int32_t y = 0; y < 4; y++) if (y < wn)                              \
-            kn__mm_fb_##C(fb[y], b, n, j0 + 8 * y, k0, g, t);                                      \
+            kn__mm_fb_##F(fb[y], b, n, j0 + 8 * y, k0, g, t);                                      \
         _Pragma("unroll") for (int32_t x = 0; x < 2; x++)                                          \
             _Pragma("unroll") for (int32_t y = 0; y < 4; y++) if (x < wm && y < wn)                \
                 kn__mma_##C(acc[x][y], fa[x], fb[y]);                                              \
@@ -373,13 +389,15 @@ KN_FN void kn__mma_f16(float *acc, const uint32_t *fa, const uint32_t *fb) {
       }                                                                                            \
     }                                                                                              \
   }
-KN__MM_TC(f32, float, 8)
-KN__MM_TC(f16, kn_f16, 16)
+KN__MM_TC(f32, float, 8, f32)
+KN__MM_TC(f16, kn_f16, 16, half)
+KN__MM_TC(bf16, kn_bf16, 16, half)
 #define KN__MM_TC_OK(m, n, kk, KS) ((m) % 16 == 0 && (n) % 8 == 0 && (kk) % (KS) == 0)
 #else
 #define KN__MM_TC_OK(m, n, kk, KS) 0
 #define kn__mm_tc_f32              kn__mm_scalar_f32
 #define kn__mm_tc_f16              kn__mm_scalar_f16
+#define kn__mm_tc_bf16             kn__mm_scalar_bf16
 #endif
 
 KN_FN void kn_tile_matmul_fast_f32(float *d, const float *a, const float *b, const float *c,
@@ -397,6 +415,14 @@ KN_FN void kn_tile_matmul_fast_f16(float *d, const kn_f16 *a, const kn_f16 *b, c
     kn__mm_tc_f16(d, a, b, c, m, n, kk);
   else
     kn__mm_scalar_f16(d, a, b, c, m, n, kk);
+}
+KN_FN void kn_tile_matmul_fast_bf16(float *d, const kn_bf16 *a, const kn_bf16 *b, const float *c,
+                                    float *scratch_a, float *scratch_b, int32_t m, int32_t n,
+                                    int32_t kk) {
+  if (KN__MM_TC_OK(m, n, kk, 16))
+    kn__mm_tc_bf16(d, a, b, c, m, n, kk);
+  else
+    kn__mm_scalar_bf16(d, a, b, c, m, n, kk);
 }
 #define KN_TILE_MM_SCRATCH(name, n) float *name = 0
 #endif

@@ -149,18 +149,19 @@ Test(gpu_matmul, array_exact_same_bits_as_the_cpu, .timeout = 600) {
   }
 }
 
-static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
+static void fast_case(kern_device *gpu, int m, int kk, int n, th_mm_fast f) {
+  bool half = f != TH_MM_TF32;
   float *a = malloc(4 * m * kk), *b = malloc(4 * kk * n), *c = malloc(4 * m * n);
   uint16_t *ha = malloc(2 * m * kk), *hb = malloc(2 * kk * n);
   for (int i = 0; i < m * kk; i++) {
-    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)th_mm_input(i) * 1.0001f;
-    ha[i] = half ? th_mm_to_f16(a[i]) : 0;
+    a[i] = th_mm_fast_value(f, i, false);
+    ha[i] = th_mm_fast_bits(f, a[i]);
   }
   for (int i = 0; i < kk * n; i++) {
-    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)th_mm_input(i + 7) * 0.9999f;
-    hb[i] = half ? th_mm_to_f16(b[i]) : 0;
+    b[i] = th_mm_fast_value(f, i, true);
+    hb[i] = th_mm_fast_bits(f, b[i]);
   }
-  kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
+  kern_dtype t = th_mm_fast_dtype(f);
   kern_array *aa = th_mm_array(gpu, t, m, kk, half ? (void *)ha : a),
              *ab = th_mm_array(gpu, t, kk, n, half ? (void *)hb : b),
              *ac = th_mm_array(gpu, KERN_FLOAT32, m, n, NULL);
@@ -179,13 +180,13 @@ static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
       if (mag > 0 && err / mag > worst) worst = err / mag;
       if (err > bound) {
         bad++;
-        cr_expect(
-            false, "FAST %s %dx%dx%d c[%d,%d] = %.9g, exact %.17g: error %g over the bound %g",
-            half ? "float16" : "TF32", m, kk, n, i, j, (double)c[i * n + j], exact, err, bound);
+        cr_expect(false,
+                  "FAST %s %dx%dx%d c[%d,%d] = %.9g, exact %.17g: error %g over the bound %g",
+                  th_mm_fast_name(f), m, kk, n, i, j, (double)c[i * n + j], exact, err, bound);
       }
     }
-  cr_log_info("FAST %s %dx%dx%d on cuda:0: worst error %.3g of sum |a||b|",
-              half ? "float16" : "TF32", m, kk, n, worst);
+  cr_log_info("FAST %s %dx%dx%d on cuda:0: worst error %.3g of sum |a||b|", th_mm_fast_name(f), m,
+              kk, n, worst);
   kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
   free(a), free(b), free(c), free(ha), free(hb);
 }
@@ -193,10 +194,9 @@ static void fast_case(kern_device *gpu, int m, int kk, int n, bool half) {
 Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
   kern_device *gpu = gpu_or_skip();
   int s[][3] = {{7, 13, 5}, {128, 256, 192}, {100, 37, 130}, {512, 1024, 512}};
-  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
-    fast_case(gpu, s[i][0], s[i][1], s[i][2], false);
-    fast_case(gpu, s[i][0], s[i][1], s[i][2], true);
-  }
+  for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+    for (th_mm_fast f = TH_MM_TF32; f <= TH_MM_BF16; f++)
+      fast_case(gpu, s[i][0], s[i][1], s[i][2], f);
 }
 
 Test(gpu_matmul, arrays_on_different_devices_are_refused) {

@@ -229,22 +229,23 @@ static float tf32(float x) {
 
 /* The documented bound: |fast - exact| <= (2 u_in + (K + 2) 2^-22) sum_k |a||b|,
  * u_in = 2^-11 for TF32 inputs and 0 for float16 ones. */
-static void fast_case(int m, int k, int n, bool half) {
+static void fast_case(int m, int k, int n, th_mm_fast f) {
   kern_device *d = cpu();
+  bool half = f != TH_MM_TF32;
   float *a = malloc(4 * m * k), *b = malloc(4 * k * n), *ra = malloc(4 * m * k),
         *rb = malloc(4 * k * n), *want = malloc(4 * m * n), *got = malloc(4 * m * n);
   uint16_t *ha = malloc(2 * m * k), *hb = malloc(2 * k * n);
   for (int i = 0; i < m * k; i++) {
-    a[i] = half ? (float)((i * 37) % 129 - 64) / 64.0f : (float)th_mm_input(i) * 1.0001f;
-    ha[i] = half ? th_mm_to_f16(a[i]) : 0;
+    a[i] = th_mm_fast_value(f, i, false);
+    ha[i] = th_mm_fast_bits(f, a[i]);
     ra[i] = half ? a[i] : tf32(a[i]);
   }
   for (int i = 0; i < k * n; i++) {
-    b[i] = half ? (float)((i * 53) % 127 - 63) / 32.0f : (float)th_mm_input(i + 7) * 0.9999f;
-    hb[i] = half ? th_mm_to_f16(b[i]) : 0;
+    b[i] = th_mm_fast_value(f, i, true);
+    hb[i] = th_mm_fast_bits(f, b[i]);
     rb[i] = half ? b[i] : tf32(b[i]);
   }
-  kern_dtype t = half ? KERN_FLOAT16 : KERN_FLOAT32;
+  kern_dtype t = th_mm_fast_dtype(f);
   kern_array *aa = th_mm_array(d, t, m, k, half ? (void *)ha : a),
              *ab = th_mm_array(d, t, k, n, half ? (void *)hb : b),
              *ac = th_mm_array(d, KERN_FLOAT32, m, n, NULL);
@@ -252,7 +253,7 @@ static void fast_case(int m, int k, int n, bool half) {
   cr_assert_eq(kern_array_read(ac, got, 4 * m * n), KERN_OK);
   ref_f32(ra, rb, NULL, want, m, k, n);
   char what[64];
-  snprintf(what, sizeof what, "FAST %s %dx%dx%d on the CPU", half ? "float16" : "TF32", m, k, n);
+  snprintf(what, sizeof what, "FAST %s %dx%dx%d on the CPU", th_mm_fast_name(f), m, k, n);
   expect_same(got, want, m * n, 4, what);
   double u_in = half ? 0 : ldexp(1, -11), worst = 0;
   for (int i = 0; i < m; i++)
@@ -281,11 +282,11 @@ out:
   free(a), free(b), free(ra), free(rb), free(want), free(got), free(ha), free(hb);
 }
 
-Test(array_matmul, fast_tf32_and_f16, .timeout = 600) {
-  fast_case(7, 13, 5, false);
-  fast_case(100, 37, 130, false);
-  fast_case(7, 13, 5, true);
-  fast_case(96, 40, 70, true);
+Test(array_matmul, fast_tf32_f16_and_bf16, .timeout = 600) {
+  for (th_mm_fast f = TH_MM_TF32; f <= TH_MM_BF16; f++) {
+    fast_case(7, 13, 5, f);
+    fast_case(f == TH_MM_TF32 ? 100 : 96, f == TH_MM_TF32 ? 37 : 40, f == TH_MM_TF32 ? 130 : 70, f);
+  }
 }
 
 Test(tf32, rounding_to_nearest_even) {
@@ -362,6 +363,8 @@ Test(nvrtc, matmul_kernels_compile_with_tensor_cores_on_sm_80_and_newer, .timeou
             "no TF32 mma.sync in the sm_90 PTX");
   cr_expect(strstr(p90, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"),
             "no float16 mma.sync in the sm_90 PTX");
+  cr_expect(strstr(p90, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"),
+            "no bfloat16 mma.sync in the sm_90 PTX");
   cr_expect(strstr(p90, "fma.rn.f32") && strstr(p90, "fma.rn.f64"), "EXACT without fma.rn");
   cr_expect(!strstr(p75, "mma.sync"), "sm_75 PTX uses mma.sync");
   cr_expect(strstr(d90, ".entry"), "debug PTX without an entry");

@@ -79,7 +79,7 @@ char *diff_module(const DiffBatch *b) {
 
 /* ---- element types ------------------------------------------------------------- */
 
-/* kind: 'b' bool, 'i' integer, 'h' float16, 'f' float32/float64 components. */
+/* kind: 'b' bool, 'i' integer, 'h' float16, 'g' bfloat16, 'f' float32/float64 components. */
 typedef struct DtInfo {
   kern_dtype dtype;
   char kind;
@@ -87,20 +87,35 @@ typedef struct DtInfo {
 } DtInfo;
 
 static const DtInfo dtinfo[] = {
-    {KERN_BOOL, 'b', 1, 1},           {KERN_INT8, 'i', 1, 1},
-    {KERN_INT16, 'i', 2, 1},          {KERN_INT32, 'i', 4, 1},
-    {KERN_INT64, 'i', 8, 1},          {KERN_UINT8, 'i', 1, 1},
-    {KERN_UINT16, 'i', 2, 1},         {KERN_UINT32, 'i', 4, 1},
-    {KERN_UINT64, 'i', 8, 1},         {KERN_FLOAT16, 'h', 2, 1},
-    {KERN_FLOAT32, 'f', 4, 1},        {KERN_FLOAT64, 'f', 8, 1},
-    {KERN_VEC2, 'f', 4, 2},           {KERN_VEC3, 'f', 4, 3},
-    {KERN_VEC4, 'f', 4, 4},           {KERN_DVEC2, 'f', 8, 2},
-    {KERN_DVEC3, 'f', 8, 3},          {KERN_DVEC4, 'f', 8, 4},
-    {KERN_IVEC2, 'i', 4, 2},          {KERN_IVEC3, 'i', 4, 3},
-    {KERN_IVEC4, 'i', 4, 4},          {KERN_MAT22, 'f', 4, 4},
-    {KERN_MAT33, 'f', 4, 9},          {KERN_MAT44, 'f', 4, 16},
-    {KERN_QUAT, 'f', 4, 4},           {KERN_TRANSFORM, 'f', 4, 7},
-    {KERN_SPATIAL_VECTOR, 'f', 4, 6}, {KERN_SPATIAL_MATRIX, 'f', 4, 36},
+    {KERN_BOOL, 'b', 1, 1},
+    {KERN_INT8, 'i', 1, 1},
+    {KERN_INT16, 'i', 2, 1},
+    {KERN_INT32, 'i', 4, 1},
+    {KERN_INT64, 'i', 8, 1},
+    {KERN_UINT8, 'i', 1, 1},
+    {KERN_UINT16, 'i', 2, 1},
+    {KERN_UINT32, 'i', 4, 1},
+    {KERN_UINT64, 'i', 8, 1},
+    {KERN_FLOAT16, 'h', 2, 1},
+    {KERN_BFLOAT16, 'g', 2, 1},
+    {KERN_FLOAT32, 'f', 4, 1},
+    {KERN_FLOAT64, 'f', 8, 1},
+    {KERN_VEC2, 'f', 4, 2},
+    {KERN_VEC3, 'f', 4, 3},
+    {KERN_VEC4, 'f', 4, 4},
+    {KERN_DVEC2, 'f', 8, 2},
+    {KERN_DVEC3, 'f', 8, 3},
+    {KERN_DVEC4, 'f', 8, 4},
+    {KERN_IVEC2, 'i', 4, 2},
+    {KERN_IVEC3, 'i', 4, 3},
+    {KERN_IVEC4, 'i', 4, 4},
+    {KERN_MAT22, 'f', 4, 4},
+    {KERN_MAT33, 'f', 4, 9},
+    {KERN_MAT44, 'f', 4, 16},
+    {KERN_QUAT, 'f', 4, 4},
+    {KERN_TRANSFORM, 'f', 4, 7},
+    {KERN_SPATIAL_VECTOR, 'f', 4, 6},
+    {KERN_SPATIAL_MATRIX, 'f', 4, 36},
 };
 
 static const DtInfo *dt_find(kern_dtype d) {
@@ -172,6 +187,19 @@ static void rand_half(uint64_t *s, unsigned char *p) {
   memcpy(p, &h, 2);
 }
 
+/* A bfloat16: a float32's top half, so the float32 values' spread (a random
+ * low half dropped: any bits are a bfloat16), and the specials. */
+static void rand_bhalf(uint64_t *s, bool tiled, unsigned char *p) {
+  static const uint16_t special[] = {0x0000, 0x8000, 0x7f80, 0xff80,
+                                     0x7fc0, 0x0001, 0x7f7f, 0x3f80};
+  uint64_t r = next(s);
+  float f = (float)(tiled ? rand_double_tiled(s) : rand_double(s));
+  uint32_t w;
+  memcpy(&w, &f, 4);
+  uint16_t b = r % 100 < 92 ? (uint16_t)(w >> 16) : special[(r >> 8) % 8];
+  memcpy(p, &b, 2);
+}
+
 static void rand_elem(uint64_t *s, const DtInfo *d, bool tiled, unsigned char *p) {
   for (int c = 0; c < d->ncomp; c++, p += d->size) {
     if (d->kind == 'b')
@@ -180,6 +208,8 @@ static void rand_elem(uint64_t *s, const DtInfo *d, bool tiled, unsigned char *p
       rand_int(s, d->size, p);
     else if (d->kind == 'h')
       rand_half(s, p);
+    else if (d->kind == 'g')
+      rand_bhalf(s, tiled, p);
     else if (d->size == 4) {
       float f = (float)(tiled ? rand_double_tiled(s) : rand_double(s));
       memcpy(p, &f, 4);

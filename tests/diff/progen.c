@@ -28,6 +28,7 @@ const TyInfo pg_tys[T_COUNT] = {
     [T_U32] = {"uint32", "uint", K_UINT, 32, 1, T_U32},
     [T_U64] = {"uint64", NULL, K_UINT, 64, 1, T_U64},
     [T_F16] = {"float16", NULL, K_FLOAT, 16, 1, T_F16},
+    [T_BF16] = {"bfloat16", NULL, K_FLOAT, 16, 1, T_BF16},
     [T_F32] = {"float32", "float", K_FLOAT, 32, 1, T_F32},
     [T_F64] = {"float64", "double", K_FLOAT, 64, 1, T_F64},
     [T_VEC2] = {"vec2", NULL, K_VEC, 32, 2, T_F32},
@@ -101,7 +102,7 @@ static Ty any_type(Gen *g, bool with_struct) {
                               T_F32, T_F64, T_I64, T_U64, T_BOOL};
   int r = pg_rnd(g, 100);
   if (r < 60) return common[pg_rnd(g, (int)(sizeof common / sizeof common[0]))];
-  if (r < 75) return (Ty)(T_I8 + pg_rnd(g, T_F16 - T_I8 + 1)); /* the narrow ones and float16 */
+  if (r < 75) return (Ty)(T_I8 + pg_rnd(g, T_BF16 - T_I8 + 1)); /* the narrow ones, the halves */
   if (with_struct && g->nfields && r < 82) return T_S;
   if (r < 94) return (Ty)(T_VEC2 + pg_rnd(g, T_IVEC4 - T_VEC2 + 1));
   return (Ty)(T_MAT22 + pg_rnd(g, T_QUAT - T_MAT22 + 1));
@@ -111,7 +112,8 @@ static Ty any_type(Gen *g, bool with_struct) {
  * or t itself. */
 Ty pg_narrower(Gen *g, Ty t) {
   static const Ty s[] = {T_I8, T_I16, T_I32, T_I64}, u[] = {T_U8, T_U16, T_U32, T_U64},
-                  f[] = {T_F16, T_F32, T_F64};
+                  f[] = {T_F16, T_BF16, T_F32, T_F64};
+  if (pg_is_half(t)) return t; /* float16 and bfloat16 convert to each other only by a cast */
   const Ty *fam = pg_ti(t)->kind == K_SINT    ? s
                   : pg_ti(t)->kind == K_UINT  ? u
                   : pg_ti(t)->kind == K_FLOAT ? f
@@ -243,7 +245,7 @@ static void float_literal(Gen *g, Ty t, bool nonzero) {
   static const char *const wide[] = {"1e30", "(-1e-30)", "16777217.0", "3.4e38", "1e-40"};
   int n = (int)(sizeof common / sizeof common[0]);
   const char *s = common[pg_rnd(g, nonzero ? n - 2 : n)];
-  if (t != T_F16 && pg_chance(g, 10)) s = wide[pg_rnd(g, (int)(sizeof wide / sizeof wide[0]))];
+  if (!pg_is_half(t) && pg_chance(g, 10)) s = wide[pg_rnd(g, (int)(sizeof wide / sizeof wide[0]))];
   if (t == T_F64 && s == wide[3]) s = "1e300";
   pg_put(g, "%s", s);
   if (t == T_F32 && s[0] != '(' && pg_chance(g, 20)) pg_put(g, "f");
@@ -540,7 +542,8 @@ static bool effect_expr(Gen *g, Ty t, int d) {
   for (int k = 0; k < g->narrs; k++)
     if (g->arrs[k].out && g->arrs[k].t == t && pg_rnd(g, ++n) == 0) a = &g->arrs[k];
   bool vec = is_vec(t), fl = pg_is_float(t) || (vec && pg_ti(t)->comp != T_I32);
-  if (!a || t == T_F16 || (!vec && !pg_is_int(t) && !fl) || (pg_is_int(t) && pg_ti(t)->bits < 32))
+  if (!a || pg_is_half(t) || (!vec && !pg_is_int(t) && !fl) ||
+      (pg_is_int(t) && pg_ti(t)->bits < 32))
     return false;
   int op = vec ? pg_rnd(g, 4) : pg_rnd(g, fl ? 6 : 9);
   pg_put(g, "atomic_%s(&%s", ops[op], a->name);
@@ -656,14 +659,14 @@ static void float_expr(Gen *g, Ty t, int d) {
     case 5: ternary(g, t, d); return;
     case 6:
     case 7:
-      if (t == T_F16) break;
+      if (pg_is_half(t)) break;
       float_builtin(g, t, d);
       return;
     case 8:
       if (call(g, t, d)) return;
       break;
     default:
-      if (t == T_F16) break;
+      if (pg_is_half(t)) break;
       vec_scalar(g, t, d);
       return;
   }

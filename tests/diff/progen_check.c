@@ -123,7 +123,7 @@ static void ref_scan(Gen *g, const Ref *R, int i, bool incl, const char *init, c
 static void ref_verdict(Gen *g, Ty t, const char *v, const char *ref) {
   pg_indent(g);
   if (pg_is_float(t)) {
-    const char *bits = t == T_F16 ? "int16" : t == T_F32 ? "int32" : "int64";
+    const char *bits = pg_is_half(t) ? "int16" : t == T_F32 ? "int32" : "int64";
     pg_put(g, "if (!(bitcast_%s(%s) == bitcast_%s(%s) || (%s != %s && %s != %s))) {\n", bits, v,
            bits, ref, v, v, ref, ref);
   } else

@@ -27,6 +27,7 @@ typedef enum {
   T_U32,
   T_U64,
   T_F16,
+  T_BF16,
   T_F32,
   T_F64,
   T_VEC2,
@@ -140,6 +141,7 @@ typedef struct Gen {
 static inline const TyInfo *pg_ti(Ty t) { return &pg_tys[t]; }
 static inline bool pg_is_int(Ty t) { return pg_ti(t)->kind == K_SINT || pg_ti(t)->kind == K_UINT; }
 static inline bool pg_is_float(Ty t) { return pg_ti(t)->kind == K_FLOAT; }
+static inline bool pg_is_half(Ty t) { return t == T_F16 || t == T_BF16; }
 static inline bool pg_is_scalar(Ty t) { return t <= T_F64; }
 
 void pg_put(Gen *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -754,9 +754,9 @@ static void sort_stmt(Gen *g) {
   if (w.rank == 2) w = pg_tty(w.elem, 1, w.d[pg_rnd(g, 2)], 1);
   if (w.elem == T_BOOL) w.elem = T_I32;
   const TArr *a = find_arr(g, w.elem, 1, input_arr); /* loaded NaNs have their bits */
-  if (w.elem == T_F16 && !a) w.elem = T_I16;         /* isnan takes no float16 */
+  if (pg_is_half(w.elem) && !a) w.elem = T_I16;      /* isnan takes no float16 */
   if (w.d[0] > (g->loops ? 256 : 2048)) w.d[0] = g->loops ? 100 : 1000; /* n^2 steps */
-  bool load = a && a->t == w.elem && (w.elem == T_F16 || pg_chance(g, 40));
+  bool load = a && a->t == w.elem && (pg_is_half(w.elem) || pg_chance(g, 40));
   const Var *v = NULL;
   if (!load && !pg_is_int(w.elem) && !(v = pg_find_tile(g, w))) { /* a value to test first */
     pg_tdecl(g, w);

@@ -4,7 +4,8 @@
  * th_mm_input: values of widely different magnitudes, so the order of an
  * accumulation shows in the result; th_mm_array: a 2-D array of r x c on d
  * (written from data when not NULL); th_mm_to_f16: float16 bits of x, exact
- * for 0 and for multiples of 1/64 below 2^15, the values the FAST cases use.
+ * for 0 and for multiples of 1/64 below 2^15, the values the FAST cases use;
+ * th_mm_fast_*: the FAST cases' input kinds, their values and 16-bit bits.
  */
 #ifndef KERN_TEST_MATMUL_INPUTS_H
 #define KERN_TEST_MATMUL_INPUTS_H
@@ -34,6 +35,32 @@ static inline uint16_t th_mm_to_f16(float x) {
   memcpy(&u, &x, 4);
   if (x == 0) return (uint16_t)(u >> 16);
   return (uint16_t)((u >> 31) << 15 | (((u >> 23) & 0xff) - 127 + 15) << 10 | ((u >> 13) & 0x3ff));
+}
+
+/* The FAST mode's inputs: float32 (rounded to TF32), float16 or bfloat16. */
+typedef enum { TH_MM_TF32, TH_MM_F16, TH_MM_BF16 } th_mm_fast;
+
+static inline const char *th_mm_fast_name(th_mm_fast f) {
+  return f == TH_MM_TF32 ? "TF32" : f == TH_MM_F16 ? "float16" : "bfloat16";
+}
+
+static inline kern_dtype th_mm_fast_dtype(th_mm_fast f) {
+  return f == TH_MM_TF32 ? KERN_FLOAT32 : f == TH_MM_F16 ? KERN_FLOAT16 : KERN_BFLOAT16;
+}
+
+/* Element i of a (b: is_b): for the 16-bit kinds, multiples of 1/64 (1/32)
+ * of at most 7 significant bits, exact in float16 and bfloat16 alike. */
+static inline float th_mm_fast_value(th_mm_fast f, int i, bool is_b) {
+  if (f == TH_MM_TF32)
+    return is_b ? (float)th_mm_input(i + 7) * 0.9999f : (float)th_mm_input(i) * 1.0001f;
+  return is_b ? (float)((i * 53) % 127 - 63) / 32.0f : (float)((i * 37) % 129 - 64) / 64.0f;
+}
+
+/* The 16-bit bits of such a value (0 for TF32, which stores the float). */
+static inline uint16_t th_mm_fast_bits(th_mm_fast f, float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return f == TH_MM_F16 ? th_mm_to_f16(x) : f == TH_MM_BF16 ? (uint16_t)(u >> 16) : 0;
 }
 
 #endif
