@@ -893,6 +893,7 @@ void pg_expr(Gen *g, Ty t, int d, int fl) {
     return;
   }
   if (d > 1 && pg_chance(g, 4) && from_mat(g, t, d)) return;
+  if (d > 1 && pg_chance(g, 10) && pg_lang_expr(g, t, d)) return;
   switch (pg_ti(t)->kind) {
     case K_BOOL: bool_expr(g, d); break;
     case K_SINT:
@@ -1170,6 +1171,8 @@ void pg_plain_stmt(Gen *g) {
     effect_stmt(g);
   else if (r < 97 && !g->tile)
     pg_decomposition_stmt(g);
+  else if (pg_lang_stmt(g))
+    return;
   else
     decl_stmt(g);
 }
@@ -1407,6 +1410,7 @@ static size_t generate(uint64_t seed, ProgenKind kind, const char *prefix, char 
     pg_put(g, "// progen seed %llu\n", (unsigned long long)seed);
     consts(g);
     struct_decl(g);
+    if (pg_chance(g, 70)) pg_lang_decls(g);
     g->nfns = pg_rnd(g, 5);
     for (int k = 0; k < g->nfns; k++) function(g, k);
     for (int k = 0, n = 1 + pg_rnd(g, 3); k < n; k++) kernel(g, k);

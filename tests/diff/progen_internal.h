@@ -131,6 +131,7 @@ typedef struct Gen {
   const Arr *iter_arr; /* the array an enclosing loop walks, with iter_var */
   char iter_var[NAME];
   bool pure;            /* no side effect but what the caller writes itself (tiled programs) */
+  bool lang;            /* progen_lang.c's declarations were written */
   struct PgTile *tile;  /* tiled programs: progen_tile.c's state; NULL for plain ones */
   ProgenLaunch *launch; /* the launches of the kernels written so far, when asked for */
   int nlaunch, maxlaunch;
@@ -170,6 +171,12 @@ ProgenLaunch *pg_launch(Gen *g);
 void pg_spatial_expr(Gen *g, Ty t, int d); /* t: T_F32 or T_VEC3 */
 void pg_xform_vec3(Gen *g, int d);
 void pg_decomposition_stmt(Gen *g);
+
+/* ---- progen_lang.c: generic functions, references, local arrays, enums ----------- */
+
+void pg_lang_decls(Gen *g);             /* at module level, once */
+bool pg_lang_expr(Gen *g, Ty t, int d); /* false: nothing written */
+bool pg_lang_stmt(Gen *g);              /* false: nothing written */
 
 /* ---- tiled programs: progen_tile.c and progen_check.c ------------------------------------ */
 

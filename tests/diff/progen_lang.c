@@ -1,0 +1,95 @@
+/* progen_lang.c: the random generator's forms for generic functions,
+ * reference parameters, local arrays and enums (see progen.h for what every
+ * program guarantees).
+ *
+ * Requires progen.c (progen_internal.h). Produces, for plain programs only:
+ * the module-level declarations below (an enum and three generic functions,
+ * named with the program's prefix), expressions that call the generic
+ * functions with explicit types (any value type, the struct included) and
+ * read the enumerators, and a statement that swaps two variables through
+ * reference parameters. A generic function's instances are checked and
+ * emitted once per type, so a program exercises several of them. Local
+ * arrays are indexed at run time inside their bounds (k & 3, then % 3).
+ */
+#include "progen_internal.h"
+
+void pg_lang_decls(Gen *g) {
+  const char *p = g->prefix;
+  pg_put(g, "\nenum %sE { %sEA, %sEB = 5, %sEC, %sED = -3 };\n", p, p, p, p, p);
+  pg_put(g, "T %sSel<T>(bool c, T a, T b) { return c ? a : b; }\n", p);
+  pg_put(g,
+         "T %sRot<T>(T a, T b, T c, int k) {\n"
+         "    T l[3];\n"
+         "    l[0] = a;\n"
+         "    l[1] = b;\n"
+         "    l[2] = c;\n"
+         "    for (int s = 0; s < (k & 3); s++) {\n"
+         "        T f = l[0];\n"
+         "        l[0] = l[1];\n"
+         "        l[1] = l[2];\n"
+         "        l[2] = f;\n"
+         "    }\n"
+         "    return l[((k >> 2) & 3) %% 3];\n"
+         "}\n",
+         p);
+  pg_put(g, "void %sSwap<T>(T &a, T &b) {\n    T t = a;\n    a = b;\n    b = t;\n}\n", p);
+  g->lang = true;
+}
+
+/* An int32 from the enum: an enumerator, or a cast through the enum's name. */
+static void enum_expr(Gen *g, int d) {
+  if (pg_chance(g, 60)) {
+    pg_put(g, "%sE%c", g->prefix, "ABCD"[pg_rnd(g, 4)]);
+    return;
+  }
+  pg_put(g, "%sE(", g->prefix);
+  pg_expr(g, T_I32, d - 1, 0);
+  pg_put(g, ")");
+}
+
+bool pg_lang_expr(Gen *g, Ty t, int d) {
+  if (!g->lang || g->tile) return false;
+  if (t == T_I32 && pg_chance(g, 30)) {
+    enum_expr(g, d);
+    return true;
+  }
+  const char *tn = pg_tname(g, t);
+  if (pg_chance(g, 50)) {
+    pg_put(g, "%sSel<%s>(", g->prefix, tn);
+    pg_expr(g, T_BOOL, d - 1, 0);
+  } else {
+    pg_put(g, "%sRot<%s>(", g->prefix, tn);
+    for (int k = 0; k < 2; k++) {
+      pg_expr(g, t, d - 1, 0);
+      pg_put(g, ", ");
+    }
+    pg_expr(g, t, d - 1, 0);
+    pg_put(g, ", ");
+    pg_expr(g, T_I32, d - 1, 0);
+    pg_put(g, ")");
+    return true;
+  }
+  for (int k = 0; k < 2; k++) {
+    pg_put(g, ", ");
+    pg_expr(g, t, d - 1, 0);
+  }
+  pg_put(g, ")");
+  return true;
+}
+
+bool pg_lang_stmt(Gen *g) {
+  if (!g->lang || g->tile) return false;
+  const Var *a = NULL, *b = NULL;
+  for (int tries = 0; tries < 4 && !b; tries++) {
+    a = g->nvars ? &g->vars[pg_rnd(g, g->nvars)] : NULL;
+    if (!a || a->ro) continue;
+    int n = 0;
+    for (int k = 0; k < g->nvars; k++)
+      if (&g->vars[k] != a && g->vars[k].t == a->t && !g->vars[k].ro && pg_rnd(g, ++n) == 0)
+        b = &g->vars[k];
+  }
+  if (!b) return false;
+  pg_indent(g);
+  pg_put(g, "%sSwap(%s, %s);\n", g->prefix, a->name, b->name);
+  return true;
+}
