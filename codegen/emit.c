@@ -460,6 +460,8 @@ static bool is_lvalue(const Node *n) {
   }
 }
 
+bool emit_is_lvalue(const Node *n) { return is_lvalue(n); }
+
 static void index_value(Emitter *e, const Node *ix) {
   OUT(e, "(int64_t)(");
   expr(e, ix);
@@ -643,33 +645,6 @@ static void string_literal(Emitter *e, const Node *s) {
   OUT(e, "\"");
 }
 
-static void printf_call(Emitter *e, const Node *n) {
-  OUT(e, "kn_printf(");
-  const Node *fmt = n->args;
-  string_literal(e, fmt);
-  for (const Node *a = fmt ? fmt->next : NULL; a; a = a->next) {
-    const Type *t = a->ty;
-    OUT(e, ", ");
-    if (t->kind == TY_I64)
-      OUT(e, "(long long)(");
-    else if (t->kind == TY_U64)
-      OUT(e, "(unsigned long long)(");
-    else if (type_is_half(t))
-      OUT(e, "(double)kn_cvt_%s_f32(", builtin_type_code(t));
-    else if (type_is_float(t))
-      OUT(e, "(double)(");
-    else if (type_is_signed(t) || t->kind == TY_BOOL)
-      OUT(e, "(int)(");
-    else if (type_is_int(t))
-      OUT(e, "(unsigned)(");
-    else
-      OUT(e, "(");
-    expr(e, a);
-    OUT(e, ")");
-  }
-  OUT(e, ")");
-}
-
 static const char *atomic_stem(SpecialKind k) {
   switch (k) {
     case SP_ATOMIC_ADD: return "add";
@@ -728,7 +703,7 @@ static void special(Emitter *e, const Node *n) {
       expr(e, a);
       OUT(e, "))");
       break;
-    case SP_PRINTF: printf_call(e, n); break;
+    case SP_PRINTF: emit_printf(e, n); break;
     case SP_ASSERT: /* ival: 1 + the message's number, 0 without one (check_record.c) */
       if (e->opts->debug) {
         OUT(e, "((");

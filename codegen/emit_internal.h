@@ -91,6 +91,10 @@ void emit_find_effects(Emitter *);
 void emit_expr(Emitter *, const Node *);
 /* Does n have a side effect (a tiled function's call does not count)? */
 bool emit_effects(Emitter *, const Node *);
+/* Does n name storage (a variable, an array or local array element, a field or component of one)? */
+bool emit_is_lvalue(const Node *n);
+/* printf(format, args...) as kn_printf, %v and a bool's %s spelled out (emit_printf.c). */
+void emit_printf(Emitter *, const Node *n);
 /* From now on n is written as `name` (innermost binding first). */
 void emit_bind(Emitter *, const Node *n, const char *name);
 const char *emit_bound(Emitter *, const Node *n); /* NULL when n is not bound */

@@ -241,9 +241,11 @@ static Val sp_identity(Check *c, Node *n) {
 
 /* ---- printf ---------------------------------------------------------------------------- */
 
-typedef enum { FMT_SINT, FMT_UINT, FMT_HEX, FMT_FLOAT, FMT_STR } FmtClass;
+typedef enum { FMT_SINT, FMT_UINT, FMT_HEX, FMT_FLOAT, FMT_STR, FMT_VALUE } FmtClass;
 
-enum { MAX_FMT_FIELD = 1000 };
+/* MAX_FMT_VALUES: what one call passes after %v spells composites out (CUDA's
+ * device printf takes at most 32 arguments, the format included). */
+enum { MAX_FMT_FIELD = 1000, MAX_FMT_VALUES = 31 };
 
 /* A width or precision of digits at p, at most MAX_FMT_FIELD (C's printf
  * fails, printing nothing, past INT_MAX; the CPU prints 1023 bytes a call). */
@@ -273,13 +275,19 @@ static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bo
   p += nl;
   char conv = *p;
   *pp = conv ? p + 1 : p;
-  const char *cls = conv ? strchr("diuxXfFeEgGs", conv) : NULL;
-  if (!cls || nl > 2 || (nl && strchr("fFeEgGs", conv))) {
+  const char *cls = conv ? strchr("diuxXfFeEgGsv", conv) : NULL;
+  if (!cls || nl > 2 || (nl && strchr("fFeEgGsv", conv))) {
     if (!conv)
       diag_error(c->diags, loc, "the format ends in the middle of a conversion");
     else
       diag_error(c->diags, loc, "unsupported printf conversion '%.*s'", (int)(*pp - start), start);
-    diag_note(c->diags, loc, "supported: %%d %%i %%u %%x %%X %%ld %%lu %%lx %%f %%e %%g %%s %%%%");
+    diag_note(c->diags, loc,
+              "supported: %%d %%i %%u %%x %%X %%ld %%lu %%lx %%f %%e %%g %%s %%v %%%%");
+    return -1;
+  }
+  if (conv == 'v' && strcspn(start + 1, ".v") != 0) {
+    diag_error(c->diags, loc, "'%.*s': %%v takes a precision only (%%v, %%.3v)", (int)(*pp - start),
+               start);
     return -1;
   }
   switch (conv) {
@@ -289,11 +297,13 @@ static int fmt_spec(Check *c, SrcLoc loc, const char *start, const char **pp, bo
     case 'x':
     case 'X': return FMT_HEX;
     case 's': return FMT_STR;
+    case 'v': return FMT_VALUE;
     default: return FMT_FLOAT;
   }
 }
 
 static bool fmt_accepts(FmtClass k, const Type *t, const Type *want) {
+  if (t->kind == TY_BOOL && k != FMT_FLOAT) return true; /* 0 or 1, as C's bool */
   switch (k) {
     case FMT_SINT: return type_is_signed(t) && t->size <= want->size;
     case FMT_UINT: return type_is_int(t) && !type_is_signed(t) && t->size <= want->size;
@@ -303,25 +313,58 @@ static bool fmt_accepts(FmtClass k, const Type *t, const Type *want) {
   }
 }
 
-static void fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spec) {
-  if (k == FMT_STR || a->kind == ND_STRING) {
-    if (k == FMT_STR && a->kind == ND_STRING)
-      a->ty = &ty_string;
-    else if (k == FMT_STR)
-      diag_error(c->diags, a->loc, "format '%s' expects a string literal", spec);
-    else
-      diag_error(c->diags, a->loc, "format '%s' does not take a string", spec);
-    if (k == FMT_STR && a->kind != ND_STRING) ck_expr(c, a);
-    return;
+/* How many printf values t is spelled out into by %v (0: t cannot be printed). */
+static int fmt_values(const Type *t) {
+  switch (t->kind) {
+    case TY_VEC:
+    case TY_QUAT:
+    case TY_TRANSFORM: return t->n;
+    case TY_MAT: return t->n * t->n;
+    case TY_STRUCT: {
+      int n = 0;
+      for (int i = 0; i < t->sdecl->nfields; i++) {
+        int f = fmt_values(t->sdecl->fields[i].ty);
+        if (f == 0) return 0;
+        n += f;
+      }
+      return n;
+    }
+    default: return type_is_scalar(t) ? 1 : 0;
   }
+}
+
+/* %v, or %s of a bool: any value, passed as it is; the emitter spells it out. */
+static int fmt_value_arg(Check *c, Node *a, FmtClass k, const char *spec) {
+  Val v = ck_expr(c, a);
+  if (ck_is_err(v.ty)) return 0;
+  if (ck_is_untyped(v.ty)) ck_default_type(c, a, &v);
+  int n = fmt_values(v.ty);
+  if (k == FMT_STR ? v.ty->kind != TY_BOOL : n == 0) {
+    diag_error(c->diags, a->loc, "format '%s' expects %s, not %s", spec,
+               k == FMT_STR ? "a string literal or a bool"
+                            : "a value (a scalar, vector, matrix, quat, transform or struct)",
+               ck_tname(v.ty));
+    return 0;
+  }
+  return n;
+}
+
+/* Checks argument a of conversion spec; returns how many printf values it passes. */
+static int fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spec) {
+  if (a->kind == ND_STRING) {
+    a->ty = &ty_string;
+    if (k != FMT_STR) diag_error(c->diags, a->loc, "format '%s' does not take a string", spec);
+    return 1;
+  }
+  if (k == FMT_VALUE || k == FMT_STR) return fmt_value_arg(c, a, k, spec);
   static Type *const wants[2][4] = {{&ty_i32, &ty_u32, &ty_u32, &ty_f64},
                                     {&ty_i64, &ty_u64, &ty_u64, &ty_f64}};
   Type *want = wants[is_long][k];
   Val v = ck_expr(c, a);
-  if (ck_is_err(v.ty)) return;
+  if (ck_is_err(v.ty)) return 1;
   if (ck_is_untyped(v.ty) && (k == FMT_FLOAT || v.ty->kind == TY_UNTYPED_INT)) {
     ck_convert(c, a, &v, want, (Ctx){"printf argument", NULL, 0});
-    return;
+    return 1;
   }
   if (!fmt_accepts(k, v.ty, want)) {
     diag_error(
@@ -332,9 +375,10 @@ static void fmt_arg(Check *c, Node *a, FmtClass k, bool is_long, const char *spe
         : k == FMT_UINT ? (is_long ? "an unsigned integer" : "uint32 or a smaller unsigned integer")
                         : (is_long ? "an integer" : "an integer of at most 32 bits"),
         ck_tname(v.ty));
-    return;
+    return 1;
   }
   force_type(c, a, &v, want);
+  return 1;
 }
 
 static Val sp_printf(Check *c, Node *n) {
@@ -351,7 +395,7 @@ static Val sp_printf(Check *c, Node *n) {
   f->ty = &ty_string;
   const char *p = f->str ? f->str : "";
   const char *end = p + f->str_len;
-  int used = 1;
+  int used = 1, values = 0;
   while (p < end && (p = memchr(p, '%', (size_t)(end - p)))) {
     const char *start = p;
     if (p[1] == '%') {
@@ -366,8 +410,12 @@ static Val sp_printf(Check *c, Node *n) {
       diag_error(c->diags, f->loc, "format '%s' has no matching argument", spec);
       break;
     }
-    fmt_arg(c, a[used++], (FmtClass)k, is_long, spec);
+    values += fmt_arg(c, a[used++], (FmtClass)k, is_long, spec);
   }
+  if (values > MAX_FMT_VALUES)
+    diag_error(c->diags, n->loc,
+               "this printf passes %d values (composites spelled out); one call takes at most %d",
+               values, MAX_FMT_VALUES);
   if (used < na && (!p || p >= end)) {
     diag_error(c->diags, a[used]->loc,
                "more printf arguments than the format uses (%d, expected %d)", na - 1, used - 1);

@@ -1014,6 +1014,44 @@ Test(exec_printf, conversions_and_whole_lines) {
   kern_module_free(m);
 }
 
+/* %v spells out any value and %s prints a bool; a composite argument is
+ * evaluated once (the draws below happen as often as written: the second
+ * kernel draws the same three by hand). */
+Test(exec_printf, values_structs_and_bools) {
+  kern_module *m = compile(
+      "printf_values.kern",
+      "struct Body { vec3 pos; int steps; bool live; };\n"
+      "kernel void one() {\n"
+      "    Body b = Body(vec3(1.5, -2, 3), 7, true);\n"
+      "    mat22 m = mat22(1, 2, 3, 4.125);\n"
+      "    printf(\"%v %.2v %v\\n\", b, m, quat(0, 0, 0, 1));\n"
+      "    printf(\"%s %d %s %v %v %v %v\\n\", 1 > 2, 2 > 1, true, -3, 5000000000ul, 0.5, false);\n"
+      "    printf(\"%v|%v|%v\\n\", ivec2(-1, 2), transform(vec3(1, 2, 3), quat(0, 0, 0, 1)), dvec2(0.1, 2));\n"
+      "}\n"
+      "kernel void draws() {\n"
+      "    uint32 s = rand_init(7);\n"
+      "    printf(\"%v %u\\n\", vec2(float(randi(&s) % 100u), float(randi(&s) % 100u)), randi(&s));\n"
+      "    uint32 t = rand_init(7);\n"
+      "    uint32 a = randi(&t) % 100u;\n"
+      "    uint32 c = randi(&t) % 100u;\n"
+      "    printf(\"[%u, %u] %u\\n\", a, c, randi(&t));\n"
+      "}\n");
+  char *text = capture_stdout(kernel(m, "one"), 1);
+  cr_expect_str_eq(text,
+                   "{pos: [1.5, -2, 3], steps: 7, live: true} [[1, 2], [3, 4.1]] [0, 0, 0, 1]\n"
+                   "false 1 true -3 5000000000 0.5 false\n"
+                   "[-1, 2]|[1, 2, 3, 0, 0, 0, 1]|[0.1, 2]\n");
+  free(text);
+  text = capture_stdout(kernel(m, "draws"), 1);
+  char *nl = strchr(text, '\n');
+  cr_assert(nl, "%s", text);
+  *nl = 0;
+  cr_expect_str_eq(text, strtok(nl + 1, "\n"),
+                   "%%v drew other numbers than the same draws by hand");
+  free(text);
+  kern_module_free(m);
+}
+
 /* ---- strided arrays ---------------------------------------------------------------------------- */
 
 /* Kernels index views and wrapped memory with arbitrary strides: a window of
