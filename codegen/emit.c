@@ -765,6 +765,8 @@ static void ctor(Emitter *e, const Node *n) {
   const Node *a = n->args;
   if (n->nargs == 0 && t->kind == TY_QUAT)
     OUT(e, "kn_quat_identity("); /* quat() is the identity, as Warp's */
+  else if (n->nargs == 0 && t->kind == TY_TRANSFORM)
+    OUT(e, "kn_transform_identity(");
   else if (n->nargs == 0)
     OUT(e, "kn_zero_%s(", code);
   else if (n->nargs == 1 && a->ty->kind == TY_VEC && t->kind == TY_VEC) {

@@ -36,8 +36,9 @@ static char *expr_text(Emitter *e, const Node *n) {
 static void scalar(Buf *f, Buf *args, const Type *t, const char *v, int prec, bool mem) {
   if (t->kind == TY_BOOL) {
     buf_puts(f, "%s");
-    buf_printf(args, mem ? ", *(const unsigned char *)&(%s) ? \"true\" : \"false\""
-                         : ", (%s) ? \"true\" : \"false\"",
+    buf_printf(args,
+               mem ? ", *(const unsigned char *)&(%s) ? \"true\" : \"false\""
+                   : ", (%s) ? \"true\" : \"false\"",
                v);
   } else if (type_is_float(t)) {
     if (prec >= 0)
@@ -57,13 +58,12 @@ static void scalar(Buf *f, Buf *args, const Type *t, const char *v, int prec, bo
   }
 }
 
-static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, int prec,
-                  bool mem);
+static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, int prec, bool mem);
 
 /* n components of type c from the one v starts with, [a, b, ...]; a row
  * of cols (cols > 0) each. */
-static void components(Emitter *e, Buf *f, Buf *args, const Type *c, const char *v, int n,
-                       int cols, int prec) {
+static void components(Emitter *e, Buf *f, Buf *args, const Type *c, const char *v, int n, int cols,
+                       int prec) {
   char comp[AST_MAX_IDENT * 2];
   buf_puts(f, "[");
   for (int k = 0; k < n; k++) {
@@ -76,8 +76,7 @@ static void components(Emitter *e, Buf *f, Buf *args, const Type *c, const char 
   buf_puts(f, "]");
 }
 
-static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, int prec,
-                  bool mem) {
+static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, int prec, bool mem) {
   char field[AST_MAX_IDENT * 3];
   switch (t->kind) {
     case TY_VEC: components(e, f, args, t->elem, v, t->n, 0, prec); return;
@@ -103,8 +102,7 @@ static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, i
 static char *value_base(Emitter *e, const Node *a, Buf *pre) {
   const char *bound = emit_bound(e, a);
   if (bound) return strdup(bound);
-  if (type_is_scalar(a->ty) || (emit_is_lvalue(a) && !emit_effects(e, a)))
-    return expr_text(e, a);
+  if (type_is_scalar(a->ty) || (emit_is_lvalue(a) && !emit_effects(e, a))) return expr_text(e, a);
   int id = ++e->ntemps;
   buf_printf(&e->temps, "%s kn_o%d; ", emit_ctype(e, a->ty), id);
   char *text = expr_text(e, a);

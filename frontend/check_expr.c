@@ -594,15 +594,17 @@ static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int n
   return any_err(vals, na) ? ck_val_err() : ctor_done(n, t);
 }
 
-/* transform(p, q) from a vec3 and a quat, or transform(7 scalars): p then q. */
+/* transform(p, q) from a vec3 and a quat, or transform(7 scalars): p then q;
+ * transform() is the identity, as quat() is. */
 static Val transform_ctor(Check *c, Node *n, Node **args, Val *vals, int na) {
-  if (na == 2) {
+  if (na == 0) {
+  } else if (na == 2) {
     ck_convert(c, args[0], &vals[0], &ty_vec3, (Ctx){"argument", "transform", 1});
     ck_convert(c, args[1], &vals[1], &ty_quat, (Ctx){"argument", "transform", 2});
   } else if (na == 7) {
     convert_all(c, args, vals, na, &ty_f32, "transform");
   } else {
-    diag_error(c->diags, n->loc, "transform takes 2 arguments (a vec3 and a quat) or 7, got %d",
+    diag_error(c->diags, n->loc, "transform takes no arguments, 2 (a vec3 and a quat) or 7, got %d",
                na);
     return ck_val_err();
   }
@@ -663,6 +665,8 @@ static Val call(Check *c, Node *n) {
     return type_call(c, n, n->texpr->builtin);
   const char *name = n->name ? n->name : n->texpr ? n->texpr->name : NULL;
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+  if (n->ntargs && name && !strcmp(name, "bitcast") && !ck_is_generic(c, name))
+    return ck_bitcast(c, n);
   if (n->ntargs && !ck_is_generic(c, name)) {
     diag_error(c->diags, at, "'%s' is not a generic function; only those take <types>", name);
     for (Node *a = n->args; a; a = a->next) ck_expr(c, a);

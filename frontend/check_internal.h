@@ -258,6 +258,8 @@ SpecialKind ck_special_kind(const char *name);
  * numbers). False for any other name. */
 bool ck_named_float(Node *n);
 Val ck_special(Check *c, Node *n, SpecialKind sp);
+/* bitcast<T>(x) (check_special.c): the call, or cast, it stands for. */
+Val ck_bitcast(Check *c, Node *n);
 /* &v passed to a builtin that writes its result there (svd3(A, &U, &s, &V)):
  * v must be a non-const local variable or parameter; types the ND_ADDR node. */
 Val ck_out_arg(Check *c, Node *addr);

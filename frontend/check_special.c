@@ -690,3 +690,74 @@ Val ck_special(Check *c, Node *n, SpecialKind sp) {
     default: return sp_atomic(c, n, sp);
   }
 }
+
+/* ---- bitcast<T>(x) ------------------------------------------------------------------------- */
+
+/* Makes n the call of the builtin `name` that takes `from`, whose argument is already checked. */
+static Val as_builtin(Check *c, Node *n, const char *name, const Type *from) {
+  Cand *cs;
+  int nc = ck_candidates(c, name, &cs);
+  for (int j = 0; j < nc; j++)
+    if (cs[j].nparams == 1 && type_equal(cs[j].params[0], from)) {
+      n->call_kind = CALL_BUILTIN;
+      n->builtin = cs[j].builtin;
+      n->ty = cs[j].ret;
+      return ck_val_of(cs[j].ret);
+    }
+  return ck_val_err(); /* every pair of sizes below has its builtin */
+}
+
+/* The bitcast_* builtin from a float to the integer of its size, or back. */
+static const char *bit_builtin(const Type *to) {
+  switch (to->kind) {
+    case TY_F16: return "bitcast_float16";
+    case TY_BF16: return "bitcast_bfloat16";
+    case TY_F32: return "bitcast_float32";
+    case TY_F64: return "bitcast_float64";
+    case TY_I16: return "bitcast_int16";
+    case TY_U16: return "bitcast_uint16";
+    case TY_I32: return "bitcast_int32";
+    case TY_U32: return "bitcast_uint32";
+    case TY_I64: return "bitcast_int64";
+    default: return "bitcast_uint64";
+  }
+}
+
+/* bitcast<T>(x): the bits of x, a number, as T, a number of x's size. Between
+ * integers it is the cast (which keeps the bits), between a float and an
+ * integer the bitcast_* builtin, between float16 and bfloat16 two of them. */
+Val ck_bitcast(Check *c, Node *n) {
+  SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
+  Node *x = n->args;
+  if (n->ntargs != 1 || !x || x->next) {
+    diag_error(c->diags, at, "bitcast<T>(x) takes one type and one value");
+    for (Node *a = x; a; a = a->next) ck_expr(c, a);
+    return ck_val_err();
+  }
+  Type *t = ck_resolve_type(c, n->targs[0], "a type argument");
+  Val v = ck_expr(c, x);
+  if (!t || ck_is_err(t) || ck_is_err(v.ty)) return ck_val_err();
+  if (ck_is_untyped(v.ty)) ck_default_type(c, x, &v);
+  bool num_t = type_is_scalar(t) && t->kind != TY_BOOL,
+       num_x = type_is_scalar(v.ty) && v.ty->kind != TY_BOOL;
+  if (!num_t || !num_x || t->size != v.ty->size) {
+    diag_error(c->diags, x->loc, "bitcast<%s> takes a number of %d byte%s, not %s", ck_tname(t),
+               t->size, t->size == 1 ? "" : "s", ck_tname(v.ty));
+    return ck_val_err();
+  }
+  n->ntargs = 0;
+  if (type_is_float(t) == type_is_float(v.ty) && (type_equal(t, v.ty) || !type_is_float(t))) {
+    n->kind = ND_CAST, n->lhs = x, n->ty = t; /* converting keeps an integer's bits */
+    n->texpr = n->targs[0], n->args = NULL, n->nargs = 0;
+    return ck_val_of(t);
+  }
+  if (type_is_float(t) && type_is_float(v.ty)) { /* float16 <-> bfloat16 through int16 */
+    Node *in = ck_alloc(c, sizeof *in);
+    *in = *n;
+    in->next = NULL;
+    as_builtin(c, in, "bitcast_int16", v.ty);
+    n->args = in;
+    return as_builtin(c, n, bit_builtin(t), &ty_i16);
+  }
+  return as_builtin(c, n, bit_builtin(t), v.ty);
+}
