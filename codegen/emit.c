@@ -608,6 +608,8 @@ static void member(Emitter *e, const Node *n) {
     OUT(e, ").f_%s", n->name);
   else if (n->lhs->ty->kind == TY_TRANSFORM)
     OUT(e, ").%c", n->member ? 'q' : 'p');
+  else if (n->lhs->ty->generic)
+    OUT(e, ").v[%d]", n->member);
   else
     OUT(e, ").%c", comp[n->member & 3]);
 }
