@@ -551,6 +551,25 @@ static const char *vecn_name(const Type *t, bool ctype) {
   return ctype ? vecn_codes[i] : vecn_codes[i] + 3;
 }
 
+/* mat<T, M, N>: "M" + T's code + "x" + M + "x" + N (Mf16x2x3), likewise. */
+static char matn_codes[MATN_COUNT][20];
+static pthread_once_t matn_once = PTHREAD_ONCE_INIT;
+
+static void make_matn_codes(void) {
+  for (int i = 0; i < MATN_COUNT; i++) {
+    Type *t = type_matn_at(i);
+    snprintf(matn_codes[i], sizeof matn_codes[i], "kn_M%sx%dx%d", builtin_type_code(t->elem),
+             t->dims[0], t->dims[1]);
+  }
+}
+
+static const char *matn_name(const Type *t, bool ctype) {
+  int i = type_matn_index(t);
+  if (i < 0) return NULL;
+  pthread_once(&matn_once, make_matn_codes);
+  return ctype ? matn_codes[i] : matn_codes[i] + 3;
+}
+
 static const char *vec_code(const Type *t) {
   static const char *const codes[3][3] = {
       {"v2", "v3", "v4"}, {"dv2", "dv3", "dv4"}, {"iv2", "iv3", "iv4"}};
@@ -606,7 +625,9 @@ const char *builtin_type_code(const Type *t) {
     case TY_F32: return "f32";
     case TY_F64: return "f64";
     case TY_VEC: return vec_code(t);
-    case TY_MAT: return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
+    case TY_MAT:
+      if (t->generic) return matn_name(t, false);
+      return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
     case TY_QUAT: return "q";
     case TY_TRANSFORM: return "tf";
     case TY_PTR: return ptr_code(t, false);
@@ -633,6 +654,7 @@ const char *builtin_ctype(const Type *t) {
     case TY_F64: return "double";
     case TY_VEC: return vec_ctype(t);
     case TY_MAT:
+      if (t->generic) return matn_name(t, true);
       return t->n == 6 ? "kn_spatial_matrix" : t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
     case TY_QUAT: return "kn_quat";
     case TY_TRANSFORM: return "kn_transform";

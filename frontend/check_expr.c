@@ -413,7 +413,7 @@ static Val index_expr(Check *c, Node *n) {
                ck_val_text(c, &last), ck_tname(t), t->n - 1);
     return ck_val_err();
   }
-  n->ty = t->kind == TY_MAT ? type_vec(t->elem, t->n) : t->elem;
+  n->ty = t->kind == TY_MAT ? type_mat_row(t) : t->elem;
   return ck_val_of(n->ty);
 }
 
@@ -575,7 +575,7 @@ static void convert_all(Check *c, Node **args, Val *vals, int na, Type *t, const
  * zero vector or matrix, the identity quat (Warp's) (see the top comment). */
 static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int na) {
   const char *name = ck_tname(t);
-  int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * t->n : t->n;
+  int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * type_mat_cols(t) : t->n;
   if (na == 0) {
     /* nothing to convert */
   } else if (na == 1 || na == n2) {
@@ -583,7 +583,7 @@ static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int n
   } else if (t == &ty_svec && na == 2) { /* spatial_vector(w, v) */
     convert_all(c, args, vals, na, &ty_vec3, name);
   } else if (t->kind == TY_MAT && na == n1) {
-    convert_all(c, args, vals, na, type_vec(t->elem, t->n), name);
+    convert_all(c, args, vals, na, type_mat_row(t), name);
   } else {
     if (t->kind == TY_MAT)
       diag_error(c->diags, n->loc, "%s takes 0, 1, %d or %d arguments, got %d", name, n1, n2, na);

@@ -1,9 +1,10 @@
-/* check_vecn.c: the builtins of vec<T, N>, slices and indices from the end.
+/* check_vecn.c: the builtins of vec<T, N> and mat<T, M, N>, slices and indices from the end.
  *
  * Requires check_overload.c (candidates, resolution) and builtins.c's
  * builtin_intern. Produces the builtin rows a call over vec<T, N> arguments
- * can take (made for the argument types met, not listed in the table: there
- * are 192 such types), the check of a slice v[lo:hi] of a vector or quat
+ * or mat<T, M, N> arguments can take (made for the argument types met, not
+ * listed in the table: there are thousands of such types), the check of a
+ * slice v[lo:hi] of a vector, quat or matrix (rows lo .. hi - 1)
  * (rewritten into a call of the row "[:]", kn_slice<lo>_<len>_<code>, which
  * emit_vecn.c defines) and of a negative constant index (rewritten to count
  * from the start). Breaks: every cname here must match a function
@@ -69,11 +70,25 @@ static const Tmpl tmpls[] = {
     {"isfinite", "isfinite", 'B', "V", FLT},
 };
 
+/* Matrices: M the matrix, R its row vector, C its column vector, T its transpose. */
+static const Tmpl mtmpls[] = {
+    {"op+", "add", 'M', "MM", ANY},       {"op-", "sub", 'M', "MM", ANY},
+    {"neg", "neg", 'M', "M", ANY},        {"op==", "eq", 'B', "MM", ANY},
+    {"op!=", "ne", 'B', "MM", ANY},       {"op*", "mul", 'M', "ME", ANY},
+    {"op*", "mul", 'M', "EM", ANY},       {"op/", "div", 'M', "ME", ANY},
+    {"op*", "mul", 'C', "MR", ANY},       {"cw_mul", "cw_mul", 'M', "MM", ANY},
+    {"cw_div", "cw_div", 'M', "MM", ANY}, {"transpose", "transpose", 'T', "M", ANY},
+};
+
 static Type *tmpl_type(char k, Type *v) {
   switch (k) {
-    case 'V': return v;
+    case 'V':
+    case 'M': return v;
     case 'E': return v->elem;
     case 'B': return &ty_bool;
+    case 'R': return type_mat_row(v);
+    case 'C': return type_vecn(v->elem, v->n);
+    case 'T': return type_matn(v->elem, type_mat_cols(v), v->n);
     default: return &ty_i32;
   }
 }
@@ -85,29 +100,49 @@ static bool applies(const Tmpl *t, const Type *v) {
   return !(t->only & N3) || v->n == 3;
 }
 
-/* Appends the rows named `name` over vector v to cs; returns the new count. */
+static int add_cand(Check *c, const char *name, const char *stem, Type *ret, int np, Type **ps,
+                    Cand *cs, int nc) {
+  int index = builtin_intern(name, stem, ret, np, ps);
+  if (index < 0) longjmp(c->oom, 1);
+  const Builtin *b = builtin_get(index);
+  cs[nc] = (Cand){NULL, index, b->nparams, b->params, b->ret};
+  return nc + 1;
+}
+
+/* Appends the rows named `name` over vector or matrix v to cs; returns the new count. */
 static int add_rows(Check *c, const char *name, Type *v, Cand *cs, int nc) {
-  for (size_t i = 0; i < sizeof tmpls / sizeof tmpls[0]; i++) {
-    const Tmpl *t = &tmpls[i];
+  bool mat = v->kind == TY_MAT;
+  const Tmpl *ts = mat ? mtmpls : tmpls;
+  size_t nt = mat ? sizeof mtmpls / sizeof mtmpls[0] : sizeof tmpls / sizeof tmpls[0];
+  for (size_t i = 0; i < nt; i++) {
+    const Tmpl *t = &ts[i];
     if (strcmp(t->name, name) != 0 || !applies(t, v)) continue;
     Type *ps[BUILTIN_MAX_PARAMS];
     int np = (int)strlen(t->params);
     for (int k = 0; k < np; k++) ps[k] = tmpl_type(t->params[k], v);
-    int index = builtin_intern(t->name, t->stem, tmpl_type(t->ret, v), np, ps);
-    if (index < 0) longjmp(c->oom, 1);
-    const Builtin *b = builtin_get(index);
-    cs[nc++] = (Cand){NULL, index, b->nparams, b->params, b->ret};
+    nc = add_cand(c, t->name, t->stem, tmpl_type(t->ret, v), np, ps, cs, nc);
   }
   return nc;
 }
 
+/* a * b of two matrices, one of them a mat<T, M, N>: the product where the
+ * shapes chain (a's columns are b's rows) and the element types agree. */
+static int add_product(Check *c, const Val *vals, int na, Cand *cs, int nc) {
+  Type *a = na == 2 ? vals[0].ty : NULL, *b = na == 2 ? vals[1].ty : NULL;
+  if (!a || !b || a->kind != TY_MAT || b->kind != TY_MAT || (!a->generic && !b->generic) ||
+      a->elem != b->elem || type_mat_cols(a) != b->n)
+    return nc;
+  Type *ps[2] = {a, b}, *r = type_matn(a->elem, a->n, type_mat_cols(b));
+  return r ? add_cand(c, "op*", "mul", r, 2, ps, cs, nc) : nc;
+}
+
 int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs, int nc) {
-  const int per = (int)(sizeof tmpls / sizeof tmpls[0]);
+  const int per = (int)(sizeof tmpls / sizeof tmpls[0]) + 1;
   if (!name) return nc;
   Cand *out = NULL;
   for (int i = 0; i < na; i++) {
     Type *v = vals[i].ty;
-    bool seen = type_vecn_index(v) < 0;
+    bool seen = type_vecn_index(v) < 0 && type_matn_index(v) < 0;
     for (int k = 0; k < i && !seen; k++) seen = vals[k].ty == v;
     if (seen) continue;
     if (!out) {
@@ -116,6 +151,7 @@ int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs
     }
     nc = add_rows(c, name, v, out, nc);
   }
+  if (out && strcmp(name, "op*") == 0) nc = add_product(c, vals, na, out, nc);
   if (out) *cs = out;
   return nc;
 }
@@ -161,11 +197,15 @@ static bool slice_bound(Check *c, Node *a, const Type *t, int *out) {
   return true;
 }
 
-/* The slice's node becomes a call of its row, with the sliced value as argument. */
+/* The slice's node becomes a call of its row, with the sliced value as
+ * argument: components (a matrix's rows are runs of its elements) lo * w ..,
+ * (hi - lo) * w of them, w the width of a row (1 for a vector). */
 static Val slice_call(Check *c, Node *n, Type *t, int lo, int hi) {
-  Type *r = type_vecn(t->elem, hi - lo);
+  bool mat = t->kind == TY_MAT;
+  int w = mat ? type_mat_cols(t) : 1;
+  Type *r = mat ? type_matn(t->elem, hi - lo, w) : type_vecn(t->elem, hi - lo);
   char stem[32];
-  snprintf(stem, sizeof stem, "slice%d_%d", lo, hi - lo);
+  snprintf(stem, sizeof stem, "slice%d_%d", lo * w, (hi - lo) * w);
   int index = builtin_intern("[:]", stem, r, 1, &t);
   if (index < 0) longjmp(c->oom, 1);
   Node *base = n->lhs;
@@ -184,12 +224,9 @@ static Val slice_call(Check *c, Node *n, Type *t, int lo, int hi) {
 }
 
 Val ck_slice(Check *c, Node *n, Type *t) {
-  if (t->kind != TY_VEC && t->kind != TY_QUAT) {
+  if (t->kind != TY_VEC && t->kind != TY_QUAT && t->kind != TY_MAT) {
     diag_error(c->diags, n->loc, "cannot slice a value of type %s", ck_tname(t));
-    if (t->kind == TY_MAT)
-      diag_note(c->diags, n->loc, "slice a row: m[i][a:b]");
-    else
-      diag_note(c->diags, n->loc, "vectors and quats have slices, v[a:b]");
+    diag_note(c->diags, n->loc, "vectors, quats and matrices have slices, v[a:b]");
     return ck_val_err();
   }
   int b[2] = {0, t->n};

@@ -320,37 +320,51 @@ static bool at_tile_type(Parser *p, int k) {
          peek(p, k + 1)->kind == TK_LT;
 }
 
-/* Is this `vec < TYPENAME`, the start of a vec<T, N> type? */
+/* Is this `vec < TYPENAME` or `mat < TYPENAME`, the start of vec<T, N> or mat<T, M, N>? */
 static bool at_vecn_type(Parser *p, int k) {
   Token *t = peek(p, k);
-  return t->kind == TK_IDENT && t->loc.len == 3 && memcmp(t->text, "vec", 3) == 0 &&
+  return t->kind == TK_IDENT && t->loc.len == 3 &&
+         (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0) &&
          peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
 }
 
-/* vecn_type = 'vec' '<' TYPENAME ',' INT '>': the length is a literal, 1 to 16 */
+/* A length among vec<...> or mat<...>: an integer literal 1..VECN_MAX, else 0 (reported). */
+static int parse_vecn_length(Parser *p, bool mat) {
+  const char *what = mat ? "mat<T, M, N>" : "vec<T, N>";
+  Token *nt = tok(p);
+  int n = 0;
+  if (nt->kind == TK_INT && nt->ival >= 1 && nt->ival <= VECN_MAX)
+    n = (int)nt->ival;
+  else if (nt->kind == TK_INT)
+    report(p, nt->loc, "a %s has 1 to %d %s, not %.*s", what, VECN_MAX,
+           mat ? "rows and columns" : "components", (int)nt->loc.len, nt->text);
+  else
+    report(p, nt->loc, "the %s of %s is an integer literal from 1 to %d", mat ? "shape" : "length",
+           what, VECN_MAX);
+  if (nt->kind != TK_GT) advance(p);
+  return n;
+}
+
+/* vecn_type = ('vec' '<' TYPENAME ',' INT | 'mat' '<' TYPENAME ',' INT ',' INT) '>':
+ * the lengths are literals, 1 to 16 */
 static void parse_vecn_type(Parser *p, TypeExpr *te) {
-  advance(p); /* vec */
+  bool mat = advance(p)->text[0] == 'm';
   advance(p); /* < */
   Token *et = advance(p);
   te->builtin = &ty_error;
-  int n = 0;
-  if (expect(p, TK_COMMA, "after the element type of 'vec<...>'")) {
-    Token *nt = tok(p);
-    if (nt->kind == TK_INT && nt->ival >= 1 && nt->ival <= VECN_MAX)
-      n = (int)nt->ival;
-    else if (nt->kind == TK_INT)
-      report(p, nt->loc, "a vec<T, N> has 1 to %d components, not %.*s", VECN_MAX, (int)nt->loc.len,
-             nt->text);
-    else
-      report(p, nt->loc, "the length of vec<T, N> is an integer literal from 1 to %d", VECN_MAX);
-    if (nt->kind != TK_GT) advance(p);
+  int n = 0, cols = 1;
+  if (expect(p, TK_COMMA, "after the element type")) {
+    n = parse_vecn_length(p, mat);
+    if (mat && expect(p, TK_COMMA, "after the rows of 'mat<...>'"))
+      cols = parse_vecn_length(p, mat);
   }
-  expect(p, TK_GT, "to close 'vec<...>'");
+  expect(p, TK_GT, mat ? "to close 'mat<...>'" : "to close 'vec<...>'");
   te->loc = loc_span(te->loc, prev_loc(p));
-  if (n && !type_is_numeric(et->ty))
-    report(p, et->loc, "a vec<T, N> holds numbers, not %s", type_name(et->ty));
-  else if (n)
-    te->builtin = type_vecn(et->ty, n);
+  if (n && cols && !type_is_numeric(et->ty))
+    report(p, et->loc, "a %s holds numbers, not %s", mat ? "mat<T, M, N>" : "vec<T, N>",
+           type_name(et->ty));
+  else if (n && cols)
+    te->builtin = mat ? type_matn(et->ty, n, cols) : type_vecn(et->ty, n);
 }
 
 /* A shape extent among <...>: an expression above the comparisons, so the

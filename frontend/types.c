@@ -236,6 +236,51 @@ int type_vecn_index(const Type *t) {
   return (int)(t->elem->kind - TY_I8) * VECN_MAX + t->n - 1;
 }
 
+/* mat<T, M, N> with no short name, likewise. */
+static struct {
+  Type t;
+  char name[32];
+} matns[MATN_COUNT];
+static pthread_once_t matns_once = PTHREAD_ONCE_INIT;
+
+static void make_matns(void) {
+  for (int i = 0; i < MATN_COUNT; i++) {
+    Type *e = scalar_by_kind[i / (VECN_MAX * VECN_MAX)], *t = &matns[i].t;
+    int r = i / VECN_MAX % VECN_MAX + 1, c = i % VECN_MAX + 1;
+    snprintf(matns[i].name, sizeof matns[i].name, "mat<%s, %d, %d>", e->name, r, c);
+    *t = (Type){.kind = TY_MAT, .size = e->size * r * c, .align = e->align, .elem = e, .n = r};
+    t->dims[0] = r;
+    t->dims[1] = c;
+    t->name = matns[i].name;
+    t->generic = true;
+  }
+}
+
+Type *type_matn(const Type *elem, int rows, int cols) {
+  static Type *const f32[] = {&ty_mat22, &ty_mat33, &ty_mat44};
+  if (!elem || !type_is_numeric(elem) || rows < 1 || rows > VECN_MAX || cols < 1 || cols > VECN_MAX)
+    return NULL;
+  if (elem->kind == TY_F32 && rows == cols && rows >= 2 && rows <= 4) return f32[rows - 2];
+  return type_matn_at(((int)(elem->kind - TY_I8) * VECN_MAX + rows - 1) * VECN_MAX + cols - 1);
+}
+
+Type *type_matn_at(int index) {
+  if (index < 0 || index >= MATN_COUNT) return NULL;
+  pthread_once(&matns_once, make_matns);
+  return &matns[index].t;
+}
+
+int type_matn_index(const Type *t) {
+  if (!t || t->kind != TY_MAT || !t->generic) return -1;
+  return ((int)(t->elem->kind - TY_I8) * VECN_MAX + t->dims[0] - 1) * VECN_MAX + t->dims[1] - 1;
+}
+
+int type_mat_cols(const Type *t) { return t->generic ? t->dims[1] : t->n; }
+
+Type *type_mat_row(const Type *t) {
+  return t->generic ? type_vecn(t->elem, t->dims[1]) : type_vec(t->elem, t->n);
+}
+
 bool type_is_int(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_U64; }
 
 bool type_is_signed(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_I64; }
@@ -256,7 +301,7 @@ bool type_equal(const Type *a, const Type *b) {
     case TY_PTR: return type_equal(a->elem, b->elem);
     case TY_STRUCT: return a->sdecl == b->sdecl;
     case TY_VEC: return a->n == b->n && a->generic == b->generic && type_equal(a->elem, b->elem);
-    case TY_MAT: return a->n == b->n;
+    case TY_MAT: return a->n == b->n && !a->generic && !b->generic;
     case TY_TILE:
       return a->ndim == b->ndim && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
              type_equal(a->elem, b->elem);

@@ -248,6 +248,10 @@ enum {
  * message) for any other elem or n. DLPack refuses these ids, as it does
  * structs. */
 KERN_API kern_dtype kern_dtype_vec(kern_dtype elem, int n);
+/* Likewise the dtype of mat<T, rows, cols> (rows and cols from 1 to 16):
+ * KERN_MAT22..KERN_MAT44 for KERN_FLOAT32 2x2..4x4, else an id named
+ * "mat<float64, 2, 3>", rows * cols * kern_dtype_size(elem) bytes, row-major. */
+KERN_API kern_dtype kern_dtype_mat(kern_dtype elem, int rows, int cols);
 /* Bytes per element (vec3: 12, mat33: 36, structs: their C layout); 0 if invalid. */
 KERN_API size_t kern_dtype_size(kern_dtype);
 /* Alignment in bytes; 0 if invalid. */

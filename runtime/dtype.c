@@ -255,8 +255,8 @@ static kern_dtype struct_dtype(const Type *t) {
   return dt;
 }
 
-/* vec<T, N> without a short name: registered like a struct, under a
- * signature no struct has (a struct's has braces). */
+/* vec<T, N> and mat<T, M, N> without a short name: registered like a struct,
+ * under a signature no struct has (a struct's has braces). */
 static kern_dtype vecn_dtype(const Type *t) {
   return rt_dtype_register_struct(t->name, t->name, (size_t)t->size, (size_t)t->align);
 }
@@ -290,6 +290,7 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_F64: return KERN_FLOAT64;
     case TY_VEC: return vec_dtype(t);
     case TY_MAT:
+      if (t->generic) return vecn_dtype(t);
       return t->n == 6                ? KERN_SPATIAL_MATRIX
              : t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2)
                                       : KERN_DTYPE_INVALID;
@@ -313,5 +314,10 @@ static const Type *scalar_of_dtype(kern_dtype dt) {
 
 kern_dtype kern_dtype_vec(kern_dtype elem, int n) {
   const Type *t = type_vecn(scalar_of_dtype(elem), n);
-  return t ? vec_dtype(t) : KERN_DTYPE_INVALID;
+  return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
+}
+
+kern_dtype kern_dtype_mat(kern_dtype elem, int rows, int cols) {
+  const Type *t = type_matn(scalar_of_dtype(elem), rows, cols);
+  return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
 }

@@ -341,6 +341,90 @@ KN_FN int64_t kn__vclamp(int64_t k, int n) { return k < 0 ? 0 : k >= n ? n - 1 :
     return r;                                                                                      \
   }
 
+/* ---- mat<T, M, N> ------------------------------------------------------------ */
+
+/* Element (i, j) of matrix value a of C columns (either layout: rows of packed E). */
+#define KN__MC(E, a, i, j, C) (((E *)&(a))[(i) * (C) + (j)])
+#define KN__MFOR(R, C)                                                                             \
+  for (int kn_i = 0; kn_i < (R); kn_i++)                                                           \
+    for (int kn_j = 0; kn_j < (C); kn_j++)
+
+/* The type T (code CD) of R x C elements E (code EC), row-major, RT its row
+ * vector type: what every matrix has; elementwise functions treat it as a
+ * vector of R * C. kn_make_CD and kn_make_CD_rows are the emitter's. */
+#define KN_MATN(T, E, EC, R, C, CD, RT)                                                            \
+  typedef struct T {                                                                               \
+    E m[R][C];                                                                                     \
+  } T;                                                                                             \
+  KN_FN T kn_zero_##CD(void) {                                                                     \
+    T r;                                                                                           \
+    KN__MFOR(R, C) r.m[kn_i][kn_j] = kn__sc_i32_##EC(0);                                           \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN T kn_diag_##CD(E s) {                                                                      \
+    T r = kn_zero_##CD();                                                                          \
+    for (int kn_i = 0; kn_i < (R) && kn_i < (C); kn_i++) r.m[kn_i][kn_i] = s;                      \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN RT kn_get_##CD##_row(T a, int64_t i) {                                                     \
+    RT r;                                                                                          \
+    KN__VFOR(C) KN__VC(E, r, kn_i) = a.m[kn__vclamp(i, R)][kn_i];                                  \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN__VDEF_VV(T, E, (R) * (C), kn_add_##CD##_##CD, kn__va_##EC)                                    \
+  KN__VDEF_VV(T, E, (R) * (C), kn_sub_##CD##_##CD, kn__vs_##EC)                                    \
+  KN__VDEF_VV(T, E, (R) * (C), kn_cw_mul_##CD##_##CD, kn__vm_##EC)                                 \
+  KN__VDEF_VV(T, E, (R) * (C), kn_cw_div_##CD##_##CD, kn__vd_##EC)                                 \
+  KN__VDEF_VS(T, E, (R) * (C), kn_mul_##CD##_##EC, kn__vm_##EC)                                    \
+  KN__VDEF_SV(T, E, (R) * (C), kn_mul_##EC##_##CD, kn__vm_##EC)                                    \
+  KN__VDEF_VS(T, E, (R) * (C), kn_div_##CD##_##EC, kn__vd_##EC)                                    \
+  KN__VDEF_V(T, E, (R) * (C), kn_neg_##CD, kn__vn_##EC)                                            \
+  KN_FN bool kn_eq_##CD##_##CD(T a, T b) {                                                         \
+    bool r = true;                                                                                 \
+    KN__VFOR((R) * (C)) r = r && kn__veq_##EC(KN__VC(E, a, kn_i), KN__VC(E, b, kn_i));             \
+    return r;                                                                                      \
+  }                                                                                                \
+  KN_FN bool kn_ne_##CD##_##CD(T a, T b) { return !kn_eq_##CD##_##CD(a, b); }
+
+/* Element (i, j) of the product of a (M x K) and b (K x N) in E's arithmetic:
+ * float16 and bfloat16 sum in float32 over k ascending and round once. */
+#define KN__MDOT(E, EC, a, b, i, j, K, N)                                                          \
+  kn__acc_##EC s =                                                                                 \
+      kn__am_##EC(kn__up_##EC(KN__MC(E, a, i, 0, K)), kn__up_##EC(KN__MC(E, b, 0, j, N)));         \
+  for (int kn_k = 1; kn_k < (K); kn_k++)                                                           \
+    s = kn__aa_##EC(s, kn__am_##EC(kn__up_##EC(KN__MC(E, a, i, kn_k, K)),                          \
+                                   kn__up_##EC(KN__MC(E, b, kn_k, j, N))));
+
+/* NAME(a, b): the product of A (M x K) and B (K x N), an RT (M x N). */
+#define KN_MATN_MUL(A, B, RT, E, EC, M, K, N, NAME)                                                \
+  KN_FN RT NAME(A a, B b) {                                                                        \
+    RT r;                                                                                          \
+    KN__MFOR(M, N) {                                                                               \
+      KN__MDOT(E, EC, a, b, kn_i, kn_j, K, N)                                                      \
+      KN__MC(E, r, kn_i, kn_j, N) = kn__dn_##EC(s);                                                \
+    }                                                                                              \
+    return r;                                                                                      \
+  }
+
+/* NAME(a, v): A (M x K) times the column vector V (K), an RV (M). */
+#define KN_MATN_MULV(A, V, RV, E, EC, M, K, NAME)                                                  \
+  KN_FN RV NAME(A a, V v) {                                                                        \
+    RV r;                                                                                          \
+    for (int kn_i = 0; kn_i < (M); kn_i++) {                                                       \
+      KN__MDOT(E, EC, a, v, kn_i, 0, K, 1)                                                         \
+      KN__VC(E, r, kn_i) = kn__dn_##EC(s);                                                         \
+    }                                                                                              \
+    return r;                                                                                      \
+  }
+
+/* NAME(a): the transpose of A (M x N), a TT (N x M). */
+#define KN_MATN_T(A, TT, E, M, N, NAME)                                                            \
+  KN_FN TT NAME(A a) {                                                                             \
+    TT r;                                                                                          \
+    KN__MFOR(M, N) KN__MC(E, r, kn_j, kn_i, M) = KN__MC(E, a, kn_i, kn_j, N);                      \
+    return r;                                                                                      \
+  }
+
 #ifdef __CUDACC_RTC__
 #pragma nv_diagnostic pop
 #endif

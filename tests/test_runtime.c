@@ -239,9 +239,9 @@ Test(dtype, struct_registry_dedups_by_layout) {
   kern_array_free(arr);
 }
 
-/* vec<T, N>: the short names' builtin dtypes, else one registered id per
- * (elem, n), the type's name and packed layout; a kernel's parameter agrees. */
-Test(dtype, vec_dtypes_of_any_element_and_length) {
+/* vec<T, N> and mat<T, M, N>: the short names' builtin dtypes, else one
+ * registered id per type, its name and packed layout; a kernel's parameter agrees. */
+Test(dtype, vec_and_mat_dtypes_of_any_element_and_shape) {
   cr_assert_eq(kern_dtype_vec(KERN_FLOAT32, 3), KERN_VEC3);
   cr_assert_eq(kern_dtype_vec(KERN_FLOAT64, 2), KERN_DVEC2);
   cr_assert_eq(kern_dtype_vec(KERN_INT32, 4), KERN_IVEC4);
@@ -259,6 +259,14 @@ Test(dtype, vec_dtypes_of_any_element_and_length) {
                       kern_dtype_vec(KERN_DTYPE_INVALID, 2), kern_dtype_vec(h, 2)};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     cr_assert_eq(bad[i], KERN_DTYPE_INVALID, "case %zu", i);
+  cr_assert_eq(kern_dtype_mat(KERN_FLOAT32, 3, 3), KERN_MAT33);
+  kern_dtype m23 = kern_dtype_mat(KERN_FLOAT64, 2, 3);
+  cr_assert_geq(m23, KERN_DTYPE_FIRST_STRUCT);
+  cr_assert_neq(m23, kern_dtype_vec(KERN_FLOAT64, 6));
+  cr_assert_str_eq(kern_dtype_name(m23), "mat<float64, 2, 3>");
+  cr_assert_eq(kern_dtype_size(m23), 48);
+  cr_assert_eq(kern_dtype_mat(KERN_FLOAT32, 0, 3), KERN_DTYPE_INVALID);
+  cr_assert_eq(kern_dtype_mat(KERN_BOOL, 2, 2), KERN_DTYPE_INVALID);
   kern_module *m = kern_module_from_source(
       "v.kern",
       "kernel void k(vec<float16, 5>[] a, vec<float32, 3> b) { a[tid()][0] = float16(b.x); }");

@@ -58,21 +58,25 @@ static const DtypeName *dtype_by_name(const char *s, size_t n);
 static const DtypeName *find_dtype(kern_dtype d) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
     if (dtypes[i].dtype == d) return &dtypes[i];
-  const char *name = kern_dtype_name(d);
-  if (strncmp(name, "vec<", 4) != 0) return NULL;
+  const char *name = kern_dtype_name(d); /* "vec<T, N>" or "mat<T, M, N>" */
+  if (strncmp(name, "vec<", 4) != 0 && strncmp(name, "mat<", 4) != 0) return NULL;
   return dtype_by_name(name + 4, strcspn(name + 4, ","));
 }
 
-/* "vec<T,N>" (no spaces) in a fixture line: T's dtype and N, or false. */
+/* "vec<T,N>" or "mat<T,M,N>" (no spaces) in a fixture line: its dtype and
+ * component count, or false. */
 static bool vecn_dtype(const char *t, size_t *len, kern_dtype *dt, int *n) {
-  if (strncmp(t, "vec<", 4) != 0) return false;
+  bool mat = strncmp(t, "mat<", 4) == 0;
+  if (!mat && strncmp(t, "vec<", 4) != 0) return false;
   size_t en = strcspn(t + 4, ",>");
   const DtypeName *e = dtype_by_name(t + 4, en);
   if (!e || t[4 + en] != ',') return false;
   char *end;
-  *n = (int)strtol(t + 5 + en, &end, 10);
+  int rows = (int)strtol(t + 5 + en, &end, 10), cols = 1;
+  if (mat && *end == ',') cols = (int)strtol(end + 1, &end, 10);
   if (*end != '>') return false;
-  *dt = kern_dtype_vec(e->dtype, *n);
+  *dt = mat ? kern_dtype_mat(e->dtype, rows, cols) : kern_dtype_vec(e->dtype, rows);
+  *n = rows * cols;
   *len = (size_t)(end + 1 - t);
   return *dt != KERN_DTYPE_INVALID;
 }
