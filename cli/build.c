@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "builtins.h"
 #include "cli.h"
 #include "emit.h"
 #include "error.h"
@@ -400,6 +401,7 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
     case TY_F32:
     case TY_F64: return scalars[t->kind];
     case TY_VEC:
+      if (t->generic) break;
       if (t->n == 6) return "kern_spatial_vector";
       snprintf(buf, n, "kern_%svec%d",
                t->elem->kind == TY_F64   ? "d"
@@ -408,6 +410,7 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
                t->n);
       return buf;
     case TY_MAT:
+      if (t->generic) break;
       if (t->n == 6) return "kern_spatial_matrix";
       snprintf(buf, n, "kern_mat%d%d", t->n, t->n);
       return buf;
@@ -423,6 +426,44 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
     case TY_ARRAY: return "kern_array *";
     default: return NULL;
   }
+  snprintf(buf, n, "%s_%s", b->id, builtin_type_code(t)); /* vec<T, N>, mat<T, M, N> */
+  return buf;
+}
+
+/* The typedef of a vec<T, N> or mat<T, M, N> a parameter or field has, once each. */
+static void put_vecn(Buf *out, const Build *b, const Type *t, const Type **seen, int *nseen) {
+  char tb[NAME_BUF], eb[NAME_BUF];
+  if (!t->generic || (t->kind != TY_VEC && t->kind != TY_MAT)) return;
+  for (int i = 0; i < *nseen; i++)
+    if (seen[i] == t) return;
+  seen[(*nseen)++] = t;
+  const char *name = c_type(b, t, tb, sizeof tb), *e = c_type(b, t->elem, eb, sizeof eb);
+  if (t->kind == TY_VEC)
+    buf_printf(out, "/* %s */\ntypedef struct { %s v[%d]; } %s;\n", type_name(t), e, t->n, name);
+  else
+    buf_printf(out, "/* %s */\ntypedef struct { %s m[%d][%d]; } %s;\n", type_name(t), e, t->n,
+               t->dims[1], name);
+  buf_printf(out, "KERN_AOT_SASSERT_(sizeof(%s) == %d, \"layout of kern %s\");\n\n", name, t->size,
+             type_name(t));
+}
+
+static void put_vecns(Buf *out, const Build *b) {
+  const Program *p = b->prog;
+  int cap = 1, nseen = 0;
+  for (int i = 0; i < p->nstructs; i++) cap += p->structs[i]->nfields;
+  for (int i = 0; i < p->nkernels; i++) cap += p->kernels[i]->nparams;
+  const Type **seen = calloc((size_t)cap, sizeof *seen);
+  if (!seen) {
+    out->oom = true;
+    return;
+  }
+  for (int i = 0; i < p->nstructs; i++)
+    for (int f = 0; f < p->structs[i]->nfields; f++)
+      put_vecn(out, b, p->structs[i]->fields[f].ty, seen, &nseen);
+  for (int i = 0; i < p->nkernels; i++)
+    for (int k = 0; k < p->kernels[i]->nparams; k++)
+      put_vecn(out, b, p->kernels[i]->params[k]->ty, seen, &nseen);
+  free(seen);
 }
 
 static void put_struct(Buf *out, const Build *b, const Decl *s, bool *done, int index);
@@ -520,6 +561,7 @@ static char *header_source(const Build *b) {
     buf_free(&out);
     return NULL;
   }
+  put_vecns(&out, b);
   for (int i = 0; i < p->nstructs; i++) put_struct(&out, b, p->structs[i], done, i);
   free(done);
   buf_printf(

@@ -592,7 +592,7 @@ static void index_expr(Emitter *e, const Node *n) {
     return;
   }
   /* an lvalue component: through a pointer to the first component */
-  const char *elem = bt->kind == TY_MAT ? emit_ctype(e, type_vec(&ty_f32, bt->n))
+  const char *elem = bt->kind == TY_MAT ? emit_ctype(e, type_mat_row(bt))
                                         : emit_ctype(e, bt->elem ? bt->elem : &ty_f32);
   int count = bt->n; /* a transform's 7 floats are contiguous too: p then q */
   OUT(e, "(((%s *)&(", elem);
@@ -610,6 +610,8 @@ static void member(Emitter *e, const Node *n) {
     OUT(e, ").f_%s", n->name);
   else if (n->lhs->ty->kind == TY_TRANSFORM)
     OUT(e, ").%c", n->member ? 'q' : 'p');
+  else if (n->lhs->ty->generic)
+    OUT(e, ").v[%d]", n->member);
   else
     OUT(e, ").%c", comp[n->member & 3]);
 }
@@ -776,7 +778,7 @@ static void ctor(Emitter *e, const Node *n) {
     OUT(e, "kn_diag_%s(", code);
   else if (n->nargs == 1)
     OUT(e, "kn_splat_%s(", code);
-  else if (t->kind == TY_MAT && n->nargs == t->n)
+  else if (t->kind == TY_MAT && n->nargs == t->n && a->ty->kind == TY_VEC)
     OUT(e, "kn_make_%s_rows(", code);
   else if (t->kind == TY_TRANSFORM && n->nargs == 2)
     OUT(e, "kn_make_tf_pq(");

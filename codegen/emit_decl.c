@@ -348,6 +348,7 @@ char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts)
   if (!e.snames) e.out.oom = true;
   emit_find_effects(&e);
   prologue(&e);
+  emit_vecn_defs(&e);
   for (int i = 0; i < p->nstructs; i++) struct_decl(&e, p->structs[i]);
   for (int i = 0; i < p->nfuncs; i++) {
     func_head(&e, p->funcs[i]);

@@ -103,6 +103,9 @@ void emit_number(Emitter *, const Type *t, double v);
 void emit_binop_text(Emitter *, int op, const Type *t, const char *l, const char *r);
 void emit_statement(Emitter *, const Node *n);
 
+/* ---- emit_vecn.c: the vec<T, N> types, conversions and slices the program uses ---- */
+void emit_vecn_defs(Emitter *);
+
 /* ---- emit_tile.c: tiles ---- */
 
 /* A tile value element by element (e->tile_i set): makers, tile_where, tile_map. */

@@ -69,8 +69,10 @@ typedef enum {
   TY_BF16, /* bfloat16: float32's top 16 bits */
   TY_F32,
   TY_F64,
-  TY_VEC,           /* elem (f32, f64 or i32) x n, n in 2..4; spatial_vector: f32 x 6 */
-  TY_MAT,           /* f32, n x n, row-major, n in 2..4; spatial_matrix: 6 x 6 */
+  TY_VEC,           /* elem x n: vec2..4, dvec, ivec; spatial_vector: f32 x 6; vec<T, N>: any
+                     * numeric elem, n in 1..16 (generic set unless a short name exists) */
+  TY_MAT,           /* f32, n x n, row-major, n in 2..4; spatial_matrix: 6 x 6; mat<T, M, N>:
+                     * any numeric elem, M x N (generic unless a short name exists) */
   TY_QUAT,          /* f32 x,y,z,w */
   TY_TRANSFORM,     /* f32: p (vec3) then q (quat), n = 7 components */
   TY_STRUCT,        /* sdecl */
@@ -96,6 +98,8 @@ struct Type {
   int dims[4];      /* TILE: the shape (dims[1] = 1 for one dimension); FIXED: the extents */
   Decl *sdecl;      /* STRUCT */
   const char *name; /* "float32", "vec3", "float[,]", the struct's name ... */
+  bool generic;     /* VEC: a vec<T, N> with no short name (type_vecn); MAT: mat<T, M, N> likewise
+                     * (type_matn: n = dims[0] = M rows, dims[1] = N columns) */
 };
 
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
@@ -108,6 +112,21 @@ Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type 
 Type *type_array(Arena *, Type *elem, int ndim);
 Type *type_ptr(Arena *, Type *elem);
 Type *type_vec(Type *elem, int n); /* NULL when no such vector type; f32 x 6: ty_svec */
+/* vec<elem, n>: elem a numeric scalar, n in 1..VECN_MAX; the short-named
+ * singleton where there is one (vec<float32, 3> is ty_vec3), else a process-wide
+ * singleton of its own (generic set), so pointers compare; NULL otherwise. */
+enum { VECN_MAX = 16, VECN_ELEMS = TY_F64 - TY_I8 + 1, VECN_COUNT = VECN_ELEMS * VECN_MAX };
+Type *type_vecn(const Type *elem, int n);
+int type_vecn_index(const Type *); /* a generic vector's number in 0..VECN_COUNT-1, else -1 */
+Type *type_vecn_at(int index);     /* the inverse; NULL when out of range */
+/* mat<elem, rows, cols> (rows, cols in 1..VECN_MAX), row-major: ty_mat22..44 for
+ * float32 2x2..4x4, else a process-wide singleton (generic set); NULL otherwise. */
+enum { MATN_COUNT = VECN_ELEMS * VECN_MAX * VECN_MAX };
+Type *type_matn(const Type *elem, int rows, int cols);
+int type_matn_index(const Type *); /* a generic matrix's number in 0..MATN_COUNT-1, else -1 */
+Type *type_matn_at(int index);
+int type_mat_cols(const Type *);  /* a matrix's columns (n for the square ones) */
+Type *type_mat_row(const Type *); /* the vector type of a matrix's row */
 /* elem[dims[0], ...] (ndim 1..4, each extent >= 1, at most 2^30 bytes in all):
  * per arena, compare with type_equal; NULL when out of memory */
 Type *type_fixed(Arena *, Type *elem, int ndim, const int *dims);

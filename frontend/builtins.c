@@ -451,9 +451,67 @@ int builtin_count(void) {
   return ntable;
 }
 
+/* Rows for vec<T, N> (builtin_intern): after the table, in chunks that never
+ * move, so a Builtin pointer stays valid for the process. */
+enum { XCHUNK = 256, XCHUNKS = 256 };
+static Builtin *xrows[XCHUNKS];
+static int nxrows;
+static pthread_mutex_t xmu = PTHREAD_MUTEX_INITIALIZER;
+
 const Builtin *builtin_get(int index) {
   ensure();
-  return index >= 0 && index < ntable ? &table[index] : NULL;
+  if (index >= 0 && index < ntable) return &table[index];
+  int i = index - ntable;
+  pthread_mutex_lock(&xmu);
+  const Builtin *b = index >= ntable && i < nxrows ? &xrows[i / XCHUNK][i % XCHUNK] : NULL;
+  pthread_mutex_unlock(&xmu);
+  return b;
+}
+
+static int find_xrow(const char *cname, const Type *ret) {
+  for (int i = 0; i < nxrows; i++) {
+    const Builtin *b = &xrows[i / XCHUNK][i % XCHUNK];
+    if (b->ret == ret && strcmp(b->cname, cname) == 0) return ntable + i;
+  }
+  return -1;
+}
+
+static char *dup_text(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *d = malloc(n);
+  return d ? memcpy(d, s, n) : NULL;
+}
+
+static int add_xrow(const char *name, const char *cname, Type *ret, int n, Type *const *ps) {
+  int i = nxrows;
+  if (i >= XCHUNK * XCHUNKS) return -1;
+  if (!xrows[i / XCHUNK] && !(xrows[i / XCHUNK] = calloc(XCHUNK, sizeof(Builtin)))) return -1;
+  Builtin *b = &xrows[i / XCHUNK][i % XCHUNK];
+  b->name = dup_text(name);
+  b->cname = dup_text(cname);
+  if (!b->name || !b->cname) {
+    free((char *)b->name);
+    free((char *)b->cname);
+    return -1;
+  }
+  b->ret = ret;
+  b->nparams = n;
+  for (int k = 0; k < n; k++) b->params[k] = ps[k];
+  nxrows++;
+  return ntable + i;
+}
+
+int builtin_intern(const char *name, const char *stem, Type *ret, int n, Type *const *ps) {
+  ensure();
+  if (n > BUILTIN_MAX_PARAMS) return -1;
+  char *cname = (char *)cname_of(stem, n, ps);
+  if (!cname) return -1;
+  pthread_mutex_lock(&xmu);
+  int i = find_xrow(cname, ret);
+  if (i < 0) i = add_xrow(name, cname, ret, n, ps);
+  pthread_mutex_unlock(&xmu);
+  free(cname);
+  return i;
 }
 
 /* Returns 0 and sets *first to -1 when no builtin has that name. */
@@ -475,10 +533,48 @@ int builtin_overloads(const char *name, int *first) {
 
 /* ---- type names ------------------------------------------------------------- */
 
+/* vec<T, N>: "V" + T's code + "x" + N (Vf16x5), the C type kn_ before it. */
+static char vecn_codes[VECN_COUNT][16];
+static pthread_once_t vecn_once = PTHREAD_ONCE_INIT;
+
+static void make_vecn_codes(void) {
+  for (int i = 0; i < VECN_COUNT; i++) {
+    Type *t = type_vecn_at(i);
+    snprintf(vecn_codes[i], sizeof vecn_codes[i], "kn_V%sx%d", builtin_type_code(t->elem), t->n);
+  }
+}
+
+static const char *vecn_name(const Type *t, bool ctype) {
+  int i = type_vecn_index(t);
+  if (i < 0) return NULL;
+  pthread_once(&vecn_once, make_vecn_codes);
+  return ctype ? vecn_codes[i] : vecn_codes[i] + 3;
+}
+
+/* mat<T, M, N>: "M" + T's code + "x" + M + "x" + N (Mf16x2x3), likewise. */
+static char matn_codes[MATN_COUNT][20];
+static pthread_once_t matn_once = PTHREAD_ONCE_INIT;
+
+static void make_matn_codes(void) {
+  for (int i = 0; i < MATN_COUNT; i++) {
+    Type *t = type_matn_at(i);
+    snprintf(matn_codes[i], sizeof matn_codes[i], "kn_M%sx%dx%d", builtin_type_code(t->elem),
+             t->dims[0], t->dims[1]);
+  }
+}
+
+static const char *matn_name(const Type *t, bool ctype) {
+  int i = type_matn_index(t);
+  if (i < 0) return NULL;
+  pthread_once(&matn_once, make_matn_codes);
+  return ctype ? matn_codes[i] : matn_codes[i] + 3;
+}
+
 static const char *vec_code(const Type *t) {
   static const char *const codes[3][3] = {
       {"v2", "v3", "v4"}, {"dv2", "dv3", "dv4"}, {"iv2", "iv3", "iv4"}};
   if (t == &ty_svec) return "sv";
+  if (t->generic) return vecn_name(t, false);
   if (!t->elem || t->n < 2 || t->n > 4) return NULL;
   TypeKind k = t->elem->kind;
   int fam = k == TY_F32 ? 0 : k == TY_F64 ? 1 : k == TY_I32 ? 2 : -1;
@@ -491,6 +587,7 @@ static const char *vec_ctype(const Type *t) {
                                           {"kn_ivec2", "kn_ivec3", "kn_ivec4"}};
   const char *code = vec_code(t);
   if (t == &ty_svec) return "kn_spatial_vector";
+  if (t->generic) return vecn_name(t, true);
   if (!code) return NULL;
   return names[code[0] == 'v' ? 0 : code[0] == 'd' ? 1 : 2][t->n - 2];
 }
@@ -528,7 +625,9 @@ const char *builtin_type_code(const Type *t) {
     case TY_F32: return "f32";
     case TY_F64: return "f64";
     case TY_VEC: return vec_code(t);
-    case TY_MAT: return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
+    case TY_MAT:
+      if (t->generic) return matn_name(t, false);
+      return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
     case TY_QUAT: return "q";
     case TY_TRANSFORM: return "tf";
     case TY_PTR: return ptr_code(t, false);
@@ -555,6 +654,7 @@ const char *builtin_ctype(const Type *t) {
     case TY_F64: return "double";
     case TY_VEC: return vec_ctype(t);
     case TY_MAT:
+      if (t->generic) return matn_name(t, true);
       return t->n == 6 ? "kn_spatial_matrix" : t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
     case TY_QUAT: return "kn_quat";
     case TY_TRANSFORM: return "kn_transform";

@@ -9,7 +9,7 @@
  *
  * C names follow one rule: kn_<stem>_<code>[_<code>...], one type code per
  * parameter: b i8 i16 i32 i64 u8 u16 u32 u64 f16 bf16 f32 f64 v2 v3 v4 dv2 dv3 dv4
- * iv2 iv3 iv4 m22 m33 m44 q tf (see builtin_type_code). Examples: kn_sqrt_f32,
+ * iv2 iv3 iv4 m22 m33 m44 q tf, and V<code>x<n> for vec<T, n> (Vf16x5; see builtin_type_code). Examples: kn_sqrt_f32,
  * kn_dot_v3_v3, kn_mul_m33_v3, kn_add_v3_v3, kn_neg_v3, kn_lerp_v3_v3_f32.
  *
  * Outputs: a parameter of pointer type (TY_PTR, code "p" + the pointee's, a
@@ -38,6 +38,11 @@ int builtin_count(void);
 const Builtin *builtin_get(int index);
 /* Overloads of `name` are contiguous: returns how many, and the first index. */
 int builtin_overloads(const char *name, int *first);
+/* The row of a builtin over vec<T, N> types (made on demand, not in the
+ * table's name index: the checker asks for the rows its arguments need):
+ * its index for builtin_get, the same for the same row every time, valid for
+ * the process; -1 when out of memory. Thread-safe. */
+int builtin_intern(const char *name, const char *stem, Type *ret, int n, Type *const *ps);
 /* "f32", "v3", "m33", "q", "tf", "ptf" ... for scalar, vector, matrix, quat,
  * transform and output (pointer) types; NULL otherwise. */
 const char *builtin_type_code(const Type *);

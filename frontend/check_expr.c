@@ -83,6 +83,7 @@ static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node
                      int nargs) {
   Cand *cs;
   int nc = bname ? ck_candidates(c, bname, &cs) : 0;
+  nc = ck_vecn_cands(c, bname, vals, nargs, &cs, nc);
   if (nc == 0) {
     ck_report_no_match(c, sym, sym, n->loc, NULL, 0, vals, nargs);
     return &ty_error;
@@ -331,7 +332,7 @@ static Val float_literal(Check *c, Node *n) {
 }
 
 /* An index of an array, vector, matrix or quat: any integer type. */
-static Val index_val(Check *c, Node *idx) {
+static Val index_val(Check *c, Node *idx, bool from_end) {
   Val v = ck_expr(c, idx);
   if (ck_is_err(v.ty)) return v;
   if (!ck_is_intlike(v.ty)) {
@@ -340,7 +341,7 @@ static Val index_val(Check *c, Node *idx) {
   }
   if (ck_is_untyped(v.ty))
     ck_convert(c, idx, &v, ck_int_fits(v.i, &ty_i32) ? &ty_i32 : &ty_i64, (Ctx){"index", NULL, 0});
-  if (v.is_const && v.i < 0) {
+  if (v.is_const && v.i < 0 && !from_end) {
     diag_error(c->diags, idx->loc, "index %s is negative", ck_val_text(c, &v));
     return ck_val_err();
   }
@@ -379,11 +380,12 @@ static Val fixed_index(Check *c, Node *n, Type *t, int nidx) {
 
 static Val index_expr(Check *c, Node *n) {
   Val base = ck_expr(c, n->lhs);
+  Type *t = base.ty;
+  if (n->op == TK_COLON) return ck_is_err(t) ? ck_val_err() : ck_slice(c, n, t);
   int nidx = ck_count_list(n->args);
   Val last = ck_val_err();
-  bool bad = false;
-  for (Node *a = n->args; a; a = a->next) bad |= ck_is_err((last = index_val(c, a)).ty);
-  Type *t = base.ty;
+  bool bad = false, vmq = ck_is_vmq(t);
+  for (Node *a = n->args; a; a = a->next) bad |= ck_is_err((last = index_val(c, a, vmq)).ty);
   if (ck_is_err(t)) return ck_val_err();
   if (t->kind == TY_TILE) return ck_is_err(last.ty) ? ck_val_err() : ck_tile_index(c, n, t, nidx);
   if (t->kind == TY_FIXED) return bad ? ck_val_err() : fixed_index(c, n, t, nidx);
@@ -405,12 +407,13 @@ static Val index_expr(Check *c, Node *n) {
     diag_error(c->diags, n->loc, "%s takes 1 index, but %d were given", ck_tname(t), nidx);
     return ck_val_err();
   }
+  if (!ck_index_from_end(c, n->args, &last, t)) return ck_val_err();
   if (last.is_const && !ck_is_err(last.ty) && last.i >= t->n) {
     diag_error(c->diags, n->args->loc, "index %s is out of range for %s (0..%d)",
                ck_val_text(c, &last), ck_tname(t), t->n - 1);
     return ck_val_err();
   }
-  n->ty = t->kind == TY_MAT ? type_vec(t->elem, t->n) : t->elem;
+  n->ty = t->kind == TY_MAT ? type_mat_row(t) : t->elem;
   return ck_val_of(n->ty);
 }
 
@@ -441,8 +444,8 @@ static Val component_member(Check *c, Node *n, Type *t, const char *name) {
   if (t->n > 4) { /* a spatial_vector: components by index only, as in Warp */
     SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
     diag_error(c->diags, at, "%s has no component '%s'", ck_tname(t), name);
-    diag_note(c->diags, at, "index it: v[0] .. v[%d], or spatial_top(v) and spatial_bottom(v)",
-              t->n - 1);
+    diag_note(c->diags, at, "index it: v[0] .. v[%d]%s", t->n - 1,
+              t == &ty_svec ? ", or spatial_top(v) and spatial_bottom(v)" : "");
     return ck_val_err();
   }
   if (k >= 0 && k < t->n) {
@@ -455,7 +458,7 @@ static Val component_member(Check *c, Node *n, Type *t, const char *name) {
   size_t len = strlen(name);
   if (len > 1 && len <= 4 && strspn(name, "xyzw") == len)
     diag_note(c->diags, at, "swizzles are not supported; use a constructor such as %s(...)",
-              ck_tname(type_vec(t->elem, (int)len)));
+              ck_tname(type_vecn(t->elem, (int)len)));
   return ck_val_err();
 }
 
@@ -572,7 +575,7 @@ static void convert_all(Check *c, Node **args, Val *vals, int na, Type *t, const
  * zero vector or matrix, the identity quat (Warp's) (see the top comment). */
 static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int na) {
   const char *name = ck_tname(t);
-  int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * t->n : t->n;
+  int n1 = t->n, n2 = t->kind == TY_MAT ? t->n * type_mat_cols(t) : t->n;
   if (na == 0) {
     /* nothing to convert */
   } else if (na == 1 || na == n2) {
@@ -580,7 +583,7 @@ static Val vector_ctor(Check *c, Node *n, Type *t, Node **args, Val *vals, int n
   } else if (t == &ty_svec && na == 2) { /* spatial_vector(w, v) */
     convert_all(c, args, vals, na, &ty_vec3, name);
   } else if (t->kind == TY_MAT && na == n1) {
-    convert_all(c, args, vals, na, type_vec(t->elem, t->n), name);
+    convert_all(c, args, vals, na, type_mat_row(t), name);
   } else {
     if (t->kind == TY_MAT)
       diag_error(c->diags, n->loc, "%s takes 0, 1, %d or %d arguments, got %d", name, n1, n2, na);
@@ -701,6 +704,7 @@ static Val call(Check *c, Node *n) {
       return ck_tile_builtin(c, n, name, args, vals, na);
   Cand *cs;
   int nc = ck_candidates(c, name ? name : "", &cs);
+  nc = ck_vecn_cands(c, name, vals, na, &cs, nc);
   nc = ck_generic_cands(c, s, n, vals, na, &cs, nc);
   if (nc < 0) return ck_val_err();
   if (nc == 0) {

@@ -233,6 +233,17 @@ Val ck_expect_bool(Check *c, Node *n, const char *what);
 Type **ck_param_types(Check *c, Decl *d);
 /* User overloads of name (declaration order), then builtin ones. */
 int ck_candidates(Check *c, const char *name, Cand **out);
+
+/* ---- check_vecn.c: vec<T, N> builtins, slices, indices from the end ---- */
+
+/* Adds to *cs (nc candidates) the rows of name over the vec<T, N> types among
+ * vals; returns the new count (*cs may be a new array). */
+int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs, int nc);
+/* A negative constant index k of vector, matrix, quat or transform t counts
+ * from the end: idx is refolded to k + n; false (reported) below -n. */
+bool ck_index_from_end(Check *c, Node *idx, const Val *k, const Type *t);
+/* n is base[lo:hi] (ND_INDEX, op TK_COLON) and t base's checked type. */
+Val ck_slice(Check *c, Node *n, Type *t);
 void ck_report_no_match(Check *c, const char *name, const char *opsym, SrcLoc loc, const Cand *cs,
                         int nc, const Val *vals, int nargs);
 /* Picks the single cheapest viable candidate; reports and returns -1 when

@@ -320,6 +320,53 @@ static bool at_tile_type(Parser *p, int k) {
          peek(p, k + 1)->kind == TK_LT;
 }
 
+/* Is this `vec < TYPENAME` or `mat < TYPENAME`, the start of vec<T, N> or mat<T, M, N>? */
+static bool at_vecn_type(Parser *p, int k) {
+  Token *t = peek(p, k);
+  return t->kind == TK_IDENT && t->loc.len == 3 &&
+         (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0) &&
+         peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
+}
+
+/* A length among vec<...> or mat<...>: an integer literal 1..VECN_MAX, else 0 (reported). */
+static int parse_vecn_length(Parser *p, bool mat) {
+  const char *what = mat ? "mat<T, M, N>" : "vec<T, N>";
+  Token *nt = tok(p);
+  int n = 0;
+  if (nt->kind == TK_INT && nt->ival >= 1 && nt->ival <= VECN_MAX)
+    n = (int)nt->ival;
+  else if (nt->kind == TK_INT)
+    report(p, nt->loc, "a %s has 1 to %d %s, not %.*s", what, VECN_MAX,
+           mat ? "rows and columns" : "components", (int)nt->loc.len, nt->text);
+  else
+    report(p, nt->loc, "the %s of %s is an integer literal from 1 to %d", mat ? "shape" : "length",
+           what, VECN_MAX);
+  if (nt->kind != TK_GT) advance(p);
+  return n;
+}
+
+/* vecn_type = ('vec' '<' TYPENAME ',' INT | 'mat' '<' TYPENAME ',' INT ',' INT) '>':
+ * the lengths are literals, 1 to 16 */
+static void parse_vecn_type(Parser *p, TypeExpr *te) {
+  bool mat = advance(p)->text[0] == 'm';
+  advance(p); /* < */
+  Token *et = advance(p);
+  te->builtin = &ty_error;
+  int n = 0, cols = 1;
+  if (expect(p, TK_COMMA, "after the element type")) {
+    n = parse_vecn_length(p, mat);
+    if (mat && expect(p, TK_COMMA, "after the rows of 'mat<...>'"))
+      cols = parse_vecn_length(p, mat);
+  }
+  expect(p, TK_GT, mat ? "to close 'mat<...>'" : "to close 'vec<...>'");
+  te->loc = loc_span(te->loc, prev_loc(p));
+  if (n && cols && !type_is_numeric(et->ty))
+    report(p, et->loc, "a %s holds numbers, not %s", mat ? "mat<T, M, N>" : "vec<T, N>",
+           type_name(et->ty));
+  else if (n && cols)
+    te->builtin = mat ? type_matn(et->ty, n, cols) : type_vecn(et->ty, n);
+}
+
 /* A shape extent among <...>: an expression above the comparisons, so the
  * closing '>' ends it (`tile<int, N * 2>`). */
 static Node *parse_shape_expr(Parser *p) { return parse_binary(p, 8); }
@@ -363,6 +410,11 @@ static TypeExpr *parse_type(Parser *p) {
   te->loc = t->loc;
   if (at_tile_type(p, 0)) {
     parse_tile_type(p, te);
+    return te;
+  }
+  if (at_vecn_type(p, 0)) {
+    parse_vecn_type(p, te);
+    parse_dims(p, te);
     return te;
   }
   switch (t->kind) {
@@ -535,6 +587,22 @@ static Node *parse_call(Parser *p) {
   return n;
 }
 
+/* vec<T, N>(args): a constructor, a call whose texpr is the type. */
+static Node *parse_vecn_ctor(Parser *p) {
+  Node *n = new_node(p, ND_CALL, tok(p)->loc);
+  n->texpr = alloc(p, sizeof *n->texpr);
+  n->texpr->loc = tok(p)->loc;
+  n->name_loc = tok(p)->loc;
+  parse_vecn_type(p, n->texpr);
+  n->name = type_name(n->texpr->builtin);
+  if (expect(p, TK_LPAREN, "after 'vec<...>': a type is not a value; construct one with (...)")) {
+    n->args = parse_args(p, TK_RPAREN, &n->nargs);
+    expect(p, TK_RPAREN, "after the call's arguments");
+  }
+  n->loc = loc_span(n->loc, prev_loc(p));
+  return n;
+}
+
 /* Is this `tile_<name> <`, a tile operation with arguments among <...>? */
 static bool at_tile_call(Parser *p) {
   Token *t = tok(p);
@@ -588,6 +656,7 @@ static Node *parse_primary(Parser *p) {
   switch (t->kind) {
     case TK_IDENT: {
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
+      if (at_vecn_type(p, 0)) return parse_vecn_ctor(p);
       if (at_tile_call(p)) return parse_tile_call(p);
       if (at_generic_call(p)) return parse_generic_call(p);
       advance(p);
@@ -619,15 +688,37 @@ static Node *parse_primary(Parser *p) {
   }
 }
 
-/* postfix = primary ('[' args ']' | '.' IDENT | '(' -> error)* */
+/* index = args | expr? ':' expr? (a slice: op TK_COLON, ival bit 0 when the
+ * start is written, bit 1 when the end is; args holds those written) */
+static void parse_index(Parser *p, Node *ix) {
+  if (at(p, TK_RBRACKET)) {
+    syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
+    return;
+  }
+  Node *first = at(p, TK_COLON) ? NULL : parse_expr(p);
+  if (!accept(p, TK_COLON)) {
+    ix->args = first;
+    ix->nargs = 1;
+    for (Node *cur = first; !p->panic && accept(p, TK_COMMA); ix->nargs++)
+      cur = cur->next = parse_expr(p);
+    return;
+  }
+  ix->op = TK_COLON;
+  Node *last = at(p, TK_RBRACKET) ? NULL : parse_expr(p);
+  ix->ival = (first ? 1u : 0u) | (last ? 2u : 0u);
+  ix->args = first ? first : last;
+  if (first) first->next = last;
+  ix->nargs = (first != NULL) + (last != NULL);
+}
+
+/* postfix = primary ('[' index ']' | '.' IDENT | '(' -> error)* */
 static Node *parse_postfix(Parser *p) {
   Node *n = parse_primary(p);
   for (;;) {
     if (accept(p, TK_LBRACKET)) {
       Node *ix = new_node(p, ND_INDEX, n->loc);
       ix->lhs = n;
-      ix->args = parse_args(p, TK_RBRACKET, &ix->nargs);
-      if (ix->nargs == 0) syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
+      parse_index(p, ix);
       expect(p, TK_RBRACKET, "after the index");
       ix->loc = loc_span(n->loc, prev_loc(p));
       n = ix;
@@ -781,10 +872,18 @@ static Node *parse_expr(Parser *p) {
 static Node *parse_stmt(Parser *p);
 static Decl *parse_enum(Parser *p);
 
+/* Does a '(' follow the closing '>' of the vec<...> here (a constructor)? */
+static bool vecn_ctor_follows(Parser *p) {
+  for (int k = 3; k < PARSE_LOOKAHEAD - 1; k++)
+    if (peek(p, k)->kind == TK_GT) return peek(p, k + 1)->kind == TK_LPAREN;
+  return false;
+}
+
 /* After IDENT at a statement's start: is this `Name x`, `Name[,] x` (or
  * `Name &x = `, a mistaken reference local)? */
 static bool ident_starts_decl(Parser *p) {
   if (at_tile_type(p, 0)) return true;
+  if (at_vecn_type(p, 0)) return !vecn_ctor_follows(p);
   if (peek(p, 1)->kind == TK_AMP && peek(p, 2)->kind == TK_IDENT && peek(p, 3)->kind == TK_ASSIGN)
     return true;
   int k = 1;

@@ -8,6 +8,7 @@
  */
 #include "ast.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -194,6 +195,92 @@ Type *type_vec(Type *elem, int n) {
   }
 }
 
+/* vec<T, N> with no short name: one object each, made once for the process. */
+static struct {
+  Type t;
+  char name[24];
+} vecns[VECN_COUNT];
+static pthread_once_t vecns_once = PTHREAD_ONCE_INIT;
+
+static Type *const scalar_by_kind[VECN_ELEMS] = {&ty_i8,  &ty_i16,  &ty_i32, &ty_i64,
+                                                 &ty_u8,  &ty_u16,  &ty_u32, &ty_u64,
+                                                 &ty_f16, &ty_bf16, &ty_f32, &ty_f64};
+
+static void make_vecns(void) {
+  for (int i = 0; i < VECN_COUNT; i++) {
+    Type *e = scalar_by_kind[i / VECN_MAX], *t = &vecns[i].t;
+    int n = i % VECN_MAX + 1;
+    snprintf(vecns[i].name, sizeof vecns[i].name, "vec<%s, %d>", e->name, n);
+    *t = (Type){.kind = TY_VEC, .size = e->size * n, .align = e->align, .elem = e, .n = n};
+    t->name = vecns[i].name;
+    t->generic = true;
+  }
+}
+
+Type *type_vecn(const Type *elem, int n) {
+  if (!elem || !type_is_numeric(elem) || n < 1 || n > VECN_MAX) return NULL;
+  TypeKind k = elem->kind;
+  if ((k == TY_F32 || k == TY_F64 || k == TY_I32) && n >= 2 && n <= 4)
+    return type_vec((Type *)elem, n);
+  return type_vecn_at((int)(k - TY_I8) * VECN_MAX + n - 1);
+}
+
+Type *type_vecn_at(int index) {
+  if (index < 0 || index >= VECN_COUNT) return NULL;
+  pthread_once(&vecns_once, make_vecns);
+  return &vecns[index].t;
+}
+
+int type_vecn_index(const Type *t) {
+  if (!t || t->kind != TY_VEC || !t->generic) return -1;
+  return (int)(t->elem->kind - TY_I8) * VECN_MAX + t->n - 1;
+}
+
+/* mat<T, M, N> with no short name, likewise. */
+static struct {
+  Type t;
+  char name[32];
+} matns[MATN_COUNT];
+static pthread_once_t matns_once = PTHREAD_ONCE_INIT;
+
+static void make_matns(void) {
+  for (int i = 0; i < MATN_COUNT; i++) {
+    Type *e = scalar_by_kind[i / (VECN_MAX * VECN_MAX)], *t = &matns[i].t;
+    int r = i / VECN_MAX % VECN_MAX + 1, c = i % VECN_MAX + 1;
+    snprintf(matns[i].name, sizeof matns[i].name, "mat<%s, %d, %d>", e->name, r, c);
+    *t = (Type){.kind = TY_MAT, .size = e->size * r * c, .align = e->align, .elem = e, .n = r};
+    t->dims[0] = r;
+    t->dims[1] = c;
+    t->name = matns[i].name;
+    t->generic = true;
+  }
+}
+
+Type *type_matn(const Type *elem, int rows, int cols) {
+  static Type *const f32[] = {&ty_mat22, &ty_mat33, &ty_mat44};
+  if (!elem || !type_is_numeric(elem) || rows < 1 || rows > VECN_MAX || cols < 1 || cols > VECN_MAX)
+    return NULL;
+  if (elem->kind == TY_F32 && rows == cols && rows >= 2 && rows <= 4) return f32[rows - 2];
+  return type_matn_at(((int)(elem->kind - TY_I8) * VECN_MAX + rows - 1) * VECN_MAX + cols - 1);
+}
+
+Type *type_matn_at(int index) {
+  if (index < 0 || index >= MATN_COUNT) return NULL;
+  pthread_once(&matns_once, make_matns);
+  return &matns[index].t;
+}
+
+int type_matn_index(const Type *t) {
+  if (!t || t->kind != TY_MAT || !t->generic) return -1;
+  return ((int)(t->elem->kind - TY_I8) * VECN_MAX + t->dims[0] - 1) * VECN_MAX + t->dims[1] - 1;
+}
+
+int type_mat_cols(const Type *t) { return t->generic ? t->dims[1] : t->n; }
+
+Type *type_mat_row(const Type *t) {
+  return t->generic ? type_vecn(t->elem, t->dims[1]) : type_vec(t->elem, t->n);
+}
+
 bool type_is_int(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_U64; }
 
 bool type_is_signed(const Type *t) { return t && t->kind >= TY_I8 && t->kind <= TY_I64; }
@@ -213,8 +300,8 @@ bool type_equal(const Type *a, const Type *b) {
     case TY_ARRAY: return a->ndim == b->ndim && type_equal(a->elem, b->elem);
     case TY_PTR: return type_equal(a->elem, b->elem);
     case TY_STRUCT: return a->sdecl == b->sdecl;
-    case TY_VEC: return a->n == b->n && type_equal(a->elem, b->elem);
-    case TY_MAT: return a->n == b->n;
+    case TY_VEC: return a->n == b->n && a->generic == b->generic && type_equal(a->elem, b->elem);
+    case TY_MAT: return a->n == b->n && !a->generic && !b->generic;
     case TY_TILE:
       return a->ndim == b->ndim && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&
              type_equal(a->elem, b->elem);

@@ -237,6 +237,21 @@ enum {
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
+/* The dtype of vec<T, n> (elem: T's dtype, any integer or float dtype, not
+ * bool; n from 1 to 16), for arrays of them and kernels' vec<T, N>
+ * parameters: the builtin dtype where the type has a short name
+ * (kern_dtype_vec(KERN_FLOAT32, 3) == KERN_VEC3, KERN_FLOAT64 x 2..4 are
+ * KERN_DVEC2.., KERN_INT32 x 2..4 KERN_IVEC2..), else an id from
+ * KERN_DTYPE_FIRST_STRUCT up, the same for the same (elem, n) for the whole
+ * process; its name is "vec<float16, 5>", its size n * kern_dtype_size(elem),
+ * its alignment elem's. Nothing to free. KERN_DTYPE_INVALID (no error
+ * message) for any other elem or n. DLPack refuses these ids, as it does
+ * structs. */
+KERN_API kern_dtype kern_dtype_vec(kern_dtype elem, int n);
+/* Likewise the dtype of mat<T, rows, cols> (rows and cols from 1 to 16):
+ * KERN_MAT22..KERN_MAT44 for KERN_FLOAT32 2x2..4x4, else an id named
+ * "mat<float64, 2, 3>", rows * cols * kern_dtype_size(elem) bytes, row-major. */
+KERN_API kern_dtype kern_dtype_mat(kern_dtype elem, int rows, int cols);
 /* Bytes per element (vec3: 12, mat33: 36, structs: their C layout); 0 if invalid. */
 KERN_API size_t kern_dtype_size(kern_dtype);
 /* Alignment in bytes; 0 if invalid. */

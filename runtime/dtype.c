@@ -255,8 +255,15 @@ static kern_dtype struct_dtype(const Type *t) {
   return dt;
 }
 
+/* vec<T, N> and mat<T, M, N> without a short name: registered like a struct,
+ * under a signature no struct has (a struct's has braces). */
+static kern_dtype vecn_dtype(const Type *t) {
+  return rt_dtype_register_struct(t->name, t->name, (size_t)t->size, (size_t)t->align);
+}
+
 static kern_dtype vec_dtype(const Type *t) {
   int k = t->elem ? t->elem->kind : TY_ERROR;
+  if (t->generic) return vecn_dtype(t);
   if (k == TY_F32 && t->n == 6) return KERN_SPATIAL_VECTOR;
   if (t->n < 2 || t->n > 4) return KERN_DTYPE_INVALID;
   if (k == TY_F32) return KERN_VEC2 + (t->n - 2);
@@ -283,6 +290,7 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_F64: return KERN_FLOAT64;
     case TY_VEC: return vec_dtype(t);
     case TY_MAT:
+      if (t->generic) return vecn_dtype(t);
       return t->n == 6                ? KERN_SPATIAL_MATRIX
              : t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2)
                                       : KERN_DTYPE_INVALID;
@@ -291,4 +299,25 @@ kern_dtype rt_dtype_of_type(const Type *t) {
     case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;
     default: return KERN_DTYPE_INVALID;
   }
+}
+
+static const Type *scalar_of_dtype(kern_dtype dt) {
+  static const Type *const by_dtype[] = {
+      [KERN_INT8] = &ty_i8,     [KERN_INT16] = &ty_i16,   [KERN_INT32] = &ty_i32,
+      [KERN_INT64] = &ty_i64,   [KERN_UINT8] = &ty_u8,    [KERN_UINT16] = &ty_u16,
+      [KERN_UINT32] = &ty_u32,  [KERN_UINT64] = &ty_u64,  [KERN_FLOAT16] = &ty_f16,
+      [KERN_FLOAT32] = &ty_f32, [KERN_FLOAT64] = &ty_f64, [KERN_BFLOAT16] = &ty_bf16};
+  if (dt <= KERN_DTYPE_INVALID || dt >= (kern_dtype)(sizeof by_dtype / sizeof by_dtype[0]))
+    return NULL;
+  return by_dtype[dt];
+}
+
+kern_dtype kern_dtype_vec(kern_dtype elem, int n) {
+  const Type *t = type_vecn(scalar_of_dtype(elem), n);
+  return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
+}
+
+kern_dtype kern_dtype_mat(kern_dtype elem, int rows, int cols) {
+  const Type *t = type_matn(scalar_of_dtype(elem), rows, cols);
+  return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
 }

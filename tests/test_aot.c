@@ -231,6 +231,52 @@ Test(aot, names_that_are_keywords_get_an_underscore_in_c_and_cxx) {
   free(dir);
 }
 
+/* vec<T, N> and mat<T, M, N> without short names: structs the header defines. */
+static const char vecn_kern[] =
+    "struct S { mat<float64, 2, 3> m; int k; };\n"
+    "kernel void k(float[] out, vec<int16, 3> v, S s) {\n"
+    "    out[tid()] = float(v[-1]) + float(s.m[1][2]) + float(s.k);\n}\n";
+static const char vecn_main[] =
+    "#include \"vn.h\"\n"
+    "int main(void) {\n"
+    "  kern_device *d = kern_device_get(\"cpu\");\n"
+    "  int64_t n = 2;\n"
+    "  kern_array *a = kern_array_new(d, KERN_FLOAT32, 1, &n);\n"
+    "  vn_Vi16x3 v = {{1, 2, 30}};\n"
+    "  vn_S s = {{{{0, 0, 0}, {0, 0, 400}}}, 5};\n"
+    "  float out[2];\n"
+    "  int bad = vn_k_launch(d, KERN_DIM1(2), a, v, s) || kern_array_read(a, out, sizeof out);\n"
+    "  kern_array_free(a);\n"
+    "  return !bad && out[1] == 435.0f ? 0 : 1;\n}\n";
+
+Test(aot, vec_and_mat_of_any_type_are_header_structs_in_c_and_cxx) {
+  char *dir = tmp_dir(), *out;
+  char p[4200];
+  snprintf(p, sizeof p, "%s/vn.kern", dir);
+  FILE *f = fopen(p, "w");
+  fputs(vecn_kern, f);
+  fclose(f);
+  snprintf(p, sizeof p, "%s/main.c", dir);
+  f = fopen(p, "w");
+  fputs(vecn_main, f);
+  fclose(f);
+  int rc = sh(&out, "%s build %s/vn.kern -o %s/vn --no-cuda", KERNC_PATH, dir, dir);
+  cr_assert_eq(rc, 0, "%s", out);
+  free(out);
+  for (int cxx = 0; cxx < 2; cxx++) {
+    rc = sh(
+        &out,
+        "%s %s -Wall -Wextra -Werror %s -I%s/include %s %s/main.c %s %s/vn.o %s -lpthread -ldl -lm "
+        "-o %s/vn && KERN_CC=false %s/vn",
+        compiler(cxx), cxx ? "-std=c++17" : "-std=c11", SANITIZE_FLAGS, KERN_SOURCE_DIR,
+        cxx ? "-x c++" : "", dir, cxx ? "-x none" : "", dir, libkern(), dir, dir);
+    cr_expect_eq(rc, 0, "%s: %s", cxx ? "C++" : "C", out);
+    free(out);
+  }
+  rm_rf(dir);
+  free(dir);
+}
+
 /* A program that prints the table kernc build wrote, through kern_abi.h. */
 static const char inspect_c[] =
     "#include <stdio.h>\n#include \"kern_abi.h\"\n"

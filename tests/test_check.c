@@ -200,8 +200,8 @@ static void walk_call(Walk *w, const Node *n) {
       break;
     }
     case CALL_BUILTIN: {
-      const Builtin *b =
-          n->builtin >= 0 && n->builtin < builtin_count() ? builtin_get(n->builtin) : NULL;
+      /* the table's rows, or one made for vec<T, N> (builtin_intern) */
+      const Builtin *b = builtin_get(n->builtin);
       if (!b || strcmp(b->name, n->name) != 0 || !type_equal(b->ret, n->ty))
         problem(w, n, "CALL_BUILTIN names another builtin");
       else

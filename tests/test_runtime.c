@@ -239,6 +239,44 @@ Test(dtype, struct_registry_dedups_by_layout) {
   kern_array_free(arr);
 }
 
+/* vec<T, N> and mat<T, M, N>: the short names' builtin dtypes, else one
+ * registered id per type, its name and packed layout; a kernel's parameter agrees. */
+Test(dtype, vec_and_mat_dtypes_of_any_element_and_shape) {
+  cr_assert_eq(kern_dtype_vec(KERN_FLOAT32, 3), KERN_VEC3);
+  cr_assert_eq(kern_dtype_vec(KERN_FLOAT64, 2), KERN_DVEC2);
+  cr_assert_eq(kern_dtype_vec(KERN_INT32, 4), KERN_IVEC4);
+  kern_dtype h = kern_dtype_vec(KERN_FLOAT16, 5), f6 = kern_dtype_vec(KERN_FLOAT32, 6);
+  cr_assert_geq(h, KERN_DTYPE_FIRST_STRUCT);
+  cr_assert_eq(kern_dtype_vec(KERN_FLOAT16, 5), h);
+  cr_assert_neq(f6, KERN_SPATIAL_VECTOR);
+  cr_assert_str_eq(kern_dtype_name(h), "vec<float16, 5>");
+  cr_assert_eq(kern_dtype_size(h), 10);
+  cr_assert_eq(kern_dtype_align(h), 2);
+  cr_assert_eq(kern_dtype_size(kern_dtype_vec(KERN_UINT8, 16)), 16);
+  cr_assert_eq(kern_dtype_size(kern_dtype_vec(KERN_INT64, 1)), 8);
+  kern_dtype bad[] = {kern_dtype_vec(KERN_BOOL, 2),          kern_dtype_vec(KERN_FLOAT32, 0),
+                      kern_dtype_vec(KERN_FLOAT32, 17),      kern_dtype_vec(KERN_VEC3, 2),
+                      kern_dtype_vec(KERN_DTYPE_INVALID, 2), kern_dtype_vec(h, 2)};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    cr_assert_eq(bad[i], KERN_DTYPE_INVALID, "case %zu", i);
+  cr_assert_eq(kern_dtype_mat(KERN_FLOAT32, 3, 3), KERN_MAT33);
+  kern_dtype m23 = kern_dtype_mat(KERN_FLOAT64, 2, 3);
+  cr_assert_geq(m23, KERN_DTYPE_FIRST_STRUCT);
+  cr_assert_neq(m23, kern_dtype_vec(KERN_FLOAT64, 6));
+  cr_assert_str_eq(kern_dtype_name(m23), "mat<float64, 2, 3>");
+  cr_assert_eq(kern_dtype_size(m23), 48);
+  cr_assert_eq(kern_dtype_mat(KERN_FLOAT32, 0, 3), KERN_DTYPE_INVALID);
+  cr_assert_eq(kern_dtype_mat(KERN_BOOL, 2, 2), KERN_DTYPE_INVALID);
+  kern_module *m = kern_module_from_source(
+      "v.kern",
+      "kernel void k(vec<float16, 5>[] a, vec<float32, 3> b) { a[tid()][0] = float16(b.x); }");
+  cr_assert_not_null(m, "%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(m, "k");
+  cr_assert_eq(kern_kernel_param_dtype(k, 0), h);
+  cr_assert_eq(kern_kernel_param_dtype(k, 1), KERN_VEC3);
+  kern_module_free(m);
+}
+
 /* ---- devices --------------------------------------------------------------------------- */
 
 Test(device, cpu_device) {

@@ -52,10 +52,33 @@ static const DtypeName dtypes[] = {
     {"spatial_matrix", KERN_SPATIAL_MATRIX, 36, C_F32},
 };
 
+static const DtypeName *dtype_by_name(const char *s, size_t n);
+
+/* A vec<T, N> dtype (kern_dtype_vec) answers with T's entry: its components. */
 static const DtypeName *find_dtype(kern_dtype d) {
   for (size_t i = 0; i < sizeof dtypes / sizeof dtypes[0]; i++)
     if (dtypes[i].dtype == d) return &dtypes[i];
-  return NULL;
+  const char *name = kern_dtype_name(d); /* "vec<T, N>" or "mat<T, M, N>" */
+  if (strncmp(name, "vec<", 4) != 0 && strncmp(name, "mat<", 4) != 0) return NULL;
+  return dtype_by_name(name + 4, strcspn(name + 4, ","));
+}
+
+/* "vec<T,N>" or "mat<T,M,N>" (no spaces) in a fixture line: its dtype and
+ * component count, or false. */
+static bool vecn_dtype(const char *t, size_t *len, kern_dtype *dt, int *n) {
+  bool mat = strncmp(t, "mat<", 4) == 0;
+  if (!mat && strncmp(t, "vec<", 4) != 0) return false;
+  size_t en = strcspn(t + 4, ",>");
+  const DtypeName *e = dtype_by_name(t + 4, en);
+  if (!e || t[4 + en] != ',') return false;
+  char *end;
+  int rows = (int)strtol(t + 5 + en, &end, 10), cols = 1;
+  if (mat && *end == ',') cols = (int)strtol(end + 1, &end, 10);
+  if (*end != '>') return false;
+  *dt = mat ? kern_dtype_mat(e->dtype, rows, cols) : kern_dtype_vec(e->dtype, rows);
+  *n = rows * cols;
+  *len = (size_t)(end + 1 - t);
+  return *dt != KERN_DTYPE_INVALID;
 }
 
 static const DtypeName *dtype_by_name(const char *s, size_t n) {
@@ -108,9 +131,14 @@ static bool parse_arg(Fixture *f, int kind, const char *line) {
   while (*t == ' ') t++;
   size_t tn = strcspn(t, "[ =\n");
   const DtypeName *dn = dtype_by_name(t, tn);
-  if (!dn) return fail(f, "unknown dtype", line);
-  a->dtype = dn->dtype;
-  a->ncomp = dn->ncomp;
+  if (vecn_dtype(t, &tn, &a->dtype, &a->ncomp)) {
+    /* vec<T,N>: dtype and components set */
+  } else if (dn) {
+    a->dtype = dn->dtype;
+    a->ncomp = dn->ncomp;
+  } else {
+    return fail(f, "unknown dtype", line);
+  }
   t += tn;
   if (*t == '[') {
     for (t++; a->ndim < 4 && isdigit((unsigned char)*t);) {

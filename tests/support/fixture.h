@@ -7,6 +7,9 @@
  *   // in NAME: DTYPE[N(,M...)] = v0 v1 ...     an input array (values row-major,
  *   //                                           vector/matrix dtypes as flat components;
  *   //                                           "= iota" fills 0, 1, 2, ...;
+ *   //                                           DTYPE vec<T,N> or mat<T,M,N> (no spaces,
+ *   //                                           T an integer or float32/float64):
+ *   //                                           kern_dtype_vec's or kern_dtype_mat's;
  *   //                                           a bool is the byte written: 0 to 255)
  *   // out NAME: DTYPE[N(,M...)] = v0 v1 ...    an array whose final values are checked
  *   //                                           (initial values; omitted = zeros)
