@@ -82,7 +82,9 @@ static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, i
     case TY_VEC: components(e, f, args, t->elem, v, t->n, 0, prec); return;
     case TY_QUAT:
     case TY_TRANSFORM: components(e, f, args, &ty_f32, v, t->n, 0, prec); return;
-    case TY_MAT: components(e, f, args, t->elem, v, t->n * t->n, t->n, prec); return;
+    case TY_MAT:
+      components(e, f, args, t->elem, v, t->n * type_mat_cols(t), type_mat_cols(t), prec);
+      return;
     case TY_STRUCT:
       buf_puts(f, "{");
       for (int i = 0; i < t->sdecl->nfields; i++) {

@@ -319,7 +319,7 @@ static int fmt_values(const Type *t) {
     case TY_VEC:
     case TY_QUAT:
     case TY_TRANSFORM: return t->n;
-    case TY_MAT: return t->n * t->n;
+    case TY_MAT: return t->n * type_mat_cols(t);
     case TY_STRUCT: {
       int n = 0;
       for (int i = 0; i < t->sdecl->nfields; i++) {

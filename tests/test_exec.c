@@ -1027,6 +1027,7 @@ Test(exec_printf, values_structs_and_bools) {
       "    printf(\"%v %.2v %v\\n\", b, m, quat(0, 0, 0, 1));\n"
       "    printf(\"%s %d %s %v %v %v %v\\n\", 1 > 2, 2 > 1, true, -3, 5000000000ul, 0.5, false);\n"
       "    printf(\"%v|%v|%v\\n\", ivec2(-1, 2), transform(vec3(1, 2, 3), quat(0, 0, 0, 1)), dvec2(0.1, 2));\n"
+      "    printf(\"%v %v %v\\n\", vec<float16, 3>(1.5), mat<double, 2, 3>(1, 2, 3, 4, 5, 6), vec<uint8, 2>(200, 1));\n"
       "}\n"
       "kernel void draws() {\n"
       "    uint32 s = rand_init(7);\n"
@@ -1040,7 +1041,8 @@ Test(exec_printf, values_structs_and_bools) {
   cr_expect_str_eq(text,
                    "{pos: [1.5, -2, 3], steps: 7, live: true} [[1, 2], [3, 4.1]] [0, 0, 0, 1]\n"
                    "false 1 true -3 5000000000 0.5 false\n"
-                   "[-1, 2]|[1, 2, 3, 0, 0, 0, 1]|[0.1, 2]\n");
+                   "[-1, 2]|[1, 2, 3, 0, 0, 0, 1]|[0.1, 2]\n"
+                   "[1.5, 1.5, 1.5] [[1, 2, 3], [4, 5, 6]] [200, 1]\n");
   free(text);
   text = capture_stdout(kernel(m, "draws"), 1);
   char *nl = strchr(text, '\n');
