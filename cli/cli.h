@@ -34,6 +34,7 @@ typedef struct Options {
   int nargs;
   bool debug, no_line, color, no_cuda, quiet;
   bool fast_math;     /* emit, build --fast-math: kern_module_set_fast_math's code */
+  bool verify_fp;     /* emit --verify-fp: kern_module_set_verify_fp's code */
   bool release;       /* run --release: no debug mode, no dims check */
   const char **files; /* positional arguments */
   int nfiles;

@@ -33,6 +33,7 @@ static const char usage_emit[] =
     "       [--arch=sm_90]           the GPU arch for ptx (default sm_90)\n"
     "       [--debug]                with bounds checks and assert\n"
     "       [--fast-math]            FMA and approximate math (not the same bits on every device)\n"
+    "       [--verify-fp]            stores of NaN or infinity to arrays fail the launch\n"
     "       [--no-line]              without #line directives\n"
     "       [--dump=STAGES]          print these stages first (see --dump below)\n";
 static const char usage_build[] =
@@ -164,7 +165,10 @@ static bool wants(const char *list, const char *stage) {
 }
 
 static int print_code(const Program *p, EmitTarget t, const Options *o) {
-  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line, .fast_math = o->fast_math};
+  EmitOptions eo = {.debug = o->debug,
+                    .line_directives = !o->no_line,
+                    .fast_math = o->fast_math,
+                    .verify_fp = o->verify_fp};
   char *code = emit_program(p, t, &eo);
   if (!code) return EXIT_INTERNAL;
   fputs(code, stdout);
@@ -183,7 +187,10 @@ static int print_ptx(const Program *p, const Options *o) {
       return cli_bad_usage("bad --arch '%s' (expected e.g. sm_90)", o->arch);
     arch = (int)a;
   }
-  EmitOptions eo = {.debug = o->debug, .line_directives = !o->no_line, .fast_math = o->fast_math};
+  EmitOptions eo = {.debug = o->debug,
+                    .line_directives = !o->no_line,
+                    .fast_math = o->fast_math,
+                    .verify_fp = o->verify_fp};
   char *code = emit_program(p, EMIT_CUDA, &eo), *ptx = NULL;
   if (!code) return EXIT_INTERNAL;
   size_t len;
@@ -284,6 +291,7 @@ static const char **value_slot(Options *o, const char *name) {
 static bool set_flag(Options *o, const char *a) {
   bool *f = !strcmp(a, "--debug")                               ? &o->debug
             : !strcmp(a, "--fast-math")                         ? &o->fast_math
+            : !strcmp(a, "--verify-fp")                         ? &o->verify_fp
             : !strcmp(a, "--no-line")                           ? &o->no_line
             : !strcmp(a, "--no-cuda") || !strcmp(a, "--cpu")    ? &o->no_cuda
             : !strcmp(a, "--quiet")                             ? &o->quiet

@@ -72,7 +72,7 @@ const char *emit_ref_ctype(Emitter *e, const Type *t) { return emit_storage_ctyp
 /* ---- source positions -------------------------------------------------------- */
 
 /* Index of the module whose path is `file`, in Program.modules order. */
-static int file_index(const Program *p, const char *file) {
+int emit_file_index(const Program *p, const char *file) {
   int i = 0;
   for (const Module *m = p->modules; m; m = m->next, i++)
     if (file && m->path && strcmp(m->path, file) == 0) return i;
@@ -468,6 +468,15 @@ static void index_value(Emitter *e, const Node *ix) {
   OUT(e, ")");
 }
 
+/* Index k of an array element: its expression, or verify_fp's copy in kn_fx
+ * (evaluated once, before the store, by emit_fp_open). */
+static void element_index(Emitter *e, const Node *ix, int k, bool fx) {
+  if (fx)
+    OUT(e, "kn_fx[%d]", k);
+  else
+    index_value(e, ix);
+}
+
 /* The parameter number of an array the dense body reaches through a restrict
  * pointer (kn_r<number>), or -1. */
 static int restrict_param(const Emitter *e, const Node *array) {
@@ -482,6 +491,8 @@ static int restrict_param(const Emitter *e, const Node *array) {
 static void array_element(Emitter *e, const Node *n) {
   const Type *at = n->lhs->ty;
   const char *ct = emit_storage_ctype(e, at->elem);
+  bool fx = e->fx_index;
+  e->fx_index = false;
   if (e->opts->debug) {
     /* The checker numbered array parameters program-wide (Var.array_id). */
     const Var *v = n->lhs->kind == ND_IDENT ? n->lhs->var : NULL;
@@ -492,12 +503,12 @@ static void array_element(Emitter *e, const Node *n) {
       if (type_is_int(ix->ty) && !type_is_signed(ix->ty)) unsigned_mask |= 1 << d;
     OUT(e, "(*(%s *)kne_chk(&(", ct);
     expr(e, n->lhs);
-    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line, param,
+    OUT(e, "), kn_c, %d, %d, %d, %d", emit_file_index(e->prog, n->loc.file), n->loc.line, param,
         at->ndim | unsigned_mask << 8);
     int k = 0;
     for (const Node *ix = n->args; ix; ix = ix->next, k++) {
       OUT(e, ", ");
-      index_value(e, ix);
+      element_index(e, ix, k, fx);
     }
     for (; k < 4; k++) OUT(e, ", 0");
     OUT(e, ", kn_lin, (int64_t)sizeof(%s), KN_DENSE, KNE_SCRATCH))", ct);
@@ -510,9 +521,10 @@ static void array_element(Emitter *e, const Node *n) {
   else
     OUT(e, "(*KN_%c%d(%s, ", e->dense ? 'D' : 'S', at->ndim, ct);
   expr(e, n->lhs);
-  for (const Node *ix = n->args; ix; ix = ix->next) {
+  int k = 0;
+  for (const Node *ix = n->args; ix; ix = ix->next, k++) {
     OUT(e, ", ");
-    index_value(e, ix);
+    element_index(e, ix, k, fx);
   }
   OUT(e, "))");
 }
@@ -542,7 +554,7 @@ static void fixed_element(Emitter *e, const Node *n) {
       if (type_is_int(ix->ty) && !type_is_signed(ix->ty)) unsigned_mask |= 1 << d;
     OUT(e, "(*(%s *)kne_lchk((char *)(", ct);
     expr(e, n->lhs);
-    OUT(e, "), kn_c, %d, %d, %d, %d", file_index(e->prog, n->loc.file), n->loc.line,
+    OUT(e, "), kn_c, %d, %d, %d, %d", emit_file_index(e->prog, n->loc.file), n->loc.line,
         v ? v->array_id : -1, t->ndim | unsigned_mask << 8);
     int k = 0;
     for (const Node *ix = n->args; ix; ix = ix->next, k++) {
@@ -711,7 +723,7 @@ static void special(Emitter *e, const Node *n) {
         OUT(e, "((");
         expr(e, a);
         OUT(e, ") ? (void)0 : kn_assert_fail_msg(kn_c, %d, %d, %d, kn_lin))",
-            file_index(e->prog, n->loc.file), n->loc.line, (int)n->ival - 1);
+            emit_file_index(e->prog, n->loc.file), n->loc.line, (int)n->ival - 1);
       } else
         OUT(e, "((void)0)");
       break;
@@ -1030,6 +1042,7 @@ static bool stored_bool(const Node *n) {
 }
 
 void emit_expr(Emitter *e, const Node *n) { expr(e, n); }
+void emit_target(Emitter *e, const Node *n) { target(e, n); }
 bool emit_effects(Emitter *e, const Node *n) { return effects(e, n); }
 void emit_bind(Emitter *e, const Node *n, const char *name) {
   bind(e, n, 0);
@@ -1091,17 +1104,25 @@ static void compound_assign(Emitter *e, const Node *n) {
   int op = tok_compound_op(n->op);
   bool first = effects(e, n->rhs); /* then the target's value is read before the value */
   const char *cur = first ? "kn_v" : "*kn_p";
-  OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
-  target(e, n->lhs);
-  if (first) OUT(e, "; %s kn_v = *kn_p", emit_ctype(e, t));
-  OUT(e, "; *kn_p = ");
+  bool fp = emit_fp_open(e, n->lhs);
+  if (!fp) {
+    OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
+    target(e, n->lhs);
+    OUT(e, ";");
+  }
+  if (first) OUT(e, " %s kn_v = *kn_p;", emit_ctype(e, t));
+  OUT(e, " *kn_p = ");
   if (n->call_kind == CALL_BUILTIN) {
     OUT(e, "%s(%s, ", builtin_get(n->builtin)->cname, cur);
     expr(e, n->rhs);
     OUT(e, ")");
   } else
     scalar_binop_text(e, op, t, NULL, n->rhs, cur);
-  OUT(e, "; }\n");
+  OUT(e, ";");
+  if (fp)
+    emit_fp_close(e, n->lhs);
+  else
+    OUT(e, " }\n");
 }
 
 /* A target that names a variable, or a field or component of one: it has no
@@ -1117,6 +1138,13 @@ static void assign(Emitter *e, const Node *n) {
     compound_assign(e, n);
     return;
   }
+  if (emit_fp_open(e, n->lhs)) {
+    OUT(e, " *kn_p = ");
+    expr(e, n->rhs);
+    OUT(e, ";");
+    emit_fp_close(e, n->lhs);
+    return;
+  }
   bool first =
       !plain_target(n->lhs) && (effects(e, n->rhs) || effects(e, n->lhs)); /* the target first */
   if (first) OUT(e, "{ %s *kn_p = &", stored_bool(n->lhs) ? "uint8_t" : emit_ctype(e, n->lhs->ty));
@@ -1129,16 +1157,23 @@ static void assign(Emitter *e, const Node *n) {
 static void incdec(Emitter *e, const Node *n) {
   const Type *t = n->lhs->ty;
   emit_indent(e);
-  OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
-  target(e, n->lhs);
+  bool fp = emit_fp_open(e, n->lhs);
+  if (!fp) {
+    OUT(e, "{ %s *kn_p = &", emit_ctype(e, t));
+    target(e, n->lhs);
+  }
   Node one = {.kind = type_is_float(t) ? ND_FLOAT : ND_INT,
               .ty = (Type *)t,
               .ival = 1,
               .fval = 1.0,
               .is_const = true};
-  OUT(e, "; *kn_p = ");
+  OUT(e, fp ? " *kn_p = " : "; *kn_p = ");
   scalar_binop_text(e, n->op == TK_INC ? TK_PLUS : TK_MINUS, t, NULL, &one, "*kn_p");
-  OUT(e, "; }\n");
+  if (fp) {
+    OUT(e, ";");
+    emit_fp_close(e, n->lhs);
+  } else
+    OUT(e, "; }\n");
 }
 
 /* The zero of t: a local array's elements the initializer leaves out. */

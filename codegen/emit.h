@@ -24,6 +24,8 @@ typedef struct EmitOptions {
   bool debug;           /* bounds checks and assert, errors recorded in kn_ctx.err */
   bool line_directives; /* #line directives pointing at the .kern source (default on) */
   bool fast_math;       /* #define KN_FAST_MATH 1 first (kern_module_set_fast_math) */
+  bool verify_fp;       /* stores to array elements check for NaN and infinity
+                         * (kern_module_set_verify_fp), errors in kn_ctx.err */
 } EmitOptions;
 
 /* Returns the whole translation unit (malloc'd; caller frees), or NULL on OOM. */

@@ -315,6 +315,9 @@ static void prologue(Emitter *e) {
   if (e->opts->fast_math)
     OUT(e, "/* fast math: results may differ between devices and from IEEE rounding */\n"
            "#define KN_FAST_MATH 1\n");
+  if (e->opts->verify_fp)
+    OUT(e, "/* verify_fp: a NaN or infinity stored to an array element fails the launch */\n"
+           "#define KN_VERIFY_FP 1\n");
   e->target->prologue(e);
   buf_puts(&e->out, rt_stdlib_abi_h);
   buf_puts(&e->out, rt_stdlib_builtins_h);
@@ -329,6 +332,7 @@ static void prologue(Emitter *e) {
     OUT(e, "KNE_SCRATCH_GLOBAL\n");
     buf_puts(&e->out, debug_helpers);
   }
+  if (e->opts->verify_fp) buf_puts(&e->out, emit_fp_helpers);
 }
 
 char *emit_program(const Program *p, EmitTarget target, const EmitOptions *opts) {

@@ -57,6 +57,8 @@ struct Emitter {
    * when either passed what the checker counted (Decl.tile_vars, .tile_storage) */
   int64_t tile_var_sp, tile_sp;
   bool tile_over;
+  /* verify_fp: the next array element written takes its indices from kn_fx[] */
+  bool fx_index;
 };
 
 /* How a kernel's dense body reaches an array parameter. The dense variant runs
@@ -95,6 +97,18 @@ bool emit_effects(Emitter *, const Node *);
 bool emit_is_lvalue(const Node *n);
 /* printf(format, args...) as kn_printf, %v and a bool's %s spelled out (emit_printf.c). */
 void emit_printf(Emitter *, const Node *n);
+/* The lvalue of an assignment's target (ordered where its operands need it). */
+void emit_target(Emitter *, const Node *);
+/* The module file's number in the program (debug records). */
+int emit_file_index(const Program *, const char *file);
+/* ---- emit_verify.c: verify_fp's checks of stored floats ---- */
+/* Opens `{ int64_t kn_fx[4] = {indices}; T *kn_p = &target;` when the store
+ * to lhs is checked; false (nothing written) when it is not. */
+bool emit_fp_open(Emitter *, const Node *lhs);
+/* The checks of *kn_p after the store, and the closing brace. */
+void emit_fp_close(Emitter *, const Node *lhs);
+/* The helpers the checks call (the prologue, in verify_fp mode). */
+extern const char *const emit_fp_helpers;
 /* From now on n is written as `name` (innermost binding first). */
 void emit_bind(Emitter *, const Node *n, const char *name);
 const char *emit_bound(Emitter *, const Node *n); /* NULL when n is not bound */

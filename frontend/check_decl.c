@@ -346,6 +346,62 @@ void ck_check_body(Check *c, Decl *d) {
 
 /* ---- constants --------------------------------------------------------------- */
 
+static bool aggregate_type(const Type *t) {
+  return t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT || t->kind == TY_TRANSFORM ||
+         t->kind == TY_STRUCT;
+}
+
+/* The part of an aggregate constant's initializer that is not constant, or
+ * NULL: it is made of constants, constructors, operators, components and
+ * builtin functions (pure, so the value is the same wherever it is inlined). */
+static const Node *not_constant(const Node *n) {
+  if (!n || n->is_const) return NULL;
+  const Node *x = NULL;
+  switch (n->kind) {
+    case ND_IDENT: return n->cdecl ? NULL : n;
+    case ND_CONV:
+    case ND_CAST:
+    case ND_MEMBER:
+    case ND_UNARY: return not_constant(n->lhs);
+    case ND_BINARY: return (x = not_constant(n->lhs)) ? x : not_constant(n->rhs);
+    case ND_COND:
+      if ((x = not_constant(n->cond)) || (x = not_constant(n->then))) return x;
+      return not_constant(n->els);
+    case ND_INDEX: /* a component or row of a vector or matrix */
+      if (!n->lhs->ty || n->lhs->ty->kind == TY_ARRAY || n->lhs->ty->kind == TY_FIXED) return n;
+      if ((x = not_constant(n->lhs))) return x;
+      for (const Node *a = n->args; a && !x; a = a->next) x = not_constant(a);
+      return x;
+    case ND_CALL:
+      if (n->call_kind != CALL_CTOR && n->call_kind != CALL_BUILTIN) return n;
+      for (const Node *a = n->args; a && !x; a = a->next) x = not_constant(a);
+      return x;
+    default: return n;
+  }
+}
+
+static void report_not_constant(Check *c, Decl *d, const Node *bad) {
+  diag_error(c->diags, d->init->loc, "the value of %s '%s' is not a constant expression",
+             d->of_enum ? "enumerator" : "constant", d->name);
+  if (bad && bad != d->init)
+    diag_note(c->diags, bad->loc,
+              "this part is not constant: a vector, matrix, quat, transform or struct constant "
+              "is built from constants, constructors, operators and builtin functions");
+}
+
+/* The declared type of constant d: NULL for auto, ty_error when it cannot be one. */
+static Type *const_type(Check *c, Decl *d) {
+  Type *t = ck_resolve_type(c, d->texpr, "a constant");
+  if (t && !ck_is_err(t) && !type_is_scalar(t) && !aggregate_type(t)) {
+    diag_error(c->diags, d->texpr->loc,
+               "constant '%s' must have a scalar, vector, matrix, quat, transform or struct "
+               "type, not %s",
+               d->name, ck_tname(t));
+    t = &ty_error;
+  }
+  return t;
+}
+
 void ck_eval_const(Check *c, Decl *d) {
   Info *in = ck_info(c, d);
   Decl *fn = c->fn;
@@ -353,25 +409,23 @@ void ck_eval_const(Check *c, Decl *d) {
   c->fn = NULL;
   c->fninfo = NULL;
   in->state = 1;
-  Type *t = ck_resolve_type(c, d->texpr, "a constant");
-  if (t && !ck_is_err(t) && !type_is_scalar(t)) {
-    diag_error(c->diags, d->texpr->loc, "constant '%s' must have a scalar type, not %s", d->name,
-               ck_tname(t));
-    t = &ty_error;
-  }
+  Type *t = const_type(c, d);
   int errors = diag_errors(c->diags);
   Val v = ck_expr(c, d->init);
-  if (!ck_is_err(v.ty) && !v.is_const && diag_errors(c->diags) == errors && !ck_is_err(t)) {
-    diag_error(c->diags, d->init->loc, "the value of %s '%s' is not a constant expression",
-               d->of_enum ? "enumerator" : "constant", d->name);
+  bool aggregate = t ? !ck_is_err(t) && aggregate_type(t) : aggregate_type(v.ty);
+  bool typed_ok = !t || !ck_is_err(t); /* auto (NULL) takes the value's type */
+  bool clean = !ck_is_err(v.ty) && diag_errors(c->diags) == errors && typed_ok;
+  const Node *bad = aggregate && clean ? not_constant(d->init) : NULL;
+  if (clean && (aggregate ? bad != NULL : !v.is_const)) {
+    report_not_constant(c, d, bad);
     v = ck_val_err();
   }
   if (!t)
     ck_default_type(c, d->init, &v);
   else if (!ck_is_err(t))
     ck_convert(c, d->init, &v, t, (Ctx){"initialization of", d->name, 0});
-  if (ck_is_err(t)) v = ck_val_err();
-  if (!ck_is_err(v.ty)) ck_set_const(d->init, v);
+  if (!typed_ok) v = ck_val_err();
+  if (!ck_is_err(v.ty) && !aggregate) ck_set_const(d->init, v);
   in->cval = v;
   in->state = 2;
   c->fn = fn;

@@ -433,16 +433,29 @@ static const char *special_name(SpecialKind sp) {
   return "?";
 }
 
+/* Integers of any width and ivecs for the bitwise ones; every integer and float
+ * for exch and cas; those, vectors and matrices (per component) for the rest. */
 static bool atomic_supports(SpecialKind sp, const Type *t) {
-  bool int4_8 = type_is_int(t) && t->size >= 4;
-  bool scalar = int4_8 || t->kind == TY_F32 || t->kind == TY_F64;
+  bool scalar = type_is_int(t) || type_is_float(t);
+  bool ivec = t->kind == TY_VEC && t->elem && type_is_int(t->elem);
   switch (sp) {
     case SP_ATOMIC_AND:
     case SP_ATOMIC_OR:
-    case SP_ATOMIC_XOR: return int4_8;
+    case SP_ATOMIC_XOR: return type_is_int(t) || ivec;
     case SP_ATOMIC_EXCH:
     case SP_ATOMIC_CAS: return scalar;
-    default: return scalar || t->kind == TY_VEC;
+    default: return scalar || t->kind == TY_VEC || t->kind == TY_MAT;
+  }
+}
+
+static const char *atomic_supported(SpecialKind sp) {
+  switch (sp) {
+    case SP_ATOMIC_AND:
+    case SP_ATOMIC_OR:
+    case SP_ATOMIC_XOR: return "integers and integer vectors";
+    case SP_ATOMIC_EXCH:
+    case SP_ATOMIC_CAS: return "integers and floats";
+    default: return "integers, floats, vectors and matrices";
   }
 }
 
@@ -491,10 +504,7 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
   Type *t = atomic_target(c, a[0], name);
   if (t && !atomic_supports(sp, t)) {
     diag_error(c->diags, a[0]->loc, "'%s' does not support %s elements", name, ck_tname(t));
-    diag_note(c->diags, a[0]->loc, "supported: int32 uint32 int64 uint64%s%s",
-              sp == SP_ATOMIC_AND || sp == SP_ATOMIC_OR || sp == SP_ATOMIC_XOR ? ""
-                                                                               : " float32 float64",
-              atomic_supports(sp, &ty_vec3) ? " and vectors" : "");
+    diag_note(c->diags, a[0]->loc, "supported: %s", atomic_supported(sp));
     t = NULL;
   }
   for (int i = 1; i < na; i++)

@@ -57,7 +57,8 @@ typedef enum {
                                 file is KERN_ERR_IO) */
   KERN_ERR_OUT_OF_MEMORY,    /* an allocation failed */
   KERN_ERR_ACCESS,           /* an array is not accessible from the launch device */
-  KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed */
+  KERN_ERR_BOUNDS,           /* debug mode: an index was out of bounds, or an assert failed;
+                                verify_fp: a NaN or an infinity was stored */
   KERN_ERR_CAPTURE,          /* not allowed during graph capture, or a capture misuse */
   KERN_ERR_CUDA,             /* the CUDA driver or NVRTC failed */
   KERN_ERR_UNSUPPORTED,      /* not available on this device or in this build */
@@ -84,6 +85,7 @@ KERN_API const char *kern_status_name(kern_status);
 /* Initializes the library: registers the CPU device and reads the environment:
  *   KERN_NUM_THREADS  CPU worker threads (default: the online cores)
  *   KERN_DEBUG=1      like kern_set_debug(true)
+ *   KERN_VERIFY_FP=1  modules start with kern_module_set_verify_fp(m, true)
  *   KERN_CACHE_DIR    compiled-code cache (default $XDG_CACHE_HOME/kern, else ~/.cache/kern)
  *   KERN_CC           the C compiler for CPU kernels (default clang, else cc, on PATH)
  *   KERN_COMPILE_TIMEOUT  seconds one C compile may take (default 300; 0: no limit)
@@ -464,6 +466,20 @@ KERN_API const char *kern_module_name(const kern_module *);
  * KERN_ERR_UNSUPPORTED for a module built by kernc build. */
 KERN_API kern_status kern_module_set_fast_math(kern_module *, bool on);
 KERN_API bool kern_module_fast_math(const kern_module *);
+/* verify_fp for this module (default off; KERN_VERIFY_FP=1 at kern_init turns
+ * it on for every module loaded afterwards), before its first launch: a
+ * kernel that stores a NaN or an infinity to an array element (=, a compound
+ * assignment, ++/--, of a float, or of a vector, matrix or struct holding
+ * floats) fails the launch with KERN_ERR_BOUNDS and a message naming the
+ * kernel, file:line, the value and the index: "non-finite value stored in
+ * kernel 'k' at k.kern:4: NaN at index [3] (parameter 'y', thread 3)". The
+ * first failing store of a launch is reported; the store itself happens,
+ * and the other threads go on. Atomics, local arrays and stores through
+ * reference parameters are not checked. Its code is cached under its own key.
+ * KERN_ERR_INVALID_ARGUMENT for NULL or once the module has been compiled for
+ * a device; KERN_ERR_UNSUPPORTED for a module built by kernc build. */
+KERN_API kern_status kern_module_set_verify_fp(kern_module *, bool on);
+KERN_API bool kern_module_verify_fp(const kern_module *);
 
 /* Kernel introspection (for generic launchers such as `kernc run`). */
 KERN_API const char *kern_kernel_name(const kern_kernel *);

@@ -283,6 +283,7 @@ struct kern_module {
   char *diagnostics; /* rendered warnings */
   bool debug;        /* compiled with bounds checks */
   bool fast_math;    /* kern_module_set_fast_math: FMA and approximate math, not the same bits */
+  bool verify_fp;    /* kern_module_set_verify_fp: stores of NaN or infinity fail the launch */
   char *c_source;    /* generated C (lazily, compile.c), for the CPU */
   pthread_mutex_t source_mu;
   int nkernels;

@@ -28,6 +28,7 @@ struct Type;
 typedef struct rt_config {
   int num_threads; /* >= 1 */
   bool debug;      /* KERN_DEBUG at init (rt_debug() has the current flag) */
+  bool verify_fp;  /* KERN_VERIFY_FP at init: the default of modules loaded afterwards */
   char *cache_dir; /* KERN_CACHE_DIR, or the XDG default; NULL when no home */
   char *cc;        /* KERN_CC, or NULL: the toolchain's default */
   char *path;      /* KERN_PATH: directories for relative module paths, ':'-separated; or NULL */

@@ -436,7 +436,10 @@ kern_status rt_embedded_gpu_image(const kern_module *m, int arch, char **image, 
 static kern_status c_source(kern_module *m, const char **out) {
   pthread_mutex_lock(&m->source_mu);
   if (!m->c_source) {
-    EmitOptions o = {.debug = m->debug, .line_directives = true, .fast_math = m->fast_math};
+    EmitOptions o = {.debug = m->debug,
+                     .line_directives = true,
+                     .fast_math = m->fast_math,
+                     .verify_fp = m->verify_fp};
     m->c_source = emit_program(m->prog, EMIT_C, &o);
   }
   *out = m->c_source;
@@ -466,7 +469,10 @@ static kern_status gpu_binary(kern_module *m, int arch, rt_binary *out) {
     out->origin = RT_ORIGIN_EMBEDDED;
     return rt_embedded_gpu_image(m, arch, &out->image, &out->len);
   }
-  EmitOptions o = {.debug = m->debug, .line_directives = true, .fast_math = m->fast_math};
+  EmitOptions o = {.debug = m->debug,
+                   .line_directives = true,
+                   .fast_math = m->fast_math,
+                   .verify_fp = m->verify_fp};
   char *src = emit_program(m->prog, EMIT_CUDA, &o);
   if (!src) return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory generating CUDA source");
   unsigned flags = (m->debug ? TC_NVRTC_DEBUG : 0) | (m->fast_math ? TC_NVRTC_FAST_MATH : 0);

@@ -105,6 +105,7 @@ void rt_config_reload(void) {
   config.cache_max_bytes = env_cache_max();
   if (env_bool("KERN_DEBUG", false)) atomic_store(&debug_flag, true); /* no: kern_set_debug's */
   config.debug = atomic_load(&debug_flag);
+  config.verify_fp = env_bool("KERN_VERIFY_FP", false);
   err_log_read_env();
 }
 

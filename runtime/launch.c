@@ -432,7 +432,7 @@ static kern_status launch(kern_kernel *k, kern_device *dev, kern_dims dims, int 
   L.args_size = k->args_size;
   L.dense = marshal(k, args, block);
   kn_error rec;
-  if (k->module->debug) L.ctx.err = &rec;
+  if (k->module->debug || k->module->verify_fp) L.ctx.err = &rec;
   /* The device's launch, unless a capture takes it. */
   st = rt_submit_launch(&L, nargs, args);
   if (block != small) free(block);

@@ -122,6 +122,7 @@ static kern_module *module_create(const char *name, FrontResult r) {
   m->prog = r.prog;
   m->id = atomic_fetch_add(&next_module_id, 1);
   m->debug = kern_get_debug();
+  m->verify_fp = rt_config_get()->verify_fp;
   pthread_mutex_init(&m->source_mu, NULL);
   m->name = str_dup(name);
   m->diagnostics = r.prog->diags->nwarnings ? diag_render(r.prog->diags, false) : str_dup("");
@@ -298,6 +299,23 @@ kern_status kern_module_set_fast_math(kern_module *m, bool on) {
 
 bool kern_module_fast_math(const kern_module *m) { return m && m->fast_math; }
 
+kern_status kern_module_set_verify_fp(kern_module *m, bool on) {
+  if (!m) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_set_verify_fp: module is NULL");
+  if (m->embedded)
+    return err_set(KERN_ERR_UNSUPPORTED,
+                   "module '%s' was built by kernc build: its code is fixed (no verify_fp)",
+                   m->name);
+  if (on != m->verify_fp && compiled(m))
+    return err_set(KERN_ERR_INVALID_ARGUMENT,
+                   "kern_module_set_verify_fp: module '%s' is already compiled; set verify_fp "
+                   "before its first launch",
+                   m->name);
+  m->verify_fp = on;
+  return KERN_OK;
+}
+
+bool kern_module_verify_fp(const kern_module *m) { return m && m->verify_fp; }
+
 const char *rt_module_file(const kern_module *m, int index) {
   const Module *mod = m->prog->modules;
   for (int i = 0; mod && i < index; i++) mod = mod->next;
@@ -451,10 +469,17 @@ kern_status rt_debug_error(const kern_kernel *k, const kn_error *e) {
   int nd = e->ndim & 0xff, unsigned_mask = e->ndim >> 8 & 0xf; /* kern_abi.h */
   nd = nd < 1 ? 1 : nd > 4 ? 4 : nd;
   Buf b = {0};
-  buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
-  list_i64(&b, e->index, nd, unsigned_mask);
-  buf_add(&b, " is outside shape ", 18);
-  list_i64(&b, e->shape, nd, 0);
+  if (e->kind == KN_ERR_FP) {
+    static const char *const what[4] = {"a non-finite value", "+inf", "-inf", "NaN"};
+    buf_printf(&b, "non-finite value stored in kernel '%s' at %s:%d: %s at index ", k->name, file,
+               e->line, what[e->shape[0] >= 1 && e->shape[0] <= 3 ? e->shape[0] : 0]);
+    list_i64(&b, e->index, nd, unsigned_mask);
+  } else {
+    buf_printf(&b, "out-of-bounds access in kernel '%s' at %s:%d: index ", k->name, file, e->line);
+    list_i64(&b, e->index, nd, unsigned_mask);
+    buf_add(&b, " is outside shape ", 18);
+    list_i64(&b, e->shape, nd, 0);
+  }
   buf_add(&b, " (", 2);
   describe_param(&b, k, e->param);
   buf_printf(&b, ", thread %lld)", (long long)e->tid);

@@ -47,7 +47,9 @@ typedef struct kn_array {
 } kn_array;
 
 /* What went wrong in a debug launch: the first failing thread records it. */
-enum { KN_ERR_NONE = 0, KN_ERR_BOUNDS = 1, KN_ERR_ASSERT = 2 };
+/* KN_ERR_FP (verify_fp): a NaN or infinity stored; shape[0] says which (1 +inf,
+ * 2 -inf, 3 NaN), index[] where. */
+enum { KN_ERR_NONE = 0, KN_ERR_BOUNDS = 1, KN_ERR_ASSERT = 2, KN_ERR_FP = 3 };
 typedef struct kn_error {
   int32_t flag; /* 0 until a thread claims it (atomic CAS 0 -> 1) */
   int32_t kind; /* KN_ERR_* */
@@ -66,7 +68,7 @@ typedef struct kn_ctx {
   int64_t n;      /* product of dims (< 2^31) */
   int32_t ndim;
   int32_t pad_;
-  kn_error *err; /* debug builds only; NULL otherwise */
+  kn_error *err; /* debug and verify_fp builds only; NULL otherwise */
 } kn_ctx;
 
 #ifndef __CUDACC_RTC__

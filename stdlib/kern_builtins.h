@@ -1081,6 +1081,98 @@ KN__CU_INT(uint64_t, u64, kn__ull)
 KN__CU_FLOAT(float, f32, unsigned int, __float_as_uint, __uint_as_float)
 KN__CU_FLOAT(double, f64, kn__ull, kn__f64_bits, kn__bits_f64)
 
+/* 8- and 16-bit elements have no atomics of their own on a GPU: a CAS loop on
+ * the aligned 32-bit word that holds the element rewrites only its bytes. */
+KN_FN unsigned int *kn__sw_word(const void *p, unsigned int *shift) {
+  *shift = (unsigned int)((size_t)p & 3u) * 8u;
+  return (unsigned int *)((size_t)p & ~(size_t)3);
+}
+#define KN__CU_SW(T, C, BITS, GET, PUT)                                                            \
+  KN_FN T kn__swget_##C(unsigned int w, unsigned int sh) { return GET((w >> sh) & BITS); }         \
+  KN_FN unsigned int kn__swput_##C(unsigned int w, unsigned int sh, T v) {                         \
+    return (w & ~(BITS << sh)) | (((unsigned int)(PUT(v)) & BITS) << sh);                          \
+  }                                                                                                \
+  KN_FN T kn__swloop_##C(T *p, T v, T (*op)(T, T)) {                                               \
+    unsigned int sh, *w = kn__sw_word(p, &sh), old = *w, seen;                                     \
+    do {                                                                                           \
+      seen = old;                                                                                  \
+      old = atomicCAS(w, seen, kn__swput_##C(seen, sh, op(kn__swget_##C(seen, sh), v)));           \
+    } while (old != seen);                                                                         \
+    return kn__swget_##C(old, sh);                                                                 \
+  }                                                                                                \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                                      \
+    unsigned int sh, *w = kn__sw_word(p, &sh), old = *w, seen;                                     \
+    do {                                                                                           \
+      seen = old;                                                                                  \
+      if ((((unsigned int)(PUT(e)) ^ (seen >> sh)) & BITS) != 0u) break;                           \
+      old = atomicCAS(w, seen, kn__swput_##C(seen, sh, d));                                        \
+    } while (old != seen);                                                                         \
+    return kn__swget_##C(seen, sh);                                                                \
+  }
+#define KN__CU_SWARITH(T, C)                                                                       \
+  KN_FN T kn_atomic_add_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swadd_##C); }             \
+  KN_FN T kn_atomic_sub_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swsub_##C); }             \
+  KN_FN T kn_atomic_min_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swmin_##C); }             \
+  KN_FN T kn_atomic_max_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swmax_##C); }             \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swexch_##C); }
+#define KN__CU_SWBITS(T, C)                                                                        \
+  KN_FN T kn_atomic_and_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swand_##C); }             \
+  KN_FN T kn_atomic_or_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swor_##C); }               \
+  KN_FN T kn_atomic_xor_##C(T *p, T v) { return kn__swloop_##C(p, v, kn__swxor_##C); }
+#endif
+
+/* The operations of the small types, as the CAS loops above and below apply them. */
+#define KN__SW_OPS(T, C, UT)                                                                       \
+  KN_FN T kn__swadd_##C(T a, T b) { return (T)(UT)((UT)a + (UT)b); }                               \
+  KN_FN T kn__swsub_##C(T a, T b) { return (T)(UT)((UT)a - (UT)b); }                               \
+  KN_FN T kn__swmin_##C(T a, T b) { return a < b ? a : b; }                                        \
+  KN_FN T kn__swmax_##C(T a, T b) { return a > b ? a : b; }                                        \
+  KN_FN T kn__swexch_##C(T a, T b) { return (void)a, b; }                                          \
+  KN_FN T kn__swand_##C(T a, T b) { return (T)(a & b); }                                           \
+  KN_FN T kn__swor_##C(T a, T b) { return (T)(a | b); }                                            \
+  KN_FN T kn__swxor_##C(T a, T b) { return (T)(a ^ b); }
+#define KN__HALF_OPS(T, C)                                                                         \
+  KN_FN T kn__swadd_##C(T a, T b) {                                                                \
+    return kn_cvt_f32_##C(kn_cvt_##C##_f32(a) + kn_cvt_##C##_f32(b));                              \
+  }                                                                                                \
+  KN_FN T kn__swsub_##C(T a, T b) {                                                                \
+    return kn_cvt_f32_##C(kn_cvt_##C##_f32(a) - kn_cvt_##C##_f32(b));                              \
+  }                                                                                                \
+  KN_FN T kn__swmin_##C(T a, T b) {                                                                \
+    return kn_cvt_f32_##C(kn_min_f32_f32(kn_cvt_##C##_f32(a), kn_cvt_##C##_f32(b)));               \
+  }                                                                                                \
+  KN_FN T kn__swmax_##C(T a, T b) {                                                                \
+    return kn_cvt_f32_##C(kn_max_f32_f32(kn_cvt_##C##_f32(a), kn_cvt_##C##_f32(b)));               \
+  }                                                                                                \
+  KN_FN T kn__swexch_##C(T a, T b) { return (void)a, b; }
+KN__SW_OPS(int8_t, i8, uint8_t)
+KN__SW_OPS(uint8_t, u8, uint8_t)
+KN__SW_OPS(int16_t, i16, uint16_t)
+KN__SW_OPS(uint16_t, u16, uint16_t)
+KN__HALF_OPS(kn_f16, f16)
+KN__HALF_OPS(kn_bf16, bf16)
+
+#ifdef __CUDACC_RTC__
+#define KN__SW_GETI8(x)  ((int8_t)(uint8_t)(x))
+#define KN__SW_GETU8(x)  ((uint8_t)(x))
+#define KN__SW_GETI16(x) ((int16_t)(uint16_t)(x))
+#define KN__SW_GETU16(x) ((uint16_t)(x))
+#define KN__SW_PUTI(x)   (x)
+#define KN__SW_PUTH(x)   ((x).bits)
+#define KN__CU_SWINT(T, C, BITS, GET)                                                              \
+  KN__CU_SW(T, C, BITS, GET, KN__SW_PUTI)                                                          \
+  KN__CU_SWARITH(T, C)                                                                             \
+  KN__CU_SWBITS(T, C)
+KN__CU_SWINT(int8_t, i8, 0xffu, KN__SW_GETI8)
+KN__CU_SWINT(uint8_t, u8, 0xffu, KN__SW_GETU8)
+KN__CU_SWINT(int16_t, i16, 0xffffu, KN__SW_GETI16)
+KN__CU_SWINT(uint16_t, u16, 0xffffu, KN__SW_GETU16)
+#define KN__CU_SWHALF(T, C, MAKE)                                                                  \
+  KN__CU_SW(T, C, 0xffffu, MAKE, KN__SW_PUTH)                                                      \
+  KN__CU_SWARITH(T, C)
+KN__CU_SWHALF(kn_f16, f16, kn__f16)
+KN__CU_SWHALF(kn_bf16, bf16, kn__bf16)
+
 #else /* host C: GCC/clang __atomic builtins */
 
 #define KN__MO __ATOMIC_RELAXED
@@ -1138,6 +1230,28 @@ KN__C_INT(uint64_t, u64)
   }
 KN__C_FLOAT(float, f32)
 KN__C_FLOAT(double, f64)
+KN__C_INT(int8_t, i8)
+KN__C_INT(uint8_t, u8)
+KN__C_INT(int16_t, i16)
+KN__C_INT(uint16_t, u16)
+
+/* float16 and bfloat16: a CAS loop on the 2-byte element (bits compared). */
+#define KN__C_HALF(T, C)                                                                           \
+  KN__C_FLOOP(T, C, add, kn__swadd_##C)                                                            \
+  KN__C_FLOOP(T, C, sub, kn__swsub_##C)                                                            \
+  KN__C_FLOOP(T, C, min, kn__swmin_##C)                                                            \
+  KN__C_FLOOP(T, C, max, kn__swmax_##C)                                                            \
+  KN_FN T kn_atomic_exch_##C(T *p, T v) {                                                          \
+    T old;                                                                                         \
+    __atomic_exchange(p, &v, &old, KN__MO);                                                        \
+    return old;                                                                                    \
+  }                                                                                                \
+  KN_FN T kn_atomic_cas_##C(T *p, T e, T d) {                                                      \
+    __atomic_compare_exchange(p, &e, &d, false, KN__MO, KN__MO);                                   \
+    return e;                                                                                      \
+  }
+KN__C_HALF(kn_f16, f16)
+KN__C_HALF(kn_bf16, bf16)
 
 #endif
 
@@ -1161,6 +1275,34 @@ KN__C_FLOAT(double, f64)
     KN__EACH##N(KN__S_AT, kn_atomic_max_##EC) return r;                                            \
   }
 KN__VECS(KN__VATOMIC, 0)
+#define KN__IVATOMIC(T, N, C, E, EC, unused)                                                       \
+  KN_FN T kn_atomic_and_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_and_##EC) return r;                                            \
+  }                                                                                                \
+  KN_FN T kn_atomic_or_##C(T *p, T v) {                                                            \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_or_##EC) return r;                                             \
+  }                                                                                                \
+  KN_FN T kn_atomic_xor_##C(T *p, T v) {                                                           \
+    T r;                                                                                           \
+    KN__EACH##N(KN__S_AT, kn_atomic_xor_##EC) return r;                                            \
+  }
+KN__IVECS(KN__IVATOMIC, 0)
+
+/* Atomics on the n float32 components of a matrix (or spatial type), each on its own. */
+#define KN__FSTEM(T, C, n, stem)                                                                   \
+  KN_FN T kn_atomic_##stem##_##C(T *p, T v) {                                                      \
+    T r;                                                                                           \
+    for (int i = 0; i < (n); i++)                                                                  \
+      ((float *)&r)[i] = kn_atomic_##stem##_f32((float *)p + i, ((const float *)&v)[i]);           \
+    return r;                                                                                      \
+  }
+#define KN__FATOMIC(T, C, n)                                                                       \
+  KN__FSTEM(T, C, n, add) KN__FSTEM(T, C, n, sub) KN__FSTEM(T, C, n, min) KN__FSTEM(T, C, n, max)
+KN__FATOMIC(kn_mat22, m22, 4)
+KN__FATOMIC(kn_mat33, m33, 9)
+KN__FATOMIC(kn_mat44, m44, 16)
 
 /* ===== random numbers ===================================================== */
 

@@ -35,6 +35,7 @@ typedef struct kn_spatial_matrix {
 } kn_spatial_matrix;
 KN_STATIC_ASSERT(sizeof(kn_spatial_vector) == 24 && sizeof(kn_spatial_matrix) == 144,
                  "spatial layout");
+KN__FATOMIC(kn_spatial_matrix, m66, 36)
 
 /* ===== spatial vectors ===================================================== */
 

@@ -2,7 +2,7 @@
  *
  * Runs on machines without a GPU (CI has the CUDA toolkit): each fixture of
  * tests/kern/ok and tests/kern/run is emitted as CUDA and compiled to PTX for
- * sm_90, in release and debug mode. Also: tiled kernels that need exactly a
+ * sm_90, in release mode and in debug mode with verify_fp. Also: tiled kernels that need exactly a
  * GPU block's shared memory by the checker's count (frontend/check_tile_rules.c)
  * compile to sm_90 machine code, whose assembler refuses a kernel with more
  * static shared memory than that. Without NVRTC it skips, saying so. */
@@ -25,7 +25,7 @@ static int compile_dir(const char *dir, bool debug, int *count) {
   for (int i = 0; i < n; i++) {
     FrontResult r = front_compile(files[i], NULL, 0);
     cr_expect(r.ok, "%s does not check", files[i]);
-    EmitOptions o = {.debug = debug, .line_directives = true};
+    EmitOptions o = {.debug = debug, .line_directives = true, .verify_fp = debug};
     char *src = r.ok ? emit_program(r.prog, EMIT_CUDA, &o) : NULL, *out = NULL;
     size_t len;
     bool is_ptx;

@@ -33,6 +33,8 @@ static const DtypeName dtypes[] = {
     {"float32", KERN_FLOAT32, 1, C_F32},
     {"float", KERN_FLOAT32, 1, C_F32},
     {"float64", KERN_FLOAT64, 1, C_F64},
+    {"float16", KERN_FLOAT16, 1, C_U16}, /* values are the bits */
+    {"bfloat16", KERN_BFLOAT16, 1, C_U16},
     {"double", KERN_FLOAT64, 1, C_F64},
     {"vec2", KERN_VEC2, 2, C_F32},
     {"vec3", KERN_VEC3, 3, C_F32},
@@ -214,6 +216,10 @@ static bool parse_directive(Fixture *f, const char *d) {
     f->debug = true;
     return true;
   }
+  if (strncmp(d, "verify_fp", 9) == 0) {
+    f->verify_fp = true;
+    return true;
+  }
   if (strncmp(d, "expect-status: ", 15) == 0) {
     f->expect_status = status_by_name(d + 15);
     return true;
@@ -342,6 +348,7 @@ kern_status fx_run(const Fixture *f, kern_device *dev, long double *results[FX_M
   kern_module *m = kern_module_from_source(f->path, f->src);
   kern_set_debug(false);
   kern_status s = m ? KERN_OK : KERN_ERR_COMPILE;
+  if (m && f->verify_fp) s = kern_module_set_verify_fp(m, true);
   kern_kernel *k = m ? kern_module_kernel(m, f->kernel) : NULL;
   if (m && !k) s = KERN_ERR_NOT_FOUND;
   for (int i = 0; s == KERN_OK && i < f->nargs; i++)

@@ -10,13 +10,15 @@
  *   //                                           DTYPE vec<T,N> or mat<T,M,N> (no spaces,
  *   //                                           T an integer or float32/float64):
  *   //                                           kern_dtype_vec's or kern_dtype_mat's;
- *   //                                           a bool is the byte written: 0 to 255)
+ *   //                                           a bool is the byte written: 0 to 255;
+ *   //                                           a float16 or bfloat16 its bits)
  *   // out NAME: DTYPE[N(,M...)] = v0 v1 ...    an array whose final values are checked
  *   //                                           (initial values; omitted = zeros)
  *   // arg NAME: DTYPE = v0 [v1 ...]             a by-value argument
  *   // expect NAME: v0 v1 ...                    expected final values of an `out` array
  *   // tol: 1e-6                                 float tolerance (|a-b| <= tol*max(1,|b|))
  *   // debug                                     compile in debug mode
+ *   // verify_fp                                 kern_module_set_verify_fp(m, true)
  *   // expect-status: KERN_ERR_BOUNDS            the launch must fail with this status
  *   // expect-message: text                      ... and its message must contain text
  *
@@ -55,6 +57,7 @@ typedef struct Fixture {
   int nargs;
   double tol;
   bool debug;
+  bool verify_fp; /* kern_module_set_verify_fp */
   kern_status expect_status;
   char expect_message[256];
   char error[512]; /* a malformed fixture */
