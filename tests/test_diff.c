@@ -37,8 +37,9 @@ enum { PARTS = 4, MAX_REPORTS = 3 };
 /* The CPU ignores a tiled kernel's threads per instance: these must change nothing. */
 static const int cpu_tile_blocks[] = {32, 1024};
 
-/* Seconds a part may take: a sanitizer build sets more (under ASan one
- * batch of tiled programs took over 600 seconds, 65 without). */
+/* Seconds a part may take: a sanitizer build sets more (under ASan, beside
+ * the other suites on two cores, one batch of tiled programs took over 600
+ * seconds; 300 alone, 65 without ASan). */
 #ifndef KERN_DIFF_TIMEOUT
 #define KERN_DIFF_TIMEOUT 600
 #endif
