@@ -31,20 +31,16 @@
 #include "diff_suite.h"
 #include "emit.h"
 #include "front.h"
+#include "harness.h"
 
 enum { PARTS = 4, MAX_REPORTS = 3 };
 
 /* The CPU ignores a tiled kernel's threads per instance: these must change nothing. */
 static const int cpu_tile_blocks[] = {32, 1024};
 
-/* Seconds a part may take: a sanitizer build sets more (under ASan, beside
- * the other suites on two cores, one batch of tiled programs took over 600
- * seconds; 300 alone, 65 without ASan). */
-#ifndef KERN_DIFF_TIMEOUT
-#define KERN_DIFF_TIMEOUT 600
-#endif
-
-TestSuite(diff, .init = diff_setup, .fini = diff_teardown, .timeout = KERN_DIFF_TIMEOUT);
+/* Under ASan, beside the other suites on two cores, one batch of tiled
+ * programs took over 600 seconds (300 alone, 65 without ASan). */
+TestSuite(diff, .init = diff_setup, .fini = diff_teardown, .timeout = TH_TIMEOUT(600));
 
 /* ---- reports ------------------------------------------------------------------------------ */
 

@@ -161,7 +161,7 @@ static void check_size(int n) {
   free(got);
 }
 
-Test(tiles, reductions_and_scans_follow_the_documented_order, .timeout = 300) {
+Test(tiles, reductions_and_scans_follow_the_documented_order, .timeout = TH_TIMEOUT(300)) {
   cr_assert_eq(kern_init(), KERN_OK);
   static const int sizes[] = {1, 7, 256, 300, 1000};
   for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) check_size(sizes[i]);
@@ -177,7 +177,7 @@ Test(tiles, the_inputs_tell_the_orders_apart) {
   cr_expect_neq(tree(x, 300, lin), tree(x, 256, lin));
 }
 
-Test(tiles, axis_reductions_follow_the_tree_along_the_axis, .timeout = 120) {
+Test(tiles, axis_reductions_follow_the_tree_along_the_axis, .timeout = TH_TIMEOUT(120)) {
   cr_assert_eq(kern_init(), KERN_OK);
   const char *src = "float lin(float a, float b) { return a * 0.5f + b; }\n"
                     "kernel void ax(float[,] x, float[] r0, float[] r1) {\n"
@@ -214,7 +214,7 @@ Test(tiles, axis_reductions_follow_the_tree_along_the_axis, .timeout = 120) {
   kern_module_free(m);
 }
 
-Test(tiles, fixtures_on_cpu, .timeout = 300) {
+Test(tiles, fixtures_on_cpu, .timeout = TH_TIMEOUT(300)) {
   cr_assert_eq(kern_init(), KERN_OK);
   kern_device *cpu = kern_device_get("cpu");
   char **files;

@@ -15,4 +15,12 @@ int th_list(const char *dir, const char *suffix, char ***names);
  * cache), at /tmp/kern-NAME-test-UID, for a suite run by hand. */
 void th_default_cache_dir(const char *name);
 
+/* A Criterion timeout of s seconds, KERN_TEST_SLOWDOWN times longer in a
+ * sanitizer build (tests/CMakeLists.txt sets it: under ASan, beside the other
+ * suites on two cores, the heaviest tests ran up to ten times slower). */
+#ifndef KERN_TEST_SLOWDOWN
+#define KERN_TEST_SLOWDOWN 1
+#endif
+#define TH_TIMEOUT(s) ((s)*KERN_TEST_SLOWDOWN)
+
 #endif
