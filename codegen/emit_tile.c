@@ -279,28 +279,51 @@ static void warp_levels(Emitter *e, const Node *n, const Type *t) {
   line(e, "if ((kn_g & 31) == 0 && kn_g < kn_n) kn_out[kn_g / 32] = kn_x;");
 }
 
+/* How many leaves a lane reads before it combines any: all of a chunk's at
+ * the default 256 threads per instance, up to eight, so a block has that
+ * many 16-byte reads in flight before its first shuffle. */
+static int leaf_batch(long long n4) {
+  int u = 1;
+  while (u < 8 && (long long)u * 256 < n4) u *= 2;
+  return u;
+}
+
 /* The same tree on a GPU block, one barrier per seven levels, then per five:
- * first each lane folds a leaf of four neighbouring elements in registers
- * (read at once when whole: kn_tile_leaf4) and each warp combines 32 leaves
- * with shuffles (a node starting at or past the end is absent), writing the
- * node of 128 elements they make to the scratch; then each round does the
- * same with 32 nodes of the level below, until one is left. Every node is
- * the pair the tree names, so the result does not depend on the block size.
- * The rounds alternate between two parts of the scratch (L / 128 and
- * L / 4096 nodes, rounded up: at most L for L >= 2). */
+ * first each lane folds leaves of four neighbouring elements in registers
+ * (read at once when whole: kn_tile_leaf4; a batch of leaf_batch leaves,
+ * blockDim apart, read before the first is folded) and each warp combines 32
+ * leaves with shuffles (a node starting at or past the end is absent),
+ * writing the node of 128 elements they make to the scratch; then each round
+ * does the same with 32 nodes of the level below, until one is left. Every
+ * node is the pair the tree names, so the result does not depend on the
+ * block size. The rounds alternate between two parts of the scratch (L / 128
+ * and L / 4096 nodes, rounded up: at most L for L >= 2). */
 static void reduce_warps(Emitter *e, const Node *n, const char *leaf, const Type *t, long long len,
                          int id, const char *dst) {
   const char *T = ct(e, t);
   long long n4 = (len + 3) / 4, half = (n4 + 31) / 32;
+  int u = leaf_batch(n4);
   line(e, "%s *kn_out = kn_r%d;", T, id);
   line(e,
        "for (int32_t kn_b = (int32_t)(threadIdx.x & ~31u); kn_b < %lld; kn_b += "
-       "(int32_t)blockDim.x) {",
-       n4);
+       "%d * (int32_t)blockDim.x) {",
+       n4, u);
   e->depth++;
-  line(e, "const int32_t kn_g = kn_b + (int32_t)(threadIdx.x & 31u), kn_n = %lld;", n4);
-  line(e, "%s kn_v[4];", T);
-  line(e, "%s", leaf);
+  line(e, "%s kn_w[%d][4];", T, u);
+  /* kn_b + kn_u * blockDim is the same in a warp: whole warps read and fold */
+  line(e, "_Pragma(\"unroll\") for (int32_t kn_u = 0; kn_u < %d; kn_u++) {", u);
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + kn_u * (int32_t)blockDim.x + (int32_t)(threadIdx.x & 31u);");
+  line(e, "%s *const kn_v = kn_w[kn_u];", T);
+  line(e, "if (kn_b + kn_u * (int32_t)blockDim.x < %lld) { %s }", n4, leaf);
+  e->depth--;
+  line(e, "}");
+  line(e, "_Pragma(\"unroll\") for (int32_t kn_u = 0; kn_u < %d; kn_u++) {", u);
+  e->depth++;
+  line(e, "const int32_t kn_g = kn_b + kn_u * (int32_t)blockDim.x + (int32_t)(threadIdx.x & 31u);");
+  line(e, "const int32_t kn_n = %lld;", n4);
+  line(e, "if (kn_b + kn_u * (int32_t)blockDim.x >= kn_n) break;");
+  line(e, "%s *const kn_v = kn_w[kn_u];", T);
   char cond[64];
   snprintf(cond, sizeof cond, "4 * kn_g + 1 < %lld", len);
   combine_into(e, n, t, cond, "kn_v[0]", "kn_v[1]");
@@ -310,6 +333,8 @@ static void reduce_warps(Emitter *e, const Node *n, const char *leaf, const Type
   combine_into(e, n, t, cond, "kn_v[0]", "kn_v[2]");
   line(e, "%s kn_x = kn_v[0];", T);
   warp_levels(e, n, t);
+  e->depth--;
+  line(e, "}");
   e->depth--;
   line(e, "}");
   line(e, "KN_TILE_SYNC();");
