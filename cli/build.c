@@ -234,7 +234,10 @@ static int gpu_images(Build *b) {
     fprintf(stderr, "kernc: note: %s; %s.o gets CPU code only\n", why, b->prefix);
     return EXIT_OK;
   }
-  EmitOptions eo = {.debug = b->o->debug, .line_directives = true, .fast_math = b->o->fast_math};
+  EmitOptions eo = {.debug = b->o->debug,
+                    .line_directives = true,
+                    .fast_math = b->o->fast_math,
+                    .verify_fp = b->o->verify_fp};
   char *src = emit_program(b->prog, EMIT_CUDA, &eo);
   if (!src) return cli_fail("out of memory");
   int rc = EXIT_OK;
@@ -329,7 +332,8 @@ static void put_table(Buf *out, const Build *b, int naliases) {
   buf_printf(out,
              "__attribute__((visibility(\"default\"))) const struct kern_embedded %s_embedded = {\n"
              "  KN_EMBED_MAGIC, KN_ABI_VERSION, KN_EMBED_LAYOUT, %d, \"%s\", ",
-             id, (b->o->debug ? 1 : 0) | (b->o->fast_math ? 2 : 0), /* KN_EMBED_DEBUG, _FAST_MATH */
+             id, (b->o->debug ? 1 : 0) | (b->o->fast_math ? 2 : 0) | (b->o->verify_fp ? 4 : 0),
+             /* KN_EMBED_DEBUG, _FAST_MATH, _VERIFY_FP */
              kern_version_string());
   cli_c_literal(out, b->prog->root->path);
   buf_printf(out, ",\n  %d, %d, %d, %d, kt_files, kt_aliases, kt_kernels, kt_images};\n", b->nfiles,
@@ -356,7 +360,10 @@ static char *object_source(Build *b) {
         b->id, k, k, b->id, k);
     buf_printf(&out, "#define kk_%s_args_size %s_kk_%s_args_size\n", k, b->id, k);
   }
-  EmitOptions eo = {.debug = b->o->debug, .line_directives = true, .fast_math = b->o->fast_math};
+  EmitOptions eo = {.debug = b->o->debug,
+                    .line_directives = true,
+                    .fast_math = b->o->fast_math,
+                    .verify_fp = b->o->verify_fp};
   char *code = emit_program(b->prog, EMIT_C, &eo);
   if (!code) {
     buf_free(&out);

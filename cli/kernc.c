@@ -48,7 +48,8 @@ static const char usage_build[] =
     "       [--name=ID]              the C name prefix (default: the base name of PREFIX)\n"
     "       [--depfile=FILE]         write make-style dependencies\n"
     "       [--debug]                with bounds checks and assert\n"
-    "       [--fast-math]            FMA and approximate math (not the same bits on every device)\n";
+    "       [--fast-math]            FMA and approximate math (not the same bits on every device)\n"
+    "       [--verify-fp]            stores of NaN or infinity to arrays fail the launch\n";
 static const char usage_embed[] =
     "  embed FILE -o PREFIX          the module's source (and its imports') as C data:\n"
     "                                PREFIX.h and PREFIX.c with PREFIX_load(), which compiles\n"

@@ -124,7 +124,8 @@ static kern_module *make_module(const kern_embedded *e) {
   m->embedded = e;
   m->debug = (e->debug & KN_EMBED_DEBUG) != 0; /* the code was generated with (or without) checks */
   m->fast_math = (e->debug & KN_EMBED_FAST_MATH) != 0;
-  m->verify_fp = false; /* kernc build writes no verify_fp checks (KERN_VERIFY_FP aside) */
+  m->verify_fp =
+      (e->debug & KN_EMBED_VERIFY_FP) != 0; /* kernc build --verify-fp, not KERN_VERIFY_FP */
   return m;
 }
 

@@ -303,7 +303,8 @@ kern_status kern_module_set_verify_fp(kern_module *m, bool on) {
   if (!m) return err_set(KERN_ERR_INVALID_ARGUMENT, "kern_module_set_verify_fp: module is NULL");
   if (m->embedded)
     return err_set(KERN_ERR_UNSUPPORTED,
-                   "module '%s' was built by kernc build: its code is fixed (no verify_fp)",
+                   "module '%s' was built by kernc build: its code is fixed (kernc build "
+                   "--verify-fp decides)",
                    m->name);
   if (on != m->verify_fp && compiled(m))
     return err_set(KERN_ERR_INVALID_ARGUMENT,

@@ -104,6 +104,7 @@ typedef struct kn_embed_image {
 /* kern_embedded.debug's bits: built with --debug, with --fast-math */
 #define KN_EMBED_DEBUG     1u
 #define KN_EMBED_FAST_MATH 2u
+#define KN_EMBED_VERIFY_FP 4u
 struct kern_embedded {
   uint32_t magic, abi_version, layout, debug;
   const char *kern_version; /* of the kernc that built it */

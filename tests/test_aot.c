@@ -159,6 +159,42 @@ Test(aot, host_program_in_c_and_cxx_runs_without_compiler_nvrtc_or_cache, .timeo
   free(dir);
 }
 
+/* aot_fp built into dir/SUB with FLAGS, linked with host_fp.c, run on every
+ * device here with the expectation MODE ("checked" or "unchecked"). */
+static void fp_build_and_run(const char *dir, const char *sub, const char *flags,
+                             const char *mode) {
+  char *out, gpu[64] = "--no-cuda";
+  if (cuda_arch()) snprintf(gpu, sizeof gpu, "--arch=sm_%d", cuda_arch());
+  int rc = sh(&out, "mkdir -p %s/%s && %s build %s/aot_fp.kern -o %s/%s/aot_fp %s %s", dir, sub,
+              KERNC_PATH, AOT_DIR, dir, sub, gpu, flags);
+  cr_assert_eq(rc, 0, "kernc build %s: %s", flags, out);
+  free(out);
+  rc = sh(&out,
+          "%s -std=c11 -Wall -Wextra -Werror %s -I%s/include -I%s/%s %s/host_fp.c %s/%s/aot_fp.o "
+          "%s -lpthread -ldl -lm -o %s/%s/host",
+          KERN_TEST_CC, SANITIZE_FLAGS, KERN_SOURCE_DIR, dir, sub, AOT_DIR, dir, sub, libkern(),
+          dir, sub);
+  cr_assert_eq(rc, 0, "host_fp.c: %s", out);
+  free(out);
+  const char *devices[] = {"cpu", cuda_arch() ? "cuda:0" : NULL};
+  for (int i = 0; i < 2 && devices[i]; i++) {
+    rc = sh(&out, "KERN_CC=false KERN_NVRTC= %s/%s/host %s %s", dir, sub, devices[i], mode);
+    cr_expect_eq(rc, 0, "%s build on %s: %s", mode, devices[i], out);
+    cr_expect(strstr(out, "fp ok on"), "%s", out);
+    free(out);
+  }
+}
+
+/* --verify-fp is written into the object: its module checks float stores,
+ * where the same source built without it stores the infinity. */
+Test(aot, verify_fp_is_built_in, .timeout = 300) {
+  char *dir = tmp_dir();
+  fp_build_and_run(dir, "checked", "--verify-fp", "checked");
+  fp_build_and_run(dir, "unchecked", "", "unchecked");
+  rm_rf(dir);
+  free(dir);
+}
+
 Test(aot, header_declares_typed_launchers_and_checked_structs) {
   char *dir = tmp_dir(), path[4200];
   build(dir, "aot_main");
