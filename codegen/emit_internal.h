@@ -107,6 +107,9 @@ int emit_file_index(const Program *, const char *file);
 bool emit_fp_open(Emitter *, const Node *lhs);
 /* The checks of *kn_p after the store, and the closing brace. */
 void emit_fp_close(Emitter *, const Node *lhs);
+/* An atomic call written as a statement, with its element checked; false
+ * (nothing written) when it is not checked. */
+bool emit_fp_atomic_stmt(Emitter *, const Node *call);
 /* The helpers the checks call (the prologue, in verify_fp mode). */
 extern const char *const emit_fp_helpers;
 /* From now on n is written as `name` (innermost binding first). */

@@ -10,8 +10,11 @@
  * launch goes to kn_ctx.err as a KN_ERR_FP record, and the runtime words it.
  * Checked: `=`, compound assignments and ++/-- whose target is an array
  * parameter's element, or a field or component of one, outside tiled code,
- * with no side effect in the target's indices. Not checked: atomics, local
- * arrays, stores through reference parameters.
+ * with no side effect in the target's indices, and atomics written as a
+ * statement (emit_fp_atomic_stmt: the element is read back after the atomic,
+ * so a non-finite value another thread's atomic left there is reported too,
+ * as it would be at its own site). Not checked: an atomic whose old value is
+ * used, local arrays, stores through reference parameters.
  */
 
 #include <stdio.h>
@@ -103,6 +106,21 @@ void emit_fp_close(Emitter *e, const Node *lhs) {
            el->lhs->ty->ndim | unsigned_mask << 8);
   checks(e, lhs->ty, 0, site);
   OUT(e, " }\n");
+}
+
+/* `atomic_op(&a[i], ...);` with a checked element: the atomic inside the
+ * block emit_fp_open opens, then the element's floats are tested. */
+bool emit_fp_atomic_stmt(Emitter *e, const Node *call) {
+  if (call->kind != ND_CALL || call->call_kind != CALL_SPECIAL || call->special < SP_ATOMIC_ADD ||
+      call->special > SP_ATOMIC_CAS || !call->args || call->args->kind != ND_ADDR)
+    return false;
+  const Node *el = call->args->lhs;
+  if (!emit_fp_open(e, el)) return false;
+  OUT(e, " ");
+  emit_expr(e, call);
+  OUT(e, ";");
+  emit_fp_close(e, el);
+  return true;
 }
 
 const char *const emit_fp_helpers =
