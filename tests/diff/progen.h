@@ -9,7 +9,8 @@
  *  - float add, sub, mul, div, sqrt, conversions and the exact builtins
  *    (min, max, clamp, abs, floor, rint, erf ...), never a platform
  *    transcendental function;
- *  - vectors, quats, transforms and spatial vectors, the decompositions
+ *  - vectors, quats, transforms and spatial vectors, vec<T, N> of every
+ *    number type and mat<T, M, N> of floats, the decompositions
  *    (svd3, svd2, qr3, eig3 into locals), a struct, helper functions (some
  *    overloaded), if/else,
  *    loops with constant bounds, break, continue, early returns;

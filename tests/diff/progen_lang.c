@@ -1,6 +1,6 @@
 /* progen_lang.c: the random generator's forms for generic functions,
- * reference parameters, local arrays and enums (see progen.h for what every
- * program guarantees).
+ * reference parameters, local arrays, enums, and vectors and matrices of any
+ * element type and size (see progen.h for what every program guarantees).
  *
  * Requires progen.c (progen_internal.h). Produces, for plain programs only:
  * the module-level declarations below (an enum and three generic functions,
@@ -10,6 +10,10 @@
  * reference parameters. A generic function's instances are checked and
  * emitted once per type, so a program exercises several of them. Local
  * arrays are indexed at run time inside their bounds (k & 3, then % 3).
+ * A scalar may come from a vec<T, N> (N up to 16, T any number type) or a
+ * mat<T, M, N> of floats: componentwise arithmetic, min/max/argmax over the
+ * components, slices, constant indices (negative ones too), dot, length and
+ * matrix products, each read back as one component.
  */
 #include "progen_internal.h"
 
@@ -47,8 +51,92 @@ static void enum_expr(Gen *g, int d) {
   pg_put(g, ")");
 }
 
+/* vec<T, n>(...): a splat of one expression or n components. */
+static void vecn(Gen *g, Ty t, int n, int d) {
+  pg_put(g, "vec<%s, %d>(", pg_tname(g, t), n);
+  int parts = pg_chance(g, 50) ? 1 : n;
+  for (int k = 0; k < parts; k++) {
+    if (k) pg_put(g, ", ");
+    pg_expr(g, t, k ? 0 : d - 1, 0);
+  }
+  pg_put(g, ")");
+}
+
+/* mat<T, r, c>(...): a splat, or r * c components (constants after the first). */
+static void matn(Gen *g, Ty t, int r, int c, int d) {
+  pg_put(g, "mat<%s, %d, %d>(", pg_tname(g, t), r, c);
+  int parts = pg_chance(g, 50) ? 1 : r * c;
+  for (int k = 0; k < parts; k++) {
+    if (k) pg_put(g, ", ");
+    pg_expr(g, t, k ? 0 : d - 1, 0);
+  }
+  pg_put(g, ")");
+}
+
+/* A component of vec<T, n>: [k] with k in [0, n) or in [-n, 0). */
+static void component(Gen *g, int n) {
+  int k = pg_rnd(g, n);
+  pg_put(g, "[%d]", pg_chance(g, 25) ? k - n : k);
+}
+
+/* A scalar of type t read from a vec<t, N> or mat<t, M, N> expression. */
+static bool vecn_expr(Gen *g, Ty t, int d) {
+  if (!pg_numeric(t)) return false;
+  int n = pg_chance(g, 20) ? 9 + pg_rnd(g, 8) : 1 + pg_rnd(g, 8);
+  static const char ops[] = "+-*";
+  switch (pg_rnd(g, pg_is_float(t) ? 6 : 4)) {
+    case 0: /* componentwise arithmetic */
+      pg_put(g, "(");
+      vecn(g, t, n, d);
+      pg_put(g, " %c ", ops[pg_rnd(g, 3)]);
+      vecn(g, t, n, d);
+      pg_put(g, ")");
+      component(g, n);
+      return true;
+    case 1: pg_put(g, pg_chance(g, 50) ? "max(" : "min("); break;
+    case 2: { /* a slice, then one of its components */
+      int lo = pg_rnd(g, n), hi = lo + 1 + pg_rnd(g, n - lo);
+      vecn(g, t, n, d);
+      pg_put(g, "[%d:%d]", lo, hi);
+      component(g, hi - lo);
+      return true;
+    }
+    case 3: /* the index of the largest or smallest component */
+      pg_put(g, "%s(%s(", pg_tname(g, t), pg_chance(g, 50) ? "argmax" : "argmin");
+      vecn(g, t, n, d);
+      pg_put(g, "))");
+      return true;
+    case 4:
+      pg_put(g, "dot(");
+      vecn(g, t, n, d);
+      pg_put(g, ", ");
+      vecn(g, t, n, d);
+      pg_put(g, ")");
+      return true;
+    default: { /* (M x K) * (K x N), or a matrix times a vector */
+      int r = 1 + pg_rnd(g, 4), k = 1 + pg_rnd(g, 4), c = 1 + pg_rnd(g, 4);
+      pg_put(g, "(");
+      matn(g, t, r, k, d);
+      pg_put(g, " * ");
+      if (pg_chance(g, 30)) {
+        vecn(g, t, k, d);
+        pg_put(g, ")");
+        component(g, r);
+        return true;
+      }
+      matn(g, t, k, c, d);
+      pg_put(g, ")[%d][%d]", pg_rnd(g, r), pg_rnd(g, c));
+      return true;
+    }
+  }
+  vecn(g, t, n, d); /* min or max over the components */
+  pg_put(g, ")");
+  return true;
+}
+
 bool pg_lang_expr(Gen *g, Ty t, int d) {
   if (!g->lang || g->tile) return false;
+  if (pg_chance(g, 50) && vecn_expr(g, t, d)) return true;
   if (t == T_I32 && pg_chance(g, 30)) {
     enum_expr(g, d);
     return true;
