@@ -69,6 +69,26 @@ const char *emit_storage_ctype(Emitter *e, const Type *t) {
  * byte and writing 0 or 1 there is the same). */
 const char *emit_ref_ctype(Emitter *e, const Type *t) { return emit_storage_ctype(e, t); }
 
+/* ---- text written aside ------------------------------------------------------ */
+
+/* What is emitted from emit_aside until emit_aside_end goes to a buffer of
+ * its own (a piece of text used twice, or placed later). */
+Buf emit_aside(Emitter *e) {
+  Buf saved = e->out;
+  e->out = (Buf){0};
+  return saved;
+}
+
+/* The text written aside (malloc'd; NULL when empty or out of memory), with
+ * e->out as it was before emit_aside. */
+char *emit_aside_end(Emitter *e, Buf saved) {
+  Buf aside = e->out;
+  e->out = saved;
+  e->out.oom |= aside.oom;
+  if (aside.oom) free(aside.s);
+  return aside.oom ? NULL : aside.s;
+}
+
 /* ---- source positions -------------------------------------------------------- */
 
 /* Index of the module whose path is `file`, in Program.modules order. */

@@ -99,6 +99,11 @@ bool emit_is_lvalue(const Node *n);
 void emit_printf(Emitter *, const Node *n);
 /* The lvalue of an assignment's target (ordered where its operands need it). */
 void emit_target(Emitter *, const Node *);
+/* Text written aside: emit_aside starts it and returns what emit_aside_end
+ * takes to stop it; the text is the caller's to free (NULL: none, or out of
+ * memory, which e->out records). */
+Buf emit_aside(Emitter *);
+char *emit_aside_end(Emitter *, Buf saved);
 /* The module file's number in the program (debug records). */
 int emit_file_index(const Program *, const char *file);
 /* ---- emit_verify.c: verify_fp's checks of stored floats ---- */

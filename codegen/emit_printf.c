@@ -22,13 +22,10 @@
 
 /* e's text for n, written aside. */
 static char *expr_text(Emitter *e, const Node *n) {
-  Buf saved = e->out, tmp = {0};
-  e->out = tmp;
+  Buf saved = emit_aside(e);
   emit_expr(e, n);
-  tmp = e->out;
-  e->out = saved;
-  e->out.oom |= tmp.oom;
-  return tmp.s ? tmp.s : strdup("0");
+  char *text = emit_aside_end(e, saved);
+  return text ? text : strdup("0");
 }
 
 /* One scalar: its conversion (precision prec, or -1) to f, its value to args.

@@ -78,14 +78,11 @@ static void sname(Emitter *e, const Node *x) {
 
 /* sname's text into out. */
 static void sname_text(Emitter *e, const Node *x, char *out, size_t cap) {
-  Buf saved = e->out, tmp = {0};
-  e->out = tmp;
+  Buf saved = emit_aside(e);
   sname(e, x);
-  tmp = e->out;
-  e->out = saved;
-  e->out.oom |= tmp.oom;
-  snprintf(out, cap, "%s", tmp.s ? tmp.s : "0");
-  free(tmp.s);
+  char *text = emit_aside_end(e, saved);
+  snprintf(out, cap, "%s", text ? text : "0");
+  free(text);
 }
 
 /* x element by element at index idx. */
@@ -148,19 +145,16 @@ static void assign_loop(Emitter *e, const Type *t, int op, const Node *x,
   if (op == TK_ASSIGN)
     elem(e, x, "kn_i");
   else {
-    Buf saved = e->out, rhs = {0}, lhs = {0};
-    e->out = rhs;
+    Buf saved = emit_aside(e);
     elem(e, x, "kn_i");
-    rhs = e->out;
-    e->out = lhs;
+    char *rhs = emit_aside_end(e, saved);
+    saved = emit_aside(e);
     dst(e, d);
     OUT(e, "[kn_i]");
-    lhs = e->out;
-    e->out = saved;
-    e->out.oom |= rhs.oom || lhs.oom;
-    if (rhs.s && lhs.s) emit_binop_text(e, op, t->elem, lhs.s, rhs.s);
-    free(rhs.s);
-    free(lhs.s);
+    char *lhs = emit_aside_end(e, saved);
+    if (rhs && lhs) emit_binop_text(e, op, t->elem, lhs, rhs);
+    free(rhs);
+    free(lhs);
   }
   OUT(e, ";\n");
   sync(e);
@@ -1189,18 +1183,15 @@ static bool direct(Emitter *e, const Node *n) {
     emit_var_name(e, v);
     OUT(e, ");\n");
   }
-  Buf saved = e->out, name = {0};
-  e->out = name;
+  Buf saved = emit_aside(e);
   emit_var_name(e, v);
-  name = e->out;
-  e->out = saved;
-  e->out.oom |= name.oom;
-  if (!name.s) return true;
+  char *name = emit_aside_end(e, saved);
+  if (!name) return true;
   if (x->tile_op == TOP_LOAD)
-    load(e, x, name.s);
+    load(e, x, name);
   else
-    matmul(e, x, name.s);
-  free(name.s);
+    matmul(e, x, name);
+  free(name);
   return true;
 }
 

@@ -32,7 +32,8 @@ int main(int argc, char **argv) {
     bad = fprintf(stderr, "checked build: status %d: %s\n", (int)st, msg);
   if (!checked && st != KERN_OK) bad = fprintf(stderr, "unchecked build: %s\n", msg);
   float hy[4];
-  if (!bad && kern_array_read(y, hy, sizeof hy)) bad = fprintf(stderr, "read: %s\n", kern_last_error());
+  if (!bad && kern_array_read(y, hy, sizeof hy))
+    bad = fprintf(stderr, "read: %s\n", kern_last_error());
   if (!bad && (hy[0] != 1 || hy[3] != 0.25f))
     bad = fprintf(stderr, "y = %g %g %g %g\n", hy[0], hy[1], hy[2], hy[3]);
   kern_array_free(x);
