@@ -2,7 +2,7 @@
  * against independent references.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
- * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
+ * same text NVRTC compiles: tests/test_stdlib_table.c compiles every table entry
  * for both). References: the identities a decomposition must satisfy,
  * checked in double (U diag(sigma) V^T == A, Q R == A, Q diag(d) Q^T == A,
  * orthogonality, the determinants of the rotations), and eigenvalues and

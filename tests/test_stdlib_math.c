@@ -1,7 +1,7 @@
 /* test_stdlib_math.c: stdlib/kern_math.h against independent references.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
- * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
+ * same text NVRTC compiles: tests/test_stdlib_table.c compiles every table entry
  * for both). References: long double libm (erfl, erfcl, expl, logl), erfinv
  * refined by Newton's method in long double, and straightforward double
  * formulas written here for the rest. Error bounds are in ulps of the

@@ -2,7 +2,7 @@
  * against a plain C reference written here.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
- * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
+ * same text NVRTC compiles: tests/test_stdlib_table.c compiles every table entry
  * for both). The reference spells out Warp's formulas dimension by
  * dimension, as warp/native/noise.h does (noise_1d, noise_2d, noise_3d and
  * their gradients, corner by corner), over kern's random stream, with the

@@ -2,7 +2,7 @@
  * against independent references.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
- * same text NVRTC compiles: tests/test_stdlib.c compiles every table entry
+ * same text NVRTC compiles: tests/test_stdlib_table.c compiles every table entry
  * for both). References: the quaternion algebra written out here in double
  * precision (a rigid transform is x -> q x q* + p), and identities that must
  * hold whatever the rounding: a transform's inverse undoes it, the matrix

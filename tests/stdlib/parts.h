@@ -1,6 +1,6 @@
 /* parts.h: the stdlib files in the order generated code pastes them
  * (cmake/embed_stdlib.cmake: kern_abi.h, then STDLIB_PARTS), for the tests
- * that compile the stdlib text themselves. test_stdlib.c checks that this
+ * that compile the stdlib text themselves. test_stdlib_table.c checks that this
  * list and the embedded text agree. */
 #ifndef KT_STDLIB_PARTS_H
 #define KT_STDLIB_PARTS_H

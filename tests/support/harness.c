@@ -89,6 +89,15 @@ int th_list(const char *dir, const char *suffix, char ***names) {
   return n;
 }
 
+int th_make_temp(const char *name, const char *suffix, char **path) {
+  const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+  size_t cap = strlen(dir) + strlen(name) + strlen(suffix) + 16;
+  *path = malloc(cap);
+  if (!*path) return -1;
+  snprintf(*path, cap, "%s/%s_XXXXXX%s", dir, name, suffix);
+  return mkstemps(*path, (int)strlen(suffix));
+}
+
 void th_default_cache_dir(const char *name) {
   if (getenv("KERN_CACHE_DIR")) return;
   char dir[256];

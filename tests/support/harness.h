@@ -11,6 +11,10 @@ int th_run(const char *cmd, char **output);
 /* Lists files in dir ending in suffix, sorted; returns count, *names malloc'd array of malloc'd paths. */
 int th_list(const char *dir, const char *suffix, char ***names);
 
+/* A new empty file in $TMPDIR (or /tmp), named NAME_XXXXXXSUFFIX: its
+ * descriptor (-1 on failure) and its path in *path (malloc'd, always). */
+int th_make_temp(const char *name, const char *suffix, char **path);
+
 /* Points KERN_CACHE_DIR, unless already set (CTest sets the suites' shared
  * cache), at /tmp/kern-NAME-test-UID, for a suite run by hand. */
 void th_default_cache_dir(const char *name);
