@@ -6,7 +6,9 @@
  * functions, its kn_make_; a square one's trace, diagonal, and for 2 x 2 ..
  * 4 x 4 float ones determinant and inverse), each product, transpose, outer
  * product and diag(v) that makes or takes a mat<T, M, N>,
- * each vector conversion that involves a vec<T, N>, and each slice
+ * each vector conversion that involves a vec<T, N> and each matrix
+ * conversion that involves a mat<T, M, N> (module constants' values
+ * included: they are inlined where named), and each slice
  * function (kn_slice<lo>_<len>_<code>, rows check_vecn.c made). Only what is
  * used is written: a module that names no vec<T, N> gets nothing here.
  */
@@ -117,6 +119,9 @@ static void collect_decl(Used *u, const Decl *d) {
 static void collect(const Program *p, Used *u) {
   for (int i = 0; i < p->nstructs; i++)
     for (int k = 0; k < p->structs[i]->nfields; k++) note_type(u, p->structs[i]->fields[k].ty);
+  /* a constant is inlined where it is named: what its value calls is used */
+  for (int i = 0; i < p->nconsts; i++)
+    if (p->consts[i]->init && ast_walk(p->consts[i]->init, visit, u) < 0) u->oom = true;
   for (int i = 0; i < p->nfuncs; i++) collect_decl(u, p->funcs[i]);
   for (int i = 0; i < p->nkernels; i++) collect_decl(u, p->kernels[i]);
 }
