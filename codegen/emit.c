@@ -234,8 +234,9 @@ static void scalar_convert(Emitter *e, const Type *to, const Type *from, const N
   OUT(e, "))");
 }
 
-/* Vector family conversions: the stdlib's kn_cvt_<from>_<to>, per component
- * with the scalar rules (float to int saturates). */
+/* Vector family conversions, and those between matrices of one shape: the
+ * stdlib's kn_cvt_<from>_<to>, per component with the scalar rules (float to
+ * int saturates). */
 static void vector_convert(Emitter *e, const Type *to, const Type *from, const Node *x) {
   OUT(e, "kn_cvt_%s_%s(", builtin_type_code(from), builtin_type_code(to));
   expr(e, x);
@@ -249,7 +250,7 @@ static void convert(Emitter *e, const Type *to, const Node *x) {
   }
   if (type_equal(to, x->ty))
     expr(e, x);
-  else if (to->kind == TY_VEC && x->ty->kind == TY_VEC)
+  else if ((to->kind == TY_VEC || to->kind == TY_MAT) && x->ty->kind == to->kind)
     vector_convert(e, to, x->ty, x);
   else if (to->kind == TY_VEC && type_is_scalar(x->ty)) {
     OUT(e, "kn_splat_%s(", builtin_type_code(to));

@@ -3,8 +3,12 @@
  * Requires the typed tree and stdlib/kern_vecn.h (its KN_VECN* macros, pasted
  * with the stdlib). Produces, after the stdlib and before the module's
  * structs, each vec<T, N> and mat<T, M, N> the program names (its type, its
- * functions, its kn_make_), each product and transpose over a mat<T, M, N>,
- * each vector conversion that involves a vec<T, N>, and each slice
+ * functions, its kn_make_; a square one's trace, diagonal, and for 2 x 2 ..
+ * 4 x 4 float ones determinant and inverse), each product, transpose, outer
+ * product and diag(v) that makes or takes a mat<T, M, N>,
+ * each vector conversion that involves a vec<T, N> and each matrix
+ * conversion that involves a mat<T, M, N> (module constants' values
+ * included: they are inlined where named), and each slice
  * function (kn_slice<lo>_<len>_<code>, rows check_vecn.c made). Only what is
  * used is written: a module that names no vec<T, N> gets nothing here.
  */
@@ -58,7 +62,9 @@ static void *grow(Used *u, void *v, int n, int *cap, size_t size) {
 }
 
 static void note_pair(Used *u, const Type *from, const Type *to) {
-  if (!from || !to || from->kind != TY_VEC || to->kind != TY_VEC || type_equal(from, to)) return;
+  if (!from || !to || (from->kind != TY_VEC && from->kind != TY_MAT) || to->kind != from->kind ||
+      type_equal(from, to))
+    return;
   if (!from->generic && !to->generic && from != &ty_svec && to != &ty_svec) return;
   for (int i = 0; i < u->npairs; i++)
     if (u->pairs[i].from == from && u->pairs[i].to == to) return;
@@ -73,9 +79,11 @@ static void note_index(Used *u, int **v, int *n, int *cap, int index) {
   if (!u->oom) (*v)[(*n)++] = index;
 }
 
-/* A row over two types, or a transpose: not in any one type's macro. */
+/* A row over two types, or a transpose, outer product or diag(v): not in any
+ * one type's macro. */
 static bool multi_type(const Builtin *b) {
-  if (strcmp(b->name, "transpose") == 0) return true;
+  if (strcmp(b->name, "transpose") == 0 || strcmp(b->name, "outer") == 0) return true;
+  if (strcmp(b->name, "diag") == 0 && b->nparams == 1 && b->params[0]->kind == TY_VEC) return true;
   return strcmp(b->name, "op*") == 0 && b->nparams == 2 && b->params[0]->kind == TY_MAT &&
          (b->params[1]->kind == TY_MAT || b->params[1]->kind == TY_VEC);
 }
@@ -111,6 +119,9 @@ static void collect_decl(Used *u, const Decl *d) {
 static void collect(const Program *p, Used *u) {
   for (int i = 0; i < p->nstructs; i++)
     for (int k = 0; k < p->structs[i]->nfields; k++) note_type(u, p->structs[i]->fields[k].ty);
+  /* a constant is inlined where it is named: what its value calls is used */
+  for (int i = 0; i < p->nconsts; i++)
+    if (p->consts[i]->init && ast_walk(p->consts[i]->init, visit, u) < 0) u->oom = true;
   for (int i = 0; i < p->nfuncs; i++) collect_decl(u, p->funcs[i]);
   for (int i = 0; i < p->nkernels; i++) collect_decl(u, p->kernels[i]);
 }
@@ -156,17 +167,35 @@ static void mat_makes(Emitter *e, const Type *t) {
 }
 
 static void mat_defs(Emitter *e, const Type *t) {
-  OUT(e, "KN_MATN(%s, %s, %s, %d, %d, %s, %s)\n", builtin_ctype(t), builtin_ctype(t->elem),
-      builtin_type_code(t->elem), t->n, type_mat_cols(t), builtin_type_code(t),
-      builtin_ctype(type_mat_row(t)));
+  const char *ct = builtin_ctype(t), *et = builtin_ctype(t->elem), *code = builtin_type_code(t);
+  const char *ec = builtin_type_code(t->elem), *rt = builtin_ctype(type_mat_row(t));
+  int n = t->n;
+  OUT(e, "KN_MATN(%s, %s, %s, %d, %d, %s, %s)\n", ct, et, ec, n, type_mat_cols(t), code, rt);
   mat_makes(e, t);
+  if (type_mat_cols(t) != n) return;
+  OUT(e, "KN_MATN_SQ(%s, %s, %s, %d, %s, %s)\n", ct, et, ec, n, code, rt);
+  /* float16 and bfloat16 in float32, float64 (and float32) in float64 */
+  if (type_is_float(t->elem) && n >= 2 && n <= 4)
+    OUT(e, "KN_MATN_DETINV(%s, %s, %s, %d, %s, %s)\n", ct, et, ec, n, code,
+        type_is_half(t->elem) ? "f32" : "f64");
 }
 
-/* Products (matrix by matrix or vector) and transposes, by their rows. */
+/* Products (matrix by matrix or vector), transposes, outer products and
+ * diag(v), by their rows. */
 static void multi_def(Emitter *e, int index) {
   const Builtin *b = builtin_get(index);
   const Type *a = b->params[0], *r = b->ret;
   const char *et = builtin_ctype(a->elem), *ec = builtin_type_code(a->elem);
+  if (a->kind == TY_VEC && b->nparams == 1) {
+    OUT(e, "KN_MATN_DIAG(%s, %s, %s, %s, %d, %s)\n", builtin_ctype(a), builtin_ctype(r), et, ec,
+        a->n, b->cname);
+    return;
+  }
+  if (a->kind == TY_VEC) {
+    OUT(e, "KN_MATN_OUTER(%s, %s, %s, %s, %s, %d, %d, %s)\n", builtin_ctype(a),
+        builtin_ctype(b->params[1]), builtin_ctype(r), et, ec, a->n, b->params[1]->n, b->cname);
+    return;
+  }
   int m = a->n, k = type_mat_cols(a);
   if (b->nparams == 1)
     OUT(e, "KN_MATN_T(%s, %s, %s, %d, %d, %s)\n", builtin_ctype(a), builtin_ctype(r), et, m, k,
@@ -183,7 +212,8 @@ static void pair_def(Emitter *e, const Pair *p) {
   OUT(e, "KN_VECN_CVT(%s, %s, %s, %s, %s, %s, %s, %s, %d)\n", builtin_ctype(p->from),
       builtin_ctype(p->from->elem), builtin_type_code(p->from->elem), builtin_type_code(p->from),
       builtin_ctype(p->to), builtin_ctype(p->to->elem), builtin_type_code(p->to->elem),
-      builtin_type_code(p->to), p->from->n);
+      builtin_type_code(p->to),
+      p->from->n * (p->from->kind == TY_MAT ? type_mat_cols(p->from) : 1));
 }
 
 /* cname kn_slice<lo>_<len>_<code>: components lo .. lo + len - 1 of its argument. */

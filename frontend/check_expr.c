@@ -495,7 +495,10 @@ static Val member(Check *c, Node *n) {
 static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
   if (ck_is_err(t) || ck_is_err(v.ty)) return ck_val_err();
   bool ok = (type_is_scalar(t) && operand_ok(v.ty)) ||
-            (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) || type_equal(t, v.ty);
+            (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) ||
+            (t->kind == TY_MAT && v.ty->kind == TY_MAT && t->n == v.ty->n &&
+             type_mat_cols(t) == type_mat_cols(v.ty) && t != &ty_smat && v.ty != &ty_smat) ||
+            type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", ck_tname(v.ty), ck_tname(t));
     return ck_val_err();
@@ -631,7 +634,7 @@ static Val type_call(Check *c, Node *n, Type *t) {
   Node **args;
   Val *vals;
   na = check_args(c, n, &args, &vals, false);
-  if (na == 1 && t->kind == TY_VEC && vals[0].ty->kind == TY_VEC) {
+  if (na == 1 && (t->kind == TY_VEC || t->kind == TY_MAT) && vals[0].ty->kind == t->kind) {
     call_to_cast(n);
     return cast_checked(c, n, t, vals[0]);
   }
@@ -704,6 +707,7 @@ static Val call(Check *c, Node *n) {
       return ck_tile_builtin(c, n, name, args, vals, na);
   Cand *cs;
   int nc = ck_candidates(c, name ? name : "", &cs);
+  if (!s && ck_vecn_unsupported(c, at, name, vals, na)) return ck_val_err();
   nc = ck_vecn_cands(c, name, vals, na, &cs, nc);
   nc = ck_generic_cands(c, s, n, vals, na, &cs, nc);
   if (nc < 0) return ck_val_err();

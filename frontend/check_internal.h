@@ -239,6 +239,9 @@ int ck_candidates(Check *c, const char *name, Cand **out);
 /* Adds to *cs (nc candidates) the rows of name over the vec<T, N> types among
  * vals; returns the new count (*cs may be a new array). */
 int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs, int nc);
+/* determinant or inverse of a mat<T, M, N> that no row takes (not float, not
+ * square, or a size other than 2..4): reported at `at`, true. */
+bool ck_vecn_unsupported(Check *c, SrcLoc at, const char *name, const Val *vals, int na);
 /* A negative constant index k of vector, matrix, quat or transform t counts
  * from the end: idx is refolded to k + n; false (reported) below -n. */
 bool ck_index_from_end(Check *c, Node *idx, const Val *k, const Type *t);

@@ -3,9 +3,11 @@
  * Requires check_overload.c (candidates, resolution) and builtins.c's
  * builtin_intern. Produces the builtin rows a call over vec<T, N> arguments
  * or mat<T, M, N> arguments can take (made for the argument types met, not
- * listed in the table: there are thousands of such types), the check of a
- * slice v[lo:hi] of a vector, quat or matrix (rows lo .. hi - 1)
- * (rewritten into a call of the row "[:]", kn_slice<lo>_<len>_<code>, which
+ * listed in the table: there are thousands of such types; diag and outer
+ * also over short-named vectors, where the matrix they make has no short
+ * name), the diagnostic for determinant and inverse of a matrix they do not
+ * take, the check of a slice v[lo:hi] of a vector, quat or matrix (rows
+ * lo .. hi - 1) (rewritten into a call of the row "[:]", kn_slice<lo>_<len>_<code>, which
  * emit_vecn.c defines) and of a negative constant index (rewritten to count
  * from the start). Breaks: every cname here must match a function
  * stdlib/kern_vecn.h's macros define for the type.
@@ -16,7 +18,10 @@
 #include "check_internal.h"
 
 /* What a template row applies to. */
-enum { ANY = 0, FLT = 1, SGN = 2, INT = 4, N3 = 8 };
+enum { ANY = 0, FLT = 1, SGN = 2, INT = 4, N3 = 8, SQ = 16, DI = 32 };
+
+/* determinant and inverse of mat<T, N, N>: the sizes Warp has. */
+enum { DI_MIN = 2, DI_MAX = 4 };
 
 /* ret and params: V the vector, E its element type, B bool, I int32. */
 typedef struct Tmpl {
@@ -70,14 +75,25 @@ static const Tmpl tmpls[] = {
     {"isfinite", "isfinite", 'B', "V", FLT},
 };
 
-/* Matrices: M the matrix, R its row vector, C its column vector, T its transpose. */
+/* Matrices: M the matrix, R its row vector, C its column vector (a square
+ * matrix's diagonal too), T its transpose. */
 static const Tmpl mtmpls[] = {
-    {"op+", "add", 'M', "MM", ANY},       {"op-", "sub", 'M', "MM", ANY},
-    {"neg", "neg", 'M', "M", ANY},        {"op==", "eq", 'B', "MM", ANY},
-    {"op!=", "ne", 'B', "MM", ANY},       {"op*", "mul", 'M', "ME", ANY},
-    {"op*", "mul", 'M', "EM", ANY},       {"op/", "div", 'M', "ME", ANY},
-    {"op*", "mul", 'C', "MR", ANY},       {"cw_mul", "cw_mul", 'M', "MM", ANY},
-    {"cw_div", "cw_div", 'M', "MM", ANY}, {"transpose", "transpose", 'T', "M", ANY},
+    {"op+", "add", 'M', "MM", ANY},
+    {"op-", "sub", 'M', "MM", ANY},
+    {"neg", "neg", 'M', "M", ANY},
+    {"op==", "eq", 'B', "MM", ANY},
+    {"op!=", "ne", 'B', "MM", ANY},
+    {"op*", "mul", 'M', "ME", ANY},
+    {"op*", "mul", 'M', "EM", ANY},
+    {"op/", "div", 'M', "ME", ANY},
+    {"op*", "mul", 'C', "MR", ANY},
+    {"cw_mul", "cw_mul", 'M', "MM", ANY},
+    {"cw_div", "cw_div", 'M', "MM", ANY},
+    {"transpose", "transpose", 'T', "M", ANY},
+    {"trace", "trace", 'E', "M", SQ},
+    {"get_diag", "get_diag", 'C', "M", SQ},
+    {"determinant", "determinant", 'E', "M", FLT | SQ | DI},
+    {"inverse", "inverse", 'M', "M", FLT | SQ | DI},
 };
 
 static Type *tmpl_type(char k, Type *v) {
@@ -97,6 +113,8 @@ static bool applies(const Tmpl *t, const Type *v) {
   if ((t->only & FLT) && !type_is_float(v->elem)) return false;
   if ((t->only & SGN) && !type_is_float(v->elem) && !type_is_signed(v->elem)) return false;
   if ((t->only & INT) && !type_is_int(v->elem)) return false;
+  if ((t->only & SQ) && (v->kind != TY_MAT || type_mat_cols(v) != v->n)) return false;
+  if ((t->only & DI) && (v->n < DI_MIN || v->n > DI_MAX)) return false;
   return !(t->only & N3) || v->n == 3;
 }
 
@@ -136,24 +154,66 @@ static int add_product(Check *c, const Val *vals, int na, Cand *cs, int nc) {
   return r ? add_cand(c, "op*", "mul", r, 2, ps, cs, nc) : nc;
 }
 
+/* A vector of any length and numeric type (named or not; not spatial_vector). */
+static bool plain_vec(const Type *v) {
+  return v && v->kind == TY_VEC && v != &ty_svec && type_vecn(v->elem, v->n) == v;
+}
+
+/* diag(v) and outer(a, b) whose matrix has no short name (the named ones are
+ * the table's): diag of a vec<T, N> is a mat<T, N, N>, outer of a vec<T, M>
+ * and a vec<T, N> a mat<T, M, N>, whether the vectors have short names or not. */
+static int add_vec_mats(Check *c, const char *name, const Val *vals, int na, Cand *cs, int nc) {
+  Type *a = na >= 1 ? vals[0].ty : NULL, *b = na == 2 ? vals[1].ty : NULL;
+  bool diag = na == 1 && strcmp(name, "diag") == 0;
+  bool outer = na == 2 && strcmp(name, "outer") == 0;
+  if ((!diag && !outer) || !plain_vec(a) || (outer && (!plain_vec(b) || a->elem != b->elem)))
+    return nc;
+  Type *ps[2] = {a, b}, *r = type_matn(a->elem, a->n, outer ? b->n : a->n);
+  if (!r || !r->generic) return nc;
+  return add_cand(c, name, name, r, na, ps, cs, nc);
+}
+
 int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs, int nc) {
   const int per = (int)(sizeof tmpls / sizeof tmpls[0]) + 1;
   if (!name) return nc;
-  Cand *out = NULL;
+  bool need = strcmp(name, "diag") == 0 || strcmp(name, "outer") == 0;
+  for (int i = 0; i < na && !need; i++)
+    need = type_vecn_index(vals[i].ty) >= 0 || type_matn_index(vals[i].ty) >= 0;
+  if (!need) return nc;
+  Cand *out = ck_alloc(c, (size_t)(nc + per * na + 2) * sizeof *out);
+  if (nc) memcpy(out, *cs, (size_t)nc * sizeof *out);
+  int nc0 = nc;
   for (int i = 0; i < na; i++) {
     Type *v = vals[i].ty;
     bool seen = type_vecn_index(v) < 0 && type_matn_index(v) < 0;
     for (int k = 0; k < i && !seen; k++) seen = vals[k].ty == v;
-    if (seen) continue;
-    if (!out) {
-      out = ck_alloc(c, (size_t)(nc + per * na + 1) * sizeof *out);
-      if (nc) memcpy(out, *cs, (size_t)nc * sizeof *out);
-    }
-    nc = add_rows(c, name, v, out, nc);
+    if (!seen) nc = add_rows(c, name, v, out, nc);
   }
-  if (out && strcmp(name, "op*") == 0) nc = add_product(c, vals, na, out, nc);
-  if (out) *cs = out;
+  if (strcmp(name, "op*") == 0) nc = add_product(c, vals, na, out, nc);
+  nc = add_vec_mats(c, name, vals, na, out, nc);
+  if (nc != nc0) *cs = out;
   return nc;
+}
+
+bool ck_vecn_unsupported(Check *c, SrcLoc at, const char *name, const Val *vals, int na) {
+  if (!name || na != 1 || (strcmp(name, "determinant") != 0 && strcmp(name, "inverse") != 0))
+    return false;
+  const Type *m = vals[0].ty;
+  if (type_matn_index(m) < 0) return false;
+  if (!type_is_float(m->elem)) {
+    diag_error(c->diags, at, "'%s' takes a float matrix, not %s", name, ck_tname(m));
+    diag_note(c->diags, at, "convert it first, e.g. mat<float64, %d, %d>(m)", m->n,
+              type_mat_cols(m));
+    return true;
+  }
+  if (type_mat_cols(m) != m->n) {
+    diag_error(c->diags, at, "'%s' takes a square matrix, not %s", name, ck_tname(m));
+    return true;
+  }
+  if (m->n >= DI_MIN && m->n <= DI_MAX) return false;
+  diag_error(c->diags, at, "'%s' takes a matrix of 2, 3 or 4 rows and columns, not %s", name,
+             ck_tname(m));
+  return true;
 }
 
 /* ---- indices from the end and slices ------------------------------------------------ */

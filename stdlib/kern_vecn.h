@@ -8,7 +8,12 @@
  * type a module uses: KN_VECN (the type and its functions, the names
  * frontend/check_vecn.c gives the rows it makes), KN_VECN_FLOAT (the float
  * functions) and KN_VECN_CVT (a conversion between two vector types of one
- * length). Generated code spells the short-named vectors (vec3, ivec2 ...)
+ * length; also between two matrix types of one shape). For mat<T, M, N>:
+ * KN_MATN (the type and its elementwise functions), KN_MATN_SQ (trace and
+ * diagonal of a square one), KN_MATN_DETINV (determinant and inverse, 2 x 2
+ * to 4 x 4 floats), and the functions over two types KN_MATN_MUL,
+ * KN_MATN_MULV, KN_MATN_T, KN_MATN_DIAG and KN_MATN_OUTER. Generated code
+ * spells the short-named vectors (vec3, ivec2 ...)
  * with their own types: the macros reach components through a pointer to the
  * first, which both layouts allow (packed components, no padding).
  *
@@ -422,6 +427,130 @@ KN_FN int64_t kn__vclamp(int64_t k, int n) { return k < 0 ? 0 : k >= n ? n - 1 :
   KN_FN TT NAME(A a) {                                                                             \
     TT r;                                                                                          \
     KN__MFOR(M, N) KN__MC(E, r, kn_j, kn_i, M) = KN__MC(E, a, kn_i, kn_j, N);                      \
+    return r;                                                                                      \
+  }
+
+/* Square matrices (N x N, RT the diagonal's vector type): the trace, summed
+ * in T's accumulator over the diagonal in order and rounded once (integers
+ * wrap), and the diagonal. */
+#define KN_MATN_SQ(T, E, EC, N, CD, RT)                                                            \
+  KN_FN E kn_trace_##CD(T a) {                                                                     \
+    kn__acc_##EC s = kn__up_##EC(a.m[0][0]);                                                       \
+    for (int kn_i = 1; kn_i < (N); kn_i++) s = kn__aa_##EC(s, kn__up_##EC(a.m[kn_i][kn_i]));       \
+    return kn__dn_##EC(s);                                                                         \
+  }                                                                                                \
+  KN_FN RT kn_get_diag_##CD(T a) {                                                                 \
+    RT r;                                                                                          \
+    KN__VFOR(N) KN__VC(E, r, kn_i) = a.m[kn_i][kn_i];                                              \
+    return r;                                                                                      \
+  }
+
+/* Determinants and adjugates of n x n matrices, n = 2, 3, 4, held in the
+ * top-left of a 4 x 4 array, in A's arithmetic (float for float16 and
+ * bfloat16, whose products are exact there; double for float64): the
+ * formulas of the float32 matrices in kern_builtins.h (cofactors taken
+ * cyclically for 3 x 3, Laplace expansion in 2 x 2 minors for 4 x 4). */
+#define KN__MDETADJ(A, AC)                                                                         \
+  KN_FN A kn__d2_##AC(A a, A b, A c, A d) { return a * d - b * c; }                                \
+  KN_FN A kn__cof3_##AC(A(*m)[4], int i, int j) {                                                  \
+    int i1 = (i + 1) % 3, i2 = (i + 2) % 3, j1 = (j + 1) % 3, j2 = (j + 2) % 3;                    \
+    return kn__d2_##AC(m[i1][j1], m[i1][j2], m[i2][j1], m[i2][j2]);                                \
+  }                                                                                                \
+  /* s: the 2 x 2 minors of rows 0, 1, c: of rows 2, 3, over the column pairs */                   \
+  /* (0 1) (0 2) (0 3) (1 2) (1 3) (2 3) */                                                        \
+  KN_FN void kn__minors4_##AC(A(*m)[4], A *s, A *c) {                                              \
+    int k = 0;                                                                                     \
+    for (int x = 0; x < 3; x++)                                                                    \
+      for (int y = x + 1; y < 4; y++, k++) {                                                       \
+        s[k] = kn__d2_##AC(m[0][x], m[0][y], m[1][x], m[1][y]);                                    \
+        c[k] = kn__d2_##AC(m[2][x], m[2][y], m[3][x], m[3][y]);                                    \
+      }                                                                                            \
+  }                                                                                                \
+  KN_FN A kn__det4_##AC(const A *s, const A *c) {                                                  \
+    return s[0] * c[5] - s[1] * c[4] + s[2] * c[3] + s[3] * c[2] - s[4] * c[1] + s[5] * c[0];      \
+  }                                                                                                \
+  KN_FN A kn__mdet_##AC(A(*m)[4], int n) {                                                         \
+    A s[6], c[6];                                                                                  \
+    if (n == 2) return kn__d2_##AC(m[0][0], m[0][1], m[1][0], m[1][1]);                            \
+    if (n == 3)                                                                                    \
+      return m[0][0] * kn__cof3_##AC(m, 0, 0) + m[0][1] * kn__cof3_##AC(m, 0, 1) +                 \
+             m[0][2] * kn__cof3_##AC(m, 0, 2);                                                     \
+    kn__minors4_##AC(m, s, c);                                                                     \
+    return kn__det4_##AC(s, c);                                                                    \
+  }                                                                                                \
+  /* r: the adjugate of the 4 x 4 m (the inverse times the determinant) */                         \
+  KN_FN void kn__adj4_##AC(A(*m)[4], A(*r)[4]) {                                                   \
+    A s[6], c[6];                                                                                  \
+    kn__minors4_##AC(m, s, c);                                                                     \
+    r[0][0] = m[1][1] * c[5] - m[1][2] * c[4] + m[1][3] * c[3];                                    \
+    r[0][1] = -m[0][1] * c[5] + m[0][2] * c[4] - m[0][3] * c[3];                                   \
+    r[0][2] = m[3][1] * s[5] - m[3][2] * s[4] + m[3][3] * s[3];                                    \
+    r[0][3] = -m[2][1] * s[5] + m[2][2] * s[4] - m[2][3] * s[3];                                   \
+    r[1][0] = -m[1][0] * c[5] + m[1][2] * c[2] - m[1][3] * c[1];                                   \
+    r[1][1] = m[0][0] * c[5] - m[0][2] * c[2] + m[0][3] * c[1];                                    \
+    r[1][2] = -m[3][0] * s[5] + m[3][2] * s[2] - m[3][3] * s[1];                                   \
+    r[1][3] = m[2][0] * s[5] - m[2][2] * s[2] + m[2][3] * s[1];                                    \
+    r[2][0] = m[1][0] * c[4] - m[1][1] * c[2] + m[1][3] * c[0];                                    \
+    r[2][1] = -m[0][0] * c[4] + m[0][1] * c[2] - m[0][3] * c[0];                                   \
+    r[2][2] = m[3][0] * s[4] - m[3][1] * s[2] + m[3][3] * s[0];                                    \
+    r[2][3] = -m[2][0] * s[4] + m[2][1] * s[2] - m[2][3] * s[0];                                   \
+    r[3][0] = -m[1][0] * c[3] + m[1][1] * c[1] - m[1][2] * c[0];                                   \
+    r[3][1] = m[0][0] * c[3] - m[0][1] * c[1] + m[0][2] * c[0];                                    \
+    r[3][2] = -m[3][0] * s[3] + m[3][1] * s[1] - m[3][2] * s[0];                                   \
+    r[3][3] = m[2][0] * s[3] - m[2][1] * s[1] + m[2][2] * s[0];                                    \
+  }                                                                                                \
+  KN_FN void kn__madj_##AC(A(*m)[4], int n, A(*r)[4]) {                                            \
+    if (n == 2) {                                                                                  \
+      r[0][0] = m[1][1], r[0][1] = -m[0][1], r[1][0] = -m[1][0], r[1][1] = m[0][0];                \
+    } else if (n == 3) {                                                                           \
+      for (int i = 0; i < 3; i++)                                                                  \
+        for (int j = 0; j < 3; j++) r[i][j] = kn__cof3_##AC(m, j, i);                              \
+    } else {                                                                                       \
+      kn__adj4_##AC(m, r);                                                                         \
+    }                                                                                              \
+  }
+KN__MDETADJ(float, f32)
+KN__MDETADJ(double, f64)
+
+/* determinant and inverse of T (N x N, N = 2, 3, 4, float elements E), in
+ * the arithmetic of AC (f32 or f64), each result rounded once to E. The
+ * inverse of a singular matrix (determinant exactly 0 in AC) is zero. */
+#define KN_MATN_DETINV(T, E, EC, N, CD, AC)                                                        \
+  KN_FN void kn__mload_##CD(T a, kn__acc_##AC(*m)[4]) {                                            \
+    KN__MFOR(N, N) m[kn_i][kn_j] = (kn__acc_##AC)kn__up_##EC(a.m[kn_i][kn_j]);                     \
+  }                                                                                                \
+  KN_FN E kn_determinant_##CD(T a) {                                                               \
+    kn__acc_##AC m[4][4];                                                                          \
+    kn__mload_##CD(a, m);                                                                          \
+    return kn__dn_##EC(kn__mdet_##AC(m, N));                                                       \
+  }                                                                                                \
+  KN_FN T kn_inverse_##CD(T a) {                                                                   \
+    kn__acc_##AC m[4][4], adj[4][4];                                                               \
+    T r;                                                                                           \
+    kn__mload_##CD(a, m);                                                                          \
+    kn__acc_##AC d = kn__mdet_##AC(m, N);                                                          \
+    if (d == (kn__acc_##AC)0) return kn_zero_##CD();                                               \
+    kn__madj_##AC(m, N, adj);                                                                      \
+    KN__MFOR(N, N) r.m[kn_i][kn_j] = kn__dn_##EC(adj[kn_i][kn_j] / d);                             \
+    return r;                                                                                      \
+  }
+
+/* NAME(v): the N x N matrix RT (elements E) with the vector V on its diagonal. */
+#define KN_MATN_DIAG(V, RT, E, EC, N, NAME)                                                        \
+  KN_FN RT NAME(V v) {                                                                             \
+    RT r;                                                                                          \
+    KN__MFOR(N, N) KN__MC(E, r, kn_i, kn_j, N) = kn__sc_i32_##EC(0);                               \
+    KN__VFOR(N) KN__MC(E, r, kn_i, kn_i, N) = KN__VC(E, v, kn_i);                                  \
+    return r;                                                                                      \
+  }
+
+/* NAME(a, b): the outer product of A (M) and B (N), an RT (M x N): a[i] * b[j]
+ * in E's arithmetic, rounded once. */
+#define KN_MATN_OUTER(A, B, RT, E, EC, M, N, NAME)                                                 \
+  KN_FN RT NAME(A a, B b) {                                                                        \
+    RT r;                                                                                          \
+    KN__MFOR(M, N)                                                                                 \
+    KN__MC(E, r, kn_i, kn_j, N) = kn__vm_##EC(KN__VC(E, a, kn_i), KN__VC(E, b, kn_j));             \
     return r;                                                                                      \
   }
 

@@ -1,4 +1,5 @@
-/* test_stdlib_linalg.c: stdlib/kern_linalg.h (svd3, svd2, qr3, eig3)
+/* test_stdlib_linalg.c: stdlib/kern_linalg.h (svd3, svd2, qr3, eig3), and
+ * the determinant, inverse and trace of mat<T, N, N> (stdlib/kern_vecn.h),
  * against independent references.
  *
  * Requires the stdlib headers on the include path (compiled here as C, the
@@ -9,7 +10,11 @@
  * singular values from the closed-form roots of the characteristic
  * polynomial (Smith's trigonometric formula) in long double. Matrices:
  * random, of rank 2, 1 and 0, with repeated and nearly equal values,
- * negative determinants, and scaled by 1e-30 and 1e30.
+ * negative determinants, and scaled by 1e-30 and 1e30. mat<T, N, N> for
+ * float16, bfloat16 and float64, N = 2, 3, 4: determinants against the
+ * Leibniz sum in long double, inverses against Gauss-Jordan elimination in
+ * long double, each within the rounding of T plus the error of the
+ * arithmetic kern computes in (float32 for the 16-bit types, float64).
  */
 #include <criterion/criterion.h>
 
@@ -23,6 +28,8 @@
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
 #include "kern_linalg.h"
+#include "kern_noise.h"
+#include "kern_vecn.h"
 
 static uint64_t lcg = 0x853c49e6748fea9bull;
 static double urand(double lo, double hi) {
@@ -339,4 +346,172 @@ Test(linalg, eig3_reads_the_lower_triangle) {
   cr_assert(kn_eq_v3_v3(d1, kn_make_v3(-1, 2, 3)));
   cr_assert(fabs(fabs(q1.m[1][0]) - 1) == 0 && fabs(fabs(q1.m[2][1]) - 1) == 0 &&
             fabs(fabs(q1.m[0][2]) - 1) == 0);
+}
+
+/* ===== mat<T, N, N>: determinant, inverse, trace ============================== */
+
+/* The stdlib's matrices as generated code instantiates them: run_<EC><N>
+ * loads a (n * n doubles, exact in E), and stores the determinant and inverse
+ * converted exactly back to double. */
+#define KT_MATN(E, EC, N, AC)                                                                      \
+  KN_VECN(kt_v##EC##N, E, EC, N, kv##EC##N)                                                        \
+  KN_MATN(kt_m##EC##N, E, EC, N, N, km##EC##N, kt_v##EC##N)                                        \
+  KN_MATN_SQ(kt_m##EC##N, E, EC, N, km##EC##N, kt_v##EC##N)                                        \
+  KN_MATN_DETINV(kt_m##EC##N, E, EC, N, km##EC##N, AC)                                             \
+  static void run_##EC##N(const double *a, double *det, double *inv) {                             \
+    kt_m##EC##N m;                                                                                 \
+    for (int i = 0; i < (N) * (N); i++) m.m[i / (N)][i % (N)] = kn__sc_f64_##EC(a[i]);             \
+    *det = kn__sc_##EC##_f64(kn_determinant_km##EC##N(m));                                         \
+    kt_m##EC##N r = kn_inverse_km##EC##N(m);                                                       \
+    for (int i = 0; i < (N) * (N); i++) inv[i] = kn__sc_##EC##_f64(r.m[i / (N)][i % (N)]);         \
+  }
+KT_MATN(kn_f16, f16, 2, f32)
+KT_MATN(kn_f16, f16, 3, f32)
+KT_MATN(kn_f16, f16, 4, f32)
+KT_MATN(kn_bf16, bf16, 2, f32)
+KT_MATN(kn_bf16, bf16, 3, f32)
+KT_MATN(kn_bf16, bf16, 4, f32)
+KT_MATN(double, f64, 2, f64)
+KT_MATN(double, f64, 3, f64)
+KT_MATN(double, f64, 4, f64)
+KN_VECN(kt_vf1616, kn_f16, f16, 16, kvf1616)
+KN_MATN(kt_mf1616, kn_f16, f16, 16, 16, kmf1616, kt_vf1616)
+KN_MATN_SQ(kt_mf1616, kn_f16, f16, 16, kmf1616, kt_vf1616)
+
+typedef struct MatKind {
+  const char *name;
+  int bits;       /* significand bits of T, the implicit one included */
+  double acc_eps; /* unit roundoff of the arithmetic kern computes in */
+  void (*run[3])(const double *, double *, double *);
+  double (*round)(double);
+} MatKind;
+
+static double round_f16(double x) { return kn__sc_f16_f64(kn__sc_f64_f16(x)); }
+static double round_bf16(double x) { return kn__sc_bf16_f64(kn__sc_f64_bf16(x)); }
+static double round_f64(double x) { return x; }
+
+static const MatKind kinds[] = {
+    {"float16", 11, 0x1p-24, {run_f162, run_f163, run_f164}, round_f16},
+    {"bfloat16", 8, 0x1p-24, {run_bf162, run_bf163, run_bf164}, round_bf16},
+    {"float64", 53, 0x1p-53, {run_f642, run_f643, run_f644}, round_f64},
+};
+
+/* The determinant of the n x n a by Leibniz's sum over permutations, in long
+ * double, and the same sum of the products' magnitudes (the permanent of
+ * |a|), which bounds the cancellation any evaluation order suffers. */
+static long double leibniz(const double *a, int n, long double *perm) {
+  int p[4] = {0, 1, 2, 3}, c[4] = {0}, sign = 1;
+  long double det = 0, abs_sum = 0;
+  for (int k = 0;;) { /* Heap's algorithm: every permutation, each by one swap */
+    long double t = 1;
+    for (int i = 0; i < n; i++) t *= a[i * n + p[i]];
+    det += sign * t;
+    abs_sum += fabsl(t);
+    while (k < n && c[k] >= k) c[k++] = 0;
+    if (k == n) break;
+    int j = k % 2 ? c[k] : 0, x = p[j];
+    p[j] = p[k], p[k] = x;
+    sign = -sign;
+    c[k]++;
+    k = 0;
+  }
+  *perm = abs_sum;
+  return det;
+}
+
+/* The inverse of a by Gauss-Jordan elimination with partial pivoting. */
+static void gauss_inverse(const double *a, int n, long double *inv) {
+  long double w[4][8];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < 2 * n; j++) w[i][j] = j < n ? a[i * n + j] : (j - n == i);
+  for (int c = 0; c < n; c++) {
+    int p = c;
+    for (int r = c + 1; r < n; r++)
+      if (fabsl(w[r][c]) > fabsl(w[p][c])) p = r;
+    for (int j = 0; j < 2 * n; j++) {
+      long double x = w[c][j];
+      w[c][j] = w[p][j], w[p][j] = x;
+    }
+    long double d = w[c][c];
+    for (int j = 0; j < 2 * n; j++) w[c][j] /= d;
+    for (int r = 0; r < n; r++) {
+      long double f = w[r][c];
+      if (r != c)
+        for (int j = 0; j < 2 * n; j++) w[r][j] -= f * w[c][j];
+    }
+  }
+  for (int i = 0; i < n * n; i++) inv[i] = w[i / n][n + i % n];
+}
+
+static void random_matrix(const MatKind *k, int n, bool dominant, double *a) {
+  for (int i = 0; i < n * n; i++) a[i] = k->round(urand(-4, 4));
+  if (dominant) /* |a[i][i]| above its row's other elements: well conditioned */
+    for (int i = 0; i < n; i++) a[i * n + i] = k->round((a[i * n + i] < 0 ? -1 : 1) * 4.0 * n);
+}
+
+Test(matn, determinant_matches_a_long_double_reference) {
+  for (size_t t = 0; t < sizeof kinds / sizeof kinds[0]; t++)
+    for (int n = 2; n <= 4; n++)
+      for (int trial = 0; trial < 500; trial++) {
+        const MatKind *k = &kinds[t];
+        double a[16], det, inv[16];
+        random_matrix(k, n, false, a);
+        k->run[n - 2](a, &det, inv);
+        long double perm, ref = leibniz(a, n, &perm);
+        /* rounded once to T (half an ulp), after the arithmetic's own error */
+        long double bound = ldexpl(fabsl(ref), -k->bits) + 8 * n * k->acc_eps * perm;
+        cr_assert(fabsl(det - ref) <= bound,
+                  "%s %dx%d determinant %.17g, reference %.17Lg (bound %.3Lg)", k->name, n, n, det,
+                  ref, bound);
+      }
+}
+
+Test(matn, inverse_matches_a_long_double_reference) {
+  for (size_t t = 0; t < sizeof kinds / sizeof kinds[0]; t++)
+    for (int n = 2; n <= 4; n++)
+      for (int trial = 0; trial < 500; trial++) {
+        const MatKind *k = &kinds[t];
+        double a[16], det, inv[16];
+        long double ref[16], big = 0;
+        random_matrix(k, n, true, a);
+        k->run[n - 2](a, &det, inv);
+        gauss_inverse(a, n, ref);
+        for (int i = 0; i < n * n; i++) big = fmaxl(big, fabsl(ref[i]));
+        for (int i = 0; i < n * n; i++) {
+          /* half an ulp of T, and the adjugate's error in the computing type */
+          long double bound = ldexpl(fabsl(ref[i]), -k->bits) + 64 * n * k->acc_eps * big;
+          cr_assert(fabsl(inv[i] - ref[i]) <= bound,
+                    "%s %dx%d inverse[%d][%d] %.17g, reference %.17Lg (bound %.3Lg)", k->name, n, n,
+                    i / n, i % n, inv[i], ref[i], bound);
+        }
+      }
+}
+
+Test(matn, a_singular_matrix_inverts_to_zero) {
+  /* rows 0 and 2 equal: the determinant is exactly 0 in any order */
+  const double a[16] = {1, 2, 3, 4, 0, 1, -2, 5, 1, 2, 3, 4, 7, 1, 0, 2};
+  for (size_t t = 0; t < sizeof kinds / sizeof kinds[0]; t++)
+    for (int n = 3; n <= 4; n++) {
+      double b[16], det, inv[16];
+      for (int i = 0; i < n * n; i++) b[i] = a[(i / n) * 4 + i % n];
+      kinds[t].run[n - 2](b, &det, inv);
+      cr_assert_eq(det, 0.0, "%s %dx%d", kinds[t].name, n, n);
+      for (int i = 0; i < n * n; i++) cr_assert_eq(inv[i], 0.0, "%s %dx%d", kinds[t].name, n, n);
+    }
+}
+
+Test(matn, float16_trace_is_the_exact_sum_rounded_once) {
+  for (int trial = 0; trial < 200; trial++) {
+    kt_mf1616 m = kn_zero_kmf1616();
+    double exact = 0;
+    for (int i = 0; i < 16; i++) {
+      /* multiples of 1/16 below 64: float16 values whose sum float32 holds
+       * exactly, but float16 often not */
+      double x = round(urand(-64, 64) * 16) / 16;
+      m.m[i][i] = kn__sc_f64_f16(x);
+      exact += x;
+    }
+    double got = kn__sc_f16_f64(kn_trace_kmf1616(m));
+    cr_assert_eq(got, round_f16(exact), "trace %.17g, reference %.17g", got, round_f16(exact));
+  }
 }
