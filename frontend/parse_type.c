@@ -3,8 +3,8 @@
  * Requires: parse_internal.h (the Parser, its tokens and diagnostics, and
  * ps_parse_binary/ps_parse_expr for the expressions a type holds: a tile's
  * extents, a local array's sizes). Produces: TypeExprs for type names,
- * `vec<T, N>`, `mat<T, M, N>`, `tile<T, ...>`, array dimensions `[,,]` and a
- * local array's fixed extents; vec and mat types are resolved here (their
+ * `vec<T, N>`, `mat<T, M, N>`, `quat<T>`, `tile<T, ...>`, array dimensions `[,,]` and a
+ * local array's fixed extents; vec, mat and quat types are resolved here (their
  * lengths are literals), named types are left to the checker.
  */
 #include <stdbool.h>
@@ -36,12 +36,29 @@ bool ps_at_tile_type(Parser *p, int k) {
          peek(p, k + 1)->kind == TK_LT;
 }
 
-/* Is this `vec < TYPENAME` or `mat < TYPENAME`, the start of vec<T, N> or mat<T, M, N>? */
+/* Is this `vec < TYPENAME`, `mat < TYPENAME` or `quat < TYPENAME`, the start
+ * of vec<T, N>, mat<T, M, N> or quat<T>? (quat alone is a type name.) */
 bool ps_at_vecn_type(Parser *p, int k) {
   Token *t = peek(p, k);
-  return t->kind == TK_IDENT && t->loc.len == 3 &&
-         (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0) &&
-         peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
+  bool head = (t->kind == TK_IDENT && t->loc.len == 3 &&
+               (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0)) ||
+              (t->kind == TK_TYPENAME && t->ty == &ty_quat && t->loc.len == 4);
+  return head && peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
+}
+
+/* quat_type = 'quat' '<' TYPENAME '>': float16, bfloat16, float32 or float64 */
+static void parse_quat_type(Parser *p, TypeExpr *te) {
+  ps_advance(p); /* quat */
+  ps_advance(p); /* < */
+  Token *et = ps_advance(p);
+  ps_expect(p, TK_GT, "to close 'quat<...>'");
+  te->loc = loc_span(te->loc, prev_loc(p));
+  te->builtin = type_quatn(et->ty);
+  if (!te->builtin) {
+    ps_report(p, et->loc, "a quat<T> holds float16, bfloat16, float32 or float64, not %s",
+              type_name(et->ty));
+    te->builtin = &ty_error;
+  }
 }
 
 /* A length among vec<...> or mat<...>: an integer literal 1..VECN_MAX, else 0 (reported). */
@@ -64,6 +81,10 @@ static int parse_vecn_length(Parser *p, bool mat) {
 /* vecn_type = ('vec' '<' TYPENAME ',' INT | 'mat' '<' TYPENAME ',' INT ',' INT) '>':
  * the lengths are literals, 1 to 16 */
 void ps_parse_vecn_type(Parser *p, TypeExpr *te) {
+  if (tok(p)->kind == TK_TYPENAME) {
+    parse_quat_type(p, te);
+    return;
+  }
   bool mat = ps_advance(p)->text[0] == 'm';
   ps_advance(p); /* < */
   Token *et = ps_advance(p);

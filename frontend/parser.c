@@ -458,6 +458,7 @@ static Node *parse_primary(Parser *p) {
     }
     case TK_TYPENAME:
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
+      if (ps_at_vecn_type(p, 0)) return parse_vecn_ctor(p); /* quat<T>(...) */
       ps_syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?",
                       (int)t->loc.len, t->text, (int)t->loc.len, t->text);
       return ps_error_node(p, t->loc);
@@ -692,7 +693,9 @@ static bool at_decl(Parser *p) {
   switch (kind(p)) {
     case TK_CONST:
     case TK_AUTO: return true;
-    case TK_TYPENAME: return peek(p, 1)->kind != TK_LPAREN;
+    case TK_TYPENAME:
+      if (ps_at_vecn_type(p, 0)) return !vecn_ctor_follows(p);
+      return peek(p, 1)->kind != TK_LPAREN;
     case TK_IDENT: return ident_starts_decl(p);
     default: return false;
   }
