@@ -421,7 +421,11 @@ static const char *c_type(const Build *b, const Type *t, char *buf, size_t n) {
       if (t->n == 6) return "kern_spatial_matrix";
       snprintf(buf, n, "kern_mat%d%d", t->n, t->n);
       return buf;
-    case TY_QUAT: return "kern_quat";
+    case TY_QUAT:
+      return t->elem->kind == TY_F16    ? "kern_quath"
+             : t->elem->kind == TY_BF16 ? "kern_quatbf16"
+             : t->elem->kind == TY_F64  ? "kern_quatd"
+                                        : "kern_quat";
     case TY_TRANSFORM: return "kern_transform";
     case TY_STRUCT: {
       /* PREFIX_module and PREFIX_embedded are taken. */

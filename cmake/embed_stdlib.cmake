@@ -6,7 +6,7 @@
 # code pastes one text and needs no include path. Tests that compile the
 # stdlib on their own read the same list: tests/stdlib/parts.h.
 set(STDLIB_PARTS kern_builtins.h kern_libm.h kern_math.h kern_spatial.h kern_transform.h
-    kern_spatial_algebra.h kern_linalg.h kern_noise.h kern_vecn.h)
+    kern_spatial_algebra.h kern_linalg.h kern_noise.h kern_vecn.h kern_quatn.h)
 function(embed var)
   set(hex "")
   foreach(file ${ARGN})

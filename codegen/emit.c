@@ -250,7 +250,8 @@ static void convert(Emitter *e, const Type *to, const Node *x) {
   }
   if (type_equal(to, x->ty))
     expr(e, x);
-  else if ((to->kind == TY_VEC || to->kind == TY_MAT) && x->ty->kind == to->kind)
+  else if ((to->kind == TY_VEC || to->kind == TY_MAT || to->kind == TY_QUAT) &&
+           x->ty->kind == to->kind)
     vector_convert(e, to, x->ty, x);
   else if (to->kind == TY_VEC && type_is_scalar(x->ty)) {
     OUT(e, "kn_splat_%s(", builtin_type_code(to));
@@ -799,7 +800,7 @@ static void ctor(Emitter *e, const Node *n) {
   const char *code = builtin_type_code(t);
   const Node *a = n->args;
   if (n->nargs == 0 && t->kind == TY_QUAT)
-    OUT(e, "kn_quat_identity("); /* quat() is the identity, as Warp's */
+    OUT(e, "kn_identity_%s(", code); /* quat() is the identity, as Warp's */
   else if (n->nargs == 0 && t->kind == TY_TRANSFORM)
     OUT(e, "kn_transform_identity(");
   else if (n->nargs == 0)

@@ -128,6 +128,11 @@ void emit_statement(Emitter *, const Node *n);
 /* ---- emit_vecn.c: the vec<T, N> types, conversions and slices the program uses ---- */
 void emit_vecn_defs(Emitter *);
 
+/* ---- emit_quatn.c: the quat<T> rows the stdlib cannot define ---- */
+struct Builtin;
+bool emit_quatn_wants(const struct Builtin *); /* a row emit_quatn_row writes */
+void emit_quatn_row(Emitter *, int index);
+
 /* ---- emit_tile.c: tiles ---- */
 
 /* A tile value element by element (e->tile_i set): makers, tile_where, tile_map. */

@@ -76,8 +76,8 @@ static void components(Emitter *e, Buf *f, Buf *args, const Type *c, const char 
 static void value(Emitter *e, Buf *f, Buf *args, const Type *t, const char *v, int prec, bool mem) {
   char field[AST_MAX_IDENT * 3];
   switch (t->kind) {
-    case TY_VEC: components(e, f, args, t->elem, v, t->n, 0, prec); return;
-    case TY_QUAT:
+    case TY_VEC:
+    case TY_QUAT: components(e, f, args, t->elem, v, t->n, 0, prec); return;
     case TY_TRANSFORM: components(e, f, args, &ty_f32, v, t->n, 0, prec); return;
     case TY_MAT:
       components(e, f, args, t->elem, v, t->n * type_mat_cols(t), type_mat_cols(t), prec);

@@ -8,8 +8,10 @@
  * product and diag(v) that makes or takes a mat<T, M, N>,
  * each vector conversion that involves a vec<T, N> and each matrix
  * conversion that involves a mat<T, M, N> (module constants' values
- * included: they are inlined where named), and each slice
- * function (kn_slice<lo>_<len>_<code>, rows check_vecn.c made). Only what is
+ * included: they are inlined where named), each slice
+ * function (kn_slice<lo>_<len>_<code>, rows check_vecn.c made), and each
+ * quat<T> row check_quatn.c made that the stdlib does not define
+ * (emit_quatn.c). Only what is
  * used is written: a module that names no vec<T, N> gets nothing here.
  */
 #include <stdio.h>
@@ -34,6 +36,8 @@ typedef struct Used {
   int npairs, cap_pairs;
   int *slices; /* builtin indices */
   int nslices, cap_slices;
+  int *quats; /* builtin indices: quat<T> rows (emit_quatn.c) */
+  int nquats, cap_quats;
   bool oom;
 } Used;
 
@@ -95,6 +99,7 @@ static void note_builtin(Used *u, int index) {
   for (int i = 0; i < b->nparams; i++) note_type(u, b->params[i]);
   if (index < builtin_count()) return;
   if (multi_type(b)) note_index(u, &u->multi, &u->nmulti, &u->cap_multi, index);
+  if (emit_quatn_wants(b)) note_index(u, &u->quats, &u->nquats, &u->cap_quats, index);
   if (strcmp(b->name, "[:]") != 0) return;
   note_index(u, &u->slices, &u->nslices, &u->cap_slices, index);
 }
@@ -233,7 +238,7 @@ void emit_vecn_defs(Emitter *e) {
   Used u = {0};
   collect(e->prog, &u);
   if (u.oom) e->out.oom = true;
-  bool any = u.npairs || u.nslices || u.nmulti;
+  bool any = u.npairs || u.nslices || u.nmulti || u.nquats;
   for (int i = 0; i < VECN_COUNT; i++) any |= u.types[i];
   for (int i = 0; i < MATN_COUNT; i++) any |= u.mats[i];
   if (any)
@@ -246,8 +251,10 @@ void emit_vecn_defs(Emitter *e) {
   for (int i = 0; i < u.nmulti; i++) multi_def(e, u.multi[i]);
   for (int i = 0; i < u.npairs; i++) pair_def(e, &u.pairs[i]);
   for (int i = 0; i < u.nslices; i++) slice_def(e, u.slices[i]);
+  for (int i = 0; i < u.nquats; i++) emit_quatn_row(e, u.quats[i]);
   if (any) OUT(e, "#ifdef __CUDACC_RTC__\n#pragma nv_diagnostic pop\n#endif\n");
   free(u.pairs);
   free(u.slices);
   free(u.multi);
+  free(u.quats);
 }

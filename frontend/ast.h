@@ -92,7 +92,8 @@ typedef struct Decl Decl;
 struct Type {
   TypeKind kind;
   int size, align;  /* bytes; the host-visible layout of the spec */
-  Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT, TRANSFORM: f32 */
+  Type *elem;       /* VEC, MAT, ARRAY, PTR: element type; QUAT: f16, bf16, f32 or f64;
+                     * TRANSFORM: f32 */
   int n;            /* VEC: components; MAT: rows (= cols); QUAT 4, TRANSFORM 7 */
   int ndim;         /* ARRAY, FIXED; TILE: 1 or 2 */
   int dims[4];      /* TILE: the shape (dims[1] = 1 for one dimension); FIXED: the extents */
@@ -105,8 +106,8 @@ struct Type {
 /* Builtin singletons (types.c); arrays and pointers are interned per arena. */
 extern Type ty_void, ty_bool, ty_i8, ty_i16, ty_i32, ty_i64, ty_u8, ty_u16, ty_u32, ty_u64, ty_f16,
     ty_bf16, ty_f32, ty_f64, ty_vec2, ty_vec3, ty_vec4, ty_dvec2, ty_dvec3, ty_dvec4, ty_ivec2,
-    ty_ivec3, ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_transform, ty_svec, ty_smat,
-    ty_untyped_int, ty_untyped_float, ty_string, ty_error;
+    ty_ivec3, ty_ivec4, ty_mat22, ty_mat33, ty_mat44, ty_quat, ty_quath, ty_quatbf, ty_quatd,
+    ty_transform, ty_svec, ty_smat, ty_untyped_int, ty_untyped_float, ty_string, ty_error;
 
 Type *type_builtin_by_name(const char *name, size_t len); /* NULL if not a type name */
 Type *type_array(Arena *, Type *elem, int ndim);
@@ -125,6 +126,9 @@ enum { MATN_COUNT = VECN_ELEMS * VECN_MAX * VECN_MAX };
 Type *type_matn(const Type *elem, int rows, int cols);
 int type_matn_index(const Type *); /* a generic matrix's number in 0..MATN_COUNT-1, else -1 */
 Type *type_matn_at(int index);
+/* quat<elem>: ty_quat (float32), ty_quath (float16), ty_quatbf (bfloat16) or
+ * ty_quatd (float64); NULL for any other elem. */
+Type *type_quatn(const Type *elem);
 int type_mat_cols(const Type *);  /* a matrix's columns (n for the square ones) */
 Type *type_mat_row(const Type *); /* the vector type of a matrix's row */
 /* elem[dims[0], ...] (ndim 1..4, each extent >= 1, at most 2^30 bytes in all):

@@ -592,6 +592,15 @@ static const char *vec_ctype(const Type *t) {
   return names[code[0] == 'v' ? 0 : code[0] == 'd' ? 1 : 2][t->n - 2];
 }
 
+/* quat<T>: "q" (float32), "qh", "qbf", "qd"; the C type kn_quat, kn_quath ... */
+static const char *quat_name(const Type *t, bool ctype) {
+  static const char *const names[4][2] = {
+      {"q", "kn_quat"}, {"qh", "kn_quath"}, {"qbf", "kn_quatbf"}, {"qd", "kn_quatd"}};
+  TypeKind k = t->elem ? t->elem->kind : TY_F32;
+  int i = k == TY_F16 ? 1 : k == TY_BF16 ? 2 : k == TY_F64 ? 3 : 0;
+  return names[i][ctype];
+}
+
 /* &v argument types: "p" and the code of v's type; with ctype, the C pointer. */
 static const char *ptr_code(const Type *t, bool ctype) {
   static const struct {
@@ -628,7 +637,7 @@ const char *builtin_type_code(const Type *t) {
     case TY_MAT:
       if (t->generic) return matn_name(t, false);
       return t->n == 6 ? "m66" : t->n >= 2 && t->n <= 4 ? mat_codes[t->n - 2] : NULL;
-    case TY_QUAT: return "q";
+    case TY_QUAT: return quat_name(t, false);
     case TY_TRANSFORM: return "tf";
     case TY_PTR: return ptr_code(t, false);
     default: return NULL;
@@ -656,7 +665,7 @@ const char *builtin_ctype(const Type *t) {
     case TY_MAT:
       if (t->generic) return matn_name(t, true);
       return t->n == 6 ? "kn_spatial_matrix" : t->n >= 2 && t->n <= 4 ? mat_names[t->n - 2] : NULL;
-    case TY_QUAT: return "kn_quat";
+    case TY_QUAT: return quat_name(t, true);
     case TY_TRANSFORM: return "kn_transform";
     case TY_PTR: return ptr_code(t, true);
     default: return NULL;

@@ -84,6 +84,7 @@ static Type *op_call(Check *c, Node *n, const char *bname, const char *sym, Node
   Cand *cs;
   int nc = bname ? ck_candidates(c, bname, &cs) : 0;
   nc = ck_vecn_cands(c, bname, vals, nargs, &cs, nc);
+  nc = ck_quatn_cands(c, bname, vals, nargs, &cs, nc);
   if (nc == 0) {
     ck_report_no_match(c, sym, sym, n->loc, NULL, 0, vals, nargs);
     return &ty_error;
@@ -498,7 +499,7 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
             (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) ||
             (t->kind == TY_MAT && v.ty->kind == TY_MAT && t->n == v.ty->n &&
              type_mat_cols(t) == type_mat_cols(v.ty) && t != &ty_smat && v.ty != &ty_smat) ||
-            type_equal(t, v.ty);
+            (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) || type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", ck_tname(v.ty), ck_tname(t));
     return ck_val_err();
@@ -638,6 +639,10 @@ static Val type_call(Check *c, Node *n, Type *t) {
     call_to_cast(n);
     return cast_checked(c, n, t, vals[0]);
   }
+  if (na == 1 && t->kind == TY_QUAT && vals[0].ty->kind == TY_QUAT) { /* quat<U>(quat<T>) */
+    call_to_cast(n);
+    return cast_checked(c, n, t, vals[0]);
+  }
   if (na == 1 && t->kind == TY_TRANSFORM && type_equal(t, vals[0].ty)) {
     call_to_cast(n);
     return cast_checked(c, n, t, vals[0]);
@@ -709,6 +714,7 @@ static Val call(Check *c, Node *n) {
   int nc = ck_candidates(c, name ? name : "", &cs);
   if (!s && ck_vecn_unsupported(c, at, name, vals, na)) return ck_val_err();
   nc = ck_vecn_cands(c, name, vals, na, &cs, nc);
+  nc = ck_quatn_cands(c, name, vals, na, &cs, nc);
   nc = ck_generic_cands(c, s, n, vals, na, &cs, nc);
   if (nc < 0) return ck_val_err();
   if (nc == 0) {

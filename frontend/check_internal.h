@@ -242,6 +242,14 @@ int ck_vecn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs
 /* determinant or inverse of a mat<T, M, N> that no row takes (not float, not
  * square, or a size other than 2..4): reported at `at`, true. */
 bool ck_vecn_unsupported(Check *c, SrcLoc at, const char *name, const Val *vals, int na);
+
+/* ---- check_quatn.c: quat<T> builtins for T other than float32 ---- */
+
+/* Adds to *cs (nc candidates) the rows of name over the quat<T> types (and,
+ * for quat_from_*, quat_rpy, the T-typed values) among vals; returns the new
+ * count (*cs may be a new array). */
+int ck_quatn_cands(Check *c, const char *name, const Val *vals, int na, Cand **cs, int nc);
+
 /* A negative constant index k of vector, matrix, quat or transform t counts
  * from the end: idx is refolded to k + n; false (reported) below -n. */
 bool ck_index_from_end(Check *c, Node *idx, const Val *k, const Type *t);

@@ -460,7 +460,7 @@ static bool lex_next(Lexer *lx) {
     badexp   = (dec "." dec? | "." dec | dec) [eE] [+-];
     typename = "bool" | "int" ("8" | "16" | "32" | "64")? | "uint" ("8" | "16" | "32" | "64")?
              | "float" ("16" | "32" | "64")? | "bfloat16" | "double" | [di]? "vec" [234]
-             | "mat" ("22" | "33" | "44") | "quat" | "transform"
+             | "mat" ("22" | "33" | "44") | "quat" [hd]? | "transform"
              | "spatial_vector" | "spatial_matrix";
 
     nul {

@@ -1,6 +1,7 @@
 /* parser.c: tokens -> one Module's syntax tree (recursive descent).
  *
- * Requires: lexer.re (lex_open: tokens on demand) and the arena. Produces: a Module whose
+ * Requires: lexer.re (lex_open: tokens on demand), the arena, and parse_type.c
+ * (the type grammar; parse_internal.h is what the two share). Produces: a Module whose
  * declarations, statements and expressions carry their full source range;
  * imports are recorded, not followed (front.c does that). Breaks: nothing
  * downstream may assume the tree is complete after a syntax error: a missing
@@ -24,60 +25,15 @@
  * Lexer errors are TK_ERROR tokens: skipped, and a syntax error right after
  * one is not reported (the lexer already said what is wrong there).
  */
-#include "ast.h"
-
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* PARSE_LOOKAHEAD bounds the commas of `T[,,]` that a guess looks through:
- * peek() is linear in its distance, so unbounded looks go quadratic. */
-enum { PARSE_MAX_DEPTH = 256, PARSE_MAX_DIMS = 4, PARSE_LOOKAHEAD = 64 };
-
-typedef struct Parser {
-  Arena *arena;
-  Diags *diags;
-  Lexer *lx;
-  Token eof;      /* what every token reads as after an abort */
-  int pos;        /* current token, never a TK_ERROR one */
-  int prev;       /* the last consumed token */
-  bool after_err; /* a lexer error token sits right before the current one */
-  bool panic;     /* an error was reported; quiet until resynchronised */
-  bool abort;     /* nesting too deep or out of memory: the rest reads as EOF */
-  int depth;
-  /* After an allocation failure every node is this scratch object: the parse
-   * winds down without NULL checks and its declaration is dropped. */
-  union {
-    Node n;
-    Var v;
-    TypeExpr t;
-    Decl d;
-    Field f;
-  } junk;
-} Parser;
+#include "parse_internal.h"
 
 /* ---- tokens ---------------------------------------------------------------- */
-
-static Token *tok_at(Parser *p, int i) { return lex_token(p->lx, i); }
-
-static Token *tok(Parser *p) { return p->abort ? &p->eof : tok_at(p, p->pos); }
-
-static TokKind kind(Parser *p) { return tok(p)->kind; }
-
-static bool at(Parser *p, TokKind k) { return kind(p) == k; }
-
-/* The k-th token after the current one, lexer errors skipped. */
-static Token *peek(Parser *p, int k) {
-  if (p->abort) return &p->eof;
-  int i = p->pos;
-  while (k > 0 && tok_at(p, i)->kind != TK_EOF) {
-    i++;
-    if (tok_at(p, i)->kind != TK_ERROR) k--;
-  }
-  return tok_at(p, i);
-}
 
 static void skip_error_tokens(Parser *p) {
   p->after_err = false;
@@ -87,7 +43,7 @@ static void skip_error_tokens(Parser *p) {
   }
 }
 
-static Token *advance(Parser *p) {
+Token *ps_advance(Parser *p) {
   Token *t = tok(p);
   if (p->abort || t->kind == TK_EOF) return t;
   p->prev = p->pos;
@@ -98,13 +54,11 @@ static Token *advance(Parser *p) {
   return t;
 }
 
-static bool accept(Parser *p, TokKind k) {
+bool ps_accept(Parser *p, TokKind k) {
   if (!at(p, k)) return false;
-  advance(p);
+  ps_advance(p);
   return true;
 }
-
-static SrcLoc prev_loc(Parser *p) { return tok_at(p, p->prev)->loc; }
 
 /* Nesting too deep or out of memory: the rest of the file reads as end of
  * input (and is never lexed). */
@@ -117,7 +71,7 @@ static void stop(Parser *p) {
 /* ---- diagnostics ----------------------------------------------------------- */
 
 /* "identifier 'foo'", "keyword 'while'", "type name 'float'", "';'" ... */
-static const char *tok_desc(Parser *p, const Token *t) {
+const char *ps_tok_desc(Parser *p, const Token *t) {
   switch (t->kind) {
     case TK_IDENT:
     case TK_INT:
@@ -139,9 +93,7 @@ static void vreport(Parser *p, SrcLoc loc, const char *fmt, va_list ap) {
 }
 
 /* A recoverable error: reported unless the parser is already in panic. */
-static void report(Parser *p, SrcLoc loc, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void report(Parser *p, SrcLoc loc, const char *fmt, ...) {
+void ps_report(Parser *p, SrcLoc loc, const char *fmt, ...) {
   if (p->panic || p->abort) return;
   va_list ap;
   va_start(ap, fmt);
@@ -151,8 +103,7 @@ static void report(Parser *p, SrcLoc loc, const char *fmt, ...) {
 
 /* An error at the current token after which the parser must resynchronise.
  * Returns whether it was reported (a note may then follow it). */
-static bool syntax_error(Parser *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool syntax_error(Parser *p, const char *fmt, ...) {
+bool ps_syntax_error(Parser *p, const char *fmt, ...) {
   bool said = !p->panic && !p->abort && !p->after_err;
   if (said) {
     va_list ap;
@@ -164,9 +115,9 @@ static bool syntax_error(Parser *p, const char *fmt, ...) {
   return said;
 }
 
-static bool expect(Parser *p, TokKind k, const char *where) {
-  if (accept(p, k)) return true;
-  syntax_error(p, "expected %s %s, found %s", tok_kind_name(k), where, tok_desc(p, tok(p)));
+bool ps_expect(Parser *p, TokKind k, const char *where) {
+  if (ps_accept(p, k)) return true;
+  ps_syntax_error(p, "expected %s %s, found %s", tok_kind_name(k), where, ps_tok_desc(p, tok(p)));
   return false;
 }
 
@@ -174,7 +125,7 @@ static bool expect(Parser *p, TokKind k, const char *where) {
  * (like clang); before a token on a later line it is then assumed, so one
  * forgotten semicolon doesn't swallow the next statement. */
 static void expect_semi(Parser *p, const char *where) {
-  if (accept(p, TK_SEMI)) return;
+  if (ps_accept(p, TK_SEMI)) return;
   bool quiet = p->panic || p->abort || p->after_err;
   p->panic = true;
   if (quiet) return;
@@ -182,7 +133,7 @@ static void expect_semi(Parser *p, const char *where) {
   at_end.offset += at_end.len;
   at_end.col += (int)at_end.len;
   at_end.len = 1;
-  diag_error(p->diags, at_end, "expected ';' %s, found %s", where, tok_desc(p, tok(p)));
+  diag_error(p->diags, at_end, "expected ';' %s, found %s", where, ps_tok_desc(p, tok(p)));
   if (tok(p)->loc.line > prev_loc(p).line) p->panic = false;
 }
 
@@ -208,7 +159,7 @@ static void sync_stmt(Parser *p) {
     /* A declaration keyword can't be inside a statement: braces are missing.
      * Stay in panic so every enclosing block closes quietly. */
     if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) return;
-    advance(p);
+    ps_advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
     else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
@@ -231,7 +182,7 @@ static void sync_top(Parser *p) {
   while (!at(p, TK_EOF)) {
     TokKind k = kind(p);
     if (nest == 0 && starts_module_item(k)) break;
-    advance(p);
+    ps_advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
     else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
@@ -243,7 +194,7 @@ static void sync_top(Parser *p) {
 
 /* ---- nodes ----------------------------------------------------------------- */
 
-static void *alloc(Parser *p, size_t size) {
+void *ps_alloc(Parser *p, size_t size) {
   void *x = arena_alloc(p->arena, size);
   if (!x) {
     /* Out of memory: report once, then read the rest as end of input. */
@@ -255,14 +206,14 @@ static void *alloc(Parser *p, size_t size) {
 }
 
 static Node *new_node(Parser *p, NodeKind k, SrcLoc loc) {
-  Node *n = alloc(p, sizeof *n);
+  Node *n = ps_alloc(p, sizeof *n);
   n->kind = k;
   n->loc = loc;
   return n;
 }
 
 /* Stands in for a missing expression; its error is already reported. */
-static Node *error_node(Parser *p, SrcLoc loc) {
+Node *ps_error_node(Parser *p, SrcLoc loc) {
   Node *n = new_node(p, ND_INT, loc);
   n->ty = &ty_error;
   return n;
@@ -276,7 +227,7 @@ static Node *new_binary(Parser *p, NodeKind k, int op, Node *lhs, Node *rhs) {
   return n;
 }
 
-static const char *tok_text(Parser *p, const Token *t) {
+const char *ps_tok_text(Parser *p, const Token *t) {
   const char *s = arena_strndup(p->arena, t->text, t->loc.len);
   return s ? s : "";
 }
@@ -285,172 +236,11 @@ static const char *tok_text(Parser *p, const Token *t) {
 static void *grow(Parser *p, void *old, int n, int *cap, size_t elem) {
   if (n < *cap) return old;
   int cap2 = *cap ? *cap * 2 : 8;
-  char *x = alloc(p, (size_t)cap2 * elem);
+  char *x = ps_alloc(p, (size_t)cap2 * elem);
   if (p->abort) return old;
   if (n) memcpy(x, old, (size_t)n * elem);
   *cap = cap2;
   return x;
-}
-
-/* ---- types ------------------------------------------------------------------- */
-
-static bool at_type_start(Parser *p) {
-  return at(p, TK_TYPENAME) || at(p, TK_IDENT) || at(p, TK_AUTO) || at(p, TK_VOID);
-}
-
-/* dims = '[' ','* ']' */
-static void parse_dims(Parser *p, TypeExpr *te) {
-  if (!accept(p, TK_LBRACKET)) return;
-  int ndim = 1;
-  while (accept(p, TK_COMMA)) ndim++;
-  if (expect(p, TK_RBRACKET, "to close the array type") && ndim > PARSE_MAX_DIMS)
-    report(p, loc_span(te->loc, prev_loc(p)), "arrays have at most %d dimensions, not %d",
-           PARSE_MAX_DIMS, ndim);
-  /* Later passes may size tables by ndim: never hand them more than 4. */
-  te->ndim = ndim > PARSE_MAX_DIMS ? PARSE_MAX_DIMS : ndim;
-  te->loc = loc_span(te->loc, prev_loc(p));
-}
-
-static Node *parse_binary(Parser *p, int min_prec);
-
-/* Is this `tile <`, the start of a tile type? */
-static bool at_tile_type(Parser *p, int k) {
-  Token *t = peek(p, k);
-  return t->kind == TK_IDENT && t->loc.len == 4 && memcmp(t->text, "tile", 4) == 0 &&
-         peek(p, k + 1)->kind == TK_LT;
-}
-
-/* Is this `vec < TYPENAME` or `mat < TYPENAME`, the start of vec<T, N> or mat<T, M, N>? */
-static bool at_vecn_type(Parser *p, int k) {
-  Token *t = peek(p, k);
-  return t->kind == TK_IDENT && t->loc.len == 3 &&
-         (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0) &&
-         peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
-}
-
-/* A length among vec<...> or mat<...>: an integer literal 1..VECN_MAX, else 0 (reported). */
-static int parse_vecn_length(Parser *p, bool mat) {
-  const char *what = mat ? "mat<T, M, N>" : "vec<T, N>";
-  Token *nt = tok(p);
-  int n = 0;
-  if (nt->kind == TK_INT && nt->ival >= 1 && nt->ival <= VECN_MAX)
-    n = (int)nt->ival;
-  else if (nt->kind == TK_INT)
-    report(p, nt->loc, "a %s has 1 to %d %s, not %.*s", what, VECN_MAX,
-           mat ? "rows and columns" : "components", (int)nt->loc.len, nt->text);
-  else
-    report(p, nt->loc, "the %s of %s is an integer literal from 1 to %d", mat ? "shape" : "length",
-           what, VECN_MAX);
-  if (nt->kind != TK_GT) advance(p);
-  return n;
-}
-
-/* vecn_type = ('vec' '<' TYPENAME ',' INT | 'mat' '<' TYPENAME ',' INT ',' INT) '>':
- * the lengths are literals, 1 to 16 */
-static void parse_vecn_type(Parser *p, TypeExpr *te) {
-  bool mat = advance(p)->text[0] == 'm';
-  advance(p); /* < */
-  Token *et = advance(p);
-  te->builtin = &ty_error;
-  int n = 0, cols = 1;
-  if (expect(p, TK_COMMA, "after the element type")) {
-    n = parse_vecn_length(p, mat);
-    if (mat && expect(p, TK_COMMA, "after the rows of 'mat<...>'"))
-      cols = parse_vecn_length(p, mat);
-  }
-  expect(p, TK_GT, mat ? "to close 'mat<...>'" : "to close 'vec<...>'");
-  te->loc = loc_span(te->loc, prev_loc(p));
-  if (n && cols && !type_is_numeric(et->ty))
-    report(p, et->loc, "a %s holds numbers, not %s", mat ? "mat<T, M, N>" : "vec<T, N>",
-           type_name(et->ty));
-  else if (n && cols)
-    te->builtin = mat ? type_matn(et->ty, n, cols) : type_vecn(et->ty, n);
-}
-
-/* A shape extent among <...>: an expression above the comparisons, so the
- * closing '>' ends it (`tile<int, N * 2>`). */
-static Node *parse_shape_expr(Parser *p) { return parse_binary(p, 8); }
-
-/* tile_type = 'tile' '<' TYPENAME (',' shape){1,2} '>' */
-static void parse_tile_type(Parser *p, TypeExpr *te) {
-  advance(p); /* tile */
-  advance(p); /* < */
-  Token *et = tok(p);
-  if (et->kind == TK_TYPENAME) {
-    te->builtin = et->ty;
-    advance(p);
-  } else {
-    syntax_error(p, "expected an element type in 'tile<...>', found %s", tok_desc(p, et));
-    te->builtin = &ty_error;
-  }
-  while (!p->panic && accept(p, TK_COMMA)) {
-    Node *d = parse_shape_expr(p);
-    if (te->tile_rank < 2)
-      te->tile_shape[te->tile_rank] = d;
-    else
-      report(p, d->loc, "a tile has 1 or 2 dimensions");
-    te->tile_rank++;
-  }
-  if (te->tile_rank == 0 && !p->panic)
-    syntax_error(p, "expected ',' and the tile's shape, found %s", tok_desc(p, tok(p)));
-  if (te->tile_rank > 2) te->tile_rank = 2;
-  expect(p, TK_GT, "to close 'tile<...>'");
-  te->loc = loc_span(te->loc, prev_loc(p));
-  if (at(p, TK_LBRACKET)) {
-    report(p, tok(p)->loc, "tiles cannot be array elements");
-    parse_dims(p, te);
-    te->ndim = 0;
-  }
-}
-
-/* type = (TYPENAME | IDENT | 'auto' | 'void') dims? | tile_type */
-static TypeExpr *parse_type(Parser *p) {
-  TypeExpr *te = alloc(p, sizeof *te);
-  Token *t = tok(p);
-  te->loc = t->loc;
-  if (at_tile_type(p, 0)) {
-    parse_tile_type(p, te);
-    return te;
-  }
-  if (at_vecn_type(p, 0)) {
-    parse_vecn_type(p, te);
-    parse_dims(p, te);
-    return te;
-  }
-  switch (t->kind) {
-    case TK_TYPENAME: te->builtin = t->ty; break;
-    case TK_VOID: te->builtin = &ty_void; break;
-    case TK_IDENT: te->name = tok_text(p, t); break;
-    case TK_AUTO: te->is_auto = true; break;
-    default:
-      syntax_error(p, "expected a type, found %s", tok_desc(p, t));
-      te->builtin = &ty_error;
-      return te;
-  }
-  advance(p);
-  if (!te->is_auto) parse_dims(p, te);
-  return te;
-}
-
-/* fixed = '[' expr (',' expr)* ']' after the name of a local or a
- * parameter: a local array's extents (constant expressions, checked later). */
-static Node *parse_expr(Parser *p);
-static void parse_fixed_dims(Parser *p, TypeExpr *te) {
-  advance(p); /* '[' */
-  if (at(p, TK_RBRACKET)) {
-    report(p, tok(p)->loc, "a local array needs its size, like 'float buf[16]'");
-    te->fixed[te->nfixed++] = error_node(p, tok(p)->loc);
-    advance(p);
-    return;
-  }
-  do {
-    Node *d = parse_expr(p);
-    if (te->nfixed < PARSE_MAX_DIMS)
-      te->fixed[te->nfixed++] = d;
-    else
-      report(p, d->loc, "a local array has at most %d dimensions", PARSE_MAX_DIMS);
-  } while (!p->panic && accept(p, TK_COMMA));
-  expect(p, TK_RBRACKET, "to close the array's size");
 }
 
 /* Names a declared thing; keywords and type names get a pointed message. */
@@ -458,16 +248,16 @@ static const char *parse_name(Parser *p, SrcLoc *loc, const char *what) {
   Token *t = tok(p);
   *loc = t->loc;
   if (t->kind == TK_IDENT) {
-    advance(p);
-    return tok_text(p, t);
+    ps_advance(p);
+    return ps_tok_text(p, t);
   }
   /* A keyword or type name where the name goes is a name badly chosen: say so
    * once and read on, so `struct kernel { ... }` is one error, not a cascade. */
   if (t->kind == TK_TYPENAME || (t->kind >= TK_KERNEL && t->kind <= TK_FALSE)) {
-    report(p, t->loc, "expected %s, found %s", what, tok_desc(p, t));
-    advance(p);
+    ps_report(p, t->loc, "expected %s, found %s", what, ps_tok_desc(p, t));
+    ps_advance(p);
   } else {
-    syntax_error(p, "expected %s, found %s", what, tok_desc(p, t));
+    ps_syntax_error(p, "expected %s, found %s", what, ps_tok_desc(p, t));
   }
   return "<error>";
 }
@@ -485,9 +275,9 @@ static Node *parse_args(Parser *p, TokKind close, int *nargs) {
   *nargs = 0;
   if (at(p, close)) return NULL;
   do {
-    cur = cur->next = parse_expr(p);
+    cur = cur->next = ps_parse_expr(p);
     ++*nargs;
-  } while (!p->panic && accept(p, TK_COMMA));
+  } while (!p->panic && ps_accept(p, TK_COMMA));
   return head.next;
 }
 
@@ -519,18 +309,18 @@ static void push_targ(Parser *p, Node *n, TypeExpr *te, int *cap) {
 
 /* generic_call = IDENT '<' type (',' type)* '>' '(' args? ')' */
 static Node *parse_generic_call(Parser *p) {
-  Token *name = advance(p);
+  Token *name = ps_advance(p);
   Node *n = new_node(p, ND_CALL, name->loc);
-  n->name = tok_text(p, name);
+  n->name = ps_tok_text(p, name);
   n->name_loc = name->loc;
-  advance(p); /* '<' */
+  ps_advance(p); /* '<' */
   int cap = 0;
-  do push_targ(p, n, parse_type(p), &cap);
-  while (!p->panic && accept(p, TK_COMMA));
-  expect(p, TK_GT, "to close the type arguments");
-  if (expect(p, TK_LPAREN, "after the type arguments")) {
+  do push_targ(p, n, ps_parse_type(p), &cap);
+  while (!p->panic && ps_accept(p, TK_COMMA));
+  ps_expect(p, TK_GT, "to close the type arguments");
+  if (ps_expect(p, TK_LPAREN, "after the type arguments")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
-    expect(p, TK_RPAREN, "after the call's arguments");
+    ps_expect(p, TK_RPAREN, "after the call's arguments");
   }
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -548,12 +338,12 @@ static bool takes_types(const Token *t) {
 /* A builtin type name as an argument of a type query: an ND_IDENT whose
  * targs[0] is the type. */
 static Node *parse_type_arg(Parser *p) {
-  if (!at(p, TK_TYPENAME) || peek(p, 1)->kind == TK_LPAREN) return parse_expr(p);
+  if (!at(p, TK_TYPENAME) || peek(p, 1)->kind == TK_LPAREN) return ps_parse_expr(p);
   Node *n = new_node(p, ND_IDENT, tok(p)->loc);
-  n->name = tok_text(p, tok(p));
+  n->name = ps_tok_text(p, tok(p));
   n->name_loc = tok(p)->loc;
   int cap = 0;
-  push_targ(p, n, parse_type(p), &cap);
+  push_targ(p, n, ps_parse_type(p), &cap);
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
 }
@@ -565,24 +355,24 @@ static Node *parse_type_args(Parser *p, int *nargs) {
   do {
     cur = cur->next = parse_type_arg(p);
     ++*nargs;
-  } while (!p->panic && accept(p, TK_COMMA));
+  } while (!p->panic && ps_accept(p, TK_COMMA));
   return head.next;
 }
 
 /* call = (IDENT | TYPENAME) '(' args? ')' */
 static Node *parse_call(Parser *p) {
-  Token *name = advance(p);
+  Token *name = ps_advance(p);
   Node *n = new_node(p, ND_CALL, name->loc);
-  n->name = tok_text(p, name);
+  n->name = ps_tok_text(p, name);
   n->name_loc = name->loc;
   if (name->kind == TK_TYPENAME) {
-    n->texpr = alloc(p, sizeof *n->texpr);
+    n->texpr = ps_alloc(p, sizeof *n->texpr);
     n->texpr->loc = name->loc;
     n->texpr->builtin = name->ty;
   }
-  advance(p); /* '(' */
+  ps_advance(p); /* '(' */
   n->args = takes_types(name) ? parse_type_args(p, &n->nargs) : parse_args(p, TK_RPAREN, &n->nargs);
-  expect(p, TK_RPAREN, "after the call's arguments");
+  ps_expect(p, TK_RPAREN, "after the call's arguments");
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
 }
@@ -590,14 +380,15 @@ static Node *parse_call(Parser *p) {
 /* vec<T, N>(args): a constructor, a call whose texpr is the type. */
 static Node *parse_vecn_ctor(Parser *p) {
   Node *n = new_node(p, ND_CALL, tok(p)->loc);
-  n->texpr = alloc(p, sizeof *n->texpr);
+  n->texpr = ps_alloc(p, sizeof *n->texpr);
   n->texpr->loc = tok(p)->loc;
   n->name_loc = tok(p)->loc;
-  parse_vecn_type(p, n->texpr);
+  ps_parse_vecn_type(p, n->texpr);
   n->name = type_name(n->texpr->builtin);
-  if (expect(p, TK_LPAREN, "after 'vec<...>': a type is not a value; construct one with (...)")) {
+  if (ps_expect(p, TK_LPAREN,
+                "after 'vec<...>': a type is not a value; construct one with (...)")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
-    expect(p, TK_RPAREN, "after the call's arguments");
+    ps_expect(p, TK_RPAREN, "after the call's arguments");
   }
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -612,34 +403,34 @@ static bool at_tile_call(Parser *p) {
 
 /* tile_call = IDENT '<' (TYPENAME | shape) (',' shape)* '>' '(' args? ')' */
 static Node *parse_tile_call(Parser *p) {
-  Token *name = advance(p);
+  Token *name = ps_advance(p);
   Node *n = new_node(p, ND_CALL, name->loc);
-  n->name = tok_text(p, name);
+  n->name = ps_tok_text(p, name);
   n->name_loc = name->loc;
-  advance(p); /* '<' */
+  ps_advance(p); /* '<' */
   Node head = {0}, *cur = &head;
   do {
     if (at(p, TK_TYPENAME) && !n->targ && n->ntshape == 0) {
-      n->targ = alloc(p, sizeof *n->targ);
+      n->targ = ps_alloc(p, sizeof *n->targ);
       n->targ->loc = tok(p)->loc;
-      n->targ->builtin = advance(p)->ty;
+      n->targ->builtin = ps_advance(p)->ty;
     } else {
-      cur = cur->next = parse_shape_expr(p);
+      cur = cur->next = ps_parse_shape_expr(p);
       n->ntshape++;
     }
-  } while (!p->panic && accept(p, TK_COMMA));
+  } while (!p->panic && ps_accept(p, TK_COMMA));
   n->tshape = head.next;
-  expect(p, TK_GT, "to close the tile operation's '<...>'");
-  if (expect(p, TK_LPAREN, "after the tile operation's '<...>'")) {
+  ps_expect(p, TK_GT, "to close the tile operation's '<...>'");
+  if (ps_expect(p, TK_LPAREN, "after the tile operation's '<...>'")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
-    expect(p, TK_RPAREN, "after the call's arguments");
+    ps_expect(p, TK_RPAREN, "after the call's arguments");
   }
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
 }
 
 static Node *parse_literal(Parser *p, NodeKind k) {
-  Token *t = advance(p);
+  Token *t = ps_advance(p);
   Node *n = new_node(p, k, t->loc);
   n->ival = t->ival;
   n->fval = t->fval;
@@ -656,35 +447,36 @@ static Node *parse_primary(Parser *p) {
   switch (t->kind) {
     case TK_IDENT: {
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
-      if (at_vecn_type(p, 0)) return parse_vecn_ctor(p);
+      if (ps_at_vecn_type(p, 0)) return parse_vecn_ctor(p);
       if (at_tile_call(p)) return parse_tile_call(p);
       if (at_generic_call(p)) return parse_generic_call(p);
-      advance(p);
+      ps_advance(p);
       Node *n = new_node(p, ND_IDENT, t->loc);
-      n->name = tok_text(p, t);
+      n->name = ps_tok_text(p, t);
       n->name_loc = t->loc;
       return n;
     }
     case TK_TYPENAME:
       if (peek(p, 1)->kind == TK_LPAREN) return parse_call(p);
-      syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?", (int)t->loc.len,
-                   t->text, (int)t->loc.len, t->text);
-      return error_node(p, t->loc);
+      if (ps_at_vecn_type(p, 0)) return parse_vecn_ctor(p); /* quat<T>(...) */
+      ps_syntax_error(p, "type name '%.*s' is not a value; did you mean '%.*s(...)'?",
+                      (int)t->loc.len, t->text, (int)t->loc.len, t->text);
+      return ps_error_node(p, t->loc);
     case TK_INT: return parse_literal(p, ND_INT);
     case TK_FLOAT: return parse_literal(p, ND_FLOAT);
     case TK_STRING: return parse_literal(p, ND_STRING);
     case TK_TRUE:
     case TK_FALSE: return parse_literal(p, ND_BOOL);
     case TK_LPAREN: {
-      advance(p);
-      Node *e = parse_expr(p);
-      expect(p, TK_RPAREN, "to close the parenthesis");
+      ps_advance(p);
+      Node *e = ps_parse_expr(p);
+      ps_expect(p, TK_RPAREN, "to close the parenthesis");
       e->loc = loc_span(t->loc, prev_loc(p));
       return e;
     }
     default:
-      syntax_error(p, "expected an expression, found %s", tok_desc(p, t));
-      return error_node(p, t->loc);
+      ps_syntax_error(p, "expected an expression, found %s", ps_tok_desc(p, t));
+      return ps_error_node(p, t->loc);
   }
 }
 
@@ -692,19 +484,19 @@ static Node *parse_primary(Parser *p) {
  * start is written, bit 1 when the end is; args holds those written) */
 static void parse_index(Parser *p, Node *ix) {
   if (at(p, TK_RBRACKET)) {
-    syntax_error(p, "expected an index, found %s", tok_desc(p, tok(p)));
+    ps_syntax_error(p, "expected an index, found %s", ps_tok_desc(p, tok(p)));
     return;
   }
-  Node *first = at(p, TK_COLON) ? NULL : parse_expr(p);
-  if (!accept(p, TK_COLON)) {
+  Node *first = at(p, TK_COLON) ? NULL : ps_parse_expr(p);
+  if (!ps_accept(p, TK_COLON)) {
     ix->args = first;
     ix->nargs = 1;
-    for (Node *cur = first; !p->panic && accept(p, TK_COMMA); ix->nargs++)
-      cur = cur->next = parse_expr(p);
+    for (Node *cur = first; !p->panic && ps_accept(p, TK_COMMA); ix->nargs++)
+      cur = cur->next = ps_parse_expr(p);
     return;
   }
   ix->op = TK_COLON;
-  Node *last = at(p, TK_RBRACKET) ? NULL : parse_expr(p);
+  Node *last = at(p, TK_RBRACKET) ? NULL : ps_parse_expr(p);
   ix->ival = (first ? 1u : 0u) | (last ? 2u : 0u);
   ix->args = first ? first : last;
   if (first) first->next = last;
@@ -715,21 +507,21 @@ static void parse_index(Parser *p, Node *ix) {
 static Node *parse_postfix(Parser *p) {
   Node *n = parse_primary(p);
   for (;;) {
-    if (accept(p, TK_LBRACKET)) {
+    if (ps_accept(p, TK_LBRACKET)) {
       Node *ix = new_node(p, ND_INDEX, n->loc);
       ix->lhs = n;
       parse_index(p, ix);
-      expect(p, TK_RBRACKET, "after the index");
+      ps_expect(p, TK_RBRACKET, "after the index");
       ix->loc = loc_span(n->loc, prev_loc(p));
       n = ix;
-    } else if (accept(p, TK_DOT)) {
+    } else if (ps_accept(p, TK_DOT)) {
       Node *m = new_node(p, ND_MEMBER, n->loc);
       m->lhs = n;
       m->name = parse_name(p, &m->name_loc, "a member name after '.'");
       m->loc = loc_span(n->loc, m->name_loc);
       n = m;
     } else if (at(p, TK_LPAREN) && !p->panic) {
-      syntax_error(p, "only a named function or a type can be called");
+      ps_syntax_error(p, "only a named function or a type can be called");
       return n;
     } else {
       return n;
@@ -744,11 +536,11 @@ static bool at_cast(Parser *p) {
 
 /* cast = '(' TYPENAME ')' unary */
 static Node *parse_cast(Parser *p) {
-  SrcLoc start = advance(p)->loc;
-  Token *t = advance(p);
-  advance(p); /* ')' */
+  SrcLoc start = ps_advance(p)->loc;
+  Token *t = ps_advance(p);
+  ps_advance(p); /* ')' */
   Node *n = new_node(p, ND_CAST, start);
-  n->texpr = alloc(p, sizeof *n->texpr);
+  n->texpr = ps_alloc(p, sizeof *n->texpr);
   n->texpr->loc = t->loc;
   n->texpr->builtin = t->ty;
   n->lhs = parse_unary(p);
@@ -764,14 +556,15 @@ static Node *parse_unary(Parser *p) {
   bool prefix = k == TK_MINUS || k == TK_PLUS || k == TK_BANG || k == TK_TILDE || k == TK_AMP ||
                 k == TK_INC || k == TK_DEC;
   if (!prefix && !at_cast(p)) return parse_postfix(p);
-  if (!enter(p)) return error_node(p, t->loc);
+  if (!enter(p)) return ps_error_node(p, t->loc);
   Node *n;
   if (!prefix) {
     n = parse_cast(p);
   } else {
     if (k == TK_INC || k == TK_DEC) /* panic: `------x` gives one error */
-      syntax_error(p, "'%s' is a statement in kern, not an expression", k == TK_INC ? "++" : "--");
-    advance(p);
+      ps_syntax_error(p, "'%s' is a statement in kern, not an expression",
+                      k == TK_INC ? "++" : "--");
+    ps_advance(p);
     Node *operand = parse_unary(p);
     if (k == TK_INC || k == TK_DEC) {
       n = operand;
@@ -813,7 +606,7 @@ static int binary_prec(TokKind k) {
 /* binary(k) = unary (op binary(prec(op) + 1))*   for ops with prec >= k:
  *   || < && < | < ^ < & < (== !=) < (< <= > >=) < (<< >>) < (+ -) < (* / %),
  *   all left-associative as in C. */
-static Node *parse_binary(Parser *p, int min_prec) {
+Node *ps_parse_binary(Parser *p, int min_prec) {
   Node *lhs = parse_unary(p);
   for (int n = 0;; n++) {
     int prec = binary_prec(kind(p));
@@ -825,22 +618,22 @@ static Node *parse_binary(Parser *p, int min_prec) {
       stop(p);
       return lhs;
     }
-    int op = advance(p)->kind;
-    Node *rhs = parse_binary(p, prec + 1);
+    int op = ps_advance(p)->kind;
+    Node *rhs = ps_parse_binary(p, prec + 1);
     lhs = new_binary(p, ND_BINARY, op, lhs, rhs);
   }
 }
 
 /* cond = binary(1) ('?' expr ':' cond)?   (right-associative) */
 static Node *parse_cond(Parser *p) {
-  Node *c = parse_binary(p, 1);
+  Node *c = ps_parse_binary(p, 1);
   if (!at(p, TK_QUESTION)) return c;
-  advance(p);
+  ps_advance(p);
   if (!enter(p)) return c;
   Node *n = new_node(p, ND_COND, c->loc);
   n->cond = c;
-  n->then = parse_expr(p);
-  expect(p, TK_COLON, "in the conditional expression");
+  n->then = ps_parse_expr(p);
+  ps_expect(p, TK_COLON, "in the conditional expression");
   n->els = parse_cond(p);
   n->loc = loc_span(c->loc, n->els->loc);
   leave(p);
@@ -850,18 +643,18 @@ static Node *parse_cond(Parser *p) {
 /* expr = cond; an `=`, `+=` ... `++` or `--` after it is an error here:
  * assignments are statements in kern. The operand is parsed and dropped so
  * the rest of the expression still reads well. */
-static Node *parse_expr(Parser *p) {
-  if (!enter(p)) return error_node(p, tok(p)->loc);
+Node *ps_parse_expr(Parser *p) {
+  if (!enter(p)) return ps_error_node(p, tok(p)->loc);
   Node *n = parse_cond(p);
   Token *t = tok(p);
   if (is_assign_op(t->kind)) {
-    report(p, t->loc, "assignment is a statement in kern, not an expression");
-    advance(p);
-    parse_expr(p);
+    ps_report(p, t->loc, "assignment is a statement in kern, not an expression");
+    ps_advance(p);
+    ps_parse_expr(p);
   } else if (t->kind == TK_INC || t->kind == TK_DEC) {
-    report(p, t->loc, "'%s' is a statement in kern, not an expression",
-           t->kind == TK_INC ? "++" : "--");
-    advance(p);
+    ps_report(p, t->loc, "'%s' is a statement in kern, not an expression",
+              t->kind == TK_INC ? "++" : "--");
+    ps_advance(p);
   }
   leave(p);
   return n;
@@ -882,8 +675,8 @@ static bool vecn_ctor_follows(Parser *p) {
 /* After IDENT at a statement's start: is this `Name x`, `Name[,] x` (or
  * `Name &x = `, a mistaken reference local)? */
 static bool ident_starts_decl(Parser *p) {
-  if (at_tile_type(p, 0)) return true;
-  if (at_vecn_type(p, 0)) return !vecn_ctor_follows(p);
+  if (ps_at_tile_type(p, 0)) return true;
+  if (ps_at_vecn_type(p, 0)) return !vecn_ctor_follows(p);
   if (peek(p, 1)->kind == TK_AMP && peek(p, 2)->kind == TK_IDENT && peek(p, 3)->kind == TK_ASSIGN)
     return true;
   int k = 1;
@@ -900,7 +693,9 @@ static bool at_decl(Parser *p) {
   switch (kind(p)) {
     case TK_CONST:
     case TK_AUTO: return true;
-    case TK_TYPENAME: return peek(p, 1)->kind != TK_LPAREN;
+    case TK_TYPENAME:
+      if (ps_at_vecn_type(p, 0)) return !vecn_ctor_follows(p);
+      return peek(p, 1)->kind != TK_LPAREN;
     case TK_IDENT: return ident_starts_decl(p);
     default: return false;
   }
@@ -909,27 +704,27 @@ static bool at_decl(Parser *p) {
 /* init_list = '{' (expr (',' expr)* ','?)? '}': a local array's elements, in
  * row-major order (one flat list). */
 static Node *parse_init_list(Parser *p) {
-  Token *open = advance(p);
+  Token *open = ps_advance(p);
   Node *n = new_node(p, ND_INIT_LIST, open->loc);
   Node head = {0}, *cur = &head;
   while (!at(p, TK_RBRACE) && !p->panic) {
     if (at(p, TK_LBRACE)) { /* reported once; the rest of the list is skipped */
-      report(p, tok(p)->loc,
-             "a local array's initializer is one flat list of its elements, in row-major order; "
-             "it has no nested '{...}'");
+      ps_report(p, tok(p)->loc,
+                "a local array's initializer is one flat list of its elements, in row-major order; "
+                "it has no nested '{...}'");
       for (int depth = 1; depth > 0 && !at(p, TK_EOF) && !at(p, TK_SEMI);) {
-        TokKind k = advance(p)->kind;
+        TokKind k = ps_advance(p)->kind;
         depth += k == TK_LBRACE ? 1 : k == TK_RBRACE ? -1 : 0;
       }
       n->loc = loc_span(open->loc, prev_loc(p));
       return n;
     }
-    cur = cur->next = parse_expr(p);
+    cur = cur->next = ps_parse_expr(p);
     n->nargs++;
-    if (!accept(p, TK_COMMA)) break;
+    if (!ps_accept(p, TK_COMMA)) break;
   }
   n->args = head.next;
-  expect(p, TK_RBRACE, "to close the initializer list");
+  ps_expect(p, TK_RBRACE, "to close the initializer list");
   n->loc = loc_span(open->loc, prev_loc(p));
   return n;
 }
@@ -938,26 +733,26 @@ static Node *parse_init_list(Parser *p) {
  * (no ';': for-init uses it too; only a local array may leave out '=') */
 static Node *parse_vardecl(Parser *p) {
   SrcLoc start = tok(p)->loc;
-  Var *v = alloc(p, sizeof *v);
-  v->is_const = accept(p, TK_CONST);
-  v->texpr = parse_type(p);
+  Var *v = ps_alloc(p, sizeof *v);
+  v->is_const = ps_accept(p, TK_CONST);
+  v->texpr = ps_parse_type(p);
   if (at(p, TK_AMP)) /* read on as a plain variable: one error */
-    report(p, advance(p)->loc,
-           "a local variable cannot be a reference; only function parameters can ('T &name')");
+    ps_report(p, ps_advance(p)->loc,
+              "a local variable cannot be a reference; only function parameters can ('T &name')");
   v->name = parse_name(p, &v->loc, "a variable name");
-  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
+  if (at(p, TK_LBRACKET)) ps_parse_fixed_dims(p, v->texpr);
   Node *n = new_node(p, ND_VARDECL, start);
   n->var = v;
-  if (accept(p, TK_ASSIGN)) {
-    v->init = at(p, TK_LBRACE) ? parse_init_list(p) : parse_expr(p);
+  if (ps_accept(p, TK_ASSIGN)) {
+    v->init = at(p, TK_LBRACE) ? parse_init_list(p) : ps_parse_expr(p);
   } else if (v->texpr->nfixed) { /* all zeros */
     v->init = new_node(p, ND_INIT_LIST, v->loc);
   } else {
-    if (!at(p, TK_COMMA)) report(p, v->loc, "variable '%s' needs an initializer", v->name);
-    v->init = error_node(p, v->loc);
+    if (!at(p, TK_COMMA)) ps_report(p, v->loc, "variable '%s' needs an initializer", v->name);
+    v->init = ps_error_node(p, v->loc);
   }
   if (at(p, TK_COMMA))
-    syntax_error(p, "declare one variable per statement ('%s' is followed by ',')", v->name);
+    ps_syntax_error(p, "declare one variable per statement ('%s' is followed by ',')", v->name);
   n->loc = loc_span(start, prev_loc(p));
   return n;
 }
@@ -967,7 +762,7 @@ static Node *parse_vardecl(Parser *p) {
 static Node *parse_simple(Parser *p) {
   Token *t = tok(p);
   if (t->kind == TK_INC || t->kind == TK_DEC) {
-    advance(p);
+    ps_advance(p);
     Node *n = new_node(p, ND_INCDEC, t->loc);
     n->op = t->kind;
     n->lhs = parse_unary(p);
@@ -977,11 +772,11 @@ static Node *parse_simple(Parser *p) {
   Node *e = parse_cond(p);
   Token *op = tok(p);
   if (is_assign_op(op->kind)) {
-    advance(p);
-    return new_binary(p, ND_ASSIGN, op->kind, e, parse_expr(p));
+    ps_advance(p);
+    return new_binary(p, ND_ASSIGN, op->kind, e, ps_parse_expr(p));
   }
   if (op->kind == TK_INC || op->kind == TK_DEC) {
-    advance(p);
+    ps_advance(p);
     Node *n = new_node(p, ND_INCDEC, loc_span(e->loc, op->loc));
     n->op = op->kind;
     n->lhs = e;
@@ -996,7 +791,7 @@ static Node *parse_simple(Parser *p) {
 static Node *parse_block(Parser *p) {
   Token *open = tok(p);
   Node *blk = new_node(p, ND_BLOCK, open->loc);
-  if (!expect(p, TK_LBRACE, "to start a block")) return blk;
+  if (!ps_expect(p, TK_LBRACE, "to start a block")) return blk;
   Node head = {0}, *cur = &head;
   /* `kernel`, `struct` or `import` inside a block means a `}` is missing:
    * stop here so the next declaration parses normally. */
@@ -1005,11 +800,11 @@ static Node *parse_block(Parser *p) {
     int before = p->pos;
     Node *s = parse_stmt(p);
     if (p->panic) sync_stmt(p);
-    if (p->pos == before && !at(p, TK_RBRACE)) advance(p); /* never loop without consuming */
+    if (p->pos == before && !at(p, TK_RBRACE)) ps_advance(p); /* never loop without consuming */
     cur = cur->next = s;
   }
-  if (!accept(p, TK_RBRACE) &&
-      syntax_error(p, "expected '}' to close the block, found %s", tok_desc(p, tok(p))))
+  if (!ps_accept(p, TK_RBRACE) &&
+      ps_syntax_error(p, "expected '}' to close the block, found %s", ps_tok_desc(p, tok(p))))
     diag_note(p->diags, open->loc, "the block opened here");
   blk->body = head.next;
   blk->loc = loc_span(open->loc, prev_loc(p));
@@ -1020,10 +815,10 @@ static Node *parse_block(Parser *p) {
 static Node *parse_paren_cond(Parser *p, const char *stmt) {
   char where[48];
   snprintf(where, sizeof where, "after '%s'", stmt);
-  expect(p, TK_LPAREN, where);
-  Node *c = parse_expr(p);
+  ps_expect(p, TK_LPAREN, where);
+  Node *c = ps_parse_expr(p);
   snprintf(where, sizeof where, "after the '%s' condition", stmt);
-  expect(p, TK_RPAREN, where);
+  ps_expect(p, TK_RPAREN, where);
   return c;
 }
 
@@ -1034,14 +829,14 @@ static Node *parse_paren_cond(Parser *p, const char *stmt) {
 static Node *parse_if(Parser *p, bool is_static, SrcLoc start) {
   Node *first = NULL, **link = &first;
   for (;;) {
-    Token *kw = advance(p);
+    Token *kw = ps_advance(p);
     Node *n = *link = new_node(p, ND_IF, link == &first ? loc_span(start, kw->loc) : kw->loc);
     n->is_static = is_static;
     n->cond = parse_paren_cond(p, is_static ? "static if" : "if");
     n->then = parse_stmt(p);
-    if (!accept(p, TK_ELSE)) break;
+    if (!ps_accept(p, TK_ELSE)) break;
     /* `else static if` reads as the `else if` of a static chain */
-    if (is_static && at(p, TK_STATIC) && peek(p, 1)->kind == TK_IF) advance(p);
+    if (is_static && at(p, TK_STATIC) && peek(p, 1)->kind == TK_IF) ps_advance(p);
     if (!at(p, TK_IF)) {
       n->els = parse_stmt(p);
       break;
@@ -1056,7 +851,7 @@ static Node *parse_if(Parser *p, bool is_static, SrcLoc start) {
 
 /* while = 'while' '(' expr ')' stmt */
 static Node *parse_while(Parser *p) {
-  Node *n = new_node(p, ND_WHILE, advance(p)->loc);
+  Node *n = new_node(p, ND_WHILE, ps_advance(p)->loc);
   n->cond = parse_paren_cond(p, "while");
   n->body = parse_stmt(p);
   n->loc = loc_span(n->loc, prev_loc(p));
@@ -1065,10 +860,10 @@ static Node *parse_while(Parser *p) {
 
 /* do = 'do' stmt 'while' '(' expr ')' ';' */
 static Node *parse_do(Parser *p) {
-  Node *n = new_node(p, ND_DO, advance(p)->loc);
+  Node *n = new_node(p, ND_DO, ps_advance(p)->loc);
   n->body = parse_stmt(p);
   if (p->panic) sync_stmt(p);
-  expect(p, TK_WHILE, "after the body of 'do'");
+  ps_expect(p, TK_WHILE, "after the body of 'do'");
   n->cond = parse_paren_cond(p, "while");
   expect_semi(p, "after 'do ... while (...)'");
   n->loc = loc_span(n->loc, prev_loc(p));
@@ -1077,15 +872,15 @@ static Node *parse_do(Parser *p) {
 
 /* for = 'for' '(' (vardecl | simple)? ';' expr? ';' simple? ')' stmt */
 static Node *parse_for(Parser *p, bool is_static, SrcLoc start) {
-  Node *n = new_node(p, ND_FOR, loc_span(start, advance(p)->loc));
+  Node *n = new_node(p, ND_FOR, loc_span(start, ps_advance(p)->loc));
   n->is_static = is_static;
-  expect(p, TK_LPAREN, "after 'for'");
+  ps_expect(p, TK_LPAREN, "after 'for'");
   if (!at(p, TK_SEMI)) n->init = at_decl(p) ? parse_vardecl(p) : parse_simple(p);
-  expect(p, TK_SEMI, "after the loop initializer");
-  if (!at(p, TK_SEMI)) n->cond = parse_expr(p);
-  expect(p, TK_SEMI, "after the loop condition");
+  ps_expect(p, TK_SEMI, "after the loop initializer");
+  if (!at(p, TK_SEMI)) n->cond = ps_parse_expr(p);
+  ps_expect(p, TK_SEMI, "after the loop condition");
   if (!at(p, TK_RPAREN)) n->inc = parse_simple(p);
-  expect(p, TK_RPAREN, "after the loop increment");
+  ps_expect(p, TK_RPAREN, "after the loop increment");
   n->body = parse_stmt(p);
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -1093,17 +888,17 @@ static Node *parse_for(Parser *p, bool is_static, SrcLoc start) {
 
 /* static = 'static' (if | for): evaluated while checking (check_generic.c) */
 static Node *parse_static(Parser *p) {
-  Token *kw = advance(p);
+  Token *kw = ps_advance(p);
   if (at(p, TK_IF)) return parse_if(p, true, kw->loc);
   if (at(p, TK_FOR)) return parse_for(p, true, kw->loc);
-  syntax_error(p, "expected 'if' or 'for' after 'static', found %s", tok_desc(p, tok(p)));
+  ps_syntax_error(p, "expected 'if' or 'for' after 'static', found %s", ps_tok_desc(p, tok(p)));
   return new_node(p, ND_EMPTY, kw->loc);
 }
 
 /* return = 'return' expr? ';' */
 static Node *parse_return(Parser *p) {
-  Node *n = new_node(p, ND_RETURN, advance(p)->loc);
-  if (!at(p, TK_SEMI)) n->lhs = parse_expr(p);
+  Node *n = new_node(p, ND_RETURN, ps_advance(p)->loc);
+  if (!at(p, TK_SEMI)) n->lhs = ps_parse_expr(p);
   expect_semi(p, "after 'return'");
   n->loc = loc_span(n->loc, prev_loc(p));
   return n;
@@ -1118,7 +913,7 @@ static Node *parse_stmt_semi(Parser *p, NodeKind k, const char *what) {
 }
 
 static Node *parse_jump(Parser *p, NodeKind k) {
-  Token *t = advance(p);
+  Token *t = ps_advance(p);
   Node *n = new_node(p, k, t->loc);
   expect_semi(p, k == ND_BREAK ? "after 'break'" : "after 'continue'");
   n->loc = loc_span(t->loc, prev_loc(p));
@@ -1141,9 +936,9 @@ static Node *parse_stmt(Parser *p) {
     case TK_RETURN: n = parse_return(p); break;
     case TK_BREAK: n = parse_jump(p, ND_BREAK); break;
     case TK_CONTINUE: n = parse_jump(p, ND_CONTINUE); break;
-    case TK_SEMI: n = new_node(p, ND_EMPTY, advance(p)->loc); break;
+    case TK_SEMI: n = new_node(p, ND_EMPTY, ps_advance(p)->loc); break;
     case TK_ENUM: /* read and dropped: one error */
-      report(p, t->loc, "an enum is declared at module level, not inside a function");
+      ps_report(p, t->loc, "an enum is declared at module level, not inside a function");
       parse_enum(p);
       n = new_node(p, ND_EMPTY, t->loc);
       break;
@@ -1154,7 +949,7 @@ static Node *parse_stmt(Parser *p) {
     case TK_VOID:
     case TK_RBRACE:
     case TK_EOF:
-      syntax_error(p, "expected a statement, found %s", tok_desc(p, t));
+      ps_syntax_error(p, "expected a statement, found %s", ps_tok_desc(p, t));
       n = new_node(p, ND_EMPTY, t->loc);
       break;
     default:
@@ -1170,7 +965,7 @@ static Node *parse_stmt(Parser *p) {
 /* ---- declarations ---------------------------------------------------------- */
 
 static Decl *new_decl(Parser *p, DeclKind k, SrcLoc loc) {
-  Decl *d = alloc(p, sizeof *d);
+  Decl *d = ps_alloc(p, sizeof *d);
   d->kind = k;
   d->loc = loc;
   return d;
@@ -1178,16 +973,16 @@ static Decl *new_decl(Parser *p, DeclKind k, SrcLoc loc) {
 
 /* import = 'import' STRING ';' */
 static Decl *parse_import(Parser *p) {
-  Decl *d = new_decl(p, DECL_IMPORT, advance(p)->loc);
+  Decl *d = new_decl(p, DECL_IMPORT, ps_advance(p)->loc);
   Token *t = tok(p);
   if (t->kind == TK_STRING) {
-    advance(p);
+    ps_advance(p);
     d->path = t->str;
     d->path_len = t->str_len;
     d->name_loc = t->loc;
   } else {
     /* Dropped: front.c would only add an error about its missing path. */
-    syntax_error(p, "expected a file name string after 'import', found %s", tok_desc(p, t));
+    ps_syntax_error(p, "expected a file name string after 'import', found %s", ps_tok_desc(p, t));
     return NULL;
   }
   expect_semi(p, "after the import");
@@ -1197,23 +992,23 @@ static Decl *parse_import(Parser *p) {
 
 /* const = 'const' type IDENT '=' expr ';' */
 static Decl *parse_const(Parser *p) {
-  Decl *d = new_decl(p, DECL_CONST, advance(p)->loc);
-  d->texpr = parse_type(p);
+  Decl *d = new_decl(p, DECL_CONST, ps_advance(p)->loc);
+  d->texpr = ps_parse_type(p);
   d->name = parse_name(p, &d->name_loc, "a constant name");
   if (at(p, TK_LBRACKET)) {
     SrcLoc where = tok(p)->loc;
     TypeExpr dropped = {0};
-    parse_fixed_dims(p, &dropped);
-    report(p, loc_span(where, prev_loc(p)),
-           "a module constant cannot be an array; declare a const local array where it is used");
-    if (accept(p, TK_ASSIGN) && at(p, TK_LBRACE)) parse_init_list(p);
-    d->init = error_node(p, d->name_loc);
-  } else if (accept(p, TK_ASSIGN))
-    d->init = parse_expr(p);
+    ps_parse_fixed_dims(p, &dropped);
+    ps_report(p, loc_span(where, prev_loc(p)),
+              "a module constant cannot be an array; declare a const local array where it is used");
+    if (ps_accept(p, TK_ASSIGN) && at(p, TK_LBRACE)) parse_init_list(p);
+    d->init = ps_error_node(p, d->name_loc);
+  } else if (ps_accept(p, TK_ASSIGN))
+    d->init = ps_parse_expr(p);
   else if (!p->panic)
-    syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name,
-                 tok_desc(p, tok(p)));
-  if (!d->init) d->init = error_node(p, d->name_loc);
+    ps_syntax_error(p, "constant '%s' needs a value ('= ...'), found %s", d->name,
+                    ps_tok_desc(p, tok(p)));
+  if (!d->init) d->init = ps_error_node(p, d->name_loc);
   expect_semi(p, "after the constant");
   d->loc = loc_span(d->loc, prev_loc(p));
   return d;
@@ -1224,7 +1019,7 @@ static void parse_fields(Parser *p, Decl *d) {
   int cap = 0;
   while (!at(p, TK_RBRACE) && !at(p, TK_EOF)) {
     int before = p->pos;
-    TypeExpr *te = parse_type(p);
+    TypeExpr *te = ps_parse_type(p);
     do {
       d->fields = grow(p, d->fields, d->nfields, &cap, sizeof(Field));
       if (p->abort) return;
@@ -1234,29 +1029,30 @@ static void parse_fields(Parser *p, Decl *d) {
       if (at(p, TK_LBRACKET)) {
         SrcLoc where = tok(p)->loc;
         TypeExpr dropped = {0};
-        parse_fixed_dims(p, &dropped);
-        report(p, loc_span(where, prev_loc(p)),
-               "a struct field cannot be an array; local arrays are variables of functions and "
-               "kernels");
+        ps_parse_fixed_dims(p, &dropped);
+        ps_report(p, loc_span(where, prev_loc(p)),
+                  "a struct field cannot be an array; local arrays are variables of functions and "
+                  "kernels");
       }
-    } while (!p->panic && accept(p, TK_COMMA));
+    } while (!p->panic && ps_accept(p, TK_COMMA));
     expect_semi(p, "after the field");
     if (p->panic) sync_stmt(p);
-    if (p->pos == before && !at(p, TK_RBRACE)) advance(p);
+    if (p->pos == before && !at(p, TK_RBRACE)) ps_advance(p);
   }
 }
 
 /* struct = 'struct' IDENT '{' fields '}' ';'? */
 static Decl *parse_struct(Parser *p) {
-  Decl *d = new_decl(p, DECL_STRUCT, advance(p)->loc);
+  Decl *d = new_decl(p, DECL_STRUCT, ps_advance(p)->loc);
   d->name = parse_name(p, &d->name_loc, "a struct name");
   Token *open = tok(p);
-  if (expect(p, TK_LBRACE, "to start the struct's fields")) {
+  if (ps_expect(p, TK_LBRACE, "to start the struct's fields")) {
     parse_fields(p, d);
-    if (!accept(p, TK_RBRACE) && syntax_error(p, "expected '}' to close struct '%s', found %s",
-                                              d->name, tok_desc(p, tok(p))))
+    if (!ps_accept(p, TK_RBRACE) &&
+        ps_syntax_error(p, "expected '}' to close struct '%s', found %s", d->name,
+                        ps_tok_desc(p, tok(p))))
       diag_note(p->diags, open->loc, "the struct opened here");
-    accept(p, TK_SEMI);
+    ps_accept(p, TK_SEMI);
   }
   d->loc = loc_span(d->loc, prev_loc(p));
   return d;
@@ -1279,10 +1075,10 @@ static Decl *parse_enumerator(Parser *p, Decl *e, const Decl *prev) {
   Decl *d = new_decl(p, DECL_CONST, tok(p)->loc);
   d->of_enum = e;
   d->name = parse_name(p, &d->name_loc, "an enumerator name");
-  d->texpr = alloc(p, sizeof *d->texpr);
+  d->texpr = ps_alloc(p, sizeof *d->texpr);
   d->texpr->loc = d->name_loc;
   d->texpr->builtin = &ty_i32;
-  d->init = accept(p, TK_ASSIGN) ? parse_expr(p) : next_enum_value(p, prev, d->name_loc);
+  d->init = ps_accept(p, TK_ASSIGN) ? ps_parse_expr(p) : next_enum_value(p, prev, d->name_loc);
   d->loc = loc_span(d->loc, prev_loc(p));
   return d;
 }
@@ -1290,31 +1086,31 @@ static Decl *parse_enumerator(Parser *p, Decl *e, const Decl *prev) {
 /* Past the `}` that closes a broken enum (or up to a module keyword). */
 static void skip_enum_rest(Parser *p) {
   while (!at(p, TK_EOF) && !starts_module_item(kind(p)))
-    if (advance(p)->kind == TK_RBRACE) break;
+    if (ps_advance(p)->kind == TK_RBRACE) break;
 }
 
 /* enum = 'enum' IDENT? '{' (enumerator (',' enumerator)* ','?)? '}' ';'?
  * Returns the DECL_ENUM with its enumerators linked after it (next). An
  * enum without a name (C's `enum { A, B };`) only declares the constants. */
 static Decl *parse_enum(Parser *p) {
-  Decl *e = new_decl(p, DECL_ENUM, advance(p)->loc), *last = e;
+  Decl *e = new_decl(p, DECL_ENUM, ps_advance(p)->loc), *last = e;
   if (!at(p, TK_LBRACE)) e->name = parse_name(p, &e->name_loc, "an enum name");
   Token *open = tok(p);
-  if (expect(p, TK_LBRACE, "to start the enum's enumerators")) {
+  if (ps_expect(p, TK_LBRACE, "to start the enum's enumerators")) {
     while (!at(p, TK_RBRACE) && !at(p, TK_EOF) && !p->panic) {
       Decl *d = parse_enumerator(p, e, last == e ? NULL : last);
       if (p->abort) break;
       last = last->next = d;
       e->nmembers++;
-      if (!accept(p, TK_COMMA)) break;
+      if (!ps_accept(p, TK_COMMA)) break;
     }
-    if (!accept(p, TK_RBRACE)) {
-      if (syntax_error(p, "expected ',' or '}' in enum%s%s%s, found %s", e->name ? " '" : "",
-                       e->name ? e->name : "", e->name ? "'" : "", tok_desc(p, tok(p))))
+    if (!ps_accept(p, TK_RBRACE)) {
+      if (ps_syntax_error(p, "expected ',' or '}' in enum%s%s%s, found %s", e->name ? " '" : "",
+                          e->name ? e->name : "", e->name ? "'" : "", ps_tok_desc(p, tok(p))))
         diag_note(p->diags, open->loc, "the enum opened here");
       skip_enum_rest(p);
     }
-    accept(p, TK_SEMI);
+    ps_accept(p, TK_SEMI);
   }
   e->loc = loc_span(e->loc, prev_loc(p));
   return e;
@@ -1323,43 +1119,44 @@ static Decl *parse_enum(Parser *p) {
 /* param = 'const'? type '&'? IDENT fixed?   (`&`: a reference parameter;
  * fixed: a local array of the caller's) */
 static Var *parse_param(Parser *p) {
-  Var *v = alloc(p, sizeof *v);
+  Var *v = ps_alloc(p, sizeof *v);
   v->is_param = true;
-  v->is_const = accept(p, TK_CONST);
-  v->texpr = parse_type(p);
+  v->is_const = ps_accept(p, TK_CONST);
+  v->texpr = ps_parse_type(p);
   if (at(p, TK_AMP)) {
     v->is_ref = true;
-    v->ref_loc = advance(p)->loc;
+    v->ref_loc = ps_advance(p)->loc;
   }
   v->name = parse_name(p, &v->loc, "a parameter name");
-  if (at(p, TK_LBRACKET)) parse_fixed_dims(p, v->texpr);
+  if (at(p, TK_LBRACKET)) ps_parse_fixed_dims(p, v->texpr);
   return v;
 }
 
 /* params = '(' (param (',' param)*)? ')' */
 static void parse_params(Parser *p, Decl *d) {
   int cap = 0;
-  advance(p); /* '(' */
+  ps_advance(p); /* '(' */
   if (!at(p, TK_RPAREN)) {
     do {
       d->params = grow(p, d->params, d->nparams, &cap, sizeof(Var *));
       if (p->abort) return;
       d->params[d->nparams++] = parse_param(p);
-    } while (!p->panic && accept(p, TK_COMMA));
+    } while (!p->panic && ps_accept(p, TK_COMMA));
   }
   if (p->panic) {
     /* Skip the rest of the list so the body still gets parsed. */
-    while (!at(p, TK_RPAREN) && !at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_EOF)) advance(p);
+    while (!at(p, TK_RPAREN) && !at(p, TK_LBRACE) && !at(p, TK_SEMI) && !at(p, TK_EOF))
+      ps_advance(p);
     p->panic = false;
-    accept(p, TK_RPAREN);
+    ps_accept(p, TK_RPAREN);
     return;
   }
-  expect(p, TK_RPAREN, "after the parameters");
+  ps_expect(p, TK_RPAREN, "after the parameters");
 }
 
 /* tparams = '<' IDENT (',' IDENT)* '>': a generic function's type variables */
 static void parse_tparams(Parser *p, Decl *d) {
-  advance(p); /* '<' */
+  ps_advance(p); /* '<' */
   int cap = 0, lcap = 0;
   do {
     SrcLoc loc;
@@ -1371,8 +1168,8 @@ static void parse_tparams(Parser *p, Decl *d) {
     d->tparams[n] = name;
     d->tparam_locs[n] = loc;
     d->ntparams++;
-  } while (!p->panic && accept(p, TK_COMMA));
-  expect(p, TK_GT, "to close the type variables");
+  } while (!p->panic && ps_accept(p, TK_COMMA));
+  ps_expect(p, TK_GT, "to close the type variables");
 }
 
 /* func = 'kernel'? type IDENT tparams? params block
@@ -1380,15 +1177,15 @@ static void parse_tparams(Parser *p, Decl *d) {
  * kept half-made: later passes would only add noise about it. */
 static Decl *parse_func(Parser *p) {
   SrcLoc start = tok(p)->loc;
-  Decl *d = new_decl(p, accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
-  d->texpr = parse_type(p);
+  Decl *d = new_decl(p, ps_accept(p, TK_KERNEL) ? DECL_KERNEL : DECL_FUNC, start);
+  d->texpr = ps_parse_type(p);
   if (at(p, TK_AMP)) /* read on as a function returning a value: one error */
-    report(p, advance(p)->loc, "a function cannot return a reference");
+    ps_report(p, ps_advance(p)->loc, "a function cannot return a reference");
   d->name =
       parse_name(p, &d->name_loc, d->kind == DECL_KERNEL ? "a kernel name" : "a function name");
   if (p->panic) return NULL;
   if (at(p, TK_ASSIGN) || at(p, TK_SEMI)) {
-    syntax_error(p, "module-level variables are not supported; use 'const %s = ...;'", d->name);
+    ps_syntax_error(p, "module-level variables are not supported; use 'const %s = ...;'", d->name);
     return NULL;
   }
   if (at(p, TK_LT)) {
@@ -1396,7 +1193,7 @@ static Decl *parse_func(Parser *p) {
     if (p->panic) return NULL;
   }
   if (!at(p, TK_LPAREN)) {
-    syntax_error(p, "expected '(' after the function name, found %s", tok_desc(p, tok(p)));
+    ps_syntax_error(p, "expected '(' after the function name, found %s", ps_tok_desc(p, tok(p)));
     return NULL;
   }
   parse_params(p, d);
@@ -1407,7 +1204,7 @@ static Decl *parse_func(Parser *p) {
 
 /* `T name (` or `T[,] name (`: a function's head, so a place to resume. */
 static bool at_func_head(Parser *p) {
-  if (!at_type_start(p) || at(p, TK_AUTO)) return false;
+  if (!ps_at_type_start(p) || at(p, TK_AUTO)) return false;
   int i = 1;
   if (peek(p, i)->kind == TK_LBRACKET) {
     while (i < PARSE_LOOKAHEAD && peek(p, ++i)->kind == TK_COMMA)
@@ -1449,7 +1246,7 @@ static void skip_stray_stmts(Parser *p) {
     TokKind k = kind(p);
     if (k == TK_KERNEL || k == TK_STRUCT || k == TK_ENUM || k == TK_IMPORT) break;
     if (nest == 0 && (k == TK_CONST || at_func_head(p))) break;
-    advance(p);
+    ps_advance(p);
     if (k == TK_LBRACE || k == TK_LPAREN || k == TK_LBRACKET)
       nest++;
     else if ((k == TK_RBRACE || k == TK_RPAREN || k == TK_RBRACKET) && nest > 0)
@@ -1468,18 +1265,18 @@ static Decl *parse_item(Parser *p) {
     case TK_KERNEL: return parse_func(p);
     default:
       if (at_stray_stmt(p)) {
-        syntax_error(
+        ps_syntax_error(
             p, "expected a declaration (import, const, struct, enum, function or kernel), found a "
                "statement; does an extra '}' above end the function early?");
         skip_stray_stmts(p);
         return NULL;
       }
-      if (at_type_start(p) && !at(p, TK_AUTO)) return parse_func(p);
-      syntax_error(
+      if (ps_at_type_start(p) && !at(p, TK_AUTO)) return parse_func(p);
+      ps_syntax_error(
           p, "expected a declaration (import, const, struct, enum, function or kernel), found %s",
-          tok_desc(p, tok(p)));
+          ps_tok_desc(p, tok(p)));
       while (at(p, TK_RBRACE)) /* a run of stray `}` is one mistake */
-        advance(p);
+        ps_advance(p);
       return NULL;
   }
 }
@@ -1551,7 +1348,7 @@ Module *parse_module(Arena *a, Diags *diags, const char *path, const char *src, 
       for (cur->next = d; cur->next; cur = cur->next)
         ;
     if (p.panic) sync_top(&p);
-    if (p.pos == before) advance(&p);
+    if (p.pos == before) ps_advance(&p);
   }
   m->decls = head.next;
   sort_diags(diags, before);

@@ -46,6 +46,11 @@ Type ty_mat22 = {.kind = TY_MAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 2
 Type ty_mat33 = {.kind = TY_MAT, .size = 36, .align = 4, .elem = &ty_f32, .n = 3, .name = "mat33"};
 Type ty_mat44 = {.kind = TY_MAT, .size = 64, .align = 4, .elem = &ty_f32, .n = 4, .name = "mat44"};
 Type ty_quat = {.kind = TY_QUAT, .size = 16, .align = 4, .elem = &ty_f32, .n = 4, .name = "quat"};
+/* quat<T> of the other float types: Warp's quath and quatd, and bfloat16's. */
+Type ty_quath = {.kind = TY_QUAT, .size = 8, .align = 2, .elem = &ty_f16, .n = 4, .name = "quath"};
+Type ty_quatbf = {
+    .kind = TY_QUAT, .size = 8, .align = 2, .elem = &ty_bf16, .n = 4, .name = "quat<bfloat16>"};
+Type ty_quatd = {.kind = TY_QUAT, .size = 32, .align = 8, .elem = &ty_f64, .n = 4, .name = "quatd"};
 /* Spatial (6D) vectors and matrices: angular part first, then linear. */
 Type ty_svec = {
     .kind = TY_VEC, .size = 24, .align = 4, .elem = &ty_f32, .n = 6, .name = "spatial_vector"};
@@ -96,6 +101,8 @@ static const struct {
     {"mat33", &ty_mat33},
     {"mat44", &ty_mat44},
     {"quat", &ty_quat},
+    {"quath", &ty_quath},
+    {"quatd", &ty_quatd},
     {"transform", &ty_transform},
     {"spatial_vector", &ty_svec},
     {"spatial_matrix", &ty_smat},
@@ -225,6 +232,16 @@ Type *type_vecn(const Type *elem, int n) {
   return type_vecn_at((int)(k - TY_I8) * VECN_MAX + n - 1);
 }
 
+Type *type_quatn(const Type *elem) {
+  switch (elem ? elem->kind : TY_ERROR) {
+    case TY_F16: return &ty_quath;
+    case TY_BF16: return &ty_quatbf;
+    case TY_F32: return &ty_quat;
+    case TY_F64: return &ty_quatd;
+    default: return NULL;
+  }
+}
+
 Type *type_vecn_at(int index) {
   if (index < 0 || index >= VECN_COUNT) return NULL;
   pthread_once(&vecns_once, make_vecns);
@@ -301,6 +318,7 @@ bool type_equal(const Type *a, const Type *b) {
     case TY_PTR: return type_equal(a->elem, b->elem);
     case TY_STRUCT: return a->sdecl == b->sdecl;
     case TY_VEC: return a->n == b->n && a->generic == b->generic && type_equal(a->elem, b->elem);
+    case TY_QUAT: return type_equal(a->elem, b->elem);
     case TY_MAT: return a->n == b->n && !a->generic && !b->generic;
     case TY_TILE:
       return a->ndim == b->ndim && a->dims[0] == b->dims[0] && a->dims[1] == b->dims[1] &&

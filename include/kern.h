@@ -236,6 +236,9 @@ enum {
   KERN_SPATIAL_MATRIX, /* float32 6 x 6, row-major (kern_spatial_matrix) */
   KERN_BFLOAT16,       /* the top 16 bits of a float32 (kern_bfloat16); numbered last so that the
                   * dtypes before it keep their numbers */
+  KERN_QUATH,          /* quat<float16> x, y, z, w (kern_quath); numbered after the others too */
+  KERN_QUATBF16,       /* quat<bfloat16> (kern_quatbf16) */
+  KERN_QUATD,          /* quat<float64> (kern_quatd) */
   KERN_DTYPE_BUILTIN_END,
   KERN_DTYPE_FIRST_STRUCT = 256
 };
@@ -254,6 +257,11 @@ KERN_API kern_dtype kern_dtype_vec(kern_dtype elem, int n);
  * KERN_MAT22..KERN_MAT44 for KERN_FLOAT32 2x2..4x4, else an id named
  * "mat<float64, 2, 3>", rows * cols * kern_dtype_size(elem) bytes, row-major. */
 KERN_API kern_dtype kern_dtype_mat(kern_dtype elem, int rows, int cols);
+/* The dtype of quat<T> (elem: KERN_FLOAT16, KERN_BFLOAT16, KERN_FLOAT32 or
+ * KERN_FLOAT64): KERN_QUATH, KERN_QUATBF16, KERN_QUAT or KERN_QUATD (named
+ * "quath", "quat<bfloat16>", "quat", "quatd"; 4 * kern_dtype_size(elem) bytes,
+ * elem's alignment). KERN_DTYPE_INVALID (no error message) for any other elem. */
+KERN_API kern_dtype kern_dtype_quat(kern_dtype elem);
 /* Bytes per element (vec3: 12, mat33: 36, structs: their C layout); 0 if invalid. */
 KERN_API size_t kern_dtype_size(kern_dtype);
 /* Alignment in bytes; 0 if invalid. */
@@ -659,6 +667,16 @@ typedef struct kern_mat44 {
 typedef struct kern_quat {
   float x, y, z, w;
 } kern_quat;
+/* quat<T> of the other float types (KERN_QUATH, KERN_QUATBF16, KERN_QUATD). */
+typedef struct kern_quath {
+  kern_float16 x, y, z, w;
+} kern_quath;
+typedef struct kern_quatbf16 {
+  kern_bfloat16 x, y, z, w;
+} kern_quatbf16;
+typedef struct kern_quatd {
+  double x, y, z, w;
+} kern_quatd;
 /* A rigid transform: x -> q x q* + p (q a unit quaternion); 28 bytes. */
 typedef struct kern_transform {
   kern_vec3 p;
@@ -697,6 +715,11 @@ static inline kern_arg kern_arg_of_mat22(kern_mat22 v) { return kern_arg_bytes(K
 static inline kern_arg kern_arg_of_mat33(kern_mat33 v) { return kern_arg_bytes(KERN_MAT33, &v); }
 static inline kern_arg kern_arg_of_mat44(kern_mat44 v) { return kern_arg_bytes(KERN_MAT44, &v); }
 static inline kern_arg kern_arg_of_quat(kern_quat v) { return kern_arg_bytes(KERN_QUAT, &v); }
+static inline kern_arg kern_arg_of_quath(kern_quath v) { return kern_arg_bytes(KERN_QUATH, &v); }
+static inline kern_arg kern_arg_of_quatbf16(kern_quatbf16 v) {
+  return kern_arg_bytes(KERN_QUATBF16, &v);
+}
+static inline kern_arg kern_arg_of_quatd(kern_quatd v) { return kern_arg_bytes(KERN_QUATD, &v); }
 static inline kern_arg kern_arg_of_transform(kern_transform v) {
   return kern_arg_bytes(KERN_TRANSFORM, &v);
 }

@@ -51,6 +51,9 @@ static const dtype_info builtin[KERN_DTYPE_BUILTIN_END] = {
     [KERN_SPATIAL_VECTOR] = {"spatial_vector", 24, 4},
     [KERN_SPATIAL_MATRIX] = {"spatial_matrix", 144, 4},
     [KERN_BFLOAT16] = {"bfloat16", 2, 2},
+    [KERN_QUATH] = {"quath", 8, 2},
+    [KERN_QUATBF16] = {"quat<bfloat16>", 8, 2},
+    [KERN_QUATD] = {"quatd", 32, 8},
 };
 
 /* Struct entries live in fixed chunks that never move, so a reader holding an
@@ -272,6 +275,15 @@ static kern_dtype vec_dtype(const Type *t) {
   return KERN_DTYPE_INVALID;
 }
 
+static kern_dtype quat_dtype(const Type *t) {
+  switch (t->elem->kind) {
+    case TY_F16: return KERN_QUATH;
+    case TY_BF16: return KERN_QUATBF16;
+    case TY_F64: return KERN_QUATD;
+    default: return KERN_QUAT;
+  }
+}
+
 kern_dtype rt_dtype_of_type(const Type *t) {
   if (!t) return KERN_DTYPE_INVALID;
   switch (t->kind) {
@@ -294,7 +306,7 @@ kern_dtype rt_dtype_of_type(const Type *t) {
       return t->n == 6                ? KERN_SPATIAL_MATRIX
              : t->n >= 2 && t->n <= 4 ? KERN_MAT22 + (t->n - 2)
                                       : KERN_DTYPE_INVALID;
-    case TY_QUAT: return KERN_QUAT;
+    case TY_QUAT: return quat_dtype(t);
     case TY_TRANSFORM: return KERN_TRANSFORM;
     case TY_STRUCT: return t->sdecl ? struct_dtype(t) : KERN_DTYPE_INVALID;
     default: return KERN_DTYPE_INVALID;
@@ -314,6 +326,11 @@ static const Type *scalar_of_dtype(kern_dtype dt) {
 
 kern_dtype kern_dtype_vec(kern_dtype elem, int n) {
   const Type *t = type_vecn(scalar_of_dtype(elem), n);
+  return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
+}
+
+kern_dtype kern_dtype_quat(kern_dtype elem) {
+  const Type *t = type_quatn(scalar_of_dtype(elem));
   return t ? rt_dtype_of_type(t) : KERN_DTYPE_INVALID;
 }
 

@@ -204,6 +204,9 @@ Test(dtype, builtin_sizes_alignments_and_names) {
       {KERN_SPATIAL_VECTOR, 24, 4, "spatial_vector"},
       {KERN_SPATIAL_MATRIX, 144, 4, "spatial_matrix"},
       {KERN_BFLOAT16, 2, 2, "bfloat16"},
+      {KERN_QUATH, 8, 2, "quath"},
+      {KERN_QUATBF16, 8, 2, "quat<bfloat16>"},
+      {KERN_QUATD, 32, 8, "quatd"},
   };
   size_t n = sizeof want / sizeof want[0];
   cr_assert_eq(n, (size_t)(KERN_DTYPE_BUILTIN_END - 1), "every builtin dtype is listed");
@@ -241,6 +244,25 @@ Test(dtype, struct_registry_dedups_by_layout) {
 
 /* vec<T, N> and mat<T, M, N>: the short names' builtin dtypes, else one
  * registered id per type, its name and packed layout; a kernel's parameter agrees. */
+Test(dtype, quat_dtypes_of_each_float_element) {
+  cr_assert_eq(kern_dtype_quat(KERN_FLOAT32), KERN_QUAT);
+  cr_assert_eq(kern_dtype_quat(KERN_FLOAT16), KERN_QUATH);
+  cr_assert_eq(kern_dtype_quat(KERN_BFLOAT16), KERN_QUATBF16);
+  cr_assert_eq(kern_dtype_quat(KERN_FLOAT64), KERN_QUATD);
+  kern_dtype elems[] = {KERN_FLOAT16, KERN_BFLOAT16, KERN_FLOAT32, KERN_FLOAT64};
+  for (int i = 0; i < 4; i++) {
+    kern_dtype q = kern_dtype_quat(elems[i]);
+    cr_assert_eq(kern_dtype_size(q), 4 * kern_dtype_size(elems[i]));
+    cr_assert_eq(kern_dtype_align(q), kern_dtype_align(elems[i]));
+  }
+  cr_assert_eq(sizeof(kern_quath), 8);
+  cr_assert_eq(sizeof(kern_quatbf16), 8);
+  cr_assert_eq(sizeof(kern_quatd), 32);
+  kern_dtype bad[] = {KERN_INT32, KERN_BOOL, KERN_VEC4, KERN_QUAT, KERN_DTYPE_INVALID, -1, 999};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    cr_assert_eq(kern_dtype_quat(bad[i]), KERN_DTYPE_INVALID, "elem %d", (int)bad[i]);
+}
+
 Test(dtype, vec_and_mat_dtypes_of_any_element_and_shape) {
   cr_assert_eq(kern_dtype_vec(KERN_FLOAT32, 3), KERN_VEC3);
   cr_assert_eq(kern_dtype_vec(KERN_FLOAT64, 2), KERN_DVEC2);

@@ -8,7 +8,8 @@
  * hold whatever the rounding: a transform's inverse undoes it, the matrix
  * form acts like the transform, composition is application in turn. Spatial
  * algebra against Featherstone's cross-product matrices built here, and the
- * invariance of power (twist . wrench) under a change of frame.
+ * invariance of power (twist . wrench) under a change of frame. float64
+ * quaternions (kern_quatn.h) against the same double algebra.
  */
 #include <criterion/criterion.h>
 
@@ -21,6 +22,10 @@
 #include "kern_spatial.h"
 #include "kern_transform.h"
 #include "kern_spatial_algebra.h"
+#include "kern_linalg.h"
+#include "kern_noise.h"
+#include "kern_vecn.h"
+#include "kern_quatn.h"
 
 static uint64_t lcg = 0x2545f4914f6cdd1dull;
 static double urand(double lo, double hi) {
@@ -287,4 +292,99 @@ Test(spatial, componentwise_and_access) {
   cr_assert(kn_isnan_sv(w) && !kn_isfinite_sv(w) && !kn_eq_sv_sv(w, w));
   kn_spatial_matrix mm = kn_make_m66_rows(x, y, x, y, x, y);
   cr_assert(kn_eq_sv_sv(kn_get_m66_row(mm, 3), y) && kn_get_m66(mm, 9, -1) == y.v[0]);
+}
+
+/* ===== float64 quaternions (kern_quatn.h) ===================================== */
+
+static kn_quatd qd_of(const double q[4]) { return kn_make_qd(q[0], q[1], q[2], q[3]); }
+
+/* A random unit quaternion, its components in double. */
+static void random_unit(double q[4]) {
+  double n = 0;
+  for (int k = 0; k < 4; k++) q[k] = urand(-1, 1), n += q[k] * q[k];
+  for (int k = 0; k < 4; k++) q[k] /= sqrt(n);
+}
+
+static void expect_q(kn_quatd got, const double want[4], double tol, const char *what) {
+  const double g[4] = {got.x, got.y, got.z, got.w};
+  for (int k = 0; k < 4; k++)
+    cr_expect(fabs(g[k] - want[k]) <= tol, "%s[%d]: %.17g, want %.17g", what, k, g[k], want[k]);
+}
+
+Test(quatd, products_and_rotations_against_double_reference) {
+  for (int it = 0; it < 200; it++) {
+    double a[4], b[4], ab[4], v[3], r[3], ri[3], c[4];
+    random_unit(a);
+    random_unit(b);
+    for (int k = 0; k < 3; k++) v[k] = urand(-10, 10);
+    dq_mul(a, b, ab);
+    expect_q(kn_quat_mul_qd_qd(qd_of(a), qd_of(b)), ab, 1e-15, "quat_mul");
+    dq_rotate(a, v, r);
+    kn_dvec3 got = kn_quat_rotate_qd_dv3(qd_of(a), kn_make_dv3(v[0], v[1], v[2]));
+    const double gv[3] = {got.x, got.y, got.z};
+    for (int k = 0; k < 3; k++) cr_expect(fabs(gv[k] - r[k]) <= 1e-13, "rotate[%d]", k);
+    c[0] = -a[0], c[1] = -a[1], c[2] = -a[2], c[3] = a[3];
+    dq_rotate(c, v, ri);
+    got = kn_quat_rotate_inv_qd_dv3(qd_of(a), kn_make_dv3(v[0], v[1], v[2]));
+    const double gi[3] = {got.x, got.y, got.z};
+    for (int k = 0; k < 3; k++) cr_expect(fabs(gi[k] - ri[k]) <= 1e-13, "rotate_inv[%d]", k);
+    expect_q(kn_conjugate_qd(qd_of(a)), c, 0, "conjugate");
+    /* inverse(q) * q is the identity for any q, unit or not */
+    double s[4] = {3 * a[0], 3 * a[1], 3 * a[2], 3 * a[3]}, one[4] = {0, 0, 0, 1};
+    expect_q(kn_quat_mul_qd_qd(kn_inverse_qd(qd_of(s)), qd_of(s)), one, 1e-15, "inverse");
+    cr_expect(fabs(kn_length_qd(qd_of(s)) - 3) <= 1e-15);
+    expect_q(kn_normalize_qd(qd_of(s)), a, 1e-15, "normalize");
+  }
+}
+
+Test(quatd, axis_angle_rpy_and_matrices_against_double_reference) {
+  for (int it = 0; it < 200; it++) {
+    double axis[3], n = 0, angle = urand(-3, 3);
+    for (int k = 0; k < 3; k++) axis[k] = urand(-1, 1), n += axis[k] * axis[k];
+    n = sqrt(n);
+    double want[4] = {axis[0] / n * sin(angle / 2), axis[1] / n * sin(angle / 2),
+                      axis[2] / n * sin(angle / 2), cos(angle / 2)};
+    kn_quatd q = kn_quat_from_axis_angle_dv3_f64(kn_make_dv3(axis[0], axis[1], axis[2]), angle);
+    expect_q(q, want, 1e-15, "from_axis_angle");
+    kn_dvec4 aa = kn_quat_to_axis_angle_qd(q);
+    cr_expect(fabs(aa.w - fabs(angle)) <= 1e-14, "angle %.17g, want %.17g", aa.w, fabs(angle));
+    /* rpy is roll about x, then pitch about y, then yaw about z */
+    double r = urand(-3, 3), p = urand(-1.5, 1.5), y = urand(-3, 3), t[4], rpy[4];
+    double qr[4] = {sin(r / 2), 0, 0, cos(r / 2)}, qp[4] = {0, sin(p / 2), 0, cos(p / 2)},
+           qy[4] = {0, 0, sin(y / 2), cos(y / 2)};
+    dq_mul(qy, qp, t);
+    dq_mul(t, qr, rpy);
+    expect_q(kn_quat_rpy_f64_f64_f64(r, p, y), rpy, 1e-15, "rpy");
+    /* the matrix's columns are the rotated basis; back to q (or -q) */
+    double m[9], back[3][4];
+    kn__quat_to_rows_qd(q, m);
+    for (int col = 0; col < 3; col++) {
+      double e[3] = {col == 0, col == 1, col == 2}, c[3];
+      dq_rotate(want, e, c);
+      for (int row = 0; row < 3; row++)
+        cr_expect(fabs(m[row * 3 + col] - c[row]) <= 1e-15, "matrix[%d][%d]", row, col);
+    }
+    for (int i = 0; i < 9; i++) back[i / 3][i % 3] = m[i];
+    kn_quatd b = kn__quat_from_rows_qd(back);
+    double sign = b.w * want[3] + b.x * want[0] + b.y * want[1] + b.z * want[2] < 0 ? -1 : 1;
+    double wb[4] = {sign * want[0], sign * want[1], sign * want[2], sign * want[3]};
+    expect_q(b, wb, 1e-14, "from_matrix");
+  }
+}
+
+Test(quatd, slerp_ends_and_conversions) {
+  double a[4], b[4];
+  random_unit(a);
+  random_unit(b);
+  expect_q(kn_quat_slerp_qd_qd_f64(qd_of(a), qd_of(b), 0), a, 1e-15, "slerp at 0");
+  kn_quatd e = kn_quat_slerp_qd_qd_f64(qd_of(a), qd_of(b), 1);
+  double sign = e.x * b[0] + e.y * b[1] + e.z * b[2] + e.w * b[3] < 0 ? -1 : 1;
+  double wb[4] = {sign * b[0], sign * b[1], sign * b[2], sign * b[3]};
+  expect_q(e, wb, 1e-14, "slerp at 1");
+  /* float32 -> float64 is exact; float64 -> float32 rounds each component once */
+  kn_quatd w = kn_cvt_q_qd(kn_make_q(0.1f, -2.5f, 3.0f, 1e-3f));
+  double want[4] = {(double)0.1f, -2.5, 3.0, (double)1e-3f};
+  expect_q(w, want, 0, "float32 to float64");
+  kn_quat f = kn_cvt_qd_q(kn_make_qd(0.1, 1.0 / 3.0, -1e30, 2.0));
+  cr_expect(f.x == 0.1f && f.y == (float)(1.0 / 3.0) && f.z == (float)-1e30 && f.w == 2.0f);
 }

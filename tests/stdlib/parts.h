@@ -5,7 +5,7 @@
 #ifndef KT_STDLIB_PARTS_H
 #define KT_STDLIB_PARTS_H
 
-#define KT_STDLIB_NPARTS 10
+#define KT_STDLIB_NPARTS 11
 static const char *const kt_stdlib_parts[KT_STDLIB_NPARTS] = {"stdlib/kern_abi.h",
                                                               "stdlib/kern_builtins.h",
                                                               "stdlib/kern_libm.h",
@@ -15,6 +15,7 @@ static const char *const kt_stdlib_parts[KT_STDLIB_NPARTS] = {"stdlib/kern_abi.h
                                                               "stdlib/kern_spatial_algebra.h",
                                                               "stdlib/kern_linalg.h",
                                                               "stdlib/kern_noise.h",
-                                                              "stdlib/kern_vecn.h"};
+                                                              "stdlib/kern_vecn.h",
+                                                              "stdlib/kern_quatn.h"};
 
 #endif
