@@ -127,7 +127,7 @@ static void compile_host(const char *dir, bool cxx, const char *exe) {
 /* Runs the host program with no compiler, no NVRTC and an empty, read-only cache. */
 static void run_host(const char *dir, const char *exe, const char *device) {
   char cache[4200], *out;
-  snprintf(cache, sizeof cache, "%s/cache-%s", dir, exe);
+  snprintf(cache, sizeof cache, "%s/cache-%s-%s", dir, exe, device); /* one per run */
   cr_assert_eq(mkdir(cache, 0500), 0);
   int rc =
       sh(&out, "KERN_CC=false KERN_NVRTC= KERN_CACHE_DIR=%s %s/%s %s", cache, dir, exe, device);

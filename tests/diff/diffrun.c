@@ -440,6 +440,11 @@ static bool is_nan(char kind, int size, const unsigned char *p) {
     memcpy(&h, p, 2);
     return (h & 0x7c00) == 0x7c00 && (h & 0x3ff);
   }
+  if (kind == 'g') { /* bfloat16: float32's exponent, 7 fraction bits */
+    uint16_t h;
+    memcpy(&h, p, 2);
+    return (h & 0x7f80) == 0x7f80 && (h & 0x7f);
+  }
   if (kind != 'f') return false;
   if (size == 4) {
     float f;
