@@ -15,7 +15,7 @@
  * the end of a synchronize; medians are reported. The tiny-launch workload is
  * 1000 launches in a row: its ratio is the launch cost against raw
  * cuLaunchKernel. A second table times kern_array_matmul at 4096^3 (EXACT
- * float32, FAST through TF32 and from float16), each checked on 64 sampled
+ * float32, FAST through TF32 and from float16 and bfloat16), each checked on 64 sampled
  * elements first (EXACT bit for bit against the fma chain, FAST within its
  * documented bound). A third times kern_array_sort of 64M uint32 keys, alone
  * and with uint32 values, each run on a fresh copy of the input, checked
@@ -607,7 +607,7 @@ static void bench_primitives(void) {
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
 
-/* ---- kern_array_matmul at 4096^3: EXACT float32, FAST TF32 and float16 ------------------ */
+/* ---- kern_array_matmul at 4096^3: EXACT float32, FAST TF32, float16 and bfloat16 --------- */
 
 static uint16_t half_bits(float x) { /* exact for the inputs below: multiples of 1/64 in [-1, 1] */
   uint32_t u;
@@ -658,32 +658,39 @@ static void bench_array_matmul(void) {
   float *ha = xmalloc((size_t)(n * n) * 4), *hb = xmalloc((size_t)(n * n) * 4),
         *hc = xmalloc((size_t)(n * n) * 4);
   uint16_t *h16a = xmalloc((size_t)(n * n) * 2), *h16b = xmalloc((size_t)(n * n) * 2);
+  uint16_t *hbfa = xmalloc((size_t)(n * n) * 2), *hbfb = xmalloc((size_t)(n * n) * 2);
   for (int64_t i = 0; i < n * n; i++) {
     ha[i] = (float)((i * 37) % 129 - 64) / 64.0f, hb[i] = (float)((i * 53) % 127 - 63) / 64.0f;
     h16a[i] = half_bits(ha[i]), h16b[i] = half_bits(hb[i]);
+    uint32_t ua, ub; /* bfloat16: float32's top half, exact for these values */
+    memcpy(&ua, &ha[i], 4), memcpy(&ub, &hb[i], 4);
+    hbfa[i] = (uint16_t)(ua >> 16), hbfb[i] = (uint16_t)(ub >> 16);
   }
   kern_array *a = dev(KERN_FLOAT32, 2, n, n), *b = dev(KERN_FLOAT32, 2, n, n),
              *c = dev(KERN_FLOAT32, 2, n, n), *a16 = dev(KERN_FLOAT16, 2, n, n),
-             *b16 = dev(KERN_FLOAT16, 2, n, n);
+             *b16 = dev(KERN_FLOAT16, 2, n, n), *abf = dev(KERN_BFLOAT16, 2, n, n),
+             *bbf = dev(KERN_BFLOAT16, 2, n, n);
   BENCH_CHECK(kern_array_write(a, ha, (size_t)(n * n) * 4));
   BENCH_CHECK(kern_array_write(b, hb, (size_t)(n * n) * 4));
   BENCH_CHECK(kern_array_write(a16, h16a, (size_t)(n * n) * 2));
   BENCH_CHECK(kern_array_write(b16, h16b, (size_t)(n * n) * 2));
-  static const char *const names[3] = {"EXACT float32", "FAST TF32 (float32 in)",
-                                       "FAST float16 (float32 out)"};
+  BENCH_CHECK(kern_array_write(abf, hbfa, (size_t)(n * n) * 2));
+  BENCH_CHECK(kern_array_write(bbf, hbfb, (size_t)(n * n) * 2));
+  static const char *const names[4] = {"EXACT float32", "FAST TF32 (float32 in)",
+                                       "FAST float16 (float32 out)", "FAST bfloat16 (float32 out)"};
   printf("\n| kern_array_matmul %lld^3 | ms | TFLOP/s |\n|---|---:|---:|\n", (long long)n);
-  for (int v = 0; v < 3; v++) {
-    kern_array *x = v == 2 ? a16 : a, *y = v == 2 ? b16 : b;
+  for (int v = 0; v < 4; v++) {
+    kern_array *x = v == 2 ? a16 : v == 3 ? abf : a, *y = v == 2 ? b16 : v == 3 ? bbf : b;
     kern_matmul_mode mode = v ? KERN_MATMUL_FAST : KERN_MATMUL_EXACT;
     double t = time_matmul(x, y, c, mode);
     BENCH_CHECK(kern_array_read(c, hc, (size_t)(n * n) * 4));
-    check_sampled(ha, hb, hc, n, v > 0, v == 2);
+    check_sampled(ha, hb, hc, n, v > 0, v >= 2);
     printf("| %s | %.3f | %.1f |\n", names[v], 1e3 * t,
            2.0 * (double)(n * n) * (double)n / t * 1e-12);
   }
   kern_array_free(a), kern_array_free(b), kern_array_free(c), kern_array_free(a16),
-      kern_array_free(b16);
-  free(ha), free(hb), free(hc), free(h16a), free(h16b);
+      kern_array_free(b16), kern_array_free(abf), kern_array_free(bbf);
+  free(ha), free(hb), free(hc), free(h16a), free(h16b), free(hbfa), free(hbfb);
 }
 
 /* ---- kern_array_sort: 64M uint32 keys (hash32(i + 29), as bench/peers.py's) ---------------- */

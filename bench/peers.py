@@ -335,15 +335,16 @@ def triton_runs(ref, inp):
 # ---- cuBLAS matmul through PyTorch, beside kern_array_matmul -------------------------------------
 
 def cublas_matmul(n=4096):
-    """torch.matmul at n^3: float32 with TF32 off (kern's EXACT peer), TF32 on and float16 (FAST's
-    peers); bench_gpu's kern_array_matmul table has kern's times from the same run."""
+    """torch.matmul at n^3: float32 with TF32 off (kern's EXACT peer), TF32 on, float16 and bfloat16
+    (FAST's peers); bench_gpu's kern_array_matmul table has kern's times from the same run."""
     import torch
     sync = torch.cuda.synchronize
     a32 = torch.rand((n, n), device="cuda") - 0.5
     b32 = torch.rand((n, n), device="cuda") - 0.5
     out = {}
     for name, tf32, dt in (("float32, TF32 off", False, torch.float32), ("TF32", True, torch.float32),
-                           ("float16 (float32 accumulate)", False, torch.float16)):
+                           ("float16 (float32 accumulate)", False, torch.float16),
+                           ("bfloat16 (float32 accumulate)", False, torch.bfloat16)):
         torch.backends.cuda.matmul.allow_tf32 = tf32
         a, b = a32.to(dt), b32.to(dt)
         out[name] = median_time(lambda: torch.matmul(a, b), sync)

@@ -1,5 +1,5 @@
 # Writes OUT: C strings holding stdlib/kern_abi.h, the rest of the stdlib,
-# stdlib/kern_tiles.h (pasted only into modules with tiles) and the kern
+# stdlib/kern_tiles.h and kern_mmloop.h (pasted only into modules with tiles) and the kern
 # modules the library ships (runtime/kern/).
 # rt_stdlib_builtins_h is kern_builtins.h followed by the parts that continue
 # it (each guarded, each starting where the one before ends), so generated
@@ -19,6 +19,6 @@ endfunction()
 file(WRITE ${OUT} "/* generated from stdlib/ by cmake/embed_stdlib.cmake */\n")
 embed(rt_stdlib_abi_h kern_abi.h)
 embed(rt_stdlib_builtins_h ${STDLIB_PARTS})
-embed(rt_stdlib_tiles_h kern_tiles.h)
+embed(rt_stdlib_tiles_h kern_tiles.h kern_mmloop.h)
 embed(rt_kern_matmul ../runtime/kern/matmul.kern)
 embed(rt_kern_sort ../runtime/kern/sort.kern.in)

@@ -1217,6 +1217,7 @@ bool emit_tile_stmt(Emitter *e, const Node *n) {
       for (const Node *c = n; c && c->kind == ND_IF; c = c->els) prepare(e, c->cond, false);
       done = false;
       break;
+    case ND_FOR: emit_mmloop_guard(e, n); return false;
     default: return false;
   }
   if (done && !tile_stmt(e, n) && !scalar_stmt(e, n)) emit_statement(e, n);

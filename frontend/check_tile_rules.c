@@ -113,9 +113,6 @@ int64_t tile_temp_bytes(const Node *n) {
     case TOP_SCAN_INC:
     case TOP_SCAN_EXC:
       return b + tile_slot(scan_levels(type_tile_count(n->ty)) * n->ty->elem->size);
-    case TOP_MATMUL_FAST: /* the CPU's copies of a and b with their inputs rounded */
-      return b + tile_slot(4 * (int64_t)type_tile_count(n->args->ty)) +
-             tile_slot(4 * (int64_t)type_tile_count(n->args->next->ty));
     case TOP_SORT: {
       int64_t s = 0;
       for (const Node *a = n->args; a; a = a->next) s += tile_slot(a->ty->size);

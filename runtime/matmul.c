@@ -105,7 +105,7 @@ kern_status kern_array_matmul(const kern_array *a, const kern_array *b, kern_arr
   kern_module *m = get_module();
   kern_kernel *k = m ? kern_module_kernel(m, name) : NULL;
   if (!k) return kern_last_status();
-  int block = a->dtype == KERN_FLOAT64 ? 32 : 64;
+  int block = a->dtype == KERN_FLOAT64 ? 64 : 128; /* the kernels' blocks of c */
   kern_dims dims = {2, {(c->shape[0] + block - 1) / block, (c->shape[1] + block - 1) / block}};
   if (dims.shape[0] == 0 || dims.shape[1] == 0) return KERN_OK;
   kern_arg args[3] = {kern_arg_array((kern_array *)a), kern_arg_array((kern_array *)b),

@@ -226,7 +226,8 @@ KN__MM_CPU(f32, float, fmaf, 16)
 KN__MM_CPU(f64, double, fma, 8)
 
 /* FAST on the CPU: a's elements rounded as they are read, b rounded once
- * into scratch (K x N floats, counted with the kernel's tiles), then the
+ * into scratch (K x N floats, local arrays: a GPU has none, and a GPU block's
+ * shared memory, Decl.tile_total, does not count them), then the
  * float32 chain above on the rounded values. */
 #define KN__MM_FAST_CPU(C, T)                                                                      \
   KN_FN void kn_tile_matmul_fast_##C(float *d, const T *a, const T *b, const float *c,             \

@@ -6,7 +6,9 @@
  * its blocks, must give the CPU's bits. FAST: kern_array_matmul through TF32
  * and float16 (tensor cores on sm_80 and newer) within the documented bound
  * of a float64 reference: |c - ab| <= (2u + (K + 2) 2^-22) sum |a||b|, u =
- * 2^-11 for TF32 and 0 for float16. Arrays on different devices are refused.
+ * 2^-11 for TF32 and 0 for float16. A k loop of the form a GPU runs whole
+ * (stdlib/kern_mmloop.h), with every edge and fill, gives the bits of the
+ * loop as written. Arrays on different devices are refused.
  * Skips, saying why, without a GPU.
  */
 #include <criterion/criterion.h>
@@ -197,6 +199,100 @@ Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     for (th_mm_fast f = TH_MM_TF32; f <= TH_MM_BF16; f++)
       fast_case(gpu, s[i][0], s[i][1], s[i][2], f);
+}
+
+/* ---- a k loop the GPU runs whole (stdlib/kern_mmloop.h) ------------------------------------ */
+
+/* The loop's form; instances start 3 rows above their block and k runs from
+ * -5 past K, so every edge reads the fills. At 256 threads a GPU runs the
+ * loop whole with acc in registers; at other sizes, as written. */
+static const char *const loop_src =
+    "kernel void mm(%s[,] a, %s[,] b, %s[,] c, int64 k0, int64 k1) {\n"
+    "  int64 i0 = int64(tid(0)) * %d - 3;\n"
+    "  int64 j0 = int64(tid(1)) * %d;\n"
+    "  tile<%s, %d, %d> acc = tile_load<%d, %d>(c, i0, j0);\n"
+    "  for (int64 k = k0; k < k1; k += %d) {\n"
+    "    tile<%s, %d, %d> ta = tile_load<%d, %d>(a, i0, k);\n"
+    "    tile<%s, %d, %d> tb = tile_load<%d, %d>(b, k, j0, %s(-0.0));\n"
+    "    acc = %s(ta, tb, acc);\n"
+    "  }\n"
+    "  tile_store(c, i0, j0, acc);\n"
+    "}\n";
+
+typedef struct LoopCase {
+  const char *in, *acc, *mm;
+  kern_dtype tin, tacc;
+  int m, n, kt;
+} LoopCase;
+
+/* c (m x n of lc->tacc, its initial values in c0) after mm on d with `threads`. */
+static void run_loop(kern_device *d, kern_kernel *k, const LoopCase *lc, int threads, int m, int kk,
+                     int n, const void *a, const void *b, const void *c0, void *c) {
+  kern_array *aa = th_mm_array(d, lc->tin, m, kk, a), *ab = th_mm_array(d, lc->tin, kk, n, b),
+             *ac = th_mm_array(d, lc->tacc, m, n, c0);
+  kern_arg args[5] = {kern_arg_array(aa), kern_arg_array(ab), kern_arg_array(ac), kern_arg_i64(-5),
+                      kern_arg_i64(kk + 7)};
+  kern_dims dims = {2, {(m + 3 + lc->m - 1) / lc->m, (n + lc->n - 1) / lc->n}};
+  kern_status st = threads ? kern_launch_tile_block(k, d, dims, threads, 5, args)
+                           : kern_launch(k, d, dims, 5, args);
+  cr_assert_eq(st, KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ac, c, kern_array_nbytes(ac)), KERN_OK, "%s", kern_last_error());
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
+}
+
+/* Element i of an input of dtype t, as its bytes into p. */
+static void put_input(void *p, kern_dtype t, int i, int seed) {
+  double v = th_mm_input(i + seed);
+  if (t == KERN_FLOAT64) ((double *)p)[i] = v;
+  if (t == KERN_FLOAT32) ((float *)p)[i] = (float)v;
+  if (t == KERN_FLOAT16 || t == KERN_BFLOAT16) {
+    th_mm_fast f = t == KERN_FLOAT16 ? TH_MM_F16 : TH_MM_BF16;
+    ((uint16_t *)p)[i] = th_mm_fast_bits(f, th_mm_fast_value(f, i + seed, seed > 10));
+  }
+}
+
+/* EXACT: every block size gives the CPU's bits. FAST: the loop run whole
+ * (256 threads) gives the bits of the loop as written (128 and 1024). */
+static void loop_case(kern_device *gpu, const LoopCase *lc) {
+  const int m = 300, kk = 100, n = 200;
+  char src[1600];
+  snprintf(src, sizeof src, loop_src, lc->in, lc->in, lc->acc, lc->m, lc->n, lc->acc, lc->m, lc->n,
+           lc->m, lc->n, lc->kt, lc->in, lc->m, lc->kt, lc->m, lc->kt, lc->in, lc->kt, lc->n,
+           lc->kt, lc->n, lc->in, lc->mm);
+  kern_module *mod = kern_module_from_source("gpu_k_loop", src);
+  cr_assert(mod, "%s", kern_last_error());
+  kern_kernel *k = kern_module_kernel(mod, "mm");
+  size_t ei = kern_dtype_size(lc->tin), ea = kern_dtype_size(lc->tacc);
+  char *a = malloc(ei * m * kk), *b = malloc(ei * kk * n), *c0 = malloc(ea * m * n),
+       *want = malloc(ea * m * n), *got = malloc(ea * m * n);
+  for (int i = 0; i < m * kk; i++) put_input(a, lc->tin, i, 5);
+  for (int i = 0; i < kk * n; i++) put_input(b, lc->tin, i, 17);
+  for (int i = 0; i < m * n; i++) put_input(c0, lc->tacc, i, 99);
+  bool fast = lc->tin != lc->tacc || !strcmp(lc->mm, "tile_matmul_fast");
+  if (fast)
+    run_loop(gpu, k, lc, 128, m, kk, n, a, b, c0, want);
+  else
+    run_loop(kern_device_get("cpu"), k, lc, 0, m, kk, n, a, b, c0, want);
+  static const int threads[] = {0, 128, 256, 1024};
+  for (size_t i = 0; i < sizeof threads / sizeof threads[0]; i++) {
+    run_loop(gpu, k, lc, threads[i], m, kk, n, a, b, c0, got);
+    char what[96];
+    snprintf(what, sizeof what, "%s k loop of %s, %d threads", lc->mm, lc->in, threads[i]);
+    same(got, want, m * n, ea, what);
+  }
+  kern_module_free(mod);
+  free(a), free(b), free(c0), free(want), free(got);
+}
+
+Test(gpu_matmul, k_loop_run_whole_gives_the_loops_bits, .timeout = 600) {
+  kern_device *gpu = gpu_or_skip();
+  static const LoopCase cases[] = {
+      {"float", "float", "tile_matmul", KERN_FLOAT32, KERN_FLOAT32, 128, 128, 32},
+      {"double", "double", "tile_matmul", KERN_FLOAT64, KERN_FLOAT64, 64, 64, 32},
+      {"float", "float", "tile_matmul_fast", KERN_FLOAT32, KERN_FLOAT32, 128, 128, 32},
+      {"float16", "float", "tile_matmul_fast", KERN_FLOAT16, KERN_FLOAT32, 128, 128, 64},
+      {"bfloat16", "float", "tile_matmul_fast", KERN_BFLOAT16, KERN_FLOAT32, 128, 128, 64}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) loop_case(gpu, &cases[i]);
 }
 
 Test(gpu_matmul, arrays_on_different_devices_are_refused) {

@@ -143,3 +143,53 @@ Test(nvrtc, tiled_kernels_the_checker_fits_fit_a_gpu_block, .timeout = 600) {
     free(src);
   }
 }
+
+/* ---- a k loop handed whole to the GPU (codegen/emit_mmloop.c) ------------------------------- */
+
+static const char *const k_loop = "kernel void mm(float[,] a, float[,] b, float[,] c) {\n"
+                                  "  int64 i0 = int64(tid(0)) * 128;\n"
+                                  "  tile<float, 128, 128> acc = tile_zeros<float, 128, 128>();\n"
+                                  "  for (int64 k = 0; k < shape(a, 1); k += 32) {\n"
+                                  "    tile<float, 128, 32> ta = tile_load<128, 32>(a, i0, k);\n"
+                                  "    tile<float, 32, 128> tb = tile_load<32, 128>(b, k, 0);\n"
+                                  "%s"
+                                  "    acc = tile_matmul(ta, tb, acc);\n"
+                                  "  }\n"
+                                  "  tile_store(c, i0, 0, acc);\n"
+                                  "}\n";
+
+/* The CUDA text of k_loop with `extra` in its body. */
+static char *k_loop_cuda(const char *extra) {
+  char src[1024];
+  snprintf(src, sizeof src, k_loop, extra);
+  FrontResult r = front_compile("k_loop.kern", src, strlen(src));
+  cr_assert(r.ok, "k_loop.kern does not check");
+  EmitOptions o = {.line_directives = true};
+  char *cuda = emit_program(r.prog, EMIT_CUDA, &o);
+  front_free(r.prog);
+  cr_assert_not_null(cuda);
+  return cuda;
+}
+
+Test(nvrtc, a_matmul_k_loop_gets_the_gpu_routine_and_256_thread_entries, .timeout = 300) {
+  char *cuda = k_loop_cuda("");
+  cr_expect(strstr(cuda, "if (KN_MMLOOP(exact_f32, 128, 128, 32, "), "no KN_MMLOOP guard");
+  cr_expect(strstr(cuda, "__launch_bounds__(256, 2) kk_mm_cuda_dense_256("), "no 256 entry");
+  cr_expect(strstr(cuda, "__launch_bounds__(1024) kk_mm_cuda_dense("), "no 1024 entry");
+  const char *why;
+  if (tc_nvrtc_load(&why)) {
+    char *out = NULL;
+    size_t len;
+    bool is_ptx;
+    int st = tc_nvrtc_compile(cuda, "k_loop.kern", 90, true, false, &out, &len, &is_ptx);
+    cr_expect_eq(st, KERN_OK, "%s", st == KERN_OK ? "" : kern_last_error());
+    free(out);
+  } else
+    cr_log_warn("NVRTC not available (%s): the k loop's CUDA was not compiled", why);
+  free(cuda);
+  /* a loop that does anything else runs as written, with no 256-thread entries */
+  cuda = k_loop_cuda("    ta = ta * 2.0f;\n");
+  cr_expect(!strstr(cuda, "KN_MMLOOP(exact"), "a loop with another statement was taken");
+  cr_expect(!strstr(cuda, "_256("), "256-thread entries without a loop to run");
+  free(cuda);
+}

@@ -445,7 +445,8 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
 /* ---- compile: the module's image (compile.c), loaded --------------------------------- */
 
 /* The slot of kernel k's entry kk_K_cuda[_dense][_one] in cuda_code (the
- * strided _one slot stays NULL). */
+ * strided _one slot stays NULL); a tiled kernel's `one` slots hold its
+ * entries for 256 threads, kk_K_cuda[_dense]_256, where it has them. */
 static int fn_index(int k, bool dense, bool one) { return 4 * k + 2 * dense + one; }
 
 /* Whether tiled kernel k needs more shared memory than a block of d can have:
@@ -469,10 +470,14 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
       bool dense = v & 1, one = v >> 1;
       int grid = 0, *block = &cc->block[fn_index(k, dense, one)];
       CUfunction *f = &cc->fn[fn_index(k, dense, one)];
-      if (one && !dense) continue; /* only dense entries have one (codegen/emit_cuda.c) */
+      const kern_kernel *kk = &m->kernels[k];
+      /* only dense entries have one (codegen/emit_cuda.c) */
+      if (one && !dense && !kk->tiled) continue;
       /* kernel names are up to 1024 bytes */
-      char *name = str_printf("kk_%s_cuda%s%s", m->kernels[k].name, dense ? "_dense" : "",
-                              one ? "_one" : "");
+      char *name = str_printf("kk_%s_cuda%s%s", kk->name, dense ? "_dense" : "",
+                              !one        ? ""
+                              : kk->tiled ? "_256"
+                                          : "_one");
       if (!name)
         return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
       CUresult r = cu->ModuleGetFunction(f, cc->mod, name);
@@ -484,7 +489,6 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
       }
       if (r) return cu_fail(d, r, "cu->ModuleGetFunction(f, cc->mod, name)");
       /* past the default 48 KiB, a block's dynamic shared memory is opted in to */
-      const kern_kernel *kk = &m->kernels[k];
       if (kk->tiled && kk->tile_bytes > RT_TILE_SHARED_LIMIT && !too_big(d, kk) &&
           (r = cu->FuncSetAttribute
                    ? cu->FuncSetAttribute(*f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -650,6 +654,8 @@ static kern_status cuda_launch(const rt_launch *L) {
     g[0] = (unsigned)(ctx.n < grid ? ctx.n : grid), g[1] = g[2] = 1;
     b[0] = (unsigned)(L->tile_block > 0 ? L->tile_block : RT_TILE_BLOCK_DEFAULT), b[1] = b[2] = 1;
     fn = cc->fn[fn_index(L->kernel->index, L->dense, false)];
+    CUfunction f256 = cc->fn[fn_index(L->kernel->index, L->dense, true)];
+    if (b[0] == 256 && f256) fn = f256;
   } else
     fn = launch_shape(c, cc, L, &ctx, g, b);
   unsigned smem = L->kernel->tiled ? (unsigned)L->kernel->tile_bytes : 0;

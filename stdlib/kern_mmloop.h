@@ -1,0 +1,397 @@
+/* kern_mmloop.h: a whole tile_matmul loop at once on a GPU.
+ *
+ * Requires kern_tiles.h before it (pasted after it into modules with tiles).
+ * codegen/emit_mmloop.c finds the loop
+ *
+ *     for (int64 k = K0; k < K1; k += KT) {
+ *         tile<T, M, KT> ta = tile_load<M, KT>(A, I, k[, pa]);
+ *         tile<T, KT, N> tb = tile_load<KT, N>(B, k, J[, pb]);
+ *         acc = tile_matmul(ta, tb, acc);          (or tile_matmul_fast)
+ *     }
+ *
+ * and writes `if (KN_MMLOOP(...)) {} else <the loop>`. On a GPU, when the
+ * block has the threads a routine below is written for, the routine runs the
+ * whole loop: acc stays in registers from the first step to the last (the
+ * loop as written reads and writes it in shared memory at every step), the
+ * next step's slices of A and B are fetched while this one's are multiplied
+ * (into the storage of ta and tb, in halves), and each slice is laid out in
+ * shared memory for conflict-free reads. It returns false, and the loop runs
+ * as written, for any other block shape, tile shape or arch. The CPU has
+ * nothing here: KN_MMLOOP is 0.
+ *
+ * Each result is the loop's: the same slices with the same fill past A's and
+ * B's edges, k ascending. EXACT: each element's fma chain over k in order, as
+ * kn_tile_matmul_* computes it, so every bit is the same. FAST: the same
+ * mma.sync steps in the same order as kn__mm_tc_* (one per 8 or 16 k), from
+ * the same rounded inputs.
+ */
+#ifndef KERN_MMLOOP_H
+#define KERN_MMLOOP_H
+
+#ifndef __CUDACC_RTC__
+#define KN_MMLOOP(C, M, N, KT, ...) 0
+#else
+#define KN_MMLOOP(C, M, N, KT, ...) kn_mml_##C<M, N, KT>(__VA_ARGS__)
+#define KN_TILE_AT(T, off)          ((T *)(kn_smem + kn_sb + (off)))
+#define KN__MFN                     __device__ __forceinline__ /* a member: not static */
+
+/* The loop's step count, or false when its k would pass int64's ends. */
+KN_FN bool kn__mml_steps(int64_t k0, int64_t k1, int32_t kt, int64_t *steps) {
+  const int64_t lim = (int64_t)1 << 62;
+  if (k0 < -lim || k0 > lim || k1 < -lim || k1 > lim) return false;
+  *steps = k1 > k0 ? (k1 - k0 + kt - 1) / kt : 0;
+  return true;
+}
+KN_FN bool kn__mml_block(int32_t threads) {
+  return blockDim.x == (unsigned)threads && blockDim.y == 1 && blockDim.z == 1;
+}
+/* a[i, j], or fill outside the array (a tile_load's element). */
+template <class T>
+KN_FN T kn__mml_at(const kn_array &a, int64_t i, int64_t j, T fill) {
+  return i >= 0 && i < a.shape[0] && j >= 0 && j < a.shape[1]
+             ? *(const T *)(a.data + i * a.strides[0] + j * a.strides[1])
+             : fill;
+}
+KN_FN int64_t kn__mml_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
+
+/* ---- EXACT: fma chains, 256 threads, each 2VW x 2VW elements of acc ---------------------- *
+ * VW elements make 16 bytes. Thread (ty, tx) of a 16 x 16 grid owns rows
+ * h M/2 + VW ty + v and columns h' N/2 + VW tx + w (h, h' in {0, 1}, v, w <
+ * VW), so its reads of a slice are 16-byte vectors that a warp's threads
+ * share. A slice of A is stored transposed (k-major), its rows' vectors
+ * XOR-shuffled by k so the transposing stores spread over the banks. */
+template <class T, int M, int N, int KT>
+struct kn__mml_simt {
+  static constexpr int VW = 16 / (int)sizeof(T), KC = KT / 2;
+  static constexpr int RA = M * KC / 256, RB = KC * N / 256;
+  static constexpr bool ok =
+      M == 32 * VW && N == 32 * VW && KT % 2 == 0 && (M * KC) % 256 == 0 && (KC * N) % 256 == 0;
+  T ra[RA > 0 ? RA : 1], rb[RB > 0 ? RB : 1];
+  KN__MFN void fetch(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t kq, T pa,
+                   T pb) {
+    const int tid = (int)threadIdx.x;
+#pragma unroll
+    for (int p = 0; p < RA; p++) {
+      const int e = tid + 256 * p;
+      ra[p] = kn__mml_at<T>(A, kn__mml_add(I, e / KC), kn__mml_add(kq, e % KC), pa);
+    }
+#pragma unroll
+    for (int p = 0; p < RB; p++) {
+      const int e = tid + 256 * p;
+      rb[p] = kn__mml_at<T>(B, kn__mml_add(kq, e / N), kn__mml_add(J, e % N), pb);
+    }
+  }
+  KN__MFN void put(T *sa, T *sb) const {
+    const int tid = (int)threadIdx.x;
+#pragma unroll
+    for (int p = 0; p < RA; p++) {
+      const int e = tid + 256 * p, row = e / KC, kk = e % KC;
+      sa[kk * M + (row ^ ((kk & 7) * VW))] = ra[p];
+    }
+#pragma unroll
+    for (int p = 0; p < RB; p++) sb[tid + 256 * p] = rb[p];
+  }
+};
+
+template <class T, int VW>
+KN_FN void kn__mml_vec(T *dst, const T *src) {
+  union {
+    uint4 u;
+    T t[VW];
+  } w;
+  w.u = *(const uint4 *)src;
+#pragma unroll
+  for (int q = 0; q < VW; q++) dst[q] = w.t[q];
+}
+
+template <class T, int M, int N, int KT>
+KN_FN bool kn__mml_exact(T *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, const kn_array &B,
+                         int64_t J, int64_t k0, int64_t k1, T pa, T pb) {
+  typedef kn__mml_simt<T, M, N, KT> S;
+  constexpr int VW = S::VW, KC = S::KC, TM = 2 * VW;
+  int64_t steps;
+  if (!S::ok || !kn__mml_block(256) || !kn__mml_steps(k0, k1, KT, &steps)) return false;
+  const int tx = (int)threadIdx.x % 16, ty = (int)threadIdx.x / 16;
+  T acc[TM][TM];
+#pragma unroll
+  for (int r = 0; r < TM; r++)
+#pragma unroll
+    for (int c = 0; c < TM; c++)
+      acc[r][c] = acc_s[((r / VW) * (M / 2) + VW * ty + r % VW) * N + (c / VW) * (N / 2) +
+                        VW * tx + c % VW];
+  S st;
+  const int64_t chunks = 2 * steps;
+  if (chunks > 0) {
+    st.fetch(A, I, B, J, k0, pa, pb);
+    st.put(sa, sb);
+  }
+  __syncthreads();
+  for (int64_t q = 0; q < chunks; q++) {
+    const int s = (int)(q & 1);
+    if (q + 1 < chunks)
+      st.fetch(A, I, B, J, kn__mml_add(k0, (q + 1) / 2 * KT + (q + 1) % 2 * KC), pa, pb);
+    const T *as = sa + s * KC * M, *bs = sb + s * KC * N;
+#pragma unroll 4
+    for (int kk = 0; kk < KC; kk++) {
+      T av[TM], bv[TM];
+      const int sw = (kk & 7) * VW;
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        kn__mml_vec<T, VW>(av + h * VW, as + kk * M + ((h * (M / 2) + VW * ty) ^ sw));
+        kn__mml_vec<T, VW>(bv + h * VW, bs + kk * N + h * (N / 2) + VW * tx);
+      }
+#pragma unroll
+      for (int r = 0; r < TM; r++)
+#pragma unroll
+        for (int c = 0; c < TM; c++) acc[r][c] = fma(av[r], bv[c], acc[r][c]);
+    }
+    if (q + 1 < chunks) st.put(sa + (1 - s) * KC * M, sb + (1 - s) * KC * N);
+    __syncthreads();
+  }
+#pragma unroll
+  for (int r = 0; r < TM; r++)
+#pragma unroll
+    for (int c = 0; c < TM; c++)
+      acc_s[((r / VW) * (M / 2) + VW * ty + r % VW) * N + (c / VW) * (N / 2) + VW * tx + c % VW] =
+          acc[r][c];
+  __syncthreads();
+  return true;
+}
+
+template <int M, int N, int KT>
+KN_FN bool kn_mml_exact_f32(float *acc, float *sa, float *sb, const kn_array &A, int64_t I,
+                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, float pa,
+                            float pb) {
+  return kn__mml_exact<float, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
+template <int M, int N, int KT>
+KN_FN bool kn_mml_exact_f64(double *acc, double *sa, double *sb, const kn_array &A, int64_t I,
+                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, double pa,
+                            double pb) {
+  return kn__mml_exact<double, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+/* ---- FAST: mma.sync, 8 warps of 64 x 32 elements of acc each ----------------------------- *
+ * A slice (KC of k) is copied with cp.async, 16 bytes at a time, when it
+ * lies inside its array with rows 16-byte aligned, else element by element
+ * with the fill. A's rows (64 bytes) and B's (N elements) are stored with
+ * their 16-byte chunks XOR-shuffled by row, so the fragment reads (ldmatrix,
+ * 8 rows of 16 bytes at once) touch every bank once. */
+KN_FN uint32_t kn__mml_saddr(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+KN_FN void kn__mml_cp16(void *dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(kn__mml_saddr(dst)), "l"(src));
+}
+KN_FN void kn__mml_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
+KN_FN void kn__mml_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
+KN_FN void kn__mml_ldsm4(uint32_t *r, const void *p, bool trans) {
+  if (trans)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(kn__mml_saddr(p)));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(kn__mml_saddr(p)));
+}
+/* The rows [r0, r0 + R) x columns [c0, c0 + C) of a inside it, contiguous
+ * along rows and 16-byte aligned: a slice cp.async can copy. */
+template <class T>
+KN_FN bool kn__mml_inside(const kn_array &a, int64_t r0, int64_t c0, int32_t R, int32_t C) {
+  return r0 >= 0 && c0 >= 0 && r0 <= a.shape[0] - R && c0 <= a.shape[1] - C &&
+         a.strides[1] == (int64_t)sizeof(T) && a.strides[0] % 16 == 0 &&
+         ((unsigned long long)a.data + (unsigned long long)(c0 * (int64_t)sizeof(T))) % 16 == 0;
+}
+/* Where element (r, c) of a row-major R x C slice with 16-byte chunks of
+ * E elements lies: chunk c / E of row r moves to chunk (c / E) ^ sw(r). */
+template <int C, int E>
+KN_FN int kn__mml_swz(int r, int c, int sw) {
+  return r * C + (((c / E) ^ sw) * E) + c % E;
+}
+
+/* A slice of R x C elements at (r0, c0) of a into s (rows' chunks shuffled
+ * by SW(row)). Each thread moves its own 16-byte pieces, p = tid + 256 i:
+ * with cp.async when the slice lies inside, else element by element with
+ * the fill; so after its cp.async group has landed a thread may touch its own
+ * pieces before the block's barrier (kn__mml_round). */
+template <class T, int R, int C, class SW>
+KN_FN void kn__mml_slice(T *s, const kn_array &a, int64_t r0, int64_t c0, T fill, SW sw) {
+  constexpr int E = 16 / (int)sizeof(T), PIECES = R * C / E;
+  const bool in = kn__mml_inside<T>(a, r0, c0, R, C);
+  for (int p = (int)threadIdx.x; p < PIECES; p += 256) {
+    const int r = p / (C / E), c = p % (C / E) * E;
+    T *d = s + kn__mml_swz<C, E>(r, c, sw(r));
+    if (in)
+      kn__mml_cp16(d, a.data + (r0 + r) * a.strides[0] + (c0 + c) * (int64_t)sizeof(T));
+    else
+#pragma unroll
+      for (int e = 0; e < E; e++)
+        d[e] = kn__mml_at<T>(a, kn__mml_add(r0, r), kn__mml_add(c0, c + e), fill);
+  }
+}
+/* TF32: this thread's pieces of a slice rounded in place, once, rather than
+ * each fragment element as a warp reads it (kn_tf32 of a TF32 value is itself). */
+template <int R, int C, class SW>
+KN_FN void kn__mml_round(float *s, SW sw) {
+  for (int p = (int)threadIdx.x; p < R * C / 4; p += 256) {
+    const int r = p / (C / 4), c = p % (C / 4) * 4;
+    float *d = s + kn__mml_swz<C, 4>(r, c, sw(r));
+#pragma unroll
+    for (int e = 0; e < 4; e++) d[e] = kn_tf32(d[e]);
+  }
+}
+struct kn__mml_swa { /* A's 64-byte rows: rows 2j and 2j + 1 share a 128-byte line */
+  KN__MFN int operator()(int r) const { return (r >> 1) & 3; }
+};
+struct kn__mml_swb8 { /* rows of 8 or more chunks: eight rows fill the banks */
+  KN__MFN int operator()(int r) const { return r & 7; }
+};
+struct kn__mml_swb4 { /* TF32 B: the four rows t a fragment reads, on 8-bank groups */
+  KN__MFN int operator()(int r) const { return (r & 3) * 2; }
+};
+
+/* The mma steps of one slice: 16-bit inputs (m16n8k16) or TF32 (m16n8k8). */
+template <class T, int M, int N, int KC, int MODE>
+KN_FN void kn__mml_mma_slice(float (*acc)[4], const T *as, const T *bs, int wm, int wn,
+                             int lane) {
+  const int g = lane / 4, t = lane % 4, q = lane / 8, r8 = lane % 8;
+  constexpr int KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T);
+#pragma unroll
+  for (int ks = 0; ks < KC / KS; ks++) {
+    uint32_t fa[4][4], fb[4][2];
+#pragma unroll
+    for (int x = 0; x < 4; x++) {
+      const int row = wm * 64 + 16 * x + r8 + (q & 1) * 8, c = ks * KS + (q >> 1) * E;
+      kn__mml_ldsm4(fa[x], as + kn__mml_swz<KC, E>(row, c, (row >> 1) & 3), false);
+    }
+    if (MODE == 0) {
+#pragma unroll
+      for (int y = 0; y < 4; y++) {
+        const int n = wn * 32 + 8 * y + g, k = ks * 8 + t;
+        fb[y][0] = __float_as_uint(*(const float *)(bs + kn__mml_swz<N, E>(k, n, (k & 3) * 2)));
+        fb[y][1] =
+            __float_as_uint(*(const float *)(bs + kn__mml_swz<N, E>(k + 4, n, ((k + 4) & 3) * 2)));
+      }
+    } else {
+#pragma unroll
+      for (int y2 = 0; y2 < 2; y2++) {
+        const int k = ks * 16 + r8 + (q & 1) * 8, n = wn * 32 + 16 * y2 + (q >> 1) * 8;
+        uint32_t r[4];
+        kn__mml_ldsm4(r, bs + kn__mml_swz<N, E>(k, n, k & 7), true);
+        fb[2 * y2][0] = r[0], fb[2 * y2][1] = r[1], fb[2 * y2 + 1][0] = r[2],
+                  fb[2 * y2 + 1][1] = r[3];
+      }
+    }
+#pragma unroll
+    for (int x = 0; x < 4; x++)
+#pragma unroll
+      for (int y = 0; y < 4; y++) {
+        if (MODE == 0) kn__mma_f32(acc[4 * x + y], fa[x], fb[y]);
+        if (MODE == 1) kn__mma_f16(acc[4 * x + y], fa[x], fb[y]);
+        if (MODE == 2) kn__mma_bf16(acc[4 * x + y], fa[x], fb[y]);
+      }
+  }
+}
+
+/* The slices of A and B at k = kq into one stage. */
+template <class T, int MODE, int M, int N, int KC>
+KN_FN void kn__mml_fetch(T *as, T *bs, const kn_array &A, int64_t I, const kn_array &B, int64_t J,
+                         int64_t kq, T pa, T pb) {
+  kn__mml_slice<T, M, KC>(as, A, I, kq, pa, kn__mml_swa());
+  if (MODE == 0)
+    kn__mml_slice<T, KC, N>(bs, B, kq, J, pb, kn__mml_swb4());
+  else
+    kn__mml_slice<T, KC, N>(bs, B, kq, J, pb, kn__mml_swb8());
+}
+
+/* MODE 0: TF32 from float32, 1: float16, 2: bfloat16; acc is float32. */
+template <class T, int MODE, int M, int N, int KT>
+KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, const kn_array &B,
+                        int64_t J, int64_t k0, int64_t k1, T pa, T pb) {
+  constexpr int KC = KT / 2, KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T);
+  constexpr bool ok = M == 128 && N == 128 && KT % 2 == 0 && KC % KS == 0 && KC * sizeof(T) == 64;
+  int64_t steps;
+  if (!ok || !kn__mml_block(256) || !kn__mml_steps(k0, k1, KT, &steps)) return false;
+  const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
+  const int wm = warp / 4, wn = warp % 4, g = lane / 4, t = lane % 4;
+  float acc[16][4]; /* [4x + y]: m16 block x, n8 block y; its 4 elements */
+  (void)E;
+#pragma unroll
+  for (int x = 0; x < 4; x++)
+#pragma unroll
+    for (int y = 0; y < 4; y++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        const float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * 32 + 8 * y + 2 * t;
+        acc[4 * x + y][2 * h] = p[0];
+        acc[4 * x + y][2 * h + 1] = p[1];
+      }
+  /* one barrier a slice: after it, every warp is done with the other stage */
+  const int64_t chunks = 2 * steps;
+  if (chunks > 0) kn__mml_fetch<T, MODE, M, N, KC>(sa, sb, A, I, B, J, k0, pa, pb);
+  kn__mml_commit();
+  for (int64_t q = 0; q < chunks; q++) {
+    const int s = (int)(q & 1);
+    T *as = sa + s * M * KC, *bs = sb + s * KC * N;
+    kn__mml_wait0();
+    if (MODE == 0) {
+      kn__mml_round<M, KC>((float *)as, kn__mml_swa());
+      kn__mml_round<KC, N>((float *)bs, kn__mml_swb4());
+    }
+    __syncthreads();
+    if (q + 1 < chunks)
+      kn__mml_fetch<T, MODE, M, N, KC>(sa + (1 - s) * M * KC, sb + (1 - s) * KC * N, A, I, B, J,
+                                       kn__mml_add(k0, (q + 1) / 2 * KT + (q + 1) % 2 * KC), pa,
+                                       pb);
+    kn__mml_commit();
+    kn__mml_mma_slice<T, M, N, KC, MODE>(acc, as, bs, wm, wn, lane);
+  }
+#pragma unroll
+  for (int x = 0; x < 4; x++)
+#pragma unroll
+    for (int y = 0; y < 4; y++)
+#pragma unroll
+      for (int h = 0; h < 2; h++) {
+        float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * 32 + 8 * y + 2 * t;
+        p[0] = acc[4 * x + y][2 * h];
+        p[1] = acc[4 * x + y][2 * h + 1];
+      }
+  __syncthreads();
+  return true;
+}
+template <int M, int N, int KT>
+KN_FN bool kn_mml_fast_f32(float *acc, float *sa, float *sb, const kn_array &A, int64_t I,
+                           const kn_array &B, int64_t J, int64_t k0, int64_t k1, float pa,
+                           float pb) {
+  return kn__mml_fast<float, 0, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
+template <int M, int N, int KT>
+KN_FN bool kn_mml_fast_f16(float *acc, kn_f16 *sa, kn_f16 *sb, const kn_array &A, int64_t I,
+                           const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_f16 pa,
+                           kn_f16 pb) {
+  return kn__mml_fast<kn_f16, 1, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
+template <int M, int N, int KT>
+KN_FN bool kn_mml_fast_bf16(float *acc, kn_bf16 *sa, kn_bf16 *sb, const kn_array &A, int64_t I,
+                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_bf16 pa,
+                            kn_bf16 pb) {
+  return kn__mml_fast<kn_bf16, 2, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
+#else
+/* before sm_80 (PTX for older GPUs): the loop as written */
+template <int M, int N, int KT, class... X>
+KN_FN bool kn_mml_fast_f32(X...) {
+  return false;
+}
+template <int M, int N, int KT, class... X>
+KN_FN bool kn_mml_fast_f16(X...) {
+  return false;
+}
+template <int M, int N, int KT, class... X>
+KN_FN bool kn_mml_fast_bf16(X...) {
+  return false;
+}
+#endif
+
+#endif /* __CUDACC_RTC__ */
+#endif /* KERN_MMLOOP_H */
