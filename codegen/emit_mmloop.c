@@ -87,9 +87,9 @@ static bool match_shape(const Node *n, MmLoop *l) {
   /* the step is the tiles' k extent, and the loads take k where the product needs it */
   const int kt = l->la->ty->dims[1];
   return inc && inc->kind == ND_ASSIGN && inc->op == TK_PLUSEQ && ident_of(inc->lhs, l->k) &&
-         int_const(inc->rhs, (uint64_t)kt) &&
-         l->lb->ty->dims[0] == kt && ident_of(l->la->args->next->next, l->k) &&
-         ident_of(l->lb->args->next, l->k) && type_equal(l->acc->ty, l->mm->ty);
+         int_const(inc->rhs, (uint64_t)kt) && l->lb->ty->dims[0] == kt &&
+         ident_of(l->la->args->next->next, l->k) && ident_of(l->lb->args->next, l->k) &&
+         type_equal(l->acc->ty, l->mm->ty);
 }
 
 /* The routine's name suffix, or NULL for element types it has none for. */

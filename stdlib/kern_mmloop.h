@@ -68,7 +68,7 @@ struct kn__mml_simt {
       M == 32 * VW && N == 32 * VW && KT % 2 == 0 && (M * KC) % 256 == 0 && (KC * N) % 256 == 0;
   T ra[RA > 0 ? RA : 1], rb[RB > 0 ? RB : 1];
   KN__MFN void fetch(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t kq, T pa,
-                   T pb) {
+                     T pb) {
     const int tid = (int)threadIdx.x;
 #pragma unroll
     for (int p = 0; p < RA; p++) {
@@ -117,8 +117,8 @@ KN_FN bool kn__mml_exact(T *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, c
   for (int r = 0; r < TM; r++)
 #pragma unroll
     for (int c = 0; c < TM; c++)
-      acc[r][c] = acc_s[((r / VW) * (M / 2) + VW * ty + r % VW) * N + (c / VW) * (N / 2) +
-                        VW * tx + c % VW];
+      acc[r][c] = acc_s[((r / VW) * (M / 2) + VW * ty + r % VW) * N + (c / VW) * (N / 2) + VW * tx +
+                        c % VW];
   S st;
   const int64_t chunks = 2 * steps;
   if (chunks > 0) {
@@ -252,8 +252,7 @@ struct kn__mml_swb4 { /* TF32 B: the four rows t a fragment reads, on 8-bank gro
 
 /* The mma steps of one slice: 16-bit inputs (m16n8k16) or TF32 (m16n8k8). */
 template <class T, int M, int N, int KC, int MODE>
-KN_FN void kn__mml_mma_slice(float (*acc)[4], const T *as, const T *bs, int wm, int wn,
-                             int lane) {
+KN_FN void kn__mml_mma_slice(float (*acc)[4], const T *as, const T *bs, int wm, int wn, int lane) {
   const int g = lane / 4, t = lane % 4, q = lane / 8, r8 = lane % 8;
   constexpr int KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T);
 #pragma unroll
@@ -279,7 +278,7 @@ KN_FN void kn__mml_mma_slice(float (*acc)[4], const T *as, const T *bs, int wm, 
         uint32_t r[4];
         kn__mml_ldsm4(r, bs + kn__mml_swz<N, E>(k, n, k & 7), true);
         fb[2 * y2][0] = r[0], fb[2 * y2][1] = r[1], fb[2 * y2 + 1][0] = r[2],
-                  fb[2 * y2 + 1][1] = r[3];
+               fb[2 * y2 + 1][1] = r[3];
       }
     }
 #pragma unroll
