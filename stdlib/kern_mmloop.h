@@ -53,45 +53,14 @@ KN_FN T kn__mml_at(const kn_array &a, int64_t i, int64_t j, T fill) {
              : fill;
 }
 KN_FN int64_t kn__mml_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a + (uint64_t)b); }
-
-/* ---- EXACT: fma chains, 256 threads, each 2VW x 2VW elements of acc ---------------------- *
- * VW elements make 16 bytes. Thread (ty, tx) of a 16 x 16 grid owns rows
- * h M/2 + VW ty + v and columns h' N/2 + VW tx + w (h, h' in {0, 1}, v, w <
- * VW), so its reads of a slice are 16-byte vectors that a warp's threads
- * share. A slice of A is stored transposed (k-major), its rows' vectors
- * XOR-shuffled by k so the transposing stores spread over the banks. */
-template <class T, int M, int N, int KT>
-struct kn__mml_simt {
-  static constexpr int VW = 16 / (int)sizeof(T), KC = KT / 2;
-  static constexpr int RA = M * KC / 256, RB = KC * N / 256;
-  static constexpr bool ok =
-      M == 32 * VW && N == 32 * VW && KT % 2 == 0 && (M * KC) % 256 == 0 && (KC * N) % 256 == 0;
-  T ra[RA > 0 ? RA : 1], rb[RB > 0 ? RB : 1];
-  KN__MFN void fetch(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t kq, T pa,
-                     T pb) {
-    const int tid = (int)threadIdx.x;
-#pragma unroll
-    for (int p = 0; p < RA; p++) {
-      const int e = tid + 256 * p;
-      ra[p] = kn__mml_at<T>(A, kn__mml_add(I, e / KC), kn__mml_add(kq, e % KC), pa);
-    }
-#pragma unroll
-    for (int p = 0; p < RB; p++) {
-      const int e = tid + 256 * p;
-      rb[p] = kn__mml_at<T>(B, kn__mml_add(kq, e / N), kn__mml_add(J, e % N), pb);
-    }
-  }
-  KN__MFN void put(T *sa, T *sb) const {
-    const int tid = (int)threadIdx.x;
-#pragma unroll
-    for (int p = 0; p < RA; p++) {
-      const int e = tid + 256 * p, row = e / KC, kk = e % KC;
-      sa[kk * M + (row ^ ((kk & 7) * VW))] = ra[p];
-    }
-#pragma unroll
-    for (int p = 0; p < RB; p++) sb[tid + 256 * p] = rb[p];
-  }
-};
+/* The rows [r0, r0 + R) x columns [c0, c0 + C) of a inside it, contiguous
+ * along rows and 16-byte aligned: a slice cp.async can copy. */
+template <class T>
+KN_FN bool kn__mml_inside(const kn_array &a, int64_t r0, int64_t c0, int32_t R, int32_t C) {
+  return r0 >= 0 && c0 >= 0 && r0 <= a.shape[0] - R && c0 <= a.shape[1] - C &&
+         a.strides[1] == (int64_t)sizeof(T) && a.strides[0] % 16 == 0 &&
+         ((unsigned long long)a.data + (unsigned long long)(c0 * (int64_t)sizeof(T))) % 16 == 0;
+}
 
 template <class T, int VW>
 KN_FN void kn__mml_vec(T *dst, const T *src) {
@@ -103,6 +72,68 @@ KN_FN void kn__mml_vec(T *dst, const T *src) {
 #pragma unroll
   for (int q = 0; q < VW; q++) dst[q] = w.t[q];
 }
+
+/* ---- EXACT: fma chains, 256 threads, each 2VW x 2VW elements of acc ---------------------- *
+ * VW elements make 16 bytes. Thread (ty, tx) of a 16 x 16 grid owns rows
+ * h M/2 + VW ty + v and columns h' N/2 + VW tx + w (h, h' in {0, 1}, v, w <
+ * VW), so its reads of a slice are 16-byte vectors that a warp's threads
+ * share. A slice of A is stored transposed (k-major), its rows' vectors
+ * XOR-shuffled by k so the transposing stores spread over the banks. */
+template <class T, int M, int N, int KT>
+struct kn__mml_simt {
+  static constexpr int VW = 16 / (int)sizeof(T), KC = KT / 2;
+  static constexpr int RA = M * KC / 256, RB = KC * N / 256;
+  static constexpr bool ok = M == 32 * VW && N == 32 * VW && KT % 2 == 0 && KC % VW == 0 &&
+                             (M * KC) % (256 * VW) == 0 && (KC * N) % (256 * VW) == 0;
+  T ra[RA > 0 ? RA : 1], rb[RB > 0 ? RB : 1];
+  /* Piece p (VW elements along a row of the slice) of a slice R x C at (r0, c0)
+   * into r: one 16-byte load when the slice lies inside a, else element by
+   * element with the fill. */
+  template <int R, int C, int NP>
+  KN__MFN static void get(T *r, const kn_array &a, int64_t r0, int64_t c0, T fill) {
+    const int tid = (int)threadIdx.x;
+    if (kn__mml_inside<T>(a, r0, c0, R, C)) {
+#pragma unroll
+      for (int i = 0; i < NP; i++) {
+        const int p = tid + 256 * i, row = p / (C / VW), c = p % (C / VW) * VW;
+        kn__mml_vec<T, VW>(r + VW * i, (const T *)(a.data + (r0 + row) * a.strides[0] +
+                                                   (c0 + c) * (int64_t)sizeof(T)));
+      }
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < NP; i++) {
+      const int p = tid + 256 * i, row = p / (C / VW), c = p % (C / VW) * VW;
+#pragma unroll
+      for (int e = 0; e < VW; e++)
+        r[VW * i + e] = kn__mml_at<T>(a, kn__mml_add(r0, row), kn__mml_add(c0, c + e), fill);
+    }
+  }
+  KN__MFN void fetch(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t kq, T pa,
+                     T pb) {
+    get<M, KC, RA / VW>(ra, A, I, kq, pa);
+    get<KC, N, RB / VW>(rb, B, kq, J, pb);
+  }
+  /* A's pieces transposed (k-major, rows XOR-shuffled by k), B's as they are. */
+  KN__MFN void put(T *sa, T *sb) const {
+    const int tid = (int)threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < RA / VW; i++) {
+      const int p = tid + 256 * i, row = p / (KC / VW), c = p % (KC / VW) * VW;
+#pragma unroll
+      for (int e = 0; e < VW; e++) {
+        const int kk = c + e;
+        sa[kk * M + (row ^ ((kk & 7) * VW))] = ra[VW * i + e];
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < RB / VW; i++) {
+      const int p = tid + 256 * i;
+#pragma unroll
+      for (int e = 0; e < VW; e++) sb[VW * p + e] = rb[VW * i + e];
+    }
+  }
+};
 
 template <class T, int M, int N, int KT>
 KN_FN bool kn__mml_exact(T *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, const kn_array &B,
@@ -193,14 +224,6 @@ KN_FN void kn__mml_ldsm4(uint32_t *r, const void *p, bool trans) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                  : "r"(kn__mml_saddr(p)));
-}
-/* The rows [r0, r0 + R) x columns [c0, c0 + C) of a inside it, contiguous
- * along rows and 16-byte aligned: a slice cp.async can copy. */
-template <class T>
-KN_FN bool kn__mml_inside(const kn_array &a, int64_t r0, int64_t c0, int32_t R, int32_t C) {
-  return r0 >= 0 && c0 >= 0 && r0 <= a.shape[0] - R && c0 <= a.shape[1] - C &&
-         a.strides[1] == (int64_t)sizeof(T) && a.strides[0] % 16 == 0 &&
-         ((unsigned long long)a.data + (unsigned long long)(c0 * (int64_t)sizeof(T))) % 16 == 0;
 }
 /* Where element (r, c) of a row-major R x C slice with 16-byte chunks of
  * E elements lies: chunk c / E of row r moves to chunk (c / E) ^ sw(r). */
