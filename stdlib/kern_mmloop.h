@@ -56,7 +56,7 @@ KN_FN int64_t kn__mml_add(int64_t a, int64_t b) { return (int64_t)((uint64_t)a +
 /* The rows [r0, r0 + R) x columns [c0, c0 + C) of a inside it, contiguous
  * along rows and 16-byte aligned: a slice cp.async can copy. */
 template <class T>
-KN_FN bool kn__mml_inside(const kn_array &a, int64_t r0, int64_t c0, int32_t R, int32_t C) {
+KN_FN bool kn__mml_inside(const kn_array &a, int64_t r0, int64_t c0, int64_t R, int64_t C) {
   return r0 >= 0 && c0 >= 0 && r0 <= a.shape[0] - R && c0 <= a.shape[1] - C &&
          a.strides[1] == (int64_t)sizeof(T) && a.strides[0] % 16 == 0 &&
          ((unsigned long long)a.data + (unsigned long long)(c0 * (int64_t)sizeof(T))) % 16 == 0;
@@ -213,17 +213,20 @@ KN_FN uint32_t kn__mml_saddr(const void *p) { return (uint32_t)__cvta_generic_to
 KN_FN void kn__mml_cp16(void *dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(kn__mml_saddr(dst)), "l"(src));
 }
+KN_FN void kn__mml_cp16s(uint32_t dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
+}
 KN_FN void kn__mml_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
 KN_FN void kn__mml_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
-KN_FN void kn__mml_ldsm4(uint32_t *r, const void *p, bool trans) {
+KN_FN void kn__mml_ldsm4(uint32_t *r, uint32_t addr, bool trans) {
   if (trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(kn__mml_saddr(p)));
+                 : "r"(addr));
   else
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-                 : "r"(kn__mml_saddr(p)));
+                 : "r"(addr));
 }
 /* Where element (r, c) of a row-major R x C slice with 16-byte chunks of
  * E elements lies: chunk c / E of row r moves to chunk (c / E) ^ sw(r). */
@@ -273,47 +276,103 @@ struct kn__mml_swb4 { /* TF32 B: the four rows t a fragment reads, on 8-bank gro
   KN__MFN int operator()(int r) const { return (r & 3) * 2; }
 };
 
-/* The mma steps of one slice: 16-bit inputs (m16n8k16) or TF32 (m16n8k8). */
+template <int MODE>
+struct kn__mml_swb {
+  typedef kn__mml_swb8 type;
+};
+template <>
+struct kn__mml_swb<0> {
+  typedef kn__mml_swb4 type;
+};
+
+/* The mma steps of one slice: 16-bit inputs (m16n8k16) or TF32 (m16n8k8).
+ * A thread's fragment offsets (elements from a stage's start) are worked out
+ * once: the shuffles depend on its lane only, and the blocks x, y and steps
+ * ks of a warp move them by constants. */
 template <class T, int M, int N, int KC, int MODE>
-KN_FN void kn__mml_mma_slice(float (*acc)[4], const T *as, const T *bs, int wm, int wn, int lane) {
-  const int g = lane / 4, t = lane % 4, q = lane / 8, r8 = lane % 8;
-  constexpr int KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T);
+struct kn__mml_frags {
+  static constexpr int KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T), NKS = KC / KS;
+  int aoff[NKS], boff[4]; /* A at ks; B: 16-bit at y2 < 2 (ldmatrix), TF32 at y < 4 */
+  KN__MFN kn__mml_frags(int wm, int wn, int lane) {
+    const int g = lane / 4, t = lane % 4, q = lane / 8, r8 = lane % 8;
+    const int row = wm * 64 + r8 + (q & 1) * 8;
 #pragma unroll
-  for (int ks = 0; ks < KC / KS; ks++) {
-    uint32_t fa[4][4], fb[4][2];
+    for (int ks = 0; ks < NKS; ks++)
+      aoff[ks] = kn__mml_swz<KC, E>(row, ks * KS + (q >> 1) * E, (row >> 1) & 3);
+    const int k = r8 + (q & 1) * 8;
 #pragma unroll
-    for (int x = 0; x < 4; x++) {
-      const int row = wm * 64 + 16 * x + r8 + (q & 1) * 8, c = ks * KS + (q >> 1) * E;
-      kn__mml_ldsm4(fa[x], as + kn__mml_swz<KC, E>(row, c, (row >> 1) & 3), false);
-    }
-    if (MODE == 0) {
-#pragma unroll
-      for (int y = 0; y < 4; y++) {
-        const int n = wn * 32 + 8 * y + g, k = ks * 8 + t;
-        fb[y][0] = __float_as_uint(*(const float *)(bs + kn__mml_swz<N, E>(k, n, (k & 3) * 2)));
-        fb[y][1] =
-            __float_as_uint(*(const float *)(bs + kn__mml_swz<N, E>(k + 4, n, ((k + 4) & 3) * 2)));
-      }
-    } else {
-#pragma unroll
-      for (int y2 = 0; y2 < 2; y2++) {
-        const int k = ks * 16 + r8 + (q & 1) * 8, n = wn * 32 + 16 * y2 + (q >> 1) * 8;
-        uint32_t r[4];
-        kn__mml_ldsm4(r, bs + kn__mml_swz<N, E>(k, n, k & 7), true);
-        fb[2 * y2][0] = r[0], fb[2 * y2][1] = r[1], fb[2 * y2 + 1][0] = r[2],
-               fb[2 * y2 + 1][1] = r[3];
-      }
-    }
-#pragma unroll
-    for (int x = 0; x < 4; x++)
-#pragma unroll
-      for (int y = 0; y < 4; y++) {
-        if (MODE == 0) kn__mma_f32(acc[4 * x + y], fa[x], fb[y]);
-        if (MODE == 1) kn__mma_f16(acc[4 * x + y], fa[x], fb[y]);
-        if (MODE == 2) kn__mma_bf16(acc[4 * x + y], fa[x], fb[y]);
-      }
+    for (int y = 0; y < 4; y++)
+      boff[y] = MODE == 0 ? kn__mml_swz<N, E>(t, wn * 32 + 8 * y + g, 2 * t)
+                          : kn__mml_swz<N, E>(k, wn * 32 + 16 * (y & 1) + (q >> 1) * 8, k & 7);
   }
-}
+  KN__MFN void run(float (*acc)[4], const T *as, const T *bs) const {
+    const uint32_t sa = kn__mml_saddr(as), sb = kn__mml_saddr(bs);
+#pragma unroll
+    for (int ks = 0; ks < NKS; ks++) {
+      uint32_t fa[4][4], fb[4][2];
+#pragma unroll
+      for (int x = 0; x < 4; x++)
+        kn__mml_ldsm4(fa[x], sa + (uint32_t)((aoff[ks] + 16 * x * KC) * (int)sizeof(T)), false);
+      if (MODE == 0) {
+#pragma unroll
+        for (int y = 0; y < 4; y++) {
+          fb[y][0] = __float_as_uint(*(const float *)(bs + boff[y] + ks * 8 * N));
+          fb[y][1] = __float_as_uint(*(const float *)(bs + boff[y] + (ks * 8 + 4) * N));
+        }
+      } else {
+#pragma unroll
+        for (int y2 = 0; y2 < 2; y2++) {
+          uint32_t r[4];
+          kn__mml_ldsm4(r, sb + (uint32_t)((boff[y2] + ks * 16 * N) * (int)sizeof(T)), true);
+          fb[2 * y2][0] = r[0], fb[2 * y2][1] = r[1], fb[2 * y2 + 1][0] = r[2],
+                 fb[2 * y2 + 1][1] = r[3];
+        }
+      }
+#pragma unroll
+      for (int x = 0; x < 4; x++)
+#pragma unroll
+        for (int y = 0; y < 4; y++) {
+          if (MODE == 0) kn__mma_f32(acc[4 * x + y], fa[x], fb[y]);
+          if (MODE == 1) kn__mma_f16(acc[4 * x + y], fa[x], fb[y]);
+          if (MODE == 2) kn__mma_bf16(acc[4 * x + y], fa[x], fb[y]);
+        }
+    }
+  }
+};
+
+/* When every slice of the loop lies inside its array: where this thread's
+ * pieces come from and go, worked out once; the slice at kq is then kq - k0
+ * elements further along A's rows and kq - k0 rows further down B. */
+template <class T, int M, int N, int KC, class SWB>
+struct kn__mml_pieces {
+  static constexpr int E = 16 / (int)sizeof(T), PA = M * KC / E / 256, PB = KC * N / E / 256;
+  const char *ga[PA], *gb[PB];
+  uint32_t da[PA], db[PB];
+  int64_t bstride;
+  KN__MFN kn__mml_pieces(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t k0) {
+    const int tid = (int)threadIdx.x;
+#pragma unroll
+    for (int i = 0; i < PA; i++) {
+      const int p = tid + 256 * i, r = p / (KC / E), c = p % (KC / E) * E;
+      ga[i] = A.data + (I + r) * A.strides[0] + (k0 + c) * (int64_t)sizeof(T);
+      da[i] = (uint32_t)(kn__mml_swz<KC, E>(r, c, kn__mml_swa()(r)) * (int)sizeof(T));
+    }
+#pragma unroll
+    for (int i = 0; i < PB; i++) {
+      const int p = tid + 256 * i, r = p / (N / E), c = p % (N / E) * E;
+      gb[i] = B.data + (k0 + r) * B.strides[0] + (J + c) * (int64_t)sizeof(T);
+      db[i] = (uint32_t)(kn__mml_swz<N, E>(r, c, SWB()(r)) * (int)sizeof(T));
+    }
+    bstride = B.strides[0];
+  }
+  KN__MFN void issue(T *as, T *bs, int64_t dk) const {
+    const uint32_t sa = kn__mml_saddr(as), sb = kn__mml_saddr(bs);
+#pragma unroll
+    for (int i = 0; i < PA; i++) kn__mml_cp16s(sa + da[i], ga[i] + dk * (int64_t)sizeof(T));
+#pragma unroll
+    for (int i = 0; i < PB; i++) kn__mml_cp16s(sb + db[i], gb[i] + dk * bstride);
+  }
+};
 
 /* The slices of A and B at k = kq into one stage. */
 template <class T, int MODE, int M, int N, int KC>
@@ -348,9 +407,15 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
         acc[4 * x + y][2 * h] = p[0];
         acc[4 * x + y][2 * h + 1] = p[1];
       }
+  const kn__mml_frags<T, M, N, KC, MODE> fr(wm, wn, lane);
   /* one barrier a slice: after it, every warp is done with the other stage */
   const int64_t chunks = 2 * steps;
-  if (chunks > 0) kn__mml_fetch<T, MODE, M, N, KC>(sa, sb, A, I, B, J, k0, pa, pb);
+  typedef typename kn__mml_swb<MODE>::type SWB;
+  const bool inside =
+      kn__mml_inside<T>(A, I, k0, M, chunks * KC) && kn__mml_inside<T>(B, k0, J, chunks * KC, N);
+  const kn__mml_pieces<T, M, N, KC, SWB> pc(A, I, B, J, k0);
+  if (chunks > 0 && inside) pc.issue(sa, sb, 0);
+  if (chunks > 0 && !inside) kn__mml_fetch<T, MODE, M, N, KC>(sa, sb, A, I, B, J, k0, pa, pb);
   kn__mml_commit();
   for (int64_t q = 0; q < chunks; q++) {
     const int s = (int)(q & 1);
@@ -361,12 +426,13 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
       kn__mml_round<KC, N>((float *)bs, kn__mml_swb4());
     }
     __syncthreads();
-    if (q + 1 < chunks)
+    const int64_t dk = (q + 1) / 2 * KT + (q + 1) % 2 * KC;
+    if (q + 1 < chunks && inside) pc.issue(sa + (1 - s) * M * KC, sb + (1 - s) * KC * N, dk);
+    if (q + 1 < chunks && !inside)
       kn__mml_fetch<T, MODE, M, N, KC>(sa + (1 - s) * M * KC, sb + (1 - s) * KC * N, A, I, B, J,
-                                       kn__mml_add(k0, (q + 1) / 2 * KT + (q + 1) % 2 * KC), pa,
-                                       pb);
+                                       kn__mml_add(k0, dk), pa, pb);
     kn__mml_commit();
-    kn__mml_mma_slice<T, M, N, KC, MODE>(acc, as, bs, wm, wn, lane);
+    fr.run(acc, as, bs);
   }
 #pragma unroll
   for (int x = 0; x < 4; x++)
