@@ -217,7 +217,6 @@ KN_FN void kn__mml_cp16s(uint32_t dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst), "l"(src));
 }
 KN_FN void kn__mml_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
-KN_FN void kn__mml_wait0(void) { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 KN_FN void kn__mml_ldsm4(uint32_t *r, uint32_t addr, bool trans) {
   if (trans)
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
@@ -261,9 +260,10 @@ template <int R, int C, class SW>
 KN_FN void kn__mml_round(float *s, SW sw) {
   for (int p = (int)threadIdx.x; p < R * C / 4; p += 256) {
     const int r = p / (C / 4), c = p % (C / 4) * 4;
-    float *d = s + kn__mml_swz<C, 4>(r, c, sw(r));
-#pragma unroll
-    for (int e = 0; e < 4; e++) d[e] = kn_tf32(d[e]);
+    float4 *d = (float4 *)(s + kn__mml_swz<C, 4>(r, c, sw(r)));
+    float4 v = *d;
+    v.x = kn_tf32(v.x), v.y = kn_tf32(v.y), v.z = kn_tf32(v.z), v.w = kn_tf32(v.w);
+    *d = v;
   }
 }
 struct kn__mml_swa { /* A's 64-byte rows: rows 2j and 2j + 1 share a 128-byte line */
@@ -386,17 +386,34 @@ KN_FN void kn__mml_fetch(T *as, T *bs, const kn_array &A, int64_t I, const kn_ar
 }
 
 /* MODE 0: TF32 from float32, 1: float16, 2: bfloat16; acc is float32. */
+/* How many of the loop's first slices lie inside both arrays (the rest reach
+ * past an edge: k only grows, so they are a prefix). */
+template <class T, int M, int N, int KC>
+KN_FN int64_t kn__mml_nin(const kn_array &A, int64_t I, const kn_array &B, int64_t J, int64_t k0,
+                          int64_t chunks) {
+  if (chunks <= 0 || !kn__mml_inside<T>(A, I, k0, M, KC) || !kn__mml_inside<T>(B, k0, J, KC, N))
+    return 0;
+  const int64_t kend = A.shape[1] < B.shape[0] ? A.shape[1] : B.shape[0], n = (kend - k0) / KC;
+  return n < chunks ? n : chunks;
+}
+template <int N>
+KN_FN void kn__mml_wait(void) {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+/* MODE 0: TF32 from float32, 1: float16, 2: bfloat16; acc is float32. The
+ * slices are KC = 64 bytes of k wide, KT / KC stages of them in the storage of
+ * ta and tb: while a warp multiplies one, the next ones are on their way. */
 template <class T, int MODE, int M, int N, int KT>
 KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, const kn_array &B,
                         int64_t J, int64_t k0, int64_t k1, T pa, T pb) {
-  constexpr int KC = KT / 2, KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T);
-  constexpr bool ok = M == 128 && N == 128 && KT % 2 == 0 && KC % KS == 0 && KC * sizeof(T) == 64;
+  constexpr int KC = 64 / (int)sizeof(T), NS = KT / KC, KS = MODE == 0 ? 8 : 16;
+  constexpr bool ok = M == 128 && N == 128 && KT % KC == 0 && NS >= 2 && NS <= 4 && KC % KS == 0;
   int64_t steps;
   if (!ok || !kn__mml_block(256) || !kn__mml_steps(k0, k1, KT, &steps)) return false;
   const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
   const int wm = warp / 4, wn = warp % 4, g = lane / 4, t = lane % 4;
   float acc[16][4]; /* [4x + y]: m16 block x, n8 block y; its 4 elements */
-  (void)E;
 #pragma unroll
   for (int x = 0; x < 4; x++)
 #pragma unroll
@@ -408,32 +425,39 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
         acc[4 * x + y][2 * h + 1] = p[1];
       }
   const kn__mml_frags<T, M, N, KC, MODE> fr(wm, wn, lane);
-  /* one barrier a slice: after it, every warp is done with the other stage */
-  const int64_t chunks = 2 * steps;
   typedef typename kn__mml_swb<MODE>::type SWB;
-  const bool inside =
-      kn__mml_inside<T>(A, I, k0, M, chunks * KC) && kn__mml_inside<T>(B, k0, J, chunks * KC, N);
+  const int64_t chunks = steps * NS, nin = kn__mml_nin<T, M, N, KC>(A, I, B, J, k0, chunks);
   const kn__mml_pieces<T, M, N, KC, SWB> pc(A, I, B, J, k0);
-  if (chunks > 0 && inside) pc.issue(sa, sb, 0);
-  if (chunks > 0 && !inside) kn__mml_fetch<T, MODE, M, N, KC>(sa, sb, A, I, B, J, k0, pa, pb);
-  kn__mml_commit();
+  /* slice c into stage st: inside, the cp.async pieces; past an edge, with the fill */
+#define KN__MML_FETCH(c, st)                                                                       \
+  do {                                                                                             \
+    T *as_ = sa + (st)*M * KC, *bs_ = sb + (st)*KC * N;                                            \
+    if ((c) < nin)                                                                                 \
+      pc.issue(as_, bs_, (c)*KC);                                                                  \
+    else                                                                                           \
+      kn__mml_fetch<T, MODE, M, N, KC>(as_, bs_, A, I, B, J, kn__mml_add(k0, (c)*KC), pa, pb);     \
+  } while (0)
+#pragma unroll
+  for (int c = 0; c < NS - 1; c++) {
+    if (c < chunks) KN__MML_FETCH(c, c);
+    kn__mml_commit();
+  }
+  /* one barrier a slice: after it, every warp is done with the stage it refills */
+  int s = 0;
   for (int64_t q = 0; q < chunks; q++) {
-    const int s = (int)(q & 1);
     T *as = sa + s * M * KC, *bs = sb + s * KC * N;
-    kn__mml_wait0();
+    kn__mml_wait<NS - 2>();
     if (MODE == 0) {
       kn__mml_round<M, KC>((float *)as, kn__mml_swa());
       kn__mml_round<KC, N>((float *)bs, kn__mml_swb4());
     }
     __syncthreads();
-    const int64_t dk = (q + 1) / 2 * KT + (q + 1) % 2 * KC;
-    if (q + 1 < chunks && inside) pc.issue(sa + (1 - s) * M * KC, sb + (1 - s) * KC * N, dk);
-    if (q + 1 < chunks && !inside)
-      kn__mml_fetch<T, MODE, M, N, KC>(sa + (1 - s) * M * KC, sb + (1 - s) * KC * N, A, I, B, J,
-                                       kn__mml_add(k0, dk), pa, pb);
+    if (q + NS - 1 < chunks) KN__MML_FETCH(q + NS - 1, s == 0 ? NS - 1 : s - 1);
     kn__mml_commit();
     fr.run(acc, as, bs);
+    s = s + 1 == NS ? 0 : s + 1;
   }
+#undef KN__MML_FETCH
 #pragma unroll
   for (int x = 0; x < 4; x++)
 #pragma unroll
