@@ -674,6 +674,11 @@ static Val struct_ctor(Check *c, Node *n, Decl *s) {
 static Val call(Check *c, Node *n) {
   if (n->texpr && n->texpr->builtin && n->texpr->ndim == 0)
     return type_call(c, n, n->texpr->builtin);
+  if (n->texpr && n->texpr->vecn_elem) { /* vec<T, N>(...) with no vector for T */
+    ck_resolve_type(c, n->texpr, NULL);
+    for (Node *a = n->args; a; a = a->next) ck_expr(c, a);
+    return ck_val_err();
+  }
   const char *name = n->name ? n->name : n->texpr ? n->texpr->name : NULL;
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
   if (n->ntargs && name && !strcmp(name, "bitcast") && !ck_is_generic(c, name))

@@ -384,7 +384,7 @@ static Node *parse_vecn_ctor(Parser *p) {
   n->texpr->loc = tok(p)->loc;
   n->name_loc = tok(p)->loc;
   ps_parse_vecn_type(p, n->texpr);
-  n->name = type_name(n->texpr->builtin);
+  n->name = n->texpr->builtin ? type_name(n->texpr->builtin) : n->texpr->vecn_elem;
   if (ps_expect(p, TK_LPAREN,
                 "after 'vec<...>': a type is not a value; construct one with (...)")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
@@ -1196,8 +1196,10 @@ static Decl *parse_func(Parser *p) {
     ps_syntax_error(p, "expected '(' after the function name, found %s", ps_tok_desc(p, tok(p)));
     return NULL;
   }
+  p->fn = d->ntparams ? d : NULL;
   parse_params(p, d);
   d->body = p->panic ? new_node(p, ND_BLOCK, d->name_loc) : parse_block(p);
+  p->fn = NULL;
   d->loc = loc_span(start, prev_loc(p));
   return d;
 }
