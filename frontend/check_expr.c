@@ -502,6 +502,15 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
             (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) || type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", ck_tname(v.ty), ck_tname(t));
+    if (t->kind == TY_VEC && v.ty->kind == TY_VEC)
+      diag_note(c->diags, n->loc,
+                "a vector converts to one of the same length, per component: %d is not %d", v.ty->n,
+                t->n);
+    else if (t->kind == TY_MAT && v.ty->kind == TY_MAT)
+      diag_note(c->diags, n->loc,
+                "a matrix converts to one of the same shape, per component: %d x %d is not %d x "
+                "%d",
+                v.ty->n, type_mat_cols(v.ty), t->n, type_mat_cols(t));
     return ck_val_err();
   }
   if (v.is_const && type_is_scalar(t)) {
