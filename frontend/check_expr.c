@@ -498,8 +498,9 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
   bool ok = (type_is_scalar(t) && operand_ok(v.ty)) ||
             (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) ||
             (t->kind == TY_MAT && v.ty->kind == TY_MAT && t->n == v.ty->n &&
-             type_mat_cols(t) == type_mat_cols(v.ty) && t != &ty_smat && v.ty != &ty_smat) ||
-            (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) || type_equal(t, v.ty);
+             type_mat_cols(t) == type_mat_cols(v.ty)) || /* spatial_matrix: mat<T, 6, 6> */
+            (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) ||
+            type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", ck_tname(v.ty), ck_tname(t));
     if (t->kind == TY_VEC && v.ty->kind == TY_VEC)
