@@ -607,8 +607,9 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
  * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
- * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform,
- * kern_spatial_vector, kern_float16, kern_bfloat16) -> their dtype;
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_quath, kern_quatbf16,
+ * kern_quatd, kern_transform, kern_spatial_vector, kern_float16,
+ * kern_bfloat16) -> their dtype;
  * kern_arg as is. Other types do not compile: wrap them with a constructor
  * (kern_arg_bytes for structs). A compound literal's commas split macro
  * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
@@ -1017,6 +1018,9 @@ static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v);
 static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
 static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
 static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
+static inline kern_arg kern_to_arg_(kern_quath v) { return kern_arg_of_quath(v); }
+static inline kern_arg kern_to_arg_(kern_quatbf16 v) { return kern_arg_of_quatbf16(v); }
+static inline kern_arg kern_to_arg_(kern_quatd v) { return kern_arg_of_quatd(v); }
 static inline kern_arg kern_to_arg_(kern_transform v) { return kern_arg_of_transform(v); }
 static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_spatial_vector(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
@@ -1056,7 +1060,10 @@ static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_
            : kern_arg_of_mat22, kern_mat33                                                         \
            : kern_arg_of_mat33, kern_mat44                                                         \
            : kern_arg_of_mat44, kern_quat                                                          \
-           : kern_arg_of_quat, kern_transform                                                      \
+           : kern_arg_of_quat, kern_quath                                                          \
+           : kern_arg_of_quath, kern_quatbf16                                                      \
+           : kern_arg_of_quatbf16, kern_quatd                                                      \
+           : kern_arg_of_quatd, kern_transform                                                     \
            : kern_arg_of_transform, kern_spatial_vector                                            \
            : kern_arg_of_spatial_vector)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
