@@ -478,12 +478,13 @@ KERN_API bool kern_module_fast_math(const kern_module *);
  * it on for every module loaded afterwards), before its first launch: a
  * kernel that stores a NaN or an infinity to an array element (=, a compound
  * assignment, ++/--, of a float, or of a vector, matrix or struct holding
- * floats) fails the launch with KERN_ERR_BOUNDS and a message naming the
+ * floats, and an atomic on such an element, its old value used or not)
+ * fails the launch with KERN_ERR_BOUNDS and a message naming the
  * kernel, file:line, the value and the index: "non-finite value stored in
  * kernel 'k' at k.kern:4: NaN at index [3] (parameter 'y', thread 3)". The
  * first failing store of a launch is reported; the store itself happens,
- * and the other threads go on. Atomics, local arrays and stores through
- * reference parameters are not checked. Its code is cached under its own key.
+ * and the other threads go on. Local arrays and stores through reference
+ * parameters are not checked. Its code is cached under its own key.
  * KERN_ERR_INVALID_ARGUMENT for NULL or once the module has been compiled for
  * a device; KERN_ERR_UNSUPPORTED for a module built by kernc build. */
 KERN_API kern_status kern_module_set_verify_fp(kern_module *, bool on);
