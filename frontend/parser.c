@@ -383,8 +383,10 @@ static Node *parse_vecn_ctor(Parser *p) {
   n->texpr = ps_alloc(p, sizeof *n->texpr);
   n->texpr->loc = tok(p)->loc;
   n->name_loc = tok(p)->loc;
+  Token *head = tok(p);
   ps_parse_vecn_type(p, n->texpr);
-  n->name = n->texpr->builtin ? type_name(n->texpr->builtin) : n->texpr->vecn_elem;
+  /* vec<T, N>(...) of a type variable T: "vec" until an instance binds T */
+  n->name = n->texpr->builtin ? type_name(n->texpr->builtin) : ps_tok_text(p, head);
   if (ps_expect(p, TK_LPAREN,
                 "after 'vec<...>': a type is not a value; construct one with (...)")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
