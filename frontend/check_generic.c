@@ -154,16 +154,18 @@ static bool infer_arg(Check *c, Decl *g, Var *p, int arg, Type *t, Infer *in, Sr
     in->bind[v] = got;
     in->from[v] = arg;
   } else if (!type_equal(in->bind[v], got)) {
+    /* a vector's element type: say which vector it is of */
+    const char *of = te->vecn_elem ? arena_printf(c->arena, ", of a %s", ck_tname(t)) : "";
     if (in->from[v])
       in->why = arena_printf(c->arena,
                              "conflicting types for type variable '%s' of '%s': %s (argument "
-                             "%d) and %s (argument %d)",
+                             "%d) and %s (argument %d%s)",
                              g->tparams[v], g->name, ck_tname(in->bind[v]), in->from[v],
-                             ck_tname(got), arg);
+                             ck_tname(got), arg, of);
     else
-      in->why =
-          arena_printf(c->arena, "argument %d is %s, but type variable '%s' of '%s' is %s as given",
-                       arg, ck_tname(got), g->tparams[v], g->name, ck_tname(in->bind[v]));
+      in->why = arena_printf(c->arena,
+                             "argument %d is %s%s, but type variable '%s' of '%s' is %s as given",
+                             arg, ck_tname(got), of, g->tparams[v], g->name, ck_tname(in->bind[v]));
     in->where = at;
     return false;
   }
