@@ -493,7 +493,9 @@ static void index_value(Emitter *e, const Node *ix) {
 /* Index k of an array element: its expression, or verify_fp's copy in kn_fx
  * (evaluated once, before the store, by emit_fp_open). */
 static void element_index(Emitter *e, const Node *ix, int k, bool fx) {
-  if (fx)
+  if (fx && e->fx_id)
+    OUT(e, "kn_fx%d[%d]", e->fx_id, k);
+  else if (fx)
     OUT(e, "kn_fx[%d]", k);
   else
     index_value(e, ix);
@@ -777,6 +779,7 @@ static void special(Emitter *e, const Node *n) {
     case SP_RAND_FN: emit_rand_fn(e, n, expr, address_of); break;
     case SP_FLOAT_BITS: OUT(e, "kn__bits_f32(0x%08xu)", (unsigned)n->ival); break;
     default:
+      if (emit_fp_atomic_expr(e, n)) break;
       OUT(e, "kn_atomic_%s_%s(", atomic_stem(n->special), builtin_type_code(a->lhs->ty));
       address_of(e, a);
       args_list(e, a->next, true);

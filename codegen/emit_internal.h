@@ -57,8 +57,10 @@ struct Emitter {
    * when either passed what the checker counted (Decl.tile_vars, .tile_storage) */
   int64_t tile_var_sp, tile_sp;
   bool tile_over;
-  /* verify_fp: the next array element written takes its indices from kn_fx[] */
+  /* verify_fp: the next array element written takes its indices from kn_fx[]
+   * (fx_id 0), or from kn_fx<fx_id>[] (an atomic inside an expression) */
   bool fx_index;
+  int fx_id;
 };
 
 /* How a kernel's dense body reaches an array parameter. The dense variant runs
@@ -115,6 +117,10 @@ void emit_fp_close(Emitter *, const Node *lhs);
 /* An atomic call written as a statement, with its element checked; false
  * (nothing written) when it is not checked. */
 bool emit_fp_atomic_stmt(Emitter *, const Node *call);
+/* An atomic call inside an expression (its old value used), with its element
+ * checked: a comma expression over temporaries declared before the statement;
+ * false (nothing written) when it is not checked. */
+bool emit_fp_atomic_expr(Emitter *, const Node *call);
 /* The helpers the checks call (the prologue, in verify_fp mode). */
 extern const char *const emit_fp_helpers;
 /* From now on n is written as `name` (innermost binding first). */

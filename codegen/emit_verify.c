@@ -13,8 +13,11 @@
  * with no side effect in the target's indices, and atomics written as a
  * statement (emit_fp_atomic_stmt: the element is read back after the atomic,
  * so a non-finite value another thread's atomic left there is reported too,
- * as it would be at its own site). Not checked: an atomic whose old value is
- * used, local arrays, stores through reference parameters.
+ * as it would be at its own site) or inside an expression, its old value used
+ * (emit_fp_atomic_expr: the same steps as a comma expression); the atomic
+ * takes the element's address computed for the check. Not checked: an atomic
+ * inside an expression whose arguments are evaluated into temporaries first (a
+ * side effect among them), local arrays, stores through reference parameters.
  */
 
 #include <stdio.h>
@@ -51,21 +54,41 @@ static const Node *checked_element(Emitter *e, const Node *lhs) {
   return el;
 }
 
+/* The indices of element el, each as int64_t, after `pre` (4 in all, zeros after
+ * el's), separated by `sep`: an initializer's or a comma expression's. */
+static void fx_indices(Emitter *e, const Node *el, const char *pre, int id, const char *sep) {
+  int k = 0;
+  for (const Node *ix = el->args; ix && k < 4; ix = ix->next, k++) {
+    if (id)
+      OUT(e, "%skn_fx%d[%d] = (int64_t)(", k ? sep : pre, id, k);
+    else
+      OUT(e, "%s(int64_t)(", k ? sep : pre);
+    emit_expr(e, ix);
+    OUT(e, ")");
+  }
+  for (; k < 4; k++)
+    if (id)
+      OUT(e, "%skn_fx%d[%d] = 0", sep, id, k);
+    else
+      OUT(e, "%s0", sep);
+}
+
+/* The address of the element lhs stores to, its indices read from kn_fx<id>. */
+static void fx_target(Emitter *e, const Node *lhs, int id) {
+  e->fx_index = true;
+  e->fx_id = id;
+  emit_target(e, lhs);
+  e->fx_index = false;
+  e->fx_id = 0;
+}
+
 bool emit_fp_open(Emitter *e, const Node *lhs) {
   const Node *el = checked_element(e, lhs);
   if (!el) return false;
   OUT(e, "{ int64_t kn_fx[4] = {");
-  int k = 0;
-  for (const Node *ix = el->args; ix && k < 4; ix = ix->next, k++) {
-    OUT(e, k ? ", (int64_t)(" : "(int64_t)(");
-    emit_expr(e, ix);
-    OUT(e, ")");
-  }
-  for (; k < 4; k++) OUT(e, ", 0");
+  fx_indices(e, el, "", 0, ", ");
   OUT(e, "}; %s *kn_p = &", emit_ctype(e, lhs->ty));
-  e->fx_index = true;
-  emit_target(e, lhs);
-  e->fx_index = false;
+  fx_target(e, lhs, 0);
   OUT(e, ";");
   return true;
 }
@@ -80,46 +103,91 @@ static int float_kind(const Type *t) {
   }
 }
 
-/* One kne_fp call per run of float components of t at byte offset off. */
-static void checks(Emitter *e, const Type *t, int off, const char *site) {
+/* One kne_fp call per run of float components of t at byte offset off of the
+ * element at pointer p, each followed by `end` (a statement's or a comma). */
+static void checks(Emitter *e, const Type *t, int off, const char *site, const char *p,
+                   const char *end) {
   if (t->kind == TY_STRUCT) {
     for (int i = 0; i < t->sdecl->nfields; i++)
       if (has_floats(t->sdecl->fields[i].ty))
-        checks(e, t->sdecl->fields[i].ty, off + t->sdecl->fields[i].offset, site);
+        checks(e, t->sdecl->fields[i].ty, off + t->sdecl->fields[i].offset, site, p, end);
     return;
   }
   const Type *el = type_is_float(t) ? t : t->elem;
-  OUT(e, " kne_fp(kn_c, (const char *)kn_p + %d, %d, %d, %d, %s);", off, t->size / el->size,
-      el->size, float_kind(el), site);
+  OUT(e, " kne_fp(kn_c, (const char *)%s + %d, %d, %d, %d, %s)%s", p, off, t->size / el->size,
+      el->size, float_kind(el), site, end);
 }
 
-void emit_fp_close(Emitter *e, const Node *lhs) {
+/* The checks of the element lhs stored to, at pointer kn_p<id> (kn_p for 0). */
+static void fx_checks(Emitter *e, const Node *lhs, int id, const char *end) {
   const Node *el = stored_element(lhs);
   const Var *v = el->lhs->kind == ND_IDENT ? el->lhs->var : NULL;
   int param = v && v->is_param && v->ty->kind == TY_ARRAY ? v->array_id : -1;
   int unsigned_mask = 0, d = 0;
   for (const Node *ix = el->args; ix; ix = ix->next, d++)
     if (type_is_int(ix->ty) && !type_is_signed(ix->ty)) unsigned_mask |= 1 << d;
-  char site[96];
-  snprintf(site, sizeof site, "%d, %d, %d, %d, kn_fx, kn_lin",
-           emit_file_index(e->prog, el->loc.file), el->loc.line, param,
-           el->lhs->ty->ndim | unsigned_mask << 8);
-  checks(e, lhs->ty, 0, site);
+  char site[128], p[32], fx[32];
+  snprintf(p, sizeof p, "kn_p");
+  snprintf(fx, sizeof fx, "kn_fx");
+  if (id) snprintf(p, sizeof p, "kn_p%d", id), snprintf(fx, sizeof fx, "kn_fx%d", id);
+  snprintf(site, sizeof site, "%d, %d, %d, %d, %s, kn_lin", emit_file_index(e->prog, el->loc.file),
+           el->loc.line, param, el->lhs->ty->ndim | unsigned_mask << 8, fx);
+  checks(e, lhs->ty, 0, site, p, end);
+}
+
+void emit_fp_close(Emitter *e, const Node *lhs) {
+  fx_checks(e, lhs, 0, ";");
   OUT(e, " }\n");
 }
 
+static bool is_atomic(const Node *call) {
+  return call->kind == ND_CALL && call->call_kind == CALL_SPECIAL &&
+         call->special >= SP_ATOMIC_ADD && call->special <= SP_ATOMIC_CAS && call->args &&
+         call->args->kind == ND_ADDR;
+}
+
 /* `atomic_op(&a[i], ...);` with a checked element: the atomic inside the
- * block emit_fp_open opens, then the element's floats are tested. */
+ * block emit_fp_open opens, on its kn_p (the element's address, computed
+ * once), then the element's floats are tested. */
 bool emit_fp_atomic_stmt(Emitter *e, const Node *call) {
-  if (call->kind != ND_CALL || call->call_kind != CALL_SPECIAL || call->special < SP_ATOMIC_ADD ||
-      call->special > SP_ATOMIC_CAS || !call->args || call->args->kind != ND_ADDR)
-    return false;
+  if (!is_atomic(call) || emit_bound(e, call->args)) return false;
   const Node *el = call->args->lhs;
   if (!emit_fp_open(e, el)) return false;
   OUT(e, " ");
+  int mark = e->nbound;
+  emit_bind(e, call->args, "kn_p");
   emit_expr(e, call);
+  e->nbound = mark;
   OUT(e, ";");
   emit_fp_close(e, el);
+  return true;
+}
+
+/* `... atomic_op(&a[i], ...) ...`, its old value used: the same steps as a
+ * comma expression, its value the atomic's,
+ *   (kn_fxN[0] = i, ..., kn_pN = &a[kn_fxN[0]], kn_oN = atomic(kn_pN, ...),
+ *    kne_fp(... kn_pN ...), kn_oN)
+ * over temporaries declared before the statement (as the ordered operands'). */
+bool emit_fp_atomic_expr(Emitter *e, const Node *call) {
+  if (!is_atomic(call) || emit_bound(e, call->args)) return false;
+  const Node *el = call->args->lhs;
+  if (!checked_element(e, el)) return false;
+  int id = ++e->ntemps;
+  buf_printf(&e->temps, "int64_t kn_fx%d[4]; %s *kn_p%d; %s kn_o%d; ", id, emit_ctype(e, el->ty),
+             id, emit_ctype(e, call->ty), id);
+  fx_indices(e, stored_element(el), "(", id, ", ");
+  OUT(e, ", kn_p%d = &", id);
+  fx_target(e, el, id);
+  char p[32];
+  snprintf(p, sizeof p, "kn_p%d", id);
+  int mark = e->nbound;
+  emit_bind(e, call->args, p);
+  OUT(e, ", kn_o%d = ", id);
+  emit_expr(e, call);
+  e->nbound = mark;
+  OUT(e, ",");
+  fx_checks(e, el, id, ",");
+  OUT(e, " kn_o%d)", id);
   return true;
 }
 

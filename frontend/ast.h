@@ -164,6 +164,14 @@ typedef struct TypeExpr {
   struct Node *tile_shape[2]; /* the shape's constant expressions */
   int nfixed;                 /* a local array `T name[e, ...]`: 1..4 extents; 0 otherwise */
   struct Node *fixed[4];      /* their constant expressions */
+  /* vec<T, N>, mat<T, M, N> or quat<T> whose element is a name, not a type name:
+   * a generic function's type variable, resolved when its instance binds it
+   * (builtin and name stay NULL until then). */
+  const char *vecn_elem;
+  char vecn_kind;   /* 'v', 'm' or 'q' */
+  int vecn_rows;    /* vec: N; mat: M */
+  int vecn_cols;    /* mat: N; 1 otherwise */
+  Type *vecn_bound; /* what vecn_elem stands for in an instance, when that makes no vector */
 } TypeExpr;
 
 typedef enum {

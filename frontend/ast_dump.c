@@ -50,6 +50,19 @@ static void put_op(Out *o, int op) { puts_(o, tok_spelling((TokKind)op)); }
 
 static void dump_expr(Out *o, const Node *e);
 
+static void put_vecn_texpr(Out *o, const TypeExpr *t) {
+  char shape[64];
+  if (t->vecn_kind == 'm')
+    snprintf(shape, sizeof shape, ", %d, %d>", t->vecn_rows, t->vecn_cols);
+  else if (t->vecn_kind == 'v')
+    snprintf(shape, sizeof shape, ", %d>", t->vecn_rows);
+  else
+    snprintf(shape, sizeof shape, ">");
+  puts_(o, t->vecn_kind == 'q' ? "quat<" : t->vecn_kind == 'm' ? "mat<" : "vec<");
+  puts_(o, t->vecn_elem);
+  puts_(o, shape);
+}
+
 static void put_texpr(Out *o, const TypeExpr *t) {
   if (!t) {
     puts_(o, "_");
@@ -59,6 +72,8 @@ static void put_texpr(Out *o, const TypeExpr *t) {
     puts_(o, "auto");
   else if (t->builtin)
     puts_(o, type_name(t->builtin));
+  else if (t->vecn_elem) /* vec<T, N> ... of a generic function, T not yet bound */
+    put_vecn_texpr(o, t);
   else
     puts_(o, t->name ? t->name : "<error>");
   if (t->ndim > 0) {

@@ -170,6 +170,36 @@ Sym *ck_global(Check *c, const char *name) { return name ? ck_map_get(&c->global
 
 /* ---- types as written ------------------------------------------------------ */
 
+Type *ck_vecn_of(const TypeExpr *te, const Type *elem) {
+  if (te->vecn_kind == 'q') return type_quatn(elem);
+  if (!type_is_numeric(elem)) return NULL;
+  return te->vecn_kind == 'm' ? type_matn(elem, te->vecn_rows, te->vecn_cols)
+                              : type_vecn(elem, te->vecn_rows);
+}
+
+/* A vec<T, N>, mat<T, M, N> or quat<T> whose element is a name no instance
+ * turned into a vector's element: why, reported. */
+static Type *unbound_vecn(Check *c, TypeExpr *te) {
+  const char *what = te->vecn_kind == 'q'   ? "quat<T>"
+                     : te->vecn_kind == 'm' ? "mat<T, M, N>"
+                                            : "vec<T, N>";
+  const char *holds = te->vecn_kind == 'q' ? "float16, bfloat16, float32 or float64" : "numbers";
+  if (te->vecn_bound) {
+    diag_error(c->diags, te->loc, "a %s holds %s, and '%s' is %s here", what, holds, te->vecn_elem,
+               ck_tname(te->vecn_bound));
+    return &ty_error;
+  }
+  Sym *s = ck_global(c, te->vecn_elem);
+  if (s && s->decl->kind == DECL_STRUCT)
+    diag_error(c->diags, te->loc, "a %s holds %s, not %s", what, holds, te->vecn_elem);
+  else
+    diag_error(c->diags, te->loc,
+               "unknown element type '%s' of %s (a type name, or a type variable of the generic "
+               "function)",
+               te->vecn_elem, what);
+  return &ty_error;
+}
+
 /* Resolves a TypeExpr; `what` names the place for "cannot be an array" errors
  * (NULL where arrays are allowed). auto resolves to NULL: the caller decides. */
 Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what) {
@@ -177,6 +207,7 @@ Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what) {
   if (te->is_auto) return NULL;
   if (te->tile_rank) return ck_tile_type(c, te, what);
   Type *t = te->builtin;
+  if (!t && te->vecn_elem) t = unbound_vecn(c, te);
   if (!t) {
     Sym *s = ck_global(c, te->name);
     if (!s) {

@@ -45,6 +45,11 @@ TypeExpr *ck_clone_texpr(Check *c, const TypeExpr *te, const CkSubst *s) {
     t->builtin = b;
     t->name = NULL;
   }
+  Type *e = t->vecn_elem ? subst_of(s, t->vecn_elem) : NULL;
+  if (e) { /* vec<T, N> ...: the vector of what T stands for, if there is one */
+    t->vecn_bound = e;
+    t->builtin = ck_vecn_of(t, e);
+  }
   for (int i = 0; i < te->tile_rank && i < 2; i++)
     t->tile_shape[i] = ck_clone_stmt(c, te->tile_shape[i], s);
   for (int i = 0; i < te->nfixed && i < 4; i++) t->fixed[i] = ck_clone_stmt(c, te->fixed[i], s);

@@ -498,10 +498,20 @@ static Val cast_checked(Check *c, Node *n, Type *t, Val v) {
   bool ok = (type_is_scalar(t) && operand_ok(v.ty)) ||
             (t->kind == TY_VEC && v.ty->kind == TY_VEC && t->n == v.ty->n) ||
             (t->kind == TY_MAT && v.ty->kind == TY_MAT && t->n == v.ty->n &&
-             type_mat_cols(t) == type_mat_cols(v.ty) && t != &ty_smat && v.ty != &ty_smat) ||
-            (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) || type_equal(t, v.ty);
+             type_mat_cols(t) == type_mat_cols(v.ty)) || /* spatial_matrix: mat<T, 6, 6> */
+            (t->kind == TY_QUAT && v.ty->kind == TY_QUAT) ||
+            type_equal(t, v.ty);
   if (!ok) {
     diag_error(c->diags, n->loc, "cannot cast %s to %s", ck_tname(v.ty), ck_tname(t));
+    if (t->kind == TY_VEC && v.ty->kind == TY_VEC)
+      diag_note(c->diags, n->loc,
+                "a vector converts to one of the same length, per component: %d is not %d", v.ty->n,
+                t->n);
+    else if (t->kind == TY_MAT && v.ty->kind == TY_MAT)
+      diag_note(c->diags, n->loc,
+                "a matrix converts to one of the same shape, per component: %d x %d is not %d x "
+                "%d",
+                v.ty->n, type_mat_cols(v.ty), t->n, type_mat_cols(t));
     return ck_val_err();
   }
   if (v.is_const && type_is_scalar(t)) {
@@ -674,6 +684,11 @@ static Val struct_ctor(Check *c, Node *n, Decl *s) {
 static Val call(Check *c, Node *n) {
   if (n->texpr && n->texpr->builtin && n->texpr->ndim == 0)
     return type_call(c, n, n->texpr->builtin);
+  if (n->texpr && n->texpr->vecn_elem) { /* vec<T, N>(...) with no vector for T */
+    ck_resolve_type(c, n->texpr, NULL);
+    for (Node *a = n->args; a; a = a->next) ck_expr(c, a);
+    return ck_val_err();
+  }
   const char *name = n->name ? n->name : n->texpr ? n->texpr->name : NULL;
   SrcLoc at = n->name_loc.file ? n->name_loc : n->loc;
   if (n->ntargs && name && !strcmp(name, "bitcast") && !ck_is_generic(c, name))

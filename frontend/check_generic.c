@@ -95,10 +95,34 @@ typedef struct Infer {
   SrcLoc where;
 } Infer;
 
+/* The parameter's type as written with its type variable, for messages. */
+static const char *vecn_spelling(Check *c, const TypeExpr *te) {
+  if (te->vecn_kind == 'q') return arena_printf(c->arena, "quat<%s>", te->vecn_elem);
+  if (te->vecn_kind == 'm')
+    return arena_printf(c->arena, "mat<%s, %d, %d>", te->vecn_elem, te->vecn_rows, te->vecn_cols);
+  return arena_printf(c->arena, "vec<%s, %d>", te->vecn_elem, te->vecn_rows);
+}
+
+/* An argument of type *got for a vec<T, N>, mat<T, M, N> or quat<T> parameter:
+ * its element is what it says about T. */
+static bool vecn_arg(Check *c, const TypeExpr *te, int arg, Type **got, Infer *in, SrcLoc at) {
+  Type *t = *got;
+  bool shaped = t->kind == TY_VEC || t->kind == TY_MAT || t->kind == TY_QUAT;
+  if (shaped && type_equal(ck_vecn_of(te, t->elem), t)) {
+    *got = t->elem;
+    return true;
+  }
+  in->why =
+      arena_printf(c->arena, "argument %d is %s, not a %s", arg, ck_tname(t), vecn_spelling(c, te));
+  in->where = at;
+  return false;
+}
+
 /* What argument `a` (type t) says about parameter p's type variable. */
 static bool infer_arg(Check *c, Decl *g, Var *p, int arg, Type *t, Infer *in, SrcLoc at) {
   TypeExpr *te = p->texpr;
-  int v = te && !te->builtin ? tparam_index(g, te->name) : -1;
+  const char *tv = te && !te->builtin ? (te->vecn_elem ? te->vecn_elem : te->name) : NULL;
+  int v = tparam_index(g, tv);
   if (v < 0 || ck_is_err(t)) return true;
   Type *got = t;
   if (te->ndim || te->nfixed) { /* T[], T[,] ...; T name[n]: the element */
@@ -113,6 +137,7 @@ static bool infer_arg(Check *c, Decl *g, Var *p, int arg, Type *t, Infer *in, Sr
     }
     got = t->elem;
   }
+  if (te->vecn_elem && !vecn_arg(c, te, arg, &got, in, at)) return false;
   if (ck_is_untyped(got)) {
     /* an untyped float outranks an untyped int: f(1, 2.5) is float32 */
     if (!in->untyped[v] || got->kind == TY_UNTYPED_FLOAT)
@@ -129,16 +154,18 @@ static bool infer_arg(Check *c, Decl *g, Var *p, int arg, Type *t, Infer *in, Sr
     in->bind[v] = got;
     in->from[v] = arg;
   } else if (!type_equal(in->bind[v], got)) {
+    /* a vector's element type: say which vector it is of */
+    const char *of = te->vecn_elem ? arena_printf(c->arena, ", of a %s", ck_tname(t)) : "";
     if (in->from[v])
       in->why = arena_printf(c->arena,
                              "conflicting types for type variable '%s' of '%s': %s (argument "
-                             "%d) and %s (argument %d)",
+                             "%d) and %s (argument %d%s)",
                              g->tparams[v], g->name, ck_tname(in->bind[v]), in->from[v],
-                             ck_tname(got), arg);
+                             ck_tname(got), arg, of);
     else
-      in->why =
-          arena_printf(c->arena, "argument %d is %s, but type variable '%s' of '%s' is %s as given",
-                       arg, ck_tname(got), g->tparams[v], g->name, ck_tname(in->bind[v]));
+      in->why = arena_printf(c->arena,
+                             "argument %d is %s%s, but type variable '%s' of '%s' is %s as given",
+                             arg, ck_tname(got), of, g->tparams[v], g->name, ck_tname(in->bind[v]));
     in->where = at;
     return false;
   }

@@ -171,6 +171,9 @@ Sym *ck_global(Check *c, const char *name);
 /* Resolves a TypeExpr; `what` names the place for "cannot be an array" errors
  * (NULL where arrays are allowed). auto resolves to NULL: the caller decides. */
 Type *ck_resolve_type(Check *c, TypeExpr *te, const char *what);
+/* The vec<T, N>, mat<T, M, N> or quat<T> of te (its vecn_elem deferred) for T =
+ * elem; NULL when elem makes none. */
+Type *ck_vecn_of(const TypeExpr *te, const Type *elem);
 Type *ck_ptr_to(Check *c, Type *t);
 /* Turns n into a literal holding v (of v's type, which may still be untyped). */
 void ck_set_const(Node *n, Val v);

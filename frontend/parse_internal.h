@@ -29,6 +29,8 @@ typedef struct Parser {
   bool panic;     /* an error was reported; quiet until resynchronised */
   bool abort;     /* nesting too deep or out of memory: the rest reads as EOF */
   int depth;
+  const Decl *fn; /* the generic function being read: its type variables may be a
+                   * vec<T, N>'s element */
   /* After an allocation failure every node is this scratch object: the parse
    * winds down without NULL checks and its declaration is dropped. */
   union {

@@ -5,7 +5,8 @@
  * extents, a local array's sizes). Produces: TypeExprs for type names,
  * `vec<T, N>`, `mat<T, M, N>`, `quat<T>`, `tile<T, ...>`, array dimensions `[,,]` and a
  * local array's fixed extents; vec, mat and quat types are resolved here (their
- * lengths are literals), named types are left to the checker.
+ * lengths are literals) unless their element is a name (a generic function's
+ * type variable, TypeExpr.vecn_elem); named types are left to the checker.
  */
 #include <stdbool.h>
 #include <string.h>
@@ -36,23 +37,53 @@ bool ps_at_tile_type(Parser *p, int k) {
          peek(p, k + 1)->kind == TK_LT;
 }
 
-/* Is this `vec < TYPENAME`, `mat < TYPENAME` or `quat < TYPENAME`, the start
- * of vec<T, N>, mat<T, M, N> or quat<T>? (quat alone is a type name.) */
-bool ps_at_vecn_type(Parser *p, int k) {
+/* Does token t name a type variable of the generic function being read? */
+static bool is_tparam(Parser *p, const Token *t) {
+  for (int i = 0; p->fn && t->kind == TK_IDENT && i < p->fn->ntparams; i++)
+    if (strlen(p->fn->tparams[i]) == t->loc.len &&
+        memcmp(p->fn->tparams[i], t->text, t->loc.len) == 0)
+      return true;
+  return false;
+}
+
+/* Is token k `vec <`, `mat <` or `quat <`? */
+static bool at_vecn_head(Parser *p, int k) {
   Token *t = peek(p, k);
   bool head = (t->kind == TK_IDENT && t->loc.len == 3 &&
                (memcmp(t->text, "vec", 3) == 0 || memcmp(t->text, "mat", 3) == 0)) ||
               (t->kind == TK_TYPENAME && t->ty == &ty_quat && t->loc.len == 4);
-  return head && peek(p, k + 1)->kind == TK_LT && peek(p, k + 2)->kind == TK_TYPENAME;
+  return head && peek(p, k + 1)->kind == TK_LT;
 }
 
-/* quat_type = 'quat' '<' TYPENAME '>': float16, bfloat16, float32 or float64 */
+/* Is this `vec < TYPENAME`, `mat < TYPENAME` or `quat < TYPENAME`, the start
+ * of vec<T, N>, mat<T, M, N> or quat<T>? (quat alone is a type name.) The
+ * element may also be a type variable of the generic function being read. */
+bool ps_at_vecn_type(Parser *p, int k) {
+  Token *e = peek(p, k + 2);
+  return at_vecn_head(p, k) && (e->kind == TK_TYPENAME || is_tparam(p, e));
+}
+
+/* A vec<T, N>, mat<T, M, N> or quat<T> whose element T is a name: left to the
+ * checker, which resolves it in each instance of the generic function. */
+static void defer_vecn(Parser *p, TypeExpr *te, const Token *et, char kind, int rows, int cols) {
+  te->builtin = NULL;
+  te->vecn_elem = ps_tok_text(p, et);
+  te->vecn_kind = kind;
+  te->vecn_rows = rows;
+  te->vecn_cols = cols;
+}
+
+/* quat_type = 'quat' '<' (TYPENAME | IDENT) '>': float16, bfloat16, float32 or float64 */
 static void parse_quat_type(Parser *p, TypeExpr *te) {
   ps_advance(p); /* quat */
   ps_advance(p); /* < */
   Token *et = ps_advance(p);
   ps_expect(p, TK_GT, "to close 'quat<...>'");
   te->loc = loc_span(te->loc, prev_loc(p));
+  if (et->kind == TK_IDENT) {
+    defer_vecn(p, te, et, 'q', 4, 1);
+    return;
+  }
   te->builtin = type_quatn(et->ty);
   if (!te->builtin) {
     ps_report(p, et->loc, "a quat<T> holds float16, bfloat16, float32 or float64, not %s",
@@ -97,7 +128,9 @@ void ps_parse_vecn_type(Parser *p, TypeExpr *te) {
   }
   ps_expect(p, TK_GT, mat ? "to close 'mat<...>'" : "to close 'vec<...>'");
   te->loc = loc_span(te->loc, prev_loc(p));
-  if (n && cols && !type_is_numeric(et->ty))
+  if (n && cols && et->kind == TK_IDENT)
+    defer_vecn(p, te, et, mat ? 'm' : 'v', n, cols);
+  else if (n && cols && !type_is_numeric(et->ty))
     ps_report(p, et->loc, "a %s holds numbers, not %s", mat ? "mat<T, M, N>" : "vec<T, N>",
               type_name(et->ty));
   else if (n && cols)
@@ -149,7 +182,10 @@ TypeExpr *ps_parse_type(Parser *p) {
     parse_tile_type(p, te);
     return te;
   }
-  if (ps_at_vecn_type(p, 0)) {
+  /* where a type must be, `vec<T, ...>` is one whatever T is (a return type
+   * is read before its function's type variables) */
+  TokKind ek = peek(p, 2)->kind;
+  if (at_vecn_head(p, 0) && (ek == TK_TYPENAME || ek == TK_IDENT)) {
     ps_parse_vecn_type(p, te);
     ps_parse_dims(p, te);
     return te;

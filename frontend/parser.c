@@ -383,8 +383,10 @@ static Node *parse_vecn_ctor(Parser *p) {
   n->texpr = ps_alloc(p, sizeof *n->texpr);
   n->texpr->loc = tok(p)->loc;
   n->name_loc = tok(p)->loc;
+  Token *head = tok(p);
   ps_parse_vecn_type(p, n->texpr);
-  n->name = type_name(n->texpr->builtin);
+  /* vec<T, N>(...) of a type variable T: "vec" until an instance binds T */
+  n->name = n->texpr->builtin ? type_name(n->texpr->builtin) : ps_tok_text(p, head);
   if (ps_expect(p, TK_LPAREN,
                 "after 'vec<...>': a type is not a value; construct one with (...)")) {
     n->args = parse_args(p, TK_RPAREN, &n->nargs);
@@ -529,20 +531,34 @@ static Node *parse_postfix(Parser *p) {
   }
 }
 
-/* A cast is `(` TYPENAME `)` (no arrays); `(float(x))` is a parenthesis. */
-static bool at_cast(Parser *p) {
-  return at(p, TK_LPAREN) && peek(p, 1)->kind == TK_TYPENAME && peek(p, 2)->kind == TK_RPAREN;
+/* Is this `( vec<...> )`, `( mat<...> )` or `( quat<...> )`? (Not `(vec<...>(x))`,
+ * a constructor in a parenthesis.) */
+static bool at_vecn_cast(Parser *p) {
+  if (!at(p, TK_LPAREN) || !ps_at_vecn_type(p, 1)) return false;
+  for (int k = 4; k < PARSE_LOOKAHEAD - 1; k++)
+    if (peek(p, k)->kind == TK_GT) return peek(p, k + 1)->kind == TK_RPAREN;
+  return false;
 }
 
-/* cast = '(' TYPENAME ')' unary */
+/* A cast is `(` TYPENAME `)` or `(` vecn_type `)` (no arrays); `(float(x))` is a
+ * parenthesis. */
+static bool at_cast(Parser *p) {
+  return (at(p, TK_LPAREN) && peek(p, 1)->kind == TK_TYPENAME && peek(p, 2)->kind == TK_RPAREN) ||
+         at_vecn_cast(p);
+}
+
+/* cast = '(' (TYPENAME | vecn_type) ')' unary: `(vec<U, N>)v` is `vec<U, N>(v)` */
 static Node *parse_cast(Parser *p) {
   SrcLoc start = ps_advance(p)->loc;
-  Token *t = ps_advance(p);
-  ps_advance(p); /* ')' */
   Node *n = new_node(p, ND_CAST, start);
   n->texpr = ps_alloc(p, sizeof *n->texpr);
-  n->texpr->loc = t->loc;
-  n->texpr->builtin = t->ty;
+  n->texpr->loc = tok(p)->loc;
+  if (ps_at_vecn_type(p, 0)) {
+    ps_parse_vecn_type(p, n->texpr);
+  } else {
+    n->texpr->builtin = ps_advance(p)->ty;
+  }
+  ps_expect(p, TK_RPAREN, "to close the cast's type");
   n->lhs = parse_unary(p);
   n->loc = loc_span(start, n->lhs->loc);
   return n;
@@ -1196,8 +1212,10 @@ static Decl *parse_func(Parser *p) {
     ps_syntax_error(p, "expected '(' after the function name, found %s", ps_tok_desc(p, tok(p)));
     return NULL;
   }
+  p->fn = d->ntparams ? d : NULL;
   parse_params(p, d);
   d->body = p->panic ? new_node(p, ND_BLOCK, d->name_loc) : parse_block(p);
+  p->fn = NULL;
   d->loc = loc_span(start, prev_loc(p));
   return d;
 }

@@ -478,12 +478,13 @@ KERN_API bool kern_module_fast_math(const kern_module *);
  * it on for every module loaded afterwards), before its first launch: a
  * kernel that stores a NaN or an infinity to an array element (=, a compound
  * assignment, ++/--, of a float, or of a vector, matrix or struct holding
- * floats) fails the launch with KERN_ERR_BOUNDS and a message naming the
+ * floats, and an atomic on such an element, its old value used or not)
+ * fails the launch with KERN_ERR_BOUNDS and a message naming the
  * kernel, file:line, the value and the index: "non-finite value stored in
  * kernel 'k' at k.kern:4: NaN at index [3] (parameter 'y', thread 3)". The
  * first failing store of a launch is reported; the store itself happens,
- * and the other threads go on. Atomics, local arrays and stores through
- * reference parameters are not checked. Its code is cached under its own key.
+ * and the other threads go on. Local arrays and stores through reference
+ * parameters are not checked. Its code is cached under its own key.
  * KERN_ERR_INVALID_ARGUMENT for NULL or once the module has been compiled for
  * a device; KERN_ERR_UNSUPPORTED for a module built by kernc build. */
 KERN_API kern_status kern_module_set_verify_fp(kern_module *, bool on);
@@ -607,8 +608,9 @@ KERN_API kern_status kern_launch_tile_block(kern_kernel *, kern_device *, kern_d
  * long -> int64; unsigned -> uint32; unsigned long (long) -> uint64; float;
  * double; bool; signed char/short -> int8/int16; unsigned char/short ->
  * uint8/uint16; the value types declared below (kern_vec2/3/4, kern_dvec2/3/4,
- * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_transform,
- * kern_spatial_vector, kern_float16, kern_bfloat16) -> their dtype;
+ * kern_ivec2/3/4, kern_mat22/33/44, kern_quat, kern_quath, kern_quatbf16,
+ * kern_quatd, kern_transform, kern_spatial_vector, kern_float16,
+ * kern_bfloat16) -> their dtype;
  * kern_arg as is. Other types do not compile: wrap them with a constructor
  * (kern_arg_bytes for structs). A compound literal's commas split macro
  * arguments: write ((kern_vec3){1, 2, 3}) in parentheses, or use a variable.
@@ -1017,6 +1019,9 @@ static inline kern_arg kern_to_arg_(kern_mat22 v) { return kern_arg_of_mat22(v);
 static inline kern_arg kern_to_arg_(kern_mat33 v) { return kern_arg_of_mat33(v); }
 static inline kern_arg kern_to_arg_(kern_mat44 v) { return kern_arg_of_mat44(v); }
 static inline kern_arg kern_to_arg_(kern_quat v) { return kern_arg_of_quat(v); }
+static inline kern_arg kern_to_arg_(kern_quath v) { return kern_arg_of_quath(v); }
+static inline kern_arg kern_to_arg_(kern_quatbf16 v) { return kern_arg_of_quatbf16(v); }
+static inline kern_arg kern_to_arg_(kern_quatd v) { return kern_arg_of_quatd(v); }
 static inline kern_arg kern_to_arg_(kern_transform v) { return kern_arg_of_transform(v); }
 static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_spatial_vector(v); }
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \
@@ -1056,7 +1061,10 @@ static inline kern_arg kern_to_arg_(kern_spatial_vector v) { return kern_arg_of_
            : kern_arg_of_mat22, kern_mat33                                                         \
            : kern_arg_of_mat33, kern_mat44                                                         \
            : kern_arg_of_mat44, kern_quat                                                          \
-           : kern_arg_of_quat, kern_transform                                                      \
+           : kern_arg_of_quat, kern_quath                                                          \
+           : kern_arg_of_quath, kern_quatbf16                                                      \
+           : kern_arg_of_quatbf16, kern_quatd                                                      \
+           : kern_arg_of_quatd, kern_transform                                                     \
            : kern_arg_of_transform, kern_spatial_vector                                            \
            : kern_arg_of_spatial_vector)(x)
 #define KERN_LAUNCH_IMPL_(k, d, dims, ...)                                                         \

@@ -8,7 +8,8 @@
  * kn_identity_, kn_get_, kn_getp_ and the conversions kn_cvt_<from>_<to>
  * between the four quat types); every quaternion builtin over kn_quatd,
  * kn_dvec3, kn_dvec4 and double: kern_spatial.h's float32 formulas (Warp's)
- * computed in float64; and the macros the emitter (emit_vecn.c) instantiates
+ * computed in float64, most of them its KN__QUAT_FNS instantiated for double;
+ * and the macros the emitter (emit_vecn.c) instantiates
  * for the rows frontend/check_quatn.c makes over types only a module names:
  * KN_QUATN_W<n> and KN_QUATN_B<n>, a float16 or bfloat16 row as its float32
  * twin (the arguments widened exactly, the float32 builtin, each result
@@ -103,41 +104,7 @@ KN_FN kn_dvec3 kn_quat_rotate_qd_dv3(kn_quatd q, kn_dvec3 v) {
   return kn_add_dv3_dv3(kn_add_dv3_dv3(v, kn_mul_f64_dv3(q.w, t)), kn_cross_dv3_dv3(u, t));
 }
 
-KN_FN kn_dvec3 kn__qd_xyz(kn_quatd q) { return kn_make_dv3(q.x, q.y, q.z); }
-
-KN_FN double kn_dot_qd_qd(kn_quatd a, kn_quatd b) {
-  return kn_dot_dv4_dv4(kn__qd_dv4(a), kn__qd_dv4(b));
-}
-KN_FN double kn_length_sq_qd(kn_quatd q) { return kn_dot_qd_qd(q, q); }
-KN_FN double kn_length_qd(kn_quatd q) { return kn_sqrt_f64(kn_dot_qd_qd(q, q)); }
-/* A zero quaternion normalizes to the identity (Warp's rule). */
-KN_FN kn_quatd kn_normalize_qd(kn_quatd q) {
-  double l = kn_length_qd(q);
-  return l > 0.0 ? kn__dv4_qd(kn_div_dv4_f64(kn__qd_dv4(q), l)) : kn_identity_qd();
-}
-KN_FN kn_quatd kn_conjugate_qd(kn_quatd q) { return kn_make_qd(-q.x, -q.y, -q.z, q.w); }
-/* Warp's quat_inverse: the conjugate, the inverse of a unit quaternion. */
-KN_FN kn_quatd kn_quat_inverse_qd(kn_quatd q) { return kn_conjugate_qd(q); }
-/* The inverse of any quaternion, conjugate / |q|^2; zero stays zero. */
-KN_FN kn_quatd kn_inverse_qd(kn_quatd q) {
-  double d = kn_dot_qd_qd(q, q);
-  return d != 0.0 ? kn__dv4_qd(kn_div_dv4_f64(kn__qd_dv4(kn_conjugate_qd(q)), d)) : kn_zero_qd();
-}
-KN_FN kn_quatd kn_div_qd_f64(kn_quatd q, double s) {
-  return kn__dv4_qd(kn_div_dv4_f64(kn__qd_dv4(q), s));
-}
-KN_FN kn_quatd kn_lerp_qd_qd_f64(kn_quatd a, kn_quatd b, double t) {
-  return kn__dv4_qd(kn_lerp_dv4_dv4_f64(kn__qd_dv4(a), kn__qd_dv4(b), t));
-}
-
-/* Warp: x (2w^2 - 1) - 2w (u x x) + 2u (u . x), u = q.xyz. */
-KN_FN kn_dvec3 kn_quat_rotate_inv_qd_dv3(kn_quatd q, kn_dvec3 x) {
-  kn_dvec3 u = kn__qd_xyz(q);
-  kn_dvec3 a = kn_mul_dv3_f64(x, 2.0 * q.w * q.w - 1.0);
-  kn_dvec3 b = kn_mul_dv3_f64(kn_mul_dv3_f64(kn_cross_dv3_dv3(u, x), q.w), 2.0);
-  kn_dvec3 c = kn_mul_dv3_f64(kn_mul_dv3_f64(u, kn_dot_dv3_dv3(u, x)), 2.0);
-  return kn_add_dv3_dv3(kn_sub_dv3_dv3(a, b), c);
-}
+KN__QUAT_FNS(kn_quatd, qd, kn_dvec3, dv3, kn_dvec4, dv4, double, f64)
 
 /* The rotation matrix's rows (its columns are the rotated basis vectors). */
 KN_FN void kn__quat_to_rows_qd(kn_quatd q, double *m) {
@@ -146,87 +113,6 @@ KN_FN void kn__quat_to_rows_qd(kn_quatd q, double *m) {
   kn_dvec3 c2 = kn_quat_rotate_qd_dv3(q, kn_make_dv3(0.0, 0.0, 1.0));
   double r[9] = {c0.x, c1.x, c2.x, c0.y, c1.y, c2.y, c0.z, c1.z, c2.z};
   for (int i = 0; i < 9; i++) m[i] = r[i];
-}
-
-/* Warp's quat_from_matrix (Shepperd's method on the largest diagonal term),
- * on the top-left 3x3 block m. */
-KN_FN kn_quatd kn__quat_from_rows_qd(double m[3][4]) {
-  double tr = m[0][0] + m[1][1] + m[2][2], x, y, z, w, h;
-  if (tr >= 0.0) {
-    h = kn_sqrt_f64(tr + 1.0);
-    w = 0.5 * h;
-    h = 0.5 / h;
-    x = (m[2][1] - m[1][2]) * h;
-    y = (m[0][2] - m[2][0]) * h;
-    z = (m[1][0] - m[0][1]) * h;
-  } else {
-    int d = m[1][1] > m[0][0] ? 1 : 0;
-    if (m[2][2] > m[d][d]) d = 2;
-    if (d == 0) {
-      h = kn_sqrt_f64((m[0][0] - (m[1][1] + m[2][2])) + 1.0);
-      x = 0.5 * h;
-      h = 0.5 / h;
-      y = (m[0][1] + m[1][0]) * h;
-      z = (m[2][0] + m[0][2]) * h;
-      w = (m[2][1] - m[1][2]) * h;
-    } else if (d == 1) {
-      h = kn_sqrt_f64((m[1][1] - (m[2][2] + m[0][0])) + 1.0);
-      y = 0.5 * h;
-      h = 0.5 / h;
-      z = (m[1][2] + m[2][1]) * h;
-      x = (m[0][1] + m[1][0]) * h;
-      w = (m[0][2] - m[2][0]) * h;
-    } else {
-      h = kn_sqrt_f64((m[2][2] - (m[0][0] + m[1][1])) + 1.0);
-      z = 0.5 * h;
-      h = 0.5 / h;
-      x = (m[2][0] + m[0][2]) * h;
-      y = (m[1][2] + m[2][1]) * h;
-      w = (m[1][0] - m[0][1]) * h;
-    }
-  }
-  return kn_normalize_qd(kn_make_qd(x, y, z, w));
-}
-/* (axis, angle) as a dvec4: the unit axis in xyz, the angle in [0, pi] in w
- * (Warp's quat_to_axis_angle returns them through out parameters). */
-KN_FN kn_dvec4 kn_quat_to_axis_angle_qd(kn_quatd q) {
-  kn_dvec3 v = kn__qd_xyz(q), n = kn_normalize_dv3(v);
-  if (q.w < 0.0) n = kn_neg_dv3(n);
-  double angle = 2.0 * kn_atan2_f64_f64(kn_length_dv3(v), kn_abs_f64(q.w));
-  return kn_make_dv4(n.x, n.y, n.z, angle);
-}
-
-/* Warp's quat_slerp: q0 * from_axis_angle(axis, t * angle) of q0^-1 q1. */
-KN_FN kn_quatd kn_quat_slerp_qd_qd_f64(kn_quatd q0, kn_quatd q1, double t) {
-  kn_dvec4 aa = kn_quat_to_axis_angle_qd(kn_quat_mul_qd_qd(kn_quat_inverse_qd(q0), q1));
-  kn_dvec3 axis = kn_make_dv3(aa.x, aa.y, aa.z);
-  double half = t * aa.w * 0.5, s = kn_sin_f64(half);
-  kn_quatd r = kn_make_qd(axis.x * s, axis.y * s, axis.z * s, kn_cos_f64(half));
-  return kn_quat_mul_qd_qd(q0, r);
-}
-
-KN_FN kn_quatd kn_quat_from_axis_angle_dv3_f64(kn_dvec3 axis, double angle) {
-  kn_dvec3 n = kn_normalize_dv3(axis);
-  double s = kn_sin_f64(0.5 * angle);
-  return kn_make_qd(n.x * s, n.y * s, n.z * s, kn_cos_f64(0.5 * angle));
-}
-
-/* Roll about x, pitch about y, yaw about z (radians), Warp's formula. */
-KN_FN kn_quatd kn_quat_rpy_f64_f64_f64(double roll, double pitch, double yaw) {
-  double cy = kn_cos_f64(yaw * 0.5), sy = kn_sin_f64(yaw * 0.5);
-  double cr = kn_cos_f64(roll * 0.5), sr = kn_sin_f64(roll * 0.5);
-  double cp = kn_cos_f64(pitch * 0.5), sp = kn_sin_f64(pitch * 0.5);
-  double w = cy * cr * cp + sy * sr * sp;
-  double x = cy * sr * cp - sy * cr * sp;
-  double y = cy * cr * sp + sy * sr * cp;
-  double z = sy * cr * cp - cy * sr * sp;
-  return kn_make_qd(x, y, z, w);
-}
-
-/* The twist of q about the unit axis: q's vector part projected on the axis. */
-KN_FN kn_quatd kn_quat_twist_dv3_qd(kn_dvec3 axis, kn_quatd q) {
-  kn_dvec3 p = kn_mul_dv3_f64(axis, kn_dot_dv3_dv3(kn__qd_xyz(q), axis));
-  return kn_normalize_qd(kn_make_qd(p.x, p.y, p.z, q.w));
 }
 
 KN_FN bool kn_isnan_qd(kn_quatd q) { return kn_isnan_dv4(kn__qd_dv4(q)); }

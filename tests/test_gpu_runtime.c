@@ -282,3 +282,45 @@ Test(gpu_runtime, strided_views_every_dtype, .timeout = 120) {
   for (kern_dtype dt = KERN_BOOL; dt < KERN_DTYPE_BUILTIN_END; dt++)
     th_strided_matches_cpu(gpu, gpu, dt);
 }
+
+/* Quaternions of every element type by value through KERN_LAUNCH on the GPU:
+ * each arrives as its bytes and computes as on the CPU. */
+Test(gpu_runtime, quaternion_values_by_type) {
+  kern_device *gpu = gpu_or_skip();
+  kern_kernel *k = kernel_of("kernel void f(quat[] oq, quatd[] od, quath[] oh,\n"
+                             "              quat<bfloat16>[] ob, float64[] x,\n"
+                             "              quat q, quatd d, quath h, quat<bfloat16> b) {\n"
+                             "    oq[0] = q; od[0] = d; oh[0] = h; ob[0] = b;\n"
+                             "    x[0] = length(q); x[1] = dot(d, d);\n"
+                             "    x[2] = float64(h.w) * 2.0; x[3] = float64(b.x + b.y);\n"
+                             "}\n",
+                             "f");
+  kern_quat q = {0.0f, 3.0f, 0.0f, 4.0f};
+  kern_quatd d = {1e-3, -2.5, 0.5, 1.0};
+  kern_quath h = {{0x3c00}, {0x0000}, {0xbc00}, {0x3800}};    /* 1, 0, -1, 0.5 */
+  kern_quatbf16 b = {{0x3fc0}, {0x4020}, {0x0000}, {0x3f80}}; /* 1.5, 2.5, 0, 1 */
+  int64_t one = 1, four = 4;
+  kern_array *oq = kern_array_new(gpu, KERN_QUAT, 1, &one);
+  kern_array *od = kern_array_new(gpu, KERN_QUATD, 1, &one);
+  kern_array *oh = kern_array_new(gpu, KERN_QUATH, 1, &one);
+  kern_array *ob = kern_array_new(gpu, KERN_QUATBF16, 1, &one);
+  kern_array *x = kern_array_new(gpu, KERN_FLOAT64, 1, &four);
+  cr_assert_eq(KERN_LAUNCH(k, gpu, KERN_DIM1(1), oq, od, oh, ob, x, q, d, h, b), KERN_OK, "%s",
+               kern_last_error());
+  double got[4], want[4] = {5.0, 1e-3 * 1e-3 + 2.5 * 2.5 + 0.5 * 0.5 + 1.0, 1.0, 4.0};
+  kern_quat gq;
+  kern_quatd gd;
+  kern_quath gh;
+  kern_quatbf16 gb;
+  cr_assert_eq(kern_array_read(x, got, sizeof got), KERN_OK);
+  cr_assert_eq(kern_array_read(oq, &gq, sizeof gq), KERN_OK);
+  cr_assert_eq(kern_array_read(od, &gd, sizeof gd), KERN_OK);
+  cr_assert_eq(kern_array_read(oh, &gh, sizeof gh), KERN_OK);
+  cr_assert_eq(kern_array_read(ob, &gb, sizeof gb), KERN_OK);
+  for (int i = 0; i < 4; i++) cr_expect_eq(got[i], want[i], "x[%d] = %.17g", i, got[i]);
+  cr_expect(memcmp(&gq, &q, sizeof q) == 0 && memcmp(&gd, &d, sizeof d) == 0, "quat, quatd");
+  cr_expect(memcmp(&gh, &h, sizeof h) == 0 && memcmp(&gb, &b, sizeof b) == 0,
+            "quath, quat<bfloat16>");
+  kern_array *all[5] = {oq, od, oh, ob, x};
+  for (int i = 0; i < 5; i++) kern_array_free(all[i]);
+}

@@ -1,5 +1,6 @@
 /* test_kernc.c: the kernc command line: exit codes, stages, targets. */
 #include <criterion/criterion.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,22 @@ Test(kernc, emit_cuda_has_global_entries) {
   char *out;
   cr_expect_eq(kernc("emit --target=cuda " FIX("run/saxpy.kern"), &out), 0);
   cr_expect(strstr(out, "extern \"C\" __global__ void kk_saxpy_cuda("), "cuda entry");
+  free(out);
+}
+
+/* verify_fp's atomics take the element's address computed for the check
+ * (kn_p, kn_p<N> inside an expression): the index is evaluated once. */
+Test(kernc, emit_verify_fp_atomics_use_the_checked_address) {
+  char *out;
+  cr_expect_eq(
+      kernc("emit --target=c --verify-fp --no-line " FIX("run/verify_fp_atomics.kern"), &out), 0);
+  cr_expect(strstr(out, "kn_atomic_max_f32(kn_p, "), "statement form: %.2000s", out);
+  cr_expect(strstr(out, "kn_atomic_add_v2(kn_p, "), "a vector's statement form");
+  bool numbered = false; /* kn_p<N>: the atomic whose old value is used */
+  for (const char *p = out; (p = strstr(p, "kn_atomic_add_f32(kn_p")) != NULL; p++)
+    numbered |= isdigit((unsigned char)p[22]) != 0;
+  cr_expect(numbered, "the old value used");
+  cr_expect(!strstr(out, "kn_atomic_max_f32(&"), "an atomic recomputes the element's address");
   free(out);
 }
 

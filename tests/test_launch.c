@@ -499,6 +499,44 @@ Test(launch, value_types_of_the_header_pass_directly) {
   kern_module_free(m);
 }
 
+/* Quaternions of every element type pass by type (quat, quath, quat<bfloat16>,
+ * quatd), each reaching the kernel as its bytes and computed with there. */
+Test(launch, quaternions_of_every_element_type_pass_directly) {
+  kern_module *m =
+      load("quats.kern", "kernel void f(quat[] oq, quatd[] od, quath[] oh,\n"
+                         "              quat<bfloat16>[] ob, float64[] x,\n"
+                         "              quat q, quatd d, quath h, quat<bfloat16> b) {\n"
+                         "    oq[0] = q; od[0] = d; oh[0] = h; ob[0] = b;\n"
+                         "    x[0] = length(q); x[1] = dot(d, d);\n"
+                         "    x[2] = float64(h.w) * 2.0; x[3] = float64(b.x + b.y);\n"
+                         "}\n");
+  kern_quat q = {0.0f, 3.0f, 0.0f, 4.0f};
+  kern_quatd d = {1e-3, -2.5, 0.5, 1.0};
+  kern_quath h = {{0x3c00}, {0x0000}, {0xbc00}, {0x3800}};    /* 1, 0, -1, 0.5 */
+  kern_quatbf16 b = {{0x3fc0}, {0x4020}, {0x0000}, {0x3f80}}; /* 1.5, 2.5, 0, 1 */
+  kern_array *oq = arr1(KERN_QUAT, 1), *od = arr1(KERN_QUATD, 1), *oh = arr1(KERN_QUATH, 1);
+  kern_array *ob = arr1(KERN_QUATBF16, 1), *x = arr1(KERN_FLOAT64, 4);
+  cr_assert_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), oq, od, oh, ob, x, q, d, h, b),
+               KERN_OK, "%s", kern_last_error());
+  double got[4];
+  cr_assert_eq(kern_array_read(x, got, sizeof got), KERN_OK);
+  double want[4] = {5.0, 1e-3 * 1e-3 + 2.5 * 2.5 + 0.5 * 0.5 + 1.0, 1.0, 4.0};
+  for (int i = 0; i < 4; i++) cr_expect_eq(got[i], want[i], "x[%d] = %.17g", i, got[i]);
+  expect_value(oq, &q, sizeof q);
+  expect_value(od, &d, sizeof d);
+  expect_value(oh, &h, sizeof h);
+  expect_value(ob, &b, sizeof b);
+  kern_array_free(x);
+  /* The dtype travels with the value: a quatd is not a quat. */
+  oq = arr1(KERN_QUAT, 1), od = arr1(KERN_QUATD, 1), oh = arr1(KERN_QUATH, 1);
+  ob = arr1(KERN_QUATBF16, 1), x = arr1(KERN_FLOAT64, 4);
+  cr_expect_eq(KERN_LAUNCH(kernel(m, "f"), cpu(), KERN_DIM1(1), oq, od, oh, ob, x, d, d, h, b),
+               KERN_ERR_INVALID_ARGUMENT);
+  kern_array *all[5] = {oq, od, oh, ob, x};
+  for (int i = 0; i < 5; i++) kern_array_free(all[i]);
+  kern_module_free(m);
+}
+
 /* kern_transform passes by type too, and reaches the kernel as its 28 bytes. */
 Test(launch, transform_values_pass_directly) {
   kern_module *m = load("xf.kern", "kernel void f(transform[] o, transform t) { o[0] = t; }\n");

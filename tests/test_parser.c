@@ -276,6 +276,18 @@ Test(parser, generic_functions) {
               "(func mk<A, B> Pair (params (a A&) (b B)) (block))\n");
 }
 
+/* A type variable as the element of vec<T, N>, mat<T, M, N> and quat<T>: kept
+ * by name (the return type is read before the type variables), and in the
+ * body too; `vec < x` of a name that is not a type variable is a comparison. */
+Test(parser, generic_vectors_of_a_type_variable) {
+  expect_dump("mat<T, 2, 3> f<T>(vec<T, 3> v, quat<T> q) { vec<T, 2> w = vec<T, 2>(v[0], T(q.w)); "
+              "x = (vec<T, 3>)v; b = vec < y; }",
+              "(func f<T> mat<T, 2, 3> (params (v vec<T, 3>) (q quat<T>)) (block (var w vec<T, 2> "
+              "(call vec (index (ident v) (int 0)) (call T (member (ident q) w)))) "
+              "(assign = (ident x) (cast vec<T, 3> (ident v))) "
+              "(assign = (ident b) (binary < (ident vec) (ident y)))))\n");
+}
+
 Test(parser, explicit_instantiation_and_type_queries) {
   expect_expr("f<float, P[,]>(1) + g<T>()",
               "(binary + (call f<float32, P[,]> (int 1)) (call g<T>))");

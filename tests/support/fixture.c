@@ -50,6 +50,7 @@ static const DtypeName dtypes[] = {
     {"mat44", KERN_MAT44, 16, C_F32},
     {"quat", KERN_QUAT, 4, C_F32},
     {"quath", KERN_QUATH, 4, C_U16}, /* values are the bits */
+    {"quat<bfloat16>", KERN_QUATBF16, 4, C_U16},
     {"quatd", KERN_QUATD, 4, C_F64},
     {"transform", KERN_TRANSFORM, 7, C_F32},
     {"spatial_vector", KERN_SPATIAL_VECTOR, 6, C_F32},

@@ -11,7 +11,9 @@
  *   //                                           T an integer or float32/float64):
  *   //                                           kern_dtype_vec's or kern_dtype_mat's;
  *   //                                           a bool is the byte written: 0 to 255;
- *   //                                           a float16 or bfloat16 its bits)
+ *   //                                           a float16 or bfloat16 its bits, and
+ *   //                                           so each component of a quath or
+ *   //                                           quat<bfloat16>)
  *   // out NAME: DTYPE[N(,M...)] = v0 v1 ...    an array whose final values are checked
  *   //                                           (initial values; omitted = zeros)
  *   // arg NAME: DTYPE = v0 [v1 ...]             a by-value argument
