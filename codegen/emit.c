@@ -1391,7 +1391,7 @@ static void stmt_text(Emitter *e, const Node *n) {
     case ND_INCDEC: incdec(e, n); break;
     case ND_EXPR_STMT:
       emit_indent(e);
-      if (emit_fp_atomic_stmt(e, n->lhs)) break;
+      if (emit_fp_atomic_stmt(e, n->lhs) || emit_fp_call_stmt(e, n->lhs)) break;
       expr(e, n->lhs);
       OUT(e, ";\n");
       break;

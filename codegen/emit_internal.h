@@ -121,6 +121,14 @@ bool emit_fp_atomic_stmt(Emitter *, const Node *call);
  * checked: a comma expression over temporaries declared before the statement;
  * false (nothing written) when it is not checked. */
 bool emit_fp_atomic_expr(Emitter *, const Node *call);
+/* A call written as a statement that passes checked elements to reference
+ * parameters: the elements tested after it returns; false (nothing written)
+ * when it passes none. */
+bool emit_fp_call_stmt(Emitter *, const Node *call);
+/* tile_store and tile_atomic_add: whether the elements written to array arr are
+ * checked, and the test of one just written through kn_p (indices kn_a0, kn_a1). */
+bool emit_fp_tile_checked(Emitter *, const Node *arr, const Type *elem);
+void emit_fp_tile_check(Emitter *, const Node *at, const Node *arr, const Type *elem);
 /* The helpers the checks call (the prologue, in verify_fp mode). */
 extern const char *const emit_fp_helpers;
 /* From now on n is written as `name` (innermost binding first). */

@@ -765,6 +765,21 @@ static void store(Emitter *e, const Node *n) {
   line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t->ty));
   array_index(e, n, t->ty, n->args);
   emit_indent(e);
+  if (emit_fp_tile_checked(e, n->args, t->ty->elem)) {
+    OUT(e, "  if (kn_in) { %s *kn_p = ", emit_storage_ctype(e, n->args->ty->elem));
+    element_ptr(e, n->args, t->ty);
+    if (n->tile_op == TOP_STORE)
+      OUT(e, "; *kn_p = ");
+    else
+      OUT(e, "; kn_atomic_add_%s(kn_p, ", builtin_type_code(t->ty->elem));
+    elem(e, t, "kn_i");
+    OUT(e, n->tile_op == TOP_STORE ? ";" : ");");
+    emit_fp_tile_check(e, n, n->args, t->ty->elem);
+    OUT(e, " }\n");
+    line(e, "}");
+    sync(e);
+    return;
+  }
   if (n->tile_op == TOP_STORE) {
     OUT(e, "  if (kn_in) *");
     element_ptr(e, n->args, t->ty);

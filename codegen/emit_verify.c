@@ -9,15 +9,19 @@
  * its bits (so fast math cannot fold the test away); the first failure of a
  * launch goes to kn_ctx.err as a KN_ERR_FP record, and the runtime words it.
  * Checked: `=`, compound assignments and ++/-- whose target is an array
- * parameter's element, or a field or component of one, outside tiled code,
- * with no side effect in the target's indices, and atomics written as a
+ * parameter's element, or a field or component of one, with no side effect
+ * in the target's indices, the elements a call written as a statement passes
+ * to reference parameters (emit_fp_call_stmt: read back after the call),
+ * tile_store's and tile_atomic_add's elements (emit_tile.c writes each
+ * through kn_p, then emit_fp_tile_check), and atomics written as a
  * statement (emit_fp_atomic_stmt: the element is read back after the atomic,
  * so a non-finite value another thread's atomic left there is reported too,
  * as it would be at its own site) or inside an expression, its old value used
  * (emit_fp_atomic_expr: the same steps as a comma expression); the atomic
  * takes the element's address computed for the check. Not checked: an atomic
  * inside an expression whose arguments are evaluated into temporaries first (a
- * side effect among them), local arrays, stores through reference parameters.
+ * side effect among them), local arrays, a reference argument of a call inside
+ * a larger expression.
  */
 
 #include <stdio.h>
@@ -47,7 +51,7 @@ static bool has_floats(const Type *t) {
 
 /* The element of a store verify_fp checks, or NULL. */
 static const Node *checked_element(Emitter *e, const Node *lhs) {
-  if (!e->opts->verify_fp || e->tile_i || (e->fn && e->fn->tiled)) return NULL;
+  if (!e->opts->verify_fp || e->tile_i) return NULL;
   const Node *el = stored_element(lhs);
   if (!el || !lhs->ty || !has_floats(lhs->ty) || emit_effects(e, lhs)) return NULL;
   if (e->nbound && emit_bound(e, lhs)) return NULL;
@@ -161,6 +165,58 @@ bool emit_fp_atomic_stmt(Emitter *e, const Node *call) {
   OUT(e, ";");
   emit_fp_close(e, el);
   return true;
+}
+
+/* `f(..., a[i], ...);` passing checked elements to reference parameters: each
+ * element's indices and address computed once before the call (the call
+ * takes the address), then, once it returns, each element's floats tested:
+ * whatever the callee stored through the reference, reported at the call. */
+bool emit_fp_call_stmt(Emitter *e, const Node *call) {
+  if (call->kind != ND_CALL || call->call_kind != CALL_FUNC || !call->fn) return false;
+  int first = e->ntemps + 1, n = 0;
+  for (const Node *a = call->args; a; a = a->next)
+    if (a->kind == ND_ADDR && !emit_bound(e, a) && checked_element(e, a->lhs)) n++;
+  if (!n) return false;
+  OUT(e, "{");
+  int mark = e->nbound, id = first;
+  for (const Node *a = call->args; a; a = a->next) {
+    if (a->kind != ND_ADDR || emit_bound(e, a) || !checked_element(e, a->lhs)) continue;
+    OUT(e, " int64_t kn_fx%d[4] = {", id);
+    fx_indices(e, stored_element(a->lhs), "", 0, ", ");
+    OUT(e, "}; %s *kn_p%d = &", emit_ctype(e, a->lhs->ty), id);
+    fx_target(e, a->lhs, id);
+    OUT(e, ";");
+    char p[32];
+    snprintf(p, sizeof p, "kn_p%d", id++);
+    emit_bind(e, a, p);
+  }
+  e->ntemps = id - 1;
+  OUT(e, " ");
+  emit_expr(e, call);
+  OUT(e, ";");
+  e->nbound = mark;
+  id = first;
+  for (const Node *a = call->args; a; a = a->next)
+    if (a->kind == ND_ADDR && id < first + n && !emit_bound(e, a) && checked_element(e, a->lhs))
+      fx_checks(e, a->lhs, id++, ";");
+  OUT(e, " }\n");
+  return true;
+}
+
+/* Whether the elements a tile_store or tile_atomic_add of elem writes to array
+ * arr are checked (emit_tile.c writes each through kn_p, then emit_fp_tile_check). */
+bool emit_fp_tile_checked(Emitter *e, const Node *arr, const Type *elem) {
+  return e->opts->verify_fp && type_is_float(elem) && arr->kind == ND_IDENT && arr->var &&
+         arr->var->is_param && arr->ty->kind == TY_ARRAY;
+}
+
+/* The test of the tile element just written at kn_p, at array indices kn_a0 (kn_a1). */
+void emit_fp_tile_check(Emitter *e, const Node *at, const Node *arr, const Type *elem) {
+  char site[128];
+  snprintf(site, sizeof site, "%d, %d, %d, %d, kn_fx, kn_lin",
+           emit_file_index(e->prog, at->loc.file), at->loc.line, arr->var->array_id, arr->ty->ndim);
+  OUT(e, " const int64_t kn_fx[4] = {kn_a0, %s, 0, 0};", arr->ty->ndim == 2 ? "kn_a1" : "0");
+  checks(e, elem, 0, site, "kn_p", ";");
 }
 
 /* `... atomic_op(&a[i], ...) ...`, its old value used: the same steps as a

@@ -483,8 +483,10 @@ KERN_API bool kern_module_fast_math(const kern_module *);
  * kernel, file:line, the value and the index: "non-finite value stored in
  * kernel 'k' at k.kern:4: NaN at index [3] (parameter 'y', thread 3)". The
  * first failing store of a launch is reported; the store itself happens,
- * and the other threads go on. Local arrays and stores through reference
- * parameters are not checked. Its code is cached under its own key.
+ * and the other threads go on. An element passed to a reference parameter
+ * by a call statement is tested when the call returns; tile_store's elements
+ * are tested too. Local arrays are not checked. Its code is cached under its
+ * own key.
  * KERN_ERR_INVALID_ARGUMENT for NULL or once the module has been compiled for
  * a device; KERN_ERR_UNSUPPORTED for a module built by kernc build. */
 KERN_API kern_status kern_module_set_verify_fp(kern_module *, bool on);
