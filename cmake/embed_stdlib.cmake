@@ -1,5 +1,6 @@
 # Writes OUT: C strings holding stdlib/kern_abi.h, the rest of the stdlib,
-# stdlib/kern_tiles.h and kern_mmloop.h (pasted only into modules with tiles) and the kern
+# stdlib/kern_tiles.h and kern_mmloop.h (tiled code's part: macros and templates, pasted
+# into every module after the rest) and the kern
 # modules the library ships (runtime/kern/).
 # rt_stdlib_builtins_h is kern_builtins.h followed by the parts that continue
 # it (each guarded, each starting where the one before ends), so generated
