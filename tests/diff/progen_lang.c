@@ -13,7 +13,9 @@
  * A scalar may come from a vec<T, N> (N up to 16, T any number type) or a
  * mat<T, M, N> of floats: componentwise arithmetic, min/max/argmax over the
  * components, slices, constant indices (negative ones too), dot, length and
- * matrix products, each read back as one component.
+ * matrix products, each read back as one component; or from a quat<T> of a
+ * float T: sums, products with a scalar, quat_mul, quat_inverse, dot and
+ * length.
  */
 #include "progen_internal.h"
 
@@ -79,9 +81,53 @@ static void component(Gen *g, int n) {
   pg_put(g, "[%d]", pg_chance(g, 25) ? k - n : k);
 }
 
+/* quat<t>(x, y, z, w): one expression, then constants. */
+static void quatn(Gen *g, Ty t, int d) {
+  pg_put(g, "quat<%s>(", pg_tname(g, t));
+  for (int k = 0; k < 4; k++) {
+    if (k) pg_put(g, ", ");
+    pg_expr(g, t, k ? 0 : d - 1, 0);
+  }
+  pg_put(g, ")");
+}
+
+/* A float of type t read from a quat<t> expression: a sum or difference, a
+ * product with a scalar, quat_mul, the inverse, a dot product or a length. */
+static void quatn_expr(Gen *g, Ty t, int d) {
+  int r = pg_rnd(g, 6);
+  if (r == 4 || r == 5) {
+    pg_put(g, r == 4 ? "dot(" : "length(");
+    quatn(g, t, d);
+    if (r == 4) {
+      pg_put(g, ", ");
+      quatn(g, t, d);
+    }
+    pg_put(g, ")");
+    return;
+  }
+  pg_put(g, r == 2 ? "quat_mul(" : r == 3 ? "quat_inverse(" : "(");
+  quatn(g, t, d);
+  if (r == 0) {
+    pg_put(g, pg_chance(g, 50) ? " + " : " - ");
+    quatn(g, t, d);
+  } else if (r == 1) {
+    pg_put(g, " * ");
+    pg_expr(g, t, d - 1, 0);
+  } else if (r == 2) {
+    pg_put(g, ", ");
+    quatn(g, t, d);
+  }
+  pg_put(g, ")");
+  component(g, 4);
+}
+
 /* A scalar of type t read from a vec<t, N> or mat<t, M, N> expression. */
 static bool vecn_expr(Gen *g, Ty t, int d) {
   if (!pg_numeric(t)) return false;
+  if (pg_is_float(t) && pg_chance(g, 20)) {
+    quatn_expr(g, t, d);
+    return true;
+  }
   int n = pg_chance(g, 20) ? 9 + pg_rnd(g, 8) : 1 + pg_rnd(g, 8);
   static const char ops[] = "+-*";
   switch (pg_rnd(g, pg_is_float(t) ? 6 : 4)) {
