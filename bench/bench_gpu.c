@@ -14,10 +14,11 @@
  * bandwidth limit). Runs are interleaved, each timed from the first launch to
  * the end of a synchronize; medians are reported. The tiny-launch workload is
  * 1000 launches in a row: its ratio is the launch cost against raw
- * cuLaunchKernel. A second table times kern_array_matmul at 4096^3 (EXACT
- * float32, FAST through TF32 and from float16 and bfloat16), each checked on 64 sampled
- * elements first (EXACT bit for bit against the fma chain, FAST within its
- * documented bound). A third times kern_array_sort of 64M uint32 keys, alone
+ * cuLaunchKernel. A second table times kern_array_matmul at 2048^3 and 4096^3
+ * (EXACT float32, FAST through TF32 and from float16 and bfloat16), each
+ * checked on 64 sampled elements first (EXACT bit for bit against the fma
+ * chain, FAST within its documented bound); its rows go to the CSV, where
+ * bench/peers.py sets cuBLAS and Triton's tl.dot beside them. A third times kern_array_sort of 64M uint32 keys, alone
  * and with uint32 values, each run on a fresh copy of the input, checked
  * first (keys ascending, values the keys' input places, equal keys in input
  * order); its rows go to the CSV too, where bench/peers.py sets CUB's radix
@@ -607,7 +608,7 @@ static void bench_primitives(void) {
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
 
-/* ---- kern_array_matmul at 4096^3: EXACT float32, FAST TF32, float16 and bfloat16 --------- */
+/* ---- kern_array_matmul at 2048^3 and 4096^3: EXACT float32, FAST TF32, float16, bfloat16 - */
 
 static uint16_t half_bits(float x) { /* exact for the inputs below: multiples of 1/64 in [-1, 1] */
   uint32_t u;
@@ -653,8 +654,9 @@ static double time_matmul(kern_array *a, kern_array *b, kern_array *c, kern_matm
   return bench_median(t, REPS);
 }
 
-static void bench_array_matmul(void) {
-  const int64_t n = 4096;
+/* One size: the four modes' times, printed as rows of the table and, as
+ * gemm_<mode>_<n>, to the CSV for bench/peers.py's cuBLAS and Triton. */
+static void array_matmul_size(int64_t n, FILE *csv) {
   float *ha = xmalloc((size_t)(n * n) * 4), *hb = xmalloc((size_t)(n * n) * 4),
         *hc = xmalloc((size_t)(n * n) * 4);
   uint16_t *h16a = xmalloc((size_t)(n * n) * 2), *h16b = xmalloc((size_t)(n * n) * 2);
@@ -678,19 +680,30 @@ static void bench_array_matmul(void) {
   BENCH_CHECK(kern_array_write(bbf, hbfb, (size_t)(n * n) * 2));
   static const char *const names[4] = {"EXACT float32", "FAST TF32 (float32 in)",
                                        "FAST float16 (float32 out)", "FAST bfloat16 (float32 out)"};
-  printf("\n| kern_array_matmul %lld^3 | ms | TFLOP/s |\n|---|---:|---:|\n", (long long)n);
+  static const char *const stems[4] = {"gemm_f32", "gemm_tf32", "gemm_f16", "gemm_bf16"};
   for (int v = 0; v < 4; v++) {
     kern_array *x = v == 2 ? a16 : v == 3 ? abf : a, *y = v == 2 ? b16 : v == 3 ? bbf : b;
     kern_matmul_mode mode = v ? KERN_MATMUL_FAST : KERN_MATMUL_EXACT;
     double t = time_matmul(x, y, c, mode);
     BENCH_CHECK(kern_array_read(c, hc, (size_t)(n * n) * 4));
     check_sampled(ha, hb, hc, n, v > 0, v >= 2);
-    printf("| %s | %.3f | %.1f |\n", names[v], 1e3 * t,
-           2.0 * (double)(n * n) * (double)n / t * 1e-12);
+    double tflops = 2.0 * (double)(n * n) * (double)n / t * 1e-12;
+    printf("| %s | %lld | %.3f | %.1f |\n", names[v], (long long)n, 1e3 * t, tflops);
+    if (csv)
+      fprintf(csv, "%s_%lld,\"%lld^3\",%.6f,,,,,1,\n", stems[v], (long long)n, (long long)n,
+              1e3 * t);
   }
   kern_array_free(a), kern_array_free(b), kern_array_free(c), kern_array_free(a16),
       kern_array_free(b16), kern_array_free(abf), kern_array_free(bbf);
   free(ha), free(hb), free(hc), free(h16a), free(h16b), free(hbfa), free(hbfb);
+}
+
+static void bench_array_matmul(const char *csv_path) {
+  FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
+  printf("\n| kern_array_matmul | n (n^3) | ms | TFLOP/s |\n|---|---:|---:|---:|\n");
+  array_matmul_size(2048, csv);
+  array_matmul_size(4096, csv);
+  if (csv) fclose(csv);
 }
 
 /* ---- kern_array_sort: 64M uint32 keys (hash32(i + 29), as bench/peers.py's) ---------------- */
@@ -782,13 +795,14 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s", kern_last_error());
     return 1;
   }
-  /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one) */
+  /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one); any
+   * other value names workloads of the first table */
   const char *only = getenv("BENCH_ONLY");
   if (only && (!strcmp(only, "primitives") || !strcmp(only, "matmul") || !strcmp(only, "libm"))) {
     if (!strcmp(only, "primitives"))
       bench_primitives();
     else if (!strcmp(only, "matmul"))
-      bench_array_matmul();
+      bench_array_matmul(NULL);
     else
       bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
     kern_module_free(m);
@@ -800,14 +814,24 @@ int main(int argc, char **argv) {
   Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil, bench_histogram,
                                         bench_matmul, bench_nbody,   bench_mandelbrot,
                                         bench_reduce, bench_tiny};
+  static const char *const names[] = {"saxpy", "stencil", "histogram", "matmul",
+                                      "nbody", "mandelbrot", "reduce", "tiny"};
   enum { NB = sizeof benches / sizeof *benches };
   Result res[NB];
-  for (int i = 0; i < NB; i++) res[i] = benches[i](m);
+  int nres = 0;
+  /* any other BENCH_ONLY: those workloads of the first table (comma-separated names) */
+  for (int i = 0; i < NB; i++)
+    if (!only || strstr(only, names[i])) res[nres++] = benches[i](m);
   kern_device_info info;
   BENCH_CHECK(kern_device_info_get(gpu, &info));
-  report(res, NB, &info, how, csv_path);
+  report(res, nres, &info, how, csv_path);
+  if (only) {
+    kern_module_free(m);
+    kern_module_free(fast_module);
+    return 0;
+  }
   bench_primitives();
-  bench_array_matmul();
+  bench_array_matmul(csv_path);
   bench_sort(csv_path);
   bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
   kern_module_free(m);

@@ -19,7 +19,10 @@ Each run is timed from the first launch to the end of a device synchronize;
 medians of 15 runs. A last table sets kern_array_sort (the CSV's rows sort and
 sort_pairs) beside CUB's radix sort through CuPy (cupy.sort of the keys,
 cupy.argsort for keys with their places) and PyTorch (torch.sort(stable=True),
-keys with int64 places), on the same 64M uint32 keys.
+keys with int64 places), on the same 64M uint32 keys, and another sets
+kern_array_matmul (the CSV's gemm_* rows) beside cuBLAS (torch.matmul) and a
+tiled Triton kernel (tl.dot, the fastest of a few block shapes) at 2048^3 and
+4096^3 in each of its modes.
 """
 import csv
 import os
@@ -332,26 +335,113 @@ def triton_runs(ref, inp):
     return times, failed
 
 
-# ---- cuBLAS matmul through PyTorch, beside kern_array_matmul -------------------------------------
+# ---- matrix products: cuBLAS through PyTorch and Triton's tl.dot, beside kern_array_matmul ------
 
-def cublas_matmul(n=4096):
-    """torch.matmul at n^3: float32 with TF32 off (kern's EXACT peer), TF32 on, float16 and bfloat16
-    (FAST's peers); bench_gpu's kern_array_matmul table has kern's times from the same run."""
+GEMM_SIZES = (2048, 4096)
+# (CSV row stem, what, torch dtype name, TF32 allowed, Triton input_precision)
+GEMM_MODES = (("gemm_f32", "EXACT float32 (cuBLAS: TF32 off; Triton: ieee)", "float32", False, "ieee"),
+              ("gemm_tf32", "FAST TF32 (float32 in)", "float32", True, "tf32"),
+              ("gemm_f16", "FAST float16 (float32 out)", "float16", False, None),
+              ("gemm_bf16", "FAST bfloat16 (float32 out)", "bfloat16", False, None))
+# Triton's blocks (BM, BN, BK, warps, stages): each size and precision takes the fastest of these
+# that compiles and fits, so the peer is timed at its best, not at one guess.
+TRITON_GEMM_CONFIGS = ((128, 256, 64, 8, 3), (256, 128, 64, 8, 3), (128, 128, 64, 4, 4),
+                       (128, 128, 32, 4, 4), (128, 256, 32, 8, 3), (64, 128, 32, 4, 4))
+
+
+def triton_gemm_kernel():
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def gemm(a, b, c, n, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GROUP: tl.constexpr,
+             PREC: tl.constexpr):
+        # programs walk GROUP block rows at a time, so neighbours share panels of a and b in L2
+        pid = tl.program_id(0)
+        nb_m, nb_n = tl.cdiv(n, BM), tl.cdiv(n, BN)
+        first = (pid // (GROUP * nb_n)) * GROUP
+        rows = min(nb_m - first, GROUP)
+        bm = first + (pid % (GROUP * nb_n)) % rows
+        bn = (pid % (GROUP * nb_n)) // rows
+        rm = bm * BM + tl.arange(0, BM)
+        rn = bn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * n + rk[None, :]
+        pb = b + rk[:, None] * n + rn[None, :]
+        acc = tl.zeros((BM, BN), dtype=tl.float32)
+        for _ in range(0, n, BK):
+            if PREC == "ieee":
+                acc += tl.dot(tl.load(pa), tl.load(pb), input_precision="ieee")
+            elif PREC == "tf32":
+                acc += tl.dot(tl.load(pa), tl.load(pb), input_precision="tf32")
+            else:
+                acc += tl.dot(tl.load(pa), tl.load(pb))
+            pa += BK
+            pb += BK * n
+        tl.store(c + rm[:, None] * n + rn[None, :], acc)
+
+    return triton, gemm
+
+
+def gemm_peers(kern):
+    """torch.matmul (cuBLAS) and a tiled Triton kernel (tl.dot) at GEMM_SIZES^3 in each of
+    kern_array_matmul's modes; kern's times are the CSV's gemm_* rows of the same run. Triton's
+    result is checked against cuBLAS's first (float32 sums of products of the same rounded inputs,
+    so they differ only by accumulation order)."""
     import torch
     sync = torch.cuda.synchronize
-    a32 = torch.rand((n, n), device="cuda") - 0.5
-    b32 = torch.rand((n, n), device="cuda") - 0.5
-    out = {}
-    for name, tf32, dt in (("float32, TF32 off", False, torch.float32), ("TF32", True, torch.float32),
-                           ("float16 (float32 accumulate)", False, torch.float16),
-                           ("bfloat16 (float32 accumulate)", False, torch.bfloat16)):
-        torch.backends.cuda.matmul.allow_tf32 = tf32
-        a, b = a32.to(dt), b32.to(dt)
-        out[name] = median_time(lambda: torch.matmul(a, b), sync)
-    torch.backends.cuda.matmul.allow_tf32 = False
-    lines = [f"\n| cuBLAS (torch.matmul) {n}^3 | ms | TFLOP/s |", "|---|---:|---:|"]
-    lines += [f"| {k} | {1e3 * t:.3f} | {2 * n ** 3 / t * 1e-12:.1f} |" for k, t in out.items()]
-    return lines
+    try:
+        triton, gemm = triton_gemm_kernel()
+    except ImportError:
+        triton = gemm = None
+    lines = ["\n| matrix product | n | kern_array_matmul (ms) | cuBLAS (ms) | kern / cuBLAS | "
+             "Triton tl.dot (ms) | kern speed vs Triton |", "|---|---:|---:|---:|---:|---:|---:|"]
+    out, notes = [], []
+    for n in GEMM_SIZES:
+        a32 = torch.rand((n, n), device="cuda") - 0.5
+        b32 = torch.rand((n, n), device="cuda") - 0.5
+        for stem, what, dname, tf32, prec in GEMM_MODES:
+            dt = getattr(torch, dname)
+            a, b = a32.to(dt), b32.to(dt)
+            torch.backends.cuda.matmul.allow_tf32 = tf32
+            want = torch.matmul(a, b).float()
+            t_cublas = 1e3 * median_time(lambda: torch.matmul(a, b), sync)
+            torch.backends.cuda.matmul.allow_tf32 = False
+            t_triton, cfg = None, None
+            c = torch.empty((n, n), device="cuda", dtype=torch.float32)
+            for BM, BN, BK, warps, stages in TRITON_GEMM_CONFIGS if gemm else ():
+                grid = (triton.cdiv(n, BM) * triton.cdiv(n, BN),)
+                run = lambda: gemm[grid](a, b, c, n, BM=BM, BN=BN, BK=BK, GROUP=8, PREC=prec or "",
+                                         num_warps=warps, num_stages=stages)
+                try:
+                    run()
+                    sync()
+                except Exception as e:  # does not fit this card's shared memory, say
+                    notes.append(f"Triton {stem} {n}: {BM}x{BN}x{BK} not run ({type(e).__name__})")
+                    continue
+                err = (c - want).abs().max().item() / max(1.0, want.abs().max().item())
+                if err > 1e-2:
+                    sys.exit(f"peers.py: Triton gemm {stem} {n}: differs from cuBLAS by {err}")
+                t = 1e3 * median_time(run, sync)
+                if t_triton is None or t < t_triton:
+                    t_triton, cfg = t, f"{BM}x{BN}x{BK}, {warps} warps, {stages} stages"
+            row = kern.get(f"{stem}_{n}")
+            k_ms = float(row["kern_ms"]) if row else None
+            cells = [what, str(n), f"{k_ms:.3f}" if k_ms else "", f"{t_cublas:.3f}",
+                     f"{t_cublas / k_ms:.2f}" if k_ms else "",
+                     f"{t_triton:.3f} ({cfg})" if t_triton else "",
+                     f"{t_triton / k_ms:.2f}" if t_triton and k_ms else ""]
+            lines.append("| " + " | ".join(cells) + " |")
+            if k_ms:
+                out.append((f"{stem}_{n}", "cuBLAS", k_ms, t_cublas, t_cublas / k_ms))
+                if t_triton:
+                    out.append((f"{stem}_{n}", "Triton", k_ms, t_triton, t_triton / k_ms))
+        del a32, b32
+    lines += [""] + notes if notes else []
+    lines.append("\nkern / cuBLAS = cuBLAS's time / kern's (higher: kern faster). Targets at 4096: EXACT "
+                 ">= 0.6, FAST TF32 and bfloat16 >= 0.5; FAST faster than Triton (speed > 1) at 2048 "
+                 "and 4096.")
+    return lines, out
 
 
 # ---- sorting: CUB's radix sort through CuPy and PyTorch, beside kern_array_sort ------------------
@@ -446,8 +536,8 @@ def main():
     lines += ["| workload | kern | " + " | ".join(f"{p} | kern speed vs {p.split()[0]}" for p, _ in peers) + " |",
               "|---|---:|" + "---:|---:|" * len(peers)]
     for name, r in kern.items():
-        if name.startswith("sort"):
-            continue  # the sort table below
+        if name.startswith(("sort", "gemm")):
+            continue  # the sort and matrix product tables below
         per = 1e3 if int(r["launches"]) > 1 else 1.0
         k_ms = float(r["kern_ms"]) / (int(r["launches"]) if per > 1 else 1) * per
         cells = [name, f"{k_ms:.3f}"]
@@ -463,9 +553,11 @@ def main():
     for name, why in failed.items():
         lines.append(f"\nTriton {name}: not run ({why})")
     try:
-        lines += cublas_matmul()
+        gemm_lines, gemm_rows = gemm_peers(kern)
+        lines += gemm_lines
+        rows += gemm_rows
     except ImportError as e:
-        lines.append(f"\nPyTorch not installed ({e}): no cuBLAS matmul rows.")
+        lines.append(f"\nPyTorch not installed ({e}): no cuBLAS or Triton matrix products.")
     sort_lines, sort_rows = sort_peers(kern)
     lines += sort_lines
     rows += sort_rows

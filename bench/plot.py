@@ -8,7 +8,8 @@ time relative to the C baselines per workload (log scale, 1 = the same speed);
 right, compile latency of the runtime against the compiler alone. With
 --gpu (bench_gpu --csv and bench/peers.py's CSV): kern's speed relative to
 hand-written CUDA and to each peer per workload (1 = the same speed, higher
-= kern faster). Breaks: nothing (a missing second CSV leaves its part out).
+= kern faster), and beside it kern_array_matmul against cuBLAS and Triton
+(the gemm_* rows). Breaks: nothing (a missing second CSV leaves its part out).
 """
 import csv
 import os
@@ -89,11 +90,40 @@ def gpu_panel(ax, rows, peers):
     ax.legend(fontsize=8)
 
 
+def matmul_panel(ax, rows, peers):
+    """kern_array_matmul's speed against cuBLAS and Triton per mode and size (the gemm_* rows)."""
+    names = [f"{r['workload'][len('gemm_'):].replace('_', ' ')}" for r in rows]
+    x = range(len(rows))
+    labels = dict.fromkeys(p["peer"] for p in peers if p["workload"].startswith("gemm_"))
+    w = 0.8 / max(1, len(labels))
+    for k, peer in enumerate(labels):
+        by = {p["workload"]: float(p["kern_speed_vs_peer"]) for p in peers if p["peer"] == peer}
+        off = (k - (len(labels) - 1) / 2) * w
+        vals = [by.get(r["workload"], float("nan")) for r in rows]
+        ax.bar([i + off for i in x], vals, w, label=f"vs {peer}")
+        for i, v in enumerate(vals):
+            if v == v:
+                ax.annotate(f"{v:.2f}", (i + off, v), ha="center", va="bottom", fontsize=7)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.axhline(0.5, color="grey", linewidth=0.8, linestyle="--", label="FAST target vs cuBLAS (0.5)")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylabel("kern speed relative to the peer (higher: kern faster)")
+    ax.set_title("kern_array_matmul vs cuBLAS and Triton tl.dot")
+    ax.legend(fontsize=8)
+
+
 def main_gpu(argv):
     rows = read(argv[2])
     peers = read(argv[3]) if os.path.exists(argv[3]) else []
-    fig, ax = plt.subplots(1, 1, figsize=(11, 6))
-    gpu_panel(ax, rows, peers)
+    gemm = [r for r in rows if r["workload"].startswith("gemm_")]
+    rows = [r for r in rows if not r["workload"].startswith("gemm_")]
+    fig, axes = plt.subplots(1, 2 if gemm else 1, figsize=(18 if gemm else 11, 6),
+                             gridspec_kw={"width_ratios": [3, 2]} if gemm else None)
+    ax = axes[0] if gemm else axes
+    gpu_panel(ax, rows, [p for p in peers if not p["workload"].startswith("gemm_")])
+    if gemm:
+        matmul_panel(axes[1], gemm, peers)
     host = os.path.basename(argv[2])[len("gpu-"):-len(".csv")]
     fig.suptitle(f"kern GPU benchmarks on {host}")
     fig.tight_layout()
