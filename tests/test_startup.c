@@ -349,6 +349,33 @@ Test(lazy_cuda, pinned_memory_probes_and_makes_a_context) {
   kern_array_free(p);
 }
 
+/* A GPU's first use has its default memory pool keep up to 64 MiB of freed
+ * memory (the driver's default, 0, gives it back at every synchronize and
+ * the next stream-ordered allocation maps pages again); a larger threshold
+ * the program set before is left as it was. */
+Test(lazy_cuda, first_use_keeps_freed_pool_memory) {
+  setenv("FAKE_CUDA_POOLS", "1", 1);
+  use_fake_driver(2);
+  void *lib = dlopen(FAKE_CUDA_LIB, RTLD_NOW);
+  cr_assert_not_null(lib, "%s", dlerror());
+  long long (*threshold)(int, long long) =
+      (long long (*)(int, long long))dlsym(lib, "fake_cuda_pool_threshold");
+  cr_assert_not_null(threshold);
+  threshold(1, 1ll << 30);
+  cr_assert_eq(kern_init(), KERN_OK);
+  int64_t n = 8;
+  for (int d = 0; d < 2; d++) {
+    kern_array *a = kern_array_new(gpu(d ? "cuda:1" : "cuda:0"), KERN_INT32, 1, &n);
+    cr_assert_not_null(a, "%s", kern_last_error());
+    kern_array_free(a);
+  }
+  cr_expect_eq(threshold(0, -1), 64ll << 20, "cuda:0's pool keeps %lld bytes", threshold(0, -1));
+  cr_expect_eq(threshold(1, -1), 1ll << 30, "cuda:1's pool keeps %lld bytes", threshold(1, -1));
+  cr_expect_geq(calls("cuMemPoolSetAttribute"), 1);
+  dlclose(lib);
+  unsetenv("FAKE_CUDA_POOLS");
+}
+
 /* Once the driver is in the process, a foreign pointer is asked about only
  * in a context that exists: wrapping host memory makes none. */
 Test(lazy_cuda, wrapping_host_memory_makes_no_context) {

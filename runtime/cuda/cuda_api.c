@@ -71,6 +71,8 @@ static const DlSym cu_syms[] = {
     CU(GraphExecDestroy, "cuGraphExecDestroy", false),
     CU(GraphDestroy, "cuGraphDestroy", false),
     CU(MemPoolSetAccess, "cuMemPoolSetAccess", false),
+    CU(MemPoolGetAttribute, "cuMemPoolGetAttribute", false),
+    CU(MemPoolSetAttribute, "cuMemPoolSetAttribute", false),
     CU(PointerGetAttributes, "cuPointerGetAttributes", false),
     CU(IpcGetMemHandle, "cuIpcGetMemHandle", false),
 };

@@ -43,6 +43,7 @@ enum {
   CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST = 101,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
+  CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4, /* a uint64_t */
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_POINTER_ATTRIBUTE_CONTEXT = 1,
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -137,6 +138,8 @@ typedef struct rt_cu_api {
   CUresult (*GraphExecDestroy)(CUgraphExec);
   CUresult (*GraphDestroy)(CUgraph);
   CUresult (*MemPoolSetAccess)(CUmemoryPool, const void *, size_t);
+  CUresult (*MemPoolGetAttribute)(CUmemoryPool, int, void *);
+  CUresult (*MemPoolSetAttribute)(CUmemoryPool, int, void *);
   CUresult (*PointerGetAttributes)(unsigned, int *, void **, CUdeviceptr);
   CUresult (*IpcGetMemHandle)(void *handle64, CUdeviceptr);
 } rt_cu_api;

@@ -4,7 +4,8 @@
  *
  * Requires: nothing (a shared library of its own, libfake_cuda.so).
  * Produces: every driver entry point kern requires (runtime/cuda/cuda_api.c),
- * cuDevicePrimaryCtxGetState and cuPointerGetAttributes, for FAKE_CUDA_DEVICES GPUs (default 1) of
+ * cuDevicePrimaryCtxGetState and cuPointerGetAttributes (and memory pools with
+ * FAKE_CUDA_POOLS set), for FAKE_CUDA_DEVICES GPUs (default 1) of
  * compute capability 8.0 whose "device memory" is host memory (copies, 2-D ones
  * included, are done at once; events only count; peers reach each other
  * unless FAKE_CUDA_NO_PEER is set); launches do
@@ -129,7 +130,8 @@ API CUresult cuDeviceGetName(char *name, int len, int d) {
   snprintf(name, (size_t)len, "Fake GPU %d", d);
   return OK;
 }
-/* Compute capability 8.0, 4 SMs, unified addressing, managed memory; no pools. */
+/* Compute capability 8.0, 4 SMs, unified addressing, managed memory; memory
+ * pools only with FAKE_CUDA_POOLS set. */
 API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   ENTER(true);
   (void)d;
@@ -139,6 +141,7 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
     case 75: *v = 8; break;   /* compute capability 8.0 */
     case 41:                  /* unified addressing */
     case 83: *v = 1; break;   /* managed memory */
+    case 115: *v = getenv("FAKE_CUDA_POOLS") != NULL; break; /* memory pools */
     default: *v = 0;
   }
   return OK;
@@ -250,6 +253,43 @@ API CUresult cuMemFree_v2(unsigned long long p) {
   track(NULL, (void *)(size_t)p);
   free((void *)(size_t)p);
   return OK;
+}
+/* Stream-ordered memory: at once, as cuMemAlloc; each device's default pool
+ * keeps only its release threshold, which fake_cuda_pool_threshold reads and,
+ * given a value >= 0, sets (as a program would before kern's first use). */
+API CUresult cuMemAllocAsync(unsigned long long *p, size_t n, void *s) {
+  (void)s;
+  return cuMemAlloc_v2(p, n);
+}
+API CUresult cuMemFreeAsync(unsigned long long p, void *s) {
+  (void)s;
+  return cuMemFree_v2(p);
+}
+typedef struct Pool {
+  _Atomic unsigned long long release_threshold;
+} Pool;
+static Pool pools[MAX_DEVICES];
+API CUresult cuDeviceGetDefaultMemPool(Pool **pool, int d) {
+  ENTER(true);
+  if (d < 0 || d >= ndevices()) return INVALID_VALUE;
+  *pool = &pools[d];
+  return OK;
+}
+API CUresult cuMemPoolGetAttribute(Pool *pool, int attr, void *value) {
+  ENTER(true);
+  if (attr != 4) return INVALID_VALUE; /* CU_MEMPOOL_ATTR_RELEASE_THRESHOLD only */
+  *(unsigned long long *)value = atomic_load(&pool->release_threshold);
+  return OK;
+}
+API CUresult cuMemPoolSetAttribute(Pool *pool, int attr, void *value) {
+  ENTER(true);
+  if (attr != 4) return INVALID_VALUE;
+  atomic_store(&pool->release_threshold, *(unsigned long long *)value);
+  return OK;
+}
+API long long fake_cuda_pool_threshold(int d, long long set) {
+  if (set >= 0) atomic_store(&pools[d].release_threshold, (unsigned long long)set);
+  return (long long)atomic_load(&pools[d].release_threshold);
 }
 API CUresult cuMemAllocManaged(unsigned long long *p, size_t n, unsigned flags) {
   (void)flags;
