@@ -18,8 +18,9 @@
  * (EXACT float32, FAST through TF32 and from float16 and bfloat16), each
  * checked on 64 sampled elements first (EXACT bit for bit against the fma
  * chain, FAST within its documented bound); its rows go to the CSV, where
- * bench/peers.py sets cuBLAS and Triton's tl.dot beside them. A third times kern_array_sort of 64M uint32 keys, alone
- * and with uint32 values, each run on a fresh copy of the input, checked
+ * bench/peers.py sets cuBLAS and Triton's tl.dot beside them. A third times
+ * kern_array_sort of 64M uint32 keys, alone and with uint32 values, each run
+ * on a fresh copy of the input, checked
  * first (keys ascending, values the keys' input places, equal keys in input
  * order); its rows go to the CSV too, where bench/peers.py sets CUB's radix
  * sort (through CuPy and PyTorch) beside them. A fourth (bench_libm.h,
@@ -767,6 +768,32 @@ static void bench_sort(const char *csv_path) {
   free(hk), free(hv), free(gk), free(gv);
 }
 
+/* The workloads (only those `only` names, when it is set) against the
+ * baselines; without `only`, every other table after them. */
+static void bench_all(kern_module *m, const char *cubin, const char *csv_path, const char *only) {
+  static const struct {
+    const char *name;
+    Result (*run)(kern_module *);
+  } all[] = {{"saxpy", bench_saxpy},   {"stencil", bench_stencil}, {"histogram", bench_histogram},
+             {"matmul", bench_matmul}, {"nbody", bench_nbody},     {"mandelbrot", bench_mandelbrot},
+             {"reduce", bench_reduce}, {"tiny", bench_tiny}};
+  enum { NB = sizeof all / sizeof *all };
+  const char *how;
+  bmod = baseline(cubin, &how);
+  Result res[NB];
+  int nres = 0;
+  for (int i = 0; i < NB; i++)
+    if (!only || strstr(only, all[i].name)) res[nres++] = all[i].run(m);
+  kern_device_info info;
+  BENCH_CHECK(kern_device_info_get(gpu, &info));
+  report(res, nres, &info, how, csv_path);
+  if (only) return;
+  bench_primitives();
+  bench_array_matmul(csv_path);
+  bench_sort(csv_path);
+  bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
+}
+
 int main(int argc, char **argv) {
   const char *csv_path = NULL, *cubin = NULL;
   for (int i = 1; i < argc; i++) {
@@ -796,44 +823,16 @@ int main(int argc, char **argv) {
     return 1;
   }
   /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one); any
-   * other value names workloads of the first table */
+   * other value: only the first table's workloads it names (comma-separated) */
   const char *only = getenv("BENCH_ONLY");
-  if (only && (!strcmp(only, "primitives") || !strcmp(only, "matmul") || !strcmp(only, "libm"))) {
-    if (!strcmp(only, "primitives"))
-      bench_primitives();
-    else if (!strcmp(only, "matmul"))
-      bench_array_matmul(NULL);
-    else
-      bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
-    kern_module_free(m);
-    kern_module_free(fast_module);
-    return 0;
-  }
-  const char *how;
-  bmod = baseline(cubin, &how);
-  Result (*benches[])(kern_module *) = {bench_saxpy,  bench_stencil, bench_histogram,
-                                        bench_matmul, bench_nbody,   bench_mandelbrot,
-                                        bench_reduce, bench_tiny};
-  static const char *const names[] = {"saxpy", "stencil", "histogram", "matmul",
-                                      "nbody", "mandelbrot", "reduce", "tiny"};
-  enum { NB = sizeof benches / sizeof *benches };
-  Result res[NB];
-  int nres = 0;
-  /* any other BENCH_ONLY: those workloads of the first table (comma-separated names) */
-  for (int i = 0; i < NB; i++)
-    if (!only || strstr(only, names[i])) res[nres++] = benches[i](m);
-  kern_device_info info;
-  BENCH_CHECK(kern_device_info_get(gpu, &info));
-  report(res, nres, &info, how, csv_path);
-  if (only) {
-    kern_module_free(m);
-    kern_module_free(fast_module);
-    return 0;
-  }
-  bench_primitives();
-  bench_array_matmul(csv_path);
-  bench_sort(csv_path);
-  bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
+  if (only && !strcmp(only, "primitives"))
+    bench_primitives();
+  else if (only && !strcmp(only, "matmul"))
+    bench_array_matmul(NULL);
+  else if (only && !strcmp(only, "libm"))
+    bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
+  else
+    bench_all(m, cubin, csv_path, only);
   kern_module_free(m);
   kern_module_free(fast_module);
   return 0;

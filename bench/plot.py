@@ -90,11 +90,16 @@ def gpu_panel(ax, rows, peers):
     ax.legend(fontsize=8)
 
 
+def is_gemm(row):
+    """A kern_array_matmul row (bench_gpu's gemm_<mode>_<n>), drawn in a panel of its own."""
+    return row["workload"].startswith("gemm_")
+
+
 def matmul_panel(ax, rows, peers):
     """kern_array_matmul's speed against cuBLAS and Triton per mode and size (the gemm_* rows)."""
     names = [f"{r['workload'][len('gemm_'):].replace('_', ' ')}" for r in rows]
     x = range(len(rows))
-    labels = dict.fromkeys(p["peer"] for p in peers if p["workload"].startswith("gemm_"))
+    labels = dict.fromkeys(p["peer"] for p in peers if is_gemm(p))
     w = 0.8 / max(1, len(labels))
     for k, peer in enumerate(labels):
         by = {p["workload"]: float(p["kern_speed_vs_peer"]) for p in peers if p["peer"] == peer}
@@ -116,12 +121,12 @@ def matmul_panel(ax, rows, peers):
 def main_gpu(argv):
     rows = read(argv[2])
     peers = read(argv[3]) if os.path.exists(argv[3]) else []
-    gemm = [r for r in rows if r["workload"].startswith("gemm_")]
-    rows = [r for r in rows if not r["workload"].startswith("gemm_")]
+    gemm = [r for r in rows if is_gemm(r)]
+    rows = [r for r in rows if not is_gemm(r)]
     fig, axes = plt.subplots(1, 2 if gemm else 1, figsize=(18 if gemm else 11, 6),
                              gridspec_kw={"width_ratios": [3, 2]} if gemm else None)
     ax = axes[0] if gemm else axes
-    gpu_panel(ax, rows, [p for p in peers if not p["workload"].startswith("gemm_")])
+    gpu_panel(ax, rows, [p for p in peers if not is_gemm(p)])
     if gemm:
         matmul_panel(axes[1], gemm, peers)
     host = os.path.basename(argv[2])[len("gpu-"):-len(".csv")]

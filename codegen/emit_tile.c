@@ -758,6 +758,24 @@ static void load(Emitter *e, const Node *n, const char *dst) {
   sync(e);
 }
 
+/* tile_store's `*p = v;` or tile_atomic_add's `kn_atomic_add_C(p, v);` of
+ * element kn_i of tile t: p is the array element's pointer, or kn_p. */
+static void write_element(Emitter *e, const Node *n, const Node *t, bool via_kn_p) {
+  bool plain = n->tile_op == TOP_STORE;
+  if (plain)
+    OUT(e, "*");
+  else
+    OUT(e, "kn_atomic_add_%s(", builtin_type_code(t->ty->elem));
+  if (via_kn_p)
+    OUT(e, "kn_p");
+  else
+    element_ptr(e, n->args, t->ty);
+  OUT(e, plain ? " = " : ", ");
+  elem(e, t, "kn_i");
+  OUT(e, plain ? ";" : ");");
+}
+
+/* Under verify_fp a checked element is written through kn_p and tested. */
 static void store(Emitter *e, const Node *n) {
   const Node *t = n->args;
   while (t->next) t = t->next;
@@ -768,29 +786,15 @@ static void store(Emitter *e, const Node *n) {
   if (emit_fp_tile_checked(e, n->args, t->ty->elem)) {
     OUT(e, "  if (kn_in) { %s *kn_p = ", emit_storage_ctype(e, n->args->ty->elem));
     element_ptr(e, n->args, t->ty);
-    if (n->tile_op == TOP_STORE)
-      OUT(e, "; *kn_p = ");
-    else
-      OUT(e, "; kn_atomic_add_%s(kn_p, ", builtin_type_code(t->ty->elem));
-    elem(e, t, "kn_i");
-    OUT(e, n->tile_op == TOP_STORE ? ";" : ");");
+    OUT(e, "; ");
+    write_element(e, n, t, true);
     emit_fp_tile_check(e, n, n->args, t->ty->elem);
     OUT(e, " }\n");
-    line(e, "}");
-    sync(e);
-    return;
-  }
-  if (n->tile_op == TOP_STORE) {
-    OUT(e, "  if (kn_in) *");
-    element_ptr(e, n->args, t->ty);
-    OUT(e, " = ");
   } else {
-    OUT(e, "  if (kn_in) kn_atomic_add_%s(", builtin_type_code(t->ty->elem));
-    element_ptr(e, n->args, t->ty);
-    OUT(e, ", ");
+    OUT(e, "  if (kn_in) ");
+    write_element(e, n, t, false);
+    OUT(e, "\n");
   }
-  elem(e, t, "kn_i");
-  OUT(e, n->tile_op == TOP_STORE ? ";\n" : ");\n");
   line(e, "}");
   sync(e);
 }

@@ -167,6 +167,11 @@ bool emit_fp_atomic_stmt(Emitter *e, const Node *call) {
   return true;
 }
 
+/* Whether call argument a passes a checked element to a reference parameter. */
+static bool checked_ref_arg(Emitter *e, const Node *a) {
+  return a->kind == ND_ADDR && !emit_bound(e, a) && checked_element(e, a->lhs);
+}
+
 /* `f(..., a[i], ...);` passing checked elements to reference parameters: each
  * element's indices and address computed once before the call (the call
  * takes the address), then, once it returns, each element's floats tested:
@@ -174,13 +179,12 @@ bool emit_fp_atomic_stmt(Emitter *e, const Node *call) {
 bool emit_fp_call_stmt(Emitter *e, const Node *call) {
   if (call->kind != ND_CALL || call->call_kind != CALL_FUNC || !call->fn) return false;
   int first = e->ntemps + 1, n = 0;
-  for (const Node *a = call->args; a; a = a->next)
-    if (a->kind == ND_ADDR && !emit_bound(e, a) && checked_element(e, a->lhs)) n++;
+  for (const Node *a = call->args; a; a = a->next) n += checked_ref_arg(e, a);
   if (!n) return false;
   OUT(e, "{");
   int mark = e->nbound, id = first;
   for (const Node *a = call->args; a; a = a->next) {
-    if (a->kind != ND_ADDR || emit_bound(e, a) || !checked_element(e, a->lhs)) continue;
+    if (!checked_ref_arg(e, a)) continue;
     OUT(e, " int64_t kn_fx%d[4] = {", id);
     fx_indices(e, stored_element(a->lhs), "", 0, ", ");
     OUT(e, "}; %s *kn_p%d = &", emit_ctype(e, a->lhs->ty), id);
@@ -194,11 +198,10 @@ bool emit_fp_call_stmt(Emitter *e, const Node *call) {
   OUT(e, " ");
   emit_expr(e, call);
   OUT(e, ";");
-  e->nbound = mark;
+  e->nbound = mark; /* unbound again: the same arguments qualify */
   id = first;
   for (const Node *a = call->args; a; a = a->next)
-    if (a->kind == ND_ADDR && id < first + n && !emit_bound(e, a) && checked_element(e, a->lhs))
-      fx_checks(e, a->lhs, id++, ";");
+    if (checked_ref_arg(e, a)) fx_checks(e, a->lhs, id++, ";");
   OUT(e, " }\n");
   return true;
 }

@@ -85,6 +85,7 @@ static void launch_fill(kern_module *m, kern_device *dev) {
 
 static int (*calls_of)(const char *);
 static void (*fail_with)(const char *, int);
+static long long (*pool_threshold)(int, long long);
 
 /* KERN_CUDA_LIB names the stand-in; kern loads it when it needs CUDA. */
 static void use_fake_driver(int gpus) {
@@ -108,7 +109,8 @@ static void open_fake(void) {
   cr_assert_not_null(lib, "%s", dlerror());
   calls_of = (int (*)(const char *))dlsym(lib, "fake_cuda_calls");
   fail_with = (void (*)(const char *, int))dlsym(lib, "fake_cuda_fail");
-  cr_assert(calls_of && fail_with);
+  pool_threshold = (long long (*)(int, long long))dlsym(lib, "fake_cuda_pool_threshold");
+  cr_assert(calls_of && fail_with && pool_threshold);
 }
 
 static int calls(const char *name) {
@@ -356,12 +358,8 @@ Test(lazy_cuda, pinned_memory_probes_and_makes_a_context) {
 Test(lazy_cuda, first_use_keeps_freed_pool_memory) {
   setenv("FAKE_CUDA_POOLS", "1", 1);
   use_fake_driver(2);
-  void *lib = dlopen(FAKE_CUDA_LIB, RTLD_NOW);
-  cr_assert_not_null(lib, "%s", dlerror());
-  long long (*threshold)(int, long long) =
-      (long long (*)(int, long long))dlsym(lib, "fake_cuda_pool_threshold");
-  cr_assert_not_null(threshold);
-  threshold(1, 1ll << 30);
+  open_fake();
+  pool_threshold(1, 1ll << 30);
   cr_assert_eq(kern_init(), KERN_OK);
   int64_t n = 8;
   for (int d = 0; d < 2; d++) {
@@ -369,10 +367,11 @@ Test(lazy_cuda, first_use_keeps_freed_pool_memory) {
     cr_assert_not_null(a, "%s", kern_last_error());
     kern_array_free(a);
   }
-  cr_expect_eq(threshold(0, -1), 64ll << 20, "cuda:0's pool keeps %lld bytes", threshold(0, -1));
-  cr_expect_eq(threshold(1, -1), 1ll << 30, "cuda:1's pool keeps %lld bytes", threshold(1, -1));
+  cr_expect_eq(pool_threshold(0, -1), 64ll << 20, "cuda:0's pool keeps %lld bytes",
+               pool_threshold(0, -1));
+  cr_expect_eq(pool_threshold(1, -1), 1ll << 30, "cuda:1's pool keeps %lld bytes",
+               pool_threshold(1, -1));
   cr_expect_geq(calls("cuMemPoolSetAttribute"), 1);
-  dlclose(lib);
   unsetenv("FAKE_CUDA_POOLS");
 }
 
