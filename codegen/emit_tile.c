@@ -567,6 +567,44 @@ static void scan_down_gpu(Emitter *e, const Node *n, const Node *src, const char
   line(e, "}");
 }
 
+/* kn_l = the scanned tile, its tree's first level. */
+static void scan_copy_in(Emitter *e, const Node *src, int id, long long len) {
+  emit_indent(e);
+  OUT(e, "KN_TILE_FOR(kn_i, %lld) kn_l%d[kn_i] = ", len, id);
+  sname(e, src);
+  OUT(e, "[kn_i];\n");
+  sync(e);
+}
+
+/* On a GPU whose block fits KN_SCAN_REGS_FIT, the scan in registers
+ * (kn_scan_regs, kern_tiles.h), wsum in the first elements of kn_l; opens
+ * the `else` the level-by-level form follows. */
+static void scan_regs_gpu(Emitter *e, const Node *n, const Node *src, const char *dst, int id,
+                          long long len) {
+  bool excl = n->tile_op == TOP_SCAN_EXC, init = n->nargs == 3 && excl;
+  const Type *t = src->ty->elem;
+  const char *T = ct(e, t);
+  line(e, "if (KN_SCAN_REGS_FIT(%lld)) {", len);
+  e->depth++;
+  emit_indent(e);
+  OUT(e, "auto kn_op = [&](const %s kn_x, const %s kn_y) -> %s { return ", T, T, T);
+  combine(e, n, t, "kn_x", "kn_y");
+  OUT(e, "; };\n");
+  emit_indent(e);
+  OUT(e, "kn_scan_regs_any(%lld, ", len);
+  sname(e, src);
+  OUT(e, ", %s, kn_l%d, %s, ", dst, id, init ? "true" : "false");
+  if (init)
+    OUT(e, "kn_init");
+  else
+    emit_number(e, t, 0);
+  OUT(e, ", %s, ", excl ? "true" : "false");
+  emit_number(e, t, 0);
+  OUT(e, ", kn_op);\n");
+  e->depth--;
+  line(e, "} else {");
+}
+
 static void scan(Emitter *e, const Node *n, const char *dst) {
   bool fn = n->nargs >= 2, excl = n->tile_op == TOP_SCAN_EXC;
   const Node *src = fn ? n->args->next : n->args;
@@ -585,15 +623,15 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   line(e, "{");
   e->depth++;
   temp_array(e, t, base[levels - 1] + m[levels - 1], "l", id);
-  emit_indent(e);
-  OUT(e, "KN_TILE_FOR(kn_i, %lld) kn_l%d[kn_i] = ", len, id);
-  sname(e, src);
-  OUT(e, "[kn_i];\n");
-  sync(e);
   char l[64], r[64];
   OUT(e, "#ifdef __CUDACC_RTC__\n");
+  if (len >= 32) scan_regs_gpu(e, n, src, dst, id, len), e->depth++;
+  scan_copy_in(e, src, id, len);
   for (int j = 0; j + 1 < levels; j += 5) scan_warp_levels(e, n, t, id, j, levels, base, m);
+  scan_down_gpu(e, n, src, dst, id, levels, base, m);
+  if (len >= 32) e->depth--, line(e, "}");
   OUT(e, "#else\n");
+  scan_copy_in(e, src, id, len);
   for (int j = 1; j < levels; j++) {
     snprintf(l, sizeof l, "kn_l%d[%lld + 2 * kn_j]", id, base[j - 1]);
     snprintf(r, sizeof r, "kn_l%d[%lld + 2 * kn_j + 1]", id, base[j - 1]);
@@ -604,10 +642,6 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
     OUT(e, " : %s;\n", l);
     sync(e);
   }
-  OUT(e, "#endif\n");
-  OUT(e, "#ifdef __CUDACC_RTC__\n");
-  scan_down_gpu(e, n, src, dst, id, levels, base, m);
-  OUT(e, "#else\n");
   line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
   e->depth++;
   snprintf(r, sizeof r, "kn_l%d[kn_i]", id);
@@ -641,6 +675,20 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   e->depth--;
   line(e, "}");
+}
+
+/* The scan n into dst, its initial value (if any) computed first. */
+static void scan_into(Emitter *e, const Node *n, const char *dst) {
+  const Node *init = n->nargs == 3 ? n->args->next->next : NULL;
+  if (init) {
+    line(e, "{");
+    emit_indent(e);
+    OUT(e, "  const %s kn_init = ", ct(e, n->ty->elem));
+    emit_expr(e, init);
+    OUT(e, ";\n");
+  }
+  scan(e, n, dst);
+  if (init) line(e, "}");
 }
 
 /* ---- loads, stores, shapes, sort ---------------------------------------------------------- */
@@ -775,11 +823,79 @@ static void write_element(Emitter *e, const Node *n, const Node *t, bool via_kn_
   OUT(e, plain ? ";" : ");");
 }
 
+/* A 1-D tile_store wholly inside the array, without conversion: no
+ * per-element test (the CPU's loop vectorises), and on a GPU 16 bytes a
+ * thread where the elements are 4 bytes, contiguous and aligned (four
+ * consecutive elements a thread, each the expression it always is). Opens
+ * the `else` of the checked form. */
+static void store_inside(Emitter *e, const Node *n, const Node *t) {
+  const Node *arr = n->args, *off = arr->next;
+  const char *T = ct(e, t->ty->elem);
+  long long len = count(t->ty);
+  emit_indent(e);
+  OUT(e, "if ((");
+  emit_expr(e, off);
+  OUT(e, ") >= 0 && (");
+  emit_expr(e, off);
+  OUT(e, ") <= (");
+  emit_expr(e, arr);
+  OUT(e, ").shape[0] - %lld) {\n", len);
+  e->depth++;
+  emit_indent(e);
+  OUT(e, "%s *const kn_sp = KN_P1(%s, ", T, T);
+  emit_expr(e, arr);
+  OUT(e, ", ");
+  emit_expr(e, off);
+  OUT(e, ");\n");
+  emit_indent(e);
+  OUT(e, "if (KN_TILE_STORE4_OK(%s, ", T);
+  emit_expr(e, arr);
+  OUT(e, ", kn_sp)) {\n");
+  line(e, "  KN_TILE_FOR(kn_q, %lld) {", len / 4);
+  line(e, "    %s kn_v[4];", T);
+  line(e, "    for (int32_t kn_u = 0; kn_u < 4; kn_u++) {");
+  line(e, "      const int32_t kn_i = 4 * kn_q + kn_u;");
+  emit_indent(e);
+  OUT(e, "      kn_v[kn_u] = ");
+  elem(e, t, "kn_i");
+  OUT(e, ";\n");
+  line(e, "    }");
+  line(e, "    KN_STORE16(kn_sp + 4 * kn_q, kn_v);");
+  line(e, "  }");
+  if (len % 4) {
+    line(e, "  KN_TILE_FOR(kn_r, %lld) {", len % 4);
+    line(e, "    const int32_t kn_i = %lld + kn_r;", len / 4 * 4);
+    emit_indent(e);
+    OUT(e, "    kn_sp[kn_i] = ");
+    elem(e, t, "kn_i");
+    OUT(e, ";\n");
+    line(e, "  }");
+  }
+  line(e, "} else {");
+  line(e, "  KN_TILE_FOR(kn_i, %lld) {", len);
+  emit_indent(e);
+  OUT(e, "    *KN_P1(%s, ", T);
+  emit_expr(e, arr);
+  OUT(e, ", (");
+  emit_expr(e, off);
+  OUT(e, ") + kn_i) = ");
+  elem(e, t, "kn_i");
+  OUT(e, ";\n");
+  line(e, "  }");
+  line(e, "}");
+  e->depth--;
+  line(e, "} else");
+}
+
 /* Under verify_fp a checked element is written through kn_p and tested. */
 static void store(Emitter *e, const Node *n) {
   const Node *t = n->args;
   while (t->next) t = t->next;
   sync(e);
+  if (n->tile_op == TOP_STORE && t->ty->ndim == 1 && t->ty->elem->kind != TY_BOOL &&
+      !emit_fp_tile_checked(e, n->args, t->ty->elem) &&
+      !strcmp(ct(e, t->ty->elem), emit_storage_ctype(e, n->args->ty->elem)))
+    store_inside(e, n, t);
   line(e, "KN_TILE_FOR(kn_i, %lld) {", count(t->ty));
   array_index(e, n, t->ty, n->args);
   emit_indent(e);
@@ -941,18 +1057,9 @@ static void materialize(Emitter *e, const Node *n) {
     load(e, n, name);
   else if (n->tile_op == TOP_MATMUL || n->tile_op == TOP_MATMUL_FAST)
     matmul(e, n, name);
-  else if (n->tile_op == TOP_SCAN_INC || n->tile_op == TOP_SCAN_EXC) {
-    const Node *init = n->nargs == 3 ? n->args->next->next : NULL;
-    if (init) {
-      line(e, "{");
-      emit_indent(e);
-      OUT(e, "  const %s kn_init = ", ct(e, n->ty->elem));
-      emit_expr(e, init);
-      OUT(e, ";\n");
-    }
-    scan(e, n, name);
-    if (init) line(e, "}");
-  } else
+  else if (n->tile_op == TOP_SCAN_INC || n->tile_op == TOP_SCAN_EXC)
+    scan_into(e, n, name);
+  else
     shape_op(e, n, name);
   emit_bind(e, n, name);
 }
@@ -1191,7 +1298,7 @@ static bool tile_stmt(Emitter *e, const Node *n) {
   }
 }
 
-/* A load or matmul written straight into the statement's variable (tile_direct). */
+/* A load, scan or matmul written straight into the statement's variable (tile_direct). */
 static bool direct(Emitter *e, const Node *n) {
   const Node *x = n->kind == ND_VARDECL || n->kind == ND_ASSIGN ? tile_direct(n) : NULL;
   if (!x) return false;
@@ -1208,6 +1315,8 @@ static bool direct(Emitter *e, const Node *n) {
   if (!name) return true;
   if (x->tile_op == TOP_LOAD)
     load(e, x, name);
+  else if (x->tile_op == TOP_SCAN_INC || x->tile_op == TOP_SCAN_EXC)
+    scan_into(e, x, name);
   else
     matmul(e, x, name);
   free(name);

@@ -495,8 +495,9 @@ int64_t tile_slot(int64_t bytes);
 bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
 int64_t tile_temp_bytes(const Node *n);
 /* The value of statement stmt that is written straight into its tile variable
- * (`tile<...> x = v;` or `x = v;` with v a tile_load or a tile_matmul whose
- * a and b are not x), so it needs no storage of its own; NULL for any other. */
+ * (`tile<...> x = v;` or `x = v;` with v a tile_load, a scan, or a
+ * tile_matmul whose a and b are not x), so it needs no storage of its own;
+ * NULL for any other. */
 const Node *tile_direct(const Node *stmt);
 /* "t: tile<float32, 256> (1024 bytes), ...; and its temporaries ...": a
  * kernel's tiles for messages (malloc'd; NULL when out of memory). */

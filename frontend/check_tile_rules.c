@@ -134,7 +134,10 @@ const Node *tile_direct(const Node *stmt) {
     return NULL;
   if (!x || x->kind != ND_CALL || x->call_kind != CALL_TILE || !type_equal(x->ty, v->ty))
     return NULL;
-  if (x->tile_op == TOP_LOAD) return x;
+  /* a scan reads every element before it writes one (kn_scan_regs; the
+   * level-by-level forms copy the tile into their tree first and then read
+   * element i only where they write it), so its operand may be v */
+  if (x->tile_op == TOP_LOAD || x->tile_op == TOP_SCAN_INC || x->tile_op == TOP_SCAN_EXC) return x;
   if (x->tile_op != TOP_MATMUL && x->tile_op != TOP_MATMUL_FAST) return NULL;
   /* the matmul reads c's element before it writes the same element: c may be x, a and b not */
   for (const Node *a = x->args; a && a != x->args->next->next; a = a->next)

@@ -52,15 +52,15 @@ static const char scan_src[] =
     "}\n"
     "kernel void down(@I@[] x, @A@[] y, @A@[] e, bool inclusive, @A@ ident) {\n"
     "  int b = tid();\n"
-    "  tile<@A@, @C@> t = @A@(tile_load<@C@>(x, int64(b) * @C@));\n"
+    "  tile<@A@, @C@> t = @CVT@(tile_load<@C@>(x, int64(b) * @C@));\n"
     "  @A@ init = b == 0 ? ident : e[b];\n"
     "  tile<@A@, @C@> s = tile_scan_exclusive(add, t, init);\n"
     "  if (inclusive) {\n"
-    "    s = s + t;\n"
-    "  } else if (b == 0) {\n"
-    "    s = tile_where(tile_arange<int, @C@>() == 0, @A@(0), s);\n"
+    "    tile_store(y, int64(b) * @C@, s + t);\n"
+    "  } else {\n"
+    "    if (b == 0) s = tile_where(tile_arange<int, @C@>() == 0, @A@(0), s);\n"
+    "    tile_store(y, int64(b) * @C@, s);\n"
     "  }\n"
-    "  tile_store(y, int64(b) * @C@, s);\n"
     "}\n";
 
 static _Atomic(kern_module *) modules[P_COUNT][KERN_FLOAT64 + 1][KERN_FLOAT64 + 1];

@@ -76,6 +76,111 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
     u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], s);
   return u.v;
 }
+/* Lane ^ s's value of v, as kn_shfl_down moves it. */
+template <class T>
+__device__ __forceinline__ T kn_shfl_xor(T v, int s) {
+  union {
+    T v;
+    unsigned w[(sizeof(T) + 3) / 4];
+  } u;
+#pragma unroll
+  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++) u.w[i] = 0;
+  u.v = v;
+#pragma unroll
+  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++)
+    u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], s);
+  return u.v;
+}
+/* The levels of a scan's tree over lanes (k < levels, at most 5): after step
+ * k each lane holds its node of 2^(k+1) lanes, op(left half, right half), and
+ * left[k] the node of 2^k lanes beside its own (the left one where lane's bit
+ * k is set). Every lane of the warp takes part. */
+template <class T, class Op>
+__device__ __forceinline__ T kn_scan_lanes_up(T v, int lane, int levels, T *left, Op op) {
+#pragma unroll
+  for (int k = 0; k < 5; k++)
+    if (k < levels) {
+      const T o = kn_shfl_xor(v, 1 << k);
+      left[k] = o;
+      v = lane >> k & 1 ? op(o, v) : op(v, o);
+    }
+  return v;
+}
+/* p folded with the left nodes lane's binary digits name, largest first. */
+template <class T, class Op>
+__device__ __forceinline__ T kn_scan_lanes_down(T p, bool &have, int lane, int levels,
+                                                const T *left, Op op) {
+#pragma unroll
+  for (int k = 4; k >= 0; k--)
+    if (k < levels && (lane >> k & 1)) {
+      p = have ? op(p, left[k]) : left[k];
+      have = true;
+    }
+  return p;
+}
+/* Whether a 1-D scan of n elements takes kn_scan_regs: a power-of-two block
+ * of at least a warp, and E = n / blockDim.x of at most 16 elements a thread. */
+#define KN_SCAN_REGS_FIT(n)                                                                        \
+  ((blockDim.x & (blockDim.x - 1)) == 0 && blockDim.x >= 32 && (n) % blockDim.x == 0 &&            \
+   (n) / blockDim.x <= 16)
+/* The scan of the tile src into dst (the same order as the level-by-level
+ * form: only where each node is combined differs), with E consecutive
+ * elements a thread in registers: the tree over a thread's elements, then
+ * over the lanes of a warp with shuffles, then over the warps (wsum: one
+ * element a warp in shared memory) by the first warp, and down again, each
+ * element's prefix the fold of the nodes its index's binary digits name,
+ * largest first, after init when there is one. dst may be src. */
+template <int E, class T, class Op>
+__device__ void kn_scan_regs(const T *src, T *dst, T *wsum, bool has_init, T init, bool excl,
+                             T zero, Op op) {
+  const int t = (int)threadIdx.x, lane = t & 31, w = t >> 5, nw = (int)blockDim.x >> 5;
+  T nd[2 * E], pre[2 * E], left[5];
+#pragma unroll
+  for (int r = 0; r < E; r++) nd[E + r] = src[t * E + r];
+#pragma unroll
+  for (int i = E - 1; i >= 1; i--) nd[i] = op(nd[2 * i], nd[2 * i + 1]);
+  const T total = kn_scan_lanes_up(nd[1], lane, 5, left, op);
+  if (lane == 0) wsum[w] = total;
+  __syncthreads();
+  if (w == 0) {
+    int levels = 0;
+    while ((1 << levels) < nw) levels++;
+    T wl[5];
+    kn_scan_lanes_up(wsum[lane < nw ? lane : 0], lane, levels, wl, op);
+    bool have = has_init;
+    const T p = kn_scan_lanes_down(init, have, lane, levels, wl, op);
+    __syncwarp();
+    if (lane < nw) wsum[lane] = p;
+  }
+  __syncthreads();
+  bool have = has_init || w > 0;
+  pre[1] = kn_scan_lanes_down(wsum[w], have, lane, 5, left, op);
+  const bool have0 = have;
+#pragma unroll
+  for (int i = 1; i < E; i++) {
+    pre[2 * i] = pre[i];
+    const bool h = have0 || (i & (i - 1)) != 0;
+    pre[2 * i + 1] = h ? op(pre[i], nd[2 * i]) : nd[2 * i];
+  }
+#pragma unroll
+  for (int r = 0; r < E; r++) {
+    const bool h = have0 || r > 0;
+    const T x = nd[E + r];
+    dst[t * E + r] = excl ? (h ? pre[E + r] : zero) : (h ? op(pre[E + r], x) : x);
+  }
+}
+/* kn_scan_regs for the E of this block (KN_SCAN_REGS_FIT(n) holds). */
+template <class T, class Op>
+__device__ void kn_scan_regs_any(int32_t n, const T *src, T *dst, T *wsum, bool has_init, T init,
+                                 bool excl, T zero, Op op) {
+  switch (n / (int32_t)blockDim.x) {
+    case 1: kn_scan_regs<1>(src, dst, wsum, has_init, init, excl, zero, op); break;
+    case 2: kn_scan_regs<2>(src, dst, wsum, has_init, init, excl, zero, op); break;
+    case 4: kn_scan_regs<4>(src, dst, wsum, has_init, init, excl, zero, op); break;
+    case 8: kn_scan_regs<8>(src, dst, wsum, has_init, init, excl, zero, op); break;
+    default: kn_scan_regs<16>(src, dst, wsum, has_init, init, excl, zero, op); break;
+  }
+}
 /* A 2-D tile_load: consecutive threads read consecutive elements of a row. */
 #define KN_TILE_LOAD2(T, dst, arr, o0, o1, R, C, fill)                                             \
   do {                                                                                             \
@@ -104,7 +209,26 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
     } else                                                                                         \
       KN_TILE_FOR(kn_i, N)(dst)[kn_i] = *KN_P1(T, arr, kn_lo + kn_i);                              \
   } while (0)
+/* Whether a 1-D tile of T can be stored to p (its first element in arr) 16
+ * bytes a thread at a time: 4-byte elements, contiguous and aligned. */
+#define KN_TILE_STORE4_OK(T, arr, p)                                                               \
+  (sizeof(T) == 4 && (KN_DENSE || (arr).strides[0] == 4) && ((unsigned long long)(p)&15) == 0)
+/* p[0..3] = v[0..3] in one 16-byte store (4-byte T, p aligned). */
+template <class T>
+__device__ __forceinline__ void kn_store16(T *p, const T *v) {
+  union {
+    uint4 u;
+    T t[4];
+  } w;
+#pragma unroll
+  for (int q = 0; q < 4; q++) w.t[q] = v[q];
+  *(uint4 *)p = w.u;
+}
+#define KN_STORE16(p, v) kn_store16(p, v)
 #else
+#define KN_TILE_STORE4_OK(T, arr, p) 0
+#define KN_STORE16(p, v)                                                                           \
+  for (int kn_w = 0; kn_w < 4; kn_w++) (p)[kn_w] = (v)[kn_w]
 #define KN_TILE_ARRAY(T, n, off, name) T name[n]
 #define KN_TILE_LOAD1(T, dst, arr, o, N)                                                           \
   do {                                                                                             \

@@ -92,6 +92,7 @@ static const char prelude[] =
     "struct kn_emul_dim { unsigned x, y, z; };\n"
     "static kn_emul_dim threadIdx, blockIdx, blockDim, gridDim;\n"
     "static void __syncthreads(void) {} /* one thread at a time: nothing to wait for */\n"
+    "static void __syncwarp(void) {}\n"
     "extern \"C\" void kn_emul_set(const unsigned v[12]) {\n"
     "  threadIdx = {v[0], v[1], v[2]}, blockIdx = {v[3], v[4], v[5]};\n"
     "  blockDim = {v[6], v[7], v[8]}, gridDim = {v[9], v[10], v[11]};\n"

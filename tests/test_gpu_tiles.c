@@ -2,9 +2,12 @@
  * the block size.
  *
  * Each kernel below reduces and scans float inputs whose results depend on
- * the order (sizes 1, 7, 256, 300, 1000, and a 2-D tile along both axes) and
- * sorts keys with duplicates and -0.0; it runs on the CPU once and on
- * cuda:0 with 32, 96, 256 and 1024 threads per instance (kern_launch_tile_block)
+ * the order (sizes 1, 7, 256, 300, 1000, 2048, and a 2-D tile along both
+ * axes; a scan in place and one into a new variable, both written straight
+ * into it) and sorts keys with duplicates and -0.0; it runs on the CPU once
+ * and on cuda:0 with 32, 96, 128, 256 and 1024 threads per instance (every
+ * form of the GPU's scans: in registers with 1 to 16 elements a thread, and
+ * level by level; kern_launch_tile_block)
  * and with the kernel's default, and every output must be bit-identical. Also:
  * a kernel past the default 48 KiB of shared memory runs (opting in), and one
  * past the device's limit is refused at its first GPU launch, naming the
@@ -41,8 +44,11 @@ static const char *const src_fmt =
     "  ix[2 * i + 1] = tile_argmax(t);\n"
     "  tile_store(inc, i * N, tile_scan_inclusive(t));\n"
     "  tile_store(exc, i * N, tile_scan_exclusive(t));\n"
-    "  tile_store(finc, i * N, tile_scan_inclusive(lin, t));\n"
-    "  tile_store(fexc, i * N, tile_scan_exclusive(lin, t, 0.25f));\n"
+    "  tile<float, N> q = t;\n"
+    "  q = tile_scan_inclusive(lin, q);\n"
+    "  tile_store(finc, i * N, q);\n"
+    "  tile<float, N> e = tile_scan_exclusive(lin, t, 0.25f);\n"
+    "  tile_store(fexc, i * N, e);\n"
     "  tile<float, N> k = tile_where(tile_arange<int, N>() %% 5 == 0, -0.0f, t * 0.0f + 2.0f);\n"
     "  tile<int, N> v = tile_arange<int, N>();\n"
     "  tile_sort(k, v);\n"
@@ -120,8 +126,8 @@ static void free_run(Run *r) {
 
 Test(gpu_tiles, same_bits_as_the_cpu_for_every_block_size, .timeout = 900) {
   kern_device *gpu = gpu_or_skip(), *cpu = kern_device_get("cpu");
-  static const int sizes[] = {1, 7, 256, 300, 1000};
-  static const int threads[] = {0, 32, 96, 256, 1024};
+  static const int sizes[] = {1, 7, 256, 300, 1000, 2048};
+  static const int threads[] = {0, 32, 96, 128, 256, 1024};
   static const char *const names[NOUT] = {
       "sum/min/max/reduce",  "argmin/argmax",       "scan_inclusive", "scan_exclusive",
       "scan_inclusive(lin)", "scan_exclusive(lin)", "sort",           "axis reductions"};
