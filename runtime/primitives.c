@@ -142,13 +142,14 @@ char *rt_prims_instantiate(const char *tmpl, int n, const char *const *keys,
 
 kern_module *rt_prims_module(_Atomic(kern_module *) *slot, const char *name,
                              char *(*src)(const void *ctx), const void *ctx,
-                             void (*release)(void)) {
+                             void (*setup)(kern_module *), void (*release)(void)) {
   kern_module *m = atomic_load_explicit(slot, memory_order_acquire);
   if (m) return m;
   pthread_mutex_lock(&mu);
   m = atomic_load_explicit(slot, memory_order_relaxed);
   char *text = m ? NULL : src(ctx);
   if (text && (m = kern_module_from_source(name, text))) {
+    if (setup) setup(m);
     rt_at_shutdown(release);
     atomic_store_explicit(slot, m, memory_order_release);
   }
@@ -183,13 +184,22 @@ static char *source(const void *ctx) {
   return instantiate(w->p == P_SCAN ? scan_src : reduce_src, w->p, w->in, w->acc);
 }
 
+/* A scan's kernels run 128 threads an instance on a GPU: 16 elements of a
+ * 2048-element chunk a thread (8 of a 1024-element one) in registers; on an
+ * H200 the scan took 0.97 ms at 128 against 1.10 at the default 256. */
+static void scan_setup(kern_module *m) {
+  kern_kernel_set_tile_block(kern_module_kernel(m, "sums"), 128);
+  kern_kernel_set_tile_block(kern_module_kernel(m, "down"), 128);
+}
+
 /* The module of (p, in, acc), made on first use; NULL with the error set. */
 static kern_module *module_for(prim p, kern_dtype in, kern_dtype acc) {
   char name[96];
   snprintf(name, sizeof name, "<%s %s %s>", prim_names[p], kern_dtype_name(in),
            kern_dtype_name(acc));
   Which w = {p, in, acc};
-  return rt_prims_module(&modules[p][in][acc], name, source, &w, free_modules);
+  return rt_prims_module(&modules[p][in][acc], name, source, &w, p == P_SCAN ? scan_setup : NULL,
+                         free_modules);
 }
 
 static kern_kernel *kernel_for(prim p, kern_dtype in, kern_dtype acc, const char *name) {

@@ -20,10 +20,12 @@ char *rt_prims_instantiate(const char *tmpl, int n, const char *const *keys,
                            const char *const *vals);
 
 /* The module in *slot, made on first use from the text src(ctx) returns
- * (malloc'd; named `name`); release, which frees the caller's slots, runs at
+ * (malloc'd; named `name`) and then given to setup (if not NULL) before any
+ * other thread sees it; release, which frees the caller's slots, runs at
  * every kern_shutdown from then on. NULL with the error set. */
 kern_module *rt_prims_module(_Atomic(kern_module *) *slot, const char *name,
-                             char *(*src)(const void *ctx), const void *ctx, void (*release)(void));
+                             char *(*src)(const void *ctx), const void *ctx,
+                             void (*setup)(kern_module *), void (*release)(void));
 
 /* kern_launch of k over n instances (one launch dimension). */
 kern_status rt_prims_launch(kern_kernel *k, kern_device *d, int64_t n, int nargs,

@@ -69,7 +69,8 @@ static kern_module *module_for(int key_bytes, int word_bytes) {
   char name[64];
   snprintf(name, sizeof name, "<%s %s %s>", fn, word_name(key_bytes), word_name(word_bytes));
   Words w = {key_bytes, word_bytes};
-  return rt_prims_module(&slots[key_bytes == 8][log2_of(word_bytes)], name, source, &w, free_slots);
+  return rt_prims_module(&slots[key_bytes == 8][log2_of(word_bytes)], name, source, &w, NULL,
+                         free_slots);
 }
 
 /* ---- checks ----------------------------------------------------------------------------------- */

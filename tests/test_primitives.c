@@ -417,6 +417,22 @@ Test(primitives, run_inside_a_cpu_capture, .timeout = 120) {
   free(x), free(y), free(sw);
 }
 
+/* A GPU runs a scan's kernels with 128 threads an instance (16 or 8
+ * elements a thread in registers) unless told otherwise; the reductions keep
+ * the default. */
+Test(primitives, scans_run_128_threads_an_instance) {
+  static const kern_dtype types[] = {KERN_FLOAT32, KERN_FLOAT64, KERN_INT32};
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    kern_kernel *s = rt_prims_kernel(3, types[i], types[i], "sums");
+    kern_kernel *d = rt_prims_kernel(3, types[i], types[i], "down");
+    kern_kernel *r = rt_prims_kernel(0, types[i], types[i], "reduce");
+    cr_assert(s && d && r, "%s", kern_last_error());
+    cr_expect_eq(atomic_load(&s->tile_block), 128, "%s", kern_dtype_name(types[i]));
+    cr_expect_eq(atomic_load(&d->tile_block), 128, "%s", kern_dtype_name(types[i]));
+    cr_expect_eq(atomic_load(&r->tile_block), 0, "%s", kern_dtype_name(types[i]));
+  }
+}
+
 static void sum_and_scan(float *sum, float *scan, int64_t n) {
   float *x = floats(n);
   kern_array *in = array_of(KERN_FLOAT32, n, x), *out = array_of(KERN_FLOAT32, 1, NULL);
