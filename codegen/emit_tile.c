@@ -823,11 +823,34 @@ static void write_element(Emitter *e, const Node *n, const Node *t, bool via_kn_
   OUT(e, plain ? ";" : ");");
 }
 
+/* The elements of the 1-D tile t to kn_sp four consecutive ones a thread,
+ * 16 bytes at a time, each the expression it always is. */
+static void store_vec4(Emitter *e, const Node *t, const char *T, long long len) {
+  line(e, "KN_TILE_FOR(kn_q, %lld) {", len / 4);
+  line(e, "  %s kn_v[4];", T);
+  line(e, "  for (int32_t kn_u = 0; kn_u < 4; kn_u++) {");
+  line(e, "    const int32_t kn_i = 4 * kn_q + kn_u;");
+  emit_indent(e);
+  OUT(e, "    kn_v[kn_u] = ");
+  elem(e, t, "kn_i");
+  OUT(e, ";\n");
+  line(e, "  }");
+  line(e, "  KN_STORE16(kn_sp + 4 * kn_q, kn_v);");
+  line(e, "}");
+  if (len % 4 == 0) return;
+  line(e, "KN_TILE_FOR(kn_r, %lld) {", len % 4);
+  line(e, "  const int32_t kn_i = %lld + kn_r;", len / 4 * 4);
+  emit_indent(e);
+  OUT(e, "  kn_sp[kn_i] = ");
+  elem(e, t, "kn_i");
+  OUT(e, ";\n");
+  line(e, "}");
+}
+
 /* A 1-D tile_store wholly inside the array, without conversion: no
  * per-element test (the CPU's loop vectorises), and on a GPU 16 bytes a
- * thread where the elements are 4 bytes, contiguous and aligned (four
- * consecutive elements a thread, each the expression it always is). Opens
- * the `else` of the checked form. */
+ * thread where the elements are 4 bytes, contiguous and aligned. Opens the
+ * `else` of the checked form. */
 static void store_inside(Emitter *e, const Node *n, const Node *t) {
   const Node *arr = n->args, *off = arr->next;
   const char *T = ct(e, t->ty->elem);
@@ -851,26 +874,9 @@ static void store_inside(Emitter *e, const Node *n, const Node *t) {
   OUT(e, "if (KN_TILE_STORE4_OK(%s, ", T);
   emit_expr(e, arr);
   OUT(e, ", kn_sp)) {\n");
-  line(e, "  KN_TILE_FOR(kn_q, %lld) {", len / 4);
-  line(e, "    %s kn_v[4];", T);
-  line(e, "    for (int32_t kn_u = 0; kn_u < 4; kn_u++) {");
-  line(e, "      const int32_t kn_i = 4 * kn_q + kn_u;");
-  emit_indent(e);
-  OUT(e, "      kn_v[kn_u] = ");
-  elem(e, t, "kn_i");
-  OUT(e, ";\n");
-  line(e, "    }");
-  line(e, "    KN_STORE16(kn_sp + 4 * kn_q, kn_v);");
-  line(e, "  }");
-  if (len % 4) {
-    line(e, "  KN_TILE_FOR(kn_r, %lld) {", len % 4);
-    line(e, "    const int32_t kn_i = %lld + kn_r;", len / 4 * 4);
-    emit_indent(e);
-    OUT(e, "    kn_sp[kn_i] = ");
-    elem(e, t, "kn_i");
-    OUT(e, ";\n");
-    line(e, "  }");
-  }
+  e->depth++;
+  store_vec4(e, t, T, len);
+  e->depth--;
   line(e, "} else {");
   line(e, "  KN_TILE_FOR(kn_i, %lld) {", len);
   emit_indent(e);

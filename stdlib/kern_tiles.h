@@ -61,9 +61,10 @@ __device__ __forceinline__ void kn_tile_leaf4_load(T *v, const kn_array &a, int6
       v[q] = i >= 0 && i < a.shape[0] ? *(const T *)(a.data + i * a.strides[0]) : fill;
   }
 }
-/* Lane + s's value of v (any type, moved as 32-bit words) for a warp's tree. */
+/* Lane + s's (xor: lane ^ s's) value of v, any type, moved as 32-bit words,
+ * for a warp's tree. */
 template <class T>
-__device__ __forceinline__ T kn_shfl_down(T v, int s) {
+__device__ __forceinline__ T kn_shfl(T v, int s, bool xor_lanes) {
   union {
     T v;
     unsigned w[(sizeof(T) + 3) / 4];
@@ -73,23 +74,17 @@ __device__ __forceinline__ T kn_shfl_down(T v, int s) {
   u.v = v;
 #pragma unroll
   for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++)
-    u.w[i] = __shfl_down_sync(0xffffffffu, u.w[i], s);
+    u.w[i] = xor_lanes ? __shfl_xor_sync(0xffffffffu, u.w[i], s)
+                       : __shfl_down_sync(0xffffffffu, u.w[i], s);
   return u.v;
 }
-/* Lane ^ s's value of v, as kn_shfl_down moves it. */
+template <class T>
+__device__ __forceinline__ T kn_shfl_down(T v, int s) {
+  return kn_shfl(v, s, false);
+}
 template <class T>
 __device__ __forceinline__ T kn_shfl_xor(T v, int s) {
-  union {
-    T v;
-    unsigned w[(sizeof(T) + 3) / 4];
-  } u;
-#pragma unroll
-  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++) u.w[i] = 0;
-  u.v = v;
-#pragma unroll
-  for (unsigned i = 0; i < (sizeof(T) + 3) / 4; i++)
-    u.w[i] = __shfl_xor_sync(0xffffffffu, u.w[i], s);
-  return u.v;
+  return kn_shfl(v, s, true);
 }
 /* The levels of a scan's tree over lanes (k < levels, at most 5): after step
  * k each lane holds its node of 2^(k+1) lanes, op(left half, right half), and
