@@ -4,7 +4,11 @@
  * tc_cc_is_clang, tc_cc_flags, tc_cc_identity, tc_cc_run.
  * Breaks: nothing is cached but the identity lines (one `cc --version` per
  * compiler path and process); KERN_CPU_OPT is read at every tc_cc_flags, so a
- * process may build one module at -O0 and the next at -O3.
+ * process may build one module at -O0 and the next at -O3. The default is
+ * -O2: on a 2-core AMD EPYC (clang 14), -O3's SLP vectoriser packed the
+ * mandelbrot workload's x and y into one register and took it from 1.10 to
+ * 1.67 of the C baseline's time, and nothing in `make bench` ran faster at
+ * -O3 (bench/results, docs/performance.md).
  */
 #include "toolchain.h"
 
@@ -73,7 +77,7 @@ static const char *const object_flags[4][10] = {OBJECT_FLAGS("-O0"), OBJECT_FLAG
 
 const char *const *tc_cc_flags(TcOutput out) {
   const char *s = getenv("KERN_CPU_OPT");
-  int level = s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 3;
+  int level = s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 2;
   return out == TC_SHARED_NATIVE ? shared_flags[level] : object_flags[level];
 }
 
