@@ -242,7 +242,8 @@ static double cc_alone(const char *cc, const char *src, const char *dir) {
   const char *argv[32];
   int n = 0;
   argv[n++] = cc;
-  for (const char *const *fl = tc_cc_flags(TC_SHARED_NATIVE); *fl && n < 26; fl++) argv[n++] = *fl;
+  for (const char *const *fl = tc_cc_flags(TC_SHARED_NATIVE, cc); *fl && n < 26; fl++)
+    argv[n++] = *fl;
   argv[n++] = "-o", argv[n++] = so_path, argv[n++] = c_path, argv[n++] = "-lm", argv[n] = NULL;
   double t0 = bench_now();
   if (run((char *const *)argv, NULL, 0) != 0) {

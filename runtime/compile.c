@@ -65,12 +65,14 @@ static const char *const kernel_sanitize[] = {
 #endif
     NULL};
 
-/* "-O1" where KERN_CPU_OPT asks for more in an ASan build, else NULL (the
- * level is in the cache key through tc_cc_flags). */
-static const char *asan_opt_cap(void) {
+/* "-O1" where cc's level is higher in an ASan build, else NULL (the level
+ * is in the cache key through tc_cc_flags). */
+static const char *asan_opt_cap(const char *cc) {
 #ifdef RT_KERNEL_ASAN
-  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE); *f; f++)
+  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE, cc); *f; f++)
     if (!strcmp(*f, "-O2") || !strcmp(*f, "-O3")) return "-O1";
+#else
+  (void)cc;
 #endif
   return NULL;
 }
@@ -120,12 +122,12 @@ static const char *cpu_identity(void) {
 
 static void hash_str(rt_sha256 *s, const char *str) { rt_sha256_add(s, str, strlen(str) + 1); }
 
-/* The key of everything but the compiler: the source, flags, ABI and CPU. */
-static void hash_common(rt_sha256 *s, const char *src, size_t len, unsigned mode) {
+/* The key of everything but the compiler: the source, cc's flags, ABI and CPU. */
+static void hash_common(rt_sha256 *s, const char *src, size_t len, const char *cc, unsigned mode) {
   char abi[64];
   snprintf(abi, sizeof abi, "kern-cpu abi=%d version=%s", KN_ABI_VERSION, kern_version_string());
   hash_str(s, abi);
-  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE); *f; f++) hash_str(s, *f);
+  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE, cc); *f; f++) hash_str(s, *f);
   for (const char *const *f = kernel_sanitize; *f; f++) hash_str(s, *f);
   hash_str(s, mode & RT_CC_DEBUG ? "-g" : "");
   for (const char *const *f = mode & RT_CC_FAST_MATH ? tc_fast_math_flags() : NULL; f && *f; f++)
@@ -151,7 +153,7 @@ static void hash_binary(rt_sha256 *s, const char *cc) {
 static void make_key(const char *src, size_t len, const char *cc, unsigned mode, char key[33]) {
   rt_sha256 s;
   rt_sha256_init(&s);
-  hash_common(&s, src, len, mode);
+  hash_common(&s, src, len, cc, mode);
   hash_str(&s, cc ? cc : "any compiler");
   if (cc) hash_binary(&s, cc);
   unsigned char d[32];
@@ -248,7 +250,7 @@ static kern_status run_compiler(const char *cc, const char *dir, unsigned mode, 
   const char *flags[16];
   int n = 0;
   for (const char *const *f = kernel_sanitize; *f; f++) flags[n++] = *f;
-  if (asan_opt_cap()) flags[n++] = asan_opt_cap();
+  if (asan_opt_cap(cc)) flags[n++] = asan_opt_cap(cc);
   for (const char *const *f = mode & RT_CC_FAST_MATH ? tc_fast_math_flags() : NULL; f && *f; f++)
     flags[n++] = *f;
   if (debug && map) flags[n++] = map;

@@ -5,10 +5,12 @@
  * Breaks: nothing is cached but the identity lines (one `cc --version` per
  * compiler path and process); KERN_CPU_OPT is read at every tc_cc_flags, so a
  * process may build one module at -O0 and the next at -O3. The default is
- * -O2: on a 2-core AMD EPYC (clang 14), -O3's SLP vectoriser packed the
- * mandelbrot workload's x and y into one register and took it from 1.10 to
- * 1.67 of the C baseline's time, and nothing in `make bench` ran faster at
- * -O3 (bench/results, docs/performance.md).
+ * -O2 for clang and -O3 for gcc: on a 2-core AMD EPYC, clang 14's SLP
+ * vectoriser at -O3 packed the mandelbrot workload's x and y into one
+ * register (1.67 of the C baseline's time, 1.10 at -O2) and nothing in
+ * `make bench` ran faster at -O3, while gcc 12 at -O2 (its cheapest
+ * vectoriser cost model) left saxpy and nbody scalar, 2.9x and 2x slower
+ * than at -O3 (docs/performance.md).
  */
 #include "toolchain.h"
 
@@ -75,9 +77,11 @@ static const char *const shared_flags[4][12] = {SHARED_FLAGS("-O0"), SHARED_FLAG
 static const char *const object_flags[4][10] = {OBJECT_FLAGS("-O0"), OBJECT_FLAGS("-O1"),
                                                 OBJECT_FLAGS("-O2"), OBJECT_FLAGS("-O3")};
 
-const char *const *tc_cc_flags(TcOutput out) {
+const char *const *tc_cc_flags(TcOutput out, const char *cc) {
   const char *s = getenv("KERN_CPU_OPT");
-  int level = s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0' : 2;
+  int level = s && s[0] >= '0' && s[0] <= '3' && !s[1] ? s[0] - '0'
+              : cc && tc_cc_is_clang(cc)               ? 2
+                                                       : 3;
   return out == TC_SHARED_NATIVE ? shared_flags[level] : object_flags[level];
 }
 
@@ -150,7 +154,7 @@ static size_t count(const char *const *v) {
 }
 
 bool tc_cc_run(const TcCompile *c, ProcResult *r) {
-  const char *const *kern = tc_cc_flags(c->output);
+  const char *const *kern = tc_cc_flags(c->output, c->cc);
   size_t room = 4 + count(kern) + count(c->flags) + count(c->inputs);
   const char **argv = calloc(room, sizeof *argv);
   if (!argv) {

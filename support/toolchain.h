@@ -30,10 +30,11 @@ char *tc_cc_find(const char *requested, const char **name);
 /* Whether cc (a path or a name on PATH) is clang, which needs
  * -fbracket-depth=4096 for deeply nested generated code. */
 bool tc_cc_is_clang(const char *cc);
-/* The flags for the output (NULL-terminated): -std=c11, -O<KERN_CPU_OPT>
- * (0 to 3, read at every call; else 3), the ones the generated code's meaning
- * depends on, and for TC_SHARED_NATIVE -march=native -fPIC -shared. */
-const char *const *tc_cc_flags(TcOutput);
+/* The flags for the output (NULL-terminated) from compiler cc (a path, a
+ * name or NULL): -std=c11, -O<KERN_CPU_OPT> (0 to 3, read at every call;
+ * else 2 for clang and 3 for the others), the ones the generated code's
+ * meaning depends on, and for TC_SHARED_NATIVE -march=native -fPIC -shared. */
+const char *const *tc_cc_flags(TcOutput, const char *cc);
 /* The first line of `cc --version` (cc a path), remembered per path; "" when
  * it prints nothing, fails or runs past timeout_ms (0: no limit). */
 const char *tc_cc_identity(const char *cc, int timeout_ms);
@@ -57,7 +58,7 @@ typedef struct TcCompile {
   int timeout_ms;            /* 0: no limit */
   _Atomic int *group;        /* ProcSpec's: the compiler's process group while it runs */
 } TcCompile;
-/* Runs cc, tc_cc_flags(output), -fbracket-depth=4096 (clang), -g (debug),
+/* Runs cc, tc_cc_flags(output, cc), -fbracket-depth=4096 (clang), -g (debug),
  * flags, inputs. True when it exited with status 0; *r says how it ended. */
 bool tc_cc_run(const TcCompile *, ProcResult *r);
 

@@ -312,7 +312,7 @@ Test(loops, every_c_compile_passes_no_finite_loops) {
     setenv("KERN_CPU_OPT", levels[l], 1);
     for (int o = 0; o < 2; o++) {
       bool found = false;
-      for (const char *const *f = tc_cc_flags(outs[o]); *f; f++)
+      for (const char *const *f = tc_cc_flags(outs[o], "cc"); *f; f++)
         found |= !strcmp(*f, "-fno-finite-loops");
       cr_expect(found, "KERN_CPU_OPT=%s, output %d", levels[l], o);
     }
@@ -389,7 +389,7 @@ Test(aliasing, every_c_compile_passes_no_strict_aliasing) {
     setenv("KERN_CPU_OPT", levels[l], 1);
     for (int o = 0; o < 2; o++) {
       bool found = false;
-      for (const char *const *f = tc_cc_flags(outs[o]); *f; f++)
+      for (const char *const *f = tc_cc_flags(outs[o], "cc"); *f; f++)
         found |= !strcmp(*f, "-fno-strict-aliasing");
       cr_expect(found, "KERN_CPU_OPT=%s, output %d", levels[l], o);
     }

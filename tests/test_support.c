@@ -221,8 +221,8 @@ Test(toolchain, one_rule_for_the_c_compiler) {
 }
 
 Test(toolchain, flags_for_the_jit_and_for_portable_objects) {
-  const char *const *shared = tc_cc_flags(TC_SHARED_NATIVE), *const *object =
-                                                                 tc_cc_flags(TC_OBJECT_PORTABLE);
+  const char *const *shared = tc_cc_flags(TC_SHARED_NATIVE, "cc"), *const *object = tc_cc_flags(
+                                                                       TC_OBJECT_PORTABLE, "cc");
   bool native = false, shared_flag = false;
   int n = 0;
   for (const char *const *f = shared; *f; f++, n++) {
@@ -240,4 +240,24 @@ Test(toolchain, flags_for_the_jit_and_for_portable_objects) {
   }
   cr_assert_null(*o);
   cr_assert_geq(n, 8);
+}
+
+/* The -O flag among cc's flags for the JIT ("" when there is none). */
+static const char *opt_level(const char *cc) {
+  for (const char *const *f = tc_cc_flags(TC_SHARED_NATIVE, cc); *f; f++)
+    if (!strncmp(*f, "-O", 2)) return *f;
+  return "";
+}
+
+/* clang at -O2 and gcc at -O3 unless KERN_CPU_OPT says otherwise (why:
+ * toolchain.c). */
+Test(toolchain, the_default_level_depends_on_the_compiler) {
+  unsetenv("KERN_CPU_OPT");
+  cr_expect_str_eq(opt_level("clang"), "-O2");
+  cr_expect_str_eq(opt_level("gcc"), "-O3");
+  cr_expect_str_eq(opt_level(NULL), "-O3");
+  setenv("KERN_CPU_OPT", "1", 1);
+  cr_expect_str_eq(opt_level("clang"), "-O1");
+  cr_expect_str_eq(opt_level("gcc"), "-O1");
+  unsetenv("KERN_CPU_OPT");
 }
