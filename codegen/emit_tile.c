@@ -750,6 +750,20 @@ static void load2(Emitter *e, const Node *n, const char *dst) {
   sync(e);
 }
 
+/* `if (` the len elements from arr's offset (arr->next) lie inside the
+ * 1-D array `) {`: a tile wholly inside needs no per-element test, so the
+ * CPU's loop vectorises (the condition is the same for every GPU thread). */
+static void open_inside(Emitter *e, const Node *arr, long long len) {
+  emit_indent(e);
+  OUT(e, "if ((");
+  emit_expr(e, arr->next);
+  OUT(e, ") >= 0 && (");
+  emit_expr(e, arr->next);
+  OUT(e, ") <= (");
+  emit_expr(e, arr);
+  OUT(e, ").shape[0] - %lld) {\n", len);
+}
+
 static void load(Emitter *e, const Node *n, const char *dst) {
   const Type *t = n->ty;
   const Node *arr = n->args, *fill = t->ndim == 1 ? arr->next->next : arr->next->next->next;
@@ -759,16 +773,7 @@ static void load(Emitter *e, const Node *n, const char *dst) {
   }
   sync(e);
   if (t->ndim == 1) {
-    /* a tile wholly inside the array: no per-element test, so the CPU's
-     * loop vectorises (the condition is the same for every GPU thread) */
-    emit_indent(e);
-    OUT(e, "if ((");
-    emit_expr(e, arr->next);
-    OUT(e, ") >= 0 && (");
-    emit_expr(e, arr->next);
-    OUT(e, ") <= (");
-    emit_expr(e, arr);
-    OUT(e, ").shape[0] - %lld) {\n", count(t));
+    open_inside(e, arr, count(t));
     if (t->elem->kind != TY_BOOL && !strcmp(ct(e, t->elem), emit_storage_ctype(e, arr->ty->elem))) {
       /* the same type: a copy, 16 bytes at a time on a GPU where it can be */
       emit_indent(e);
@@ -847,22 +852,14 @@ static void store_vec4(Emitter *e, const Node *t, const char *T, long long len) 
   line(e, "}");
 }
 
-/* A 1-D tile_store wholly inside the array, without conversion: no
- * per-element test (the CPU's loop vectorises), and on a GPU 16 bytes a
- * thread where the elements are 4 bytes, contiguous and aligned. Opens the
- * `else` of the checked form. */
+/* A 1-D tile_store wholly inside the array (open_inside), without
+ * conversion: on a GPU 16 bytes a thread where the elements are 4 bytes,
+ * contiguous and aligned. Opens the `else` of the checked form. */
 static void store_inside(Emitter *e, const Node *n, const Node *t) {
   const Node *arr = n->args, *off = arr->next;
   const char *T = ct(e, t->ty->elem);
   long long len = count(t->ty);
-  emit_indent(e);
-  OUT(e, "if ((");
-  emit_expr(e, off);
-  OUT(e, ") >= 0 && (");
-  emit_expr(e, off);
-  OUT(e, ") <= (");
-  emit_expr(e, arr);
-  OUT(e, ").shape[0] - %lld) {\n", len);
+  open_inside(e, arr, len);
   e->depth++;
   emit_indent(e);
   OUT(e, "%s *const kn_sp = KN_P1(%s, ", T, T);
@@ -871,7 +868,7 @@ static void store_inside(Emitter *e, const Node *n, const Node *t) {
   emit_expr(e, off);
   OUT(e, ");\n");
   emit_indent(e);
-  OUT(e, "if (KN_TILE_STORE4_OK(%s, ", T);
+  OUT(e, "if (KN_TILE_VEC4_OK(%s, ", T);
   emit_expr(e, arr);
   OUT(e, ", kn_sp)) {\n");
   e->depth++;

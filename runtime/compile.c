@@ -250,7 +250,8 @@ static kern_status run_compiler(const char *cc, const char *dir, unsigned mode, 
   const char *flags[16];
   int n = 0;
   for (const char *const *f = kernel_sanitize; *f; f++) flags[n++] = *f;
-  if (asan_opt_cap(cc)) flags[n++] = asan_opt_cap(cc);
+  const char *cap = asan_opt_cap(cc);
+  if (cap) flags[n++] = cap;
   for (const char *const *f = mode & RT_CC_FAST_MATH ? tc_fast_math_flags() : NULL; f && *f; f++)
     flags[n++] = *f;
   if (debug && map) flags[n++] = map;

@@ -191,23 +191,23 @@ __device__ void kn_scan_regs_any(int32_t n, const T *src, T *dst, T *wsum, bool 
                         : kn_lf;                                                                   \
     }                                                                                              \
   } while (0)
+/* Whether a 1-D tile of T can be loaded from or stored to p (its first
+ * element in arr) 16 bytes a thread at a time: 4-byte elements, contiguous
+ * and aligned. */
+#define KN_TILE_VEC4_OK(T, arr, p)                                                                 \
+  (sizeof(T) == 4 && (KN_DENSE || (arr).strides[0] == 4) && ((unsigned long long)(p)&15) == 0)
 /* A 1-D tile_load wholly inside the array, without conversion: 16 bytes a
  * thread at a time when the elements are 4 bytes, contiguous and aligned. */
 #define KN_TILE_LOAD1(T, dst, arr, o, N)                                                           \
   do {                                                                                             \
     const int64_t kn_lo = (o);                                                                     \
     const T *const kn_ls = KN_P1(T, arr, kn_lo);                                                   \
-    if (sizeof(T) == 4 && (KN_DENSE || (arr).strides[0] == 4) &&                                   \
-        ((unsigned long long)kn_ls & 15) == 0) {                                                   \
+    if (KN_TILE_VEC4_OK(T, arr, kn_ls)) {                                                          \
       KN_TILE_FOR(kn_i, (N) / 4)((uint4 *)(dst))[kn_i] = ((const uint4 *)kn_ls)[kn_i];             \
       KN_TILE_FOR(kn_i, (N) % 4)(dst)[(N) / 4 * 4 + kn_i] = kn_ls[(N) / 4 * 4 + kn_i];             \
     } else                                                                                         \
       KN_TILE_FOR(kn_i, N)(dst)[kn_i] = *KN_P1(T, arr, kn_lo + kn_i);                              \
   } while (0)
-/* Whether a 1-D tile of T can be stored to p (its first element in arr) 16
- * bytes a thread at a time: 4-byte elements, contiguous and aligned. */
-#define KN_TILE_STORE4_OK(T, arr, p)                                                               \
-  (sizeof(T) == 4 && (KN_DENSE || (arr).strides[0] == 4) && ((unsigned long long)(p)&15) == 0)
 /* p[0..3] = v[0..3] in one 16-byte store (4-byte T, p aligned). */
 template <class T>
 __device__ __forceinline__ void kn_store16(T *p, const T *v) {
@@ -221,7 +221,7 @@ __device__ __forceinline__ void kn_store16(T *p, const T *v) {
 }
 #define KN_STORE16(p, v) kn_store16(p, v)
 #else
-#define KN_TILE_STORE4_OK(T, arr, p) 0
+#define KN_TILE_VEC4_OK(T, arr, p) 0
 #define KN_STORE16(p, v)                                                                           \
   for (int kn_w = 0; kn_w < 4; kn_w++) (p)[kn_w] = (v)[kn_w]
 #define KN_TILE_ARRAY(T, n, off, name) T name[n]

@@ -3,8 +3,8 @@
  * Requires: tests/diff (progen, diffrun), a CUDA device (skipped, saying so,
  * without one). Produces: for diff_count() seeds (DIFF_BATCH programs to a
  * module, DIFF_TILED_BATCH tiled ones), the plain programs run on cuda:0 and
- * on the CPU (at the default level) with the same inputs, and the tiled ones on the CPU and on
- * cuda:0 with 32, 256 and 1024 threads per instance
+ * on the CPU (at the default level) with the same inputs, and the tiled ones
+ * on the CPU and on cuda:0 with 32, 256 and 1024 threads per instance
  * (kern_kernel_set_tile_block); results must have the same bits (NaNs
  * compare as NaNs: their bits are not defined across devices), and every
  * check of a tiled program (a reduction or scan against its documented
