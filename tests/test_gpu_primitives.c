@@ -37,7 +37,9 @@ static float input(int64_t i) {
 }
 
 static const int64_t sizes[] = {1, 7, 1000, 2048, 4097, (1 << 20) + 3, (1 << 24) + 5};
-static const int blocks[] = {32, 256, 1024};
+/* 128 is the scan's own default (runtime/primitives.c), 256 the others'. */
+static const int blocks[] = {32, 128, 256, 1024};
+#define NBLOCKS (int)(sizeof blocks / sizeof blocks[0])
 
 /* Every kernel of the primitives for (in, acc) runs with `threads` per instance. */
 static void set_block(kern_dtype in, kern_dtype acc, int threads) {
@@ -102,7 +104,7 @@ static void compare(kern_dtype in, kern_dtype acc, const void *x, int64_t n, ker
   kern_device *cpu = kern_device_get("cpu");
   unsigned char *want = run_all(cpu, in, acc, x, n);
   size_t size = kern_dtype_size(acc), count = 3 + 2 * (size_t)n;
-  for (int b = 0; b < 3; b++) {
+  for (int b = 0; b < NBLOCKS; b++) {
     set_block(in, acc, blocks[b]);
     unsigned char *got = run_all(gpu, in, acc, x, n);
     size_t at = 0;
@@ -227,7 +229,7 @@ static void compare_sort(kern_device *gpu, kern_dtype kt, kern_dtype vt, int64_t
   unsigned char *want = sorted_on(kern_device_get("cpu"), kt, keys, vt, values, n);
   /* the passes' module: keys' word, and the values' word (their places' for 12 bytes) */
   int kb = (int)ks, wb = !vt || vs == 12 ? 4 : (int)vs;
-  for (int b = 0; b < 3; b++) {
+  for (int b = 0; b < NBLOCKS; b++) {
     set_sort_block(kb, wb, blocks[b]);
     unsigned char *got = sorted_on(gpu, kt, keys, vt, values, n);
     size_t at = 0;
