@@ -112,24 +112,28 @@ static int64_t tile_alloc(Emitter *e, bool var, long long n, int size) {
   return at;
 }
 
-/* The start of an array declaration; the caller writes its name and ");\n". */
-static void open_array(Emitter *e, bool var, const Type *elem, long long n) {
+/* The start of an array declaration of n elements, of which a GPU uses the
+ * first gpu_n (the CPU's arrays are locals of n); the caller writes its name
+ * and ");\n". */
+static void open_array(Emitter *e, bool var, const Type *elem, long long n, long long gpu_n) {
   emit_indent(e);
   OUT(e, "KN_TILE_ARRAY(%s, %lld, %lld, ", ct(e, elem), n,
-      (long long)tile_alloc(e, var, n, elem->size));
+      (long long)tile_alloc(e, var, gpu_n, elem->size));
 }
 
-/* A temporary array "kn_<kind><id>" of n elements of elem. */
-static void temp_array(Emitter *e, const Type *elem, long long n, const char *kind, int id) {
-  open_array(e, false, elem, n);
+/* A temporary array "kn_<kind><id>" of n elements of elem (gpu_n on a GPU). */
+static void temp_array(Emitter *e, const Type *elem, long long n, long long gpu_n,
+                       const char *kind, int id) {
+  open_array(e, false, elem, n, gpu_n);
   OUT(e, "kn_%s%d);\n", kind, id);
 }
 
-/* A new temporary: "kn_<kind><N>" in buf, declared as a tile of t (tile) or a scalar. */
-static void new_temp(Emitter *e, char *buf, size_t cap, const char *kind, const Type *t) {
+/* A new temporary: "kn_<kind><N>" in buf, declared as a tile of t (tile) or
+ * a scalar; cpu: a tile only the CPU's code uses. */
+static void new_temp(Emitter *e, char *buf, size_t cap, const char *kind, const Type *t, bool cpu) {
   snprintf(buf, cap, "kn_%s%d", kind, ++e->ntile);
   if (is_tile(t))
-    temp_array(e, t->elem, count(t), kind, e->ntile);
+    temp_array(e, t->elem, count(t), cpu ? 0 : count(t), kind, e->ntile);
   else
     line(e, "%s %s;", ct(e, t), buf);
 }
@@ -170,7 +174,7 @@ static void prepare(Emitter *e, const Node *n, bool in_tile);
 static void ensure_storage(Emitter *e, const Node *x) {
   if (!is_tile(x->ty) || emit_bound(e, x) || (x->kind == ND_IDENT && x->var)) return;
   char name[32];
-  new_temp(e, name, sizeof name, "tt", x->ty);
+  new_temp(e, name, sizeof name, "tt", x->ty, false);
   assign_loop(e, x->ty, TK_ASSIGN, x, dst_text, name);
   emit_bind(e, x, name);
 }
@@ -352,23 +356,7 @@ static void reduce_warps(Emitter *e, const Node *n, const char *leaf, const Type
   line(e, "%s = kn_in[0];", dst);
 }
 
-static bool is_reduction(const Node *n);
-
-/* The 1-D tile_load a whole reduction n reads, when a GPU can read its
- * leaves straight from the array (the same elements, fill past the ends, so
- * the same tree): no copy through shared memory and no barrier after it. */
-static const Node *fused_load(const Node *n) {
-  if (!is_reduction(n) || n->tile_op == TOP_ARGMIN || n->tile_op == TOP_ARGMAX || n->axis >= 0 ||
-      n->tfn || n->tile_op == TOP_REDUCE)
-    return NULL;
-  const Node *src = n->args;
-  if (!src || src->kind != ND_CALL || src->call_kind != CALL_TILE || src->tile_op != TOP_LOAD ||
-      src->ty->ndim != 1 || count(src->ty) < 2) /* one element: reduce_whole reads the tile */
-    return NULL;
-  const Type *el = src->ty->elem, *stored = src->args->ty->elem;
-  bool plain = el->kind >= TY_I8 && el->kind <= TY_F64 && el->kind != TY_F16 && el->size >= 4;
-  return plain && type_equal(el, stored) ? src : NULL;
-}
+static const Node *fused_load(const Node *n) { return tile_fused_load(n); }
 
 /* The GPU's first round of n's tree reading the leaves from load's array. */
 static void reduce_from_memory(Emitter *e, const Node *n, const Node *load, const Type *t,
@@ -409,7 +397,7 @@ static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type 
   int id = ++e->ntile;
   line(e, "{");
   e->depth++;
-  temp_array(e, t, len, "r", id);
+  temp_array(e, t, len, tile_reduce_scratch(len), "r", id);
   OUT(e, "#ifdef __CUDACC_RTC__\n");
   if (load) {
     reduce_from_memory(e, n, load, t, len, id, dst);
@@ -442,8 +430,8 @@ static void reduce(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   line(e, "{");
   e->depth++;
-  temp_array(e, t, g.c * g.l, "r", id);
-  if (arg) temp_array(e, &ty_i32, g.c * g.l, "x", id);
+  temp_array(e, t, g.c * g.l, g.c * g.l, "r", id);
+  if (arg) temp_array(e, &ty_i32, g.c * g.l, g.c * g.l, "x", id);
   line(e, "KN_TILE_FOR(kn_i, %lld) {", g.c * g.l);
   line(e, "  const int32_t kn_o = kn_i / %lld, kn_k = kn_i %% %lld;", g.l, g.l);
   emit_indent(e);
@@ -622,7 +610,8 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   line(e, "{");
   e->depth++;
-  temp_array(e, t, base[levels - 1] + m[levels - 1], "l", id);
+  temp_array(e, t, base[levels - 1] + m[levels - 1], base[levels - 1] + m[levels - 1], "l",
+             id);
   char l[64], r[64];
   OUT(e, "#ifdef __CUDACC_RTC__\n");
   if (len >= 32) scan_regs_gpu(e, n, src, dst, id, len), e->depth++;
@@ -954,8 +943,8 @@ static void sort(Emitter *e, const Node *n) {
   sync(e);
   line(e, "{");
   e->depth++;
-  temp_array(e, kt, len, "k", id);
-  if (v) temp_array(e, v->ty->elem, len, "v", id);
+  temp_array(e, kt, len, len, "k", id);
+  if (v) temp_array(e, v->ty->elem, len, len, "v", id);
   emit_indent(e);
   OUT(e, "KN_TILE_FOR(kn_i, %lld) { kn_k%d[kn_i] = ", len, id);
   sname(e, k);
@@ -1044,10 +1033,10 @@ void emit_tile_call(Emitter *e, const Node *n, const char *ret) {
   OUT(e, ")");
 }
 
-/* n's value into a new temporary bound to n. */
-static void materialize(Emitter *e, const Node *n) {
+/* n's value into a new temporary bound to n (cpu: for the CPU's code only). */
+static void materialize(Emitter *e, const Node *n, bool cpu) {
   char name[32];
-  new_temp(e, name, sizeof name, is_tile(n->ty) ? "tt" : "ts", n->ty);
+  new_temp(e, name, sizeof name, is_tile(n->ty) ? "tt" : "ts", n->ty, cpu);
   if (n->kind == ND_CALL && n->call_kind == CALL_FUNC) {
     if (is_tile(n->ty)) sync(e);
     emit_indent(e);
@@ -1073,7 +1062,7 @@ static void hoist_scalar(Emitter *e, const Node *n) {
       n->ty->kind == TY_VOID || n->ty->kind == TY_TILE || emit_bound(e, n))
     return;
   char name[32];
-  new_temp(e, name, sizeof name, "ts", n->ty);
+  new_temp(e, name, sizeof name, "ts", n->ty, false);
   emit_indent(e);
   OUT(e, "%s = ", name);
   emit_expr(e, n);
@@ -1126,10 +1115,10 @@ static void prepare(Emitter *e, const Node *n, bool in_tile) {
   if (tile_materializes(n) || is_reduction(n) ||
       (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID)) {
     if (n != e->cpu_only) {
-      materialize(e, n);
+      materialize(e, n, false);
     } else { /* a GPU reads it in its reduction (fused_load) */
       OUT(e, "#ifndef __CUDACC_RTC__\n");
-      materialize(e, n);
+      materialize(e, n, true);
       OUT(e, "#endif\n");
       e->cpu_only = NULL;
     }
@@ -1275,7 +1264,7 @@ static bool tile_stmt(Emitter *e, const Node *n) {
   switch (n->kind) {
     case ND_VARDECL:
       if (!is_tile(n->var->ty)) return false;
-      open_array(e, true, n->var->ty->elem, count(n->var->ty));
+      open_array(e, true, n->var->ty->elem, count(n->var->ty), count(n->var->ty));
       emit_var_name(e, n->var);
       OUT(e, ");\n");
       assign_loop(e, n->var->ty, TK_ASSIGN, n->var->init, dst_var, n->var);
@@ -1308,7 +1297,7 @@ static bool direct(Emitter *e, const Node *n) {
   const Var *v = n->kind == ND_VARDECL ? n->var : n->lhs->var;
   prepare_list(e, x, x->args, true);
   if (n->kind == ND_VARDECL) {
-    open_array(e, true, v->ty->elem, count(v->ty));
+    open_array(e, true, v->ty->elem, count(v->ty), count(v->ty));
     emit_var_name(e, v);
     OUT(e, ");\n");
   }
@@ -1380,7 +1369,7 @@ void emit_tile_entry(Emitter *e, const Decl *f) {
   for (int i = 0; i < f->nparams; i++) {
     const Var *p = f->params[i];
     if (!is_tile(p->ty)) continue;
-    open_array(e, true, p->ty->elem, count(p->ty));
+    open_array(e, true, p->ty->elem, count(p->ty), count(p->ty));
     emit_var_name(e, p);
     OUT(e, ");\n");
     sync(e);

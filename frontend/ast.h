@@ -493,7 +493,15 @@ bool tile_materializes(const Node *n);
  * for every element type in a block of (GPU shared) memory. */
 int64_t tile_slot(int64_t bytes);
 bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
-int64_t tile_temp_bytes(const Node *n);
+int64_t tile_temp_bytes(const Node *n, bool gpu); /* gpu: in a GPU block, else on the CPU */
+/* The elements of scratch a GPU block's tree takes for a whole reduction of
+ * n elements (the CPU's is a local array of n). */
+int64_t tile_reduce_scratch(int64_t n);
+/* The 1-D tile_load a whole tile_sum, tile_min or tile_max n reads, when a
+ * GPU reads its leaves straight from the array (elements of 4 or 8 bytes,
+ * loaded as they are stored): it then takes no tile storage on a GPU. NULL
+ * for any other n. */
+const Node *tile_fused_load(const Node *n);
 /* The value of statement stmt that is written straight into its tile variable
  * (`tile<...> x = v;` or `x = v;` with v a tile_load, a scan, or a
  * tile_matmul whose a and b are not x), so it needs no storage of its own;

@@ -87,6 +87,28 @@ static const Node *reduced_operand(const Node *n) {
 
 int64_t tile_slot(int64_t bytes) { return (bytes + 15) / 16 * 16; }
 
+/* codegen/emit_tile.c's reduce_warps: a first round of n / 128 nodes (leaves
+ * of four, 32 a warp), then rounds of 32 to one, alternating between that
+ * part and one of n / 4096 nodes (both rounded up). */
+int64_t tile_reduce_scratch(int64_t n) {
+  if (n < 2) return 0;
+  int64_t first = ((n + 3) / 4 + 31) / 32;
+  return first + (first + 31) / 32;
+}
+
+const Node *tile_fused_load(const Node *n) {
+  if (n->kind != ND_CALL || n->call_kind != CALL_TILE || n->axis >= 0 || n->tfn ||
+      (n->tile_op != TOP_SUM && n->tile_op != TOP_MIN && n->tile_op != TOP_MAX))
+    return NULL;
+  const Node *src = n->args;
+  if (!src || src->kind != ND_CALL || src->call_kind != CALL_TILE || src->tile_op != TOP_LOAD ||
+      src->ty->ndim != 1 || type_tile_count(src->ty) < 2) /* one element: the tile is read */
+    return NULL;
+  const Type *el = src->ty->elem, *stored = src->args->ty->elem;
+  bool plain = el->kind >= TY_I8 && el->kind <= TY_F64 && el->kind != TY_F16 && el->size >= 4;
+  return plain && type_equal(el, stored) ? src : NULL;
+}
+
 /* The elements of a scan's tree, every level of it (as codegen/emit_tile.c stores them): n,
  * then half of each level rounded up down to 1; up to 2n + log2(n), not 2n. */
 static int64_t scan_levels(int64_t n) {
@@ -95,7 +117,7 @@ static int64_t scan_levels(int64_t n) {
   return total;
 }
 
-int64_t tile_temp_bytes(const Node *n) {
+int64_t tile_temp_bytes(const Node *n, bool gpu) {
   int64_t b = tile_materializes(n) ? tile_slot(n->ty->size) : 0;
   if (reads_whole(n))
     for (const Node *a = n->kind == ND_INDEX ? n->lhs : n->args; a;
@@ -106,7 +128,15 @@ int64_t tile_temp_bytes(const Node *n) {
     case TOP_SUM:
     case TOP_MIN:
     case TOP_MAX:
-    case TOP_REDUCE: return b + tile_slot(reduced_operand(n)->ty->size);
+    case TOP_REDUCE: {
+      const Node *x = reduced_operand(n), *load = tile_fused_load(n);
+      if (n->axis >= 0 || !gpu) return b + tile_slot(x->ty->size);
+      /* a whole reduction on a GPU: the scratch its tree needs, less the
+       * storage of a load whose leaves it reads from memory (that load is
+       * materialized on the CPU only) */
+      b += tile_slot(tile_reduce_scratch(type_tile_count(x->ty)) * x->ty->elem->size);
+      return load ? b - tile_slot(load->ty->size) : b;
+    }
     case TOP_ARGMIN:
     case TOP_ARGMAX:
       return b + tile_slot(n->args->ty->size) + tile_slot(4 * type_tile_count(n->args->ty));
@@ -261,7 +291,7 @@ static int64_t stmt_extra(const Node *n) {
 
 static bool rule_visit(const Node *n, void *ud) {
   Rules *r = ud;
-  r->bytes += tile_temp_bytes(n) + stmt_extra(n);
+  r->bytes += tile_temp_bytes(n, false) + stmt_extra(n);
   switch (n->kind) {
     case ND_VARDECL:
       if (n->var && n->var->ty && n->var->ty->kind == TY_TILE)
@@ -307,7 +337,7 @@ static bool rule_visit(const Node *n, void *ud) {
  * one's. These mirror that, as upper bounds. */
 
 static bool add_temp_bytes(const Node *n, void *ud) {
-  *(int64_t *)ud += tile_temp_bytes(n);
+  *(int64_t *)ud += tile_temp_bytes(n, true);
   return false;
 }
 

@@ -1010,12 +1010,36 @@ Test(check, tile_storage_counts_the_statement_that_needs_most, .fini = drop) {
                           "}\n");
   Decl *k = decl_named(p, "k"), *f = decl_named(p, "twice");
   /* t: 400 bytes; the scan: its result (400) and its levels (100 + 50 + 25 +
-   * 13 + 7 + 4 + 2 + 1 = 202 elements, 808 bytes, 816 in whole units); the sum: a copy (400); the last statement: a load,
-   * the call's result and the max's copy (48 each) */
+   * 13 + 7 + 4 + 2 + 1 = 202 elements, 808 bytes, 816 in whole units); the
+   * sum: on a GPU the two nodes its tree keeps (16), on the CPU a copy (400);
+   * the last statement: a load and the call's result (48 each), and the max's
+   * scratch (16; the CPU: a copy, 48) */
   cr_expect_eq(k->tile_vars, 400);
   cr_expect_eq(k->tile_storage, 400 + 400 + 816);
   cr_expect_eq(f->tile_vars, 48); /* the copy of its parameter */
   cr_expect_eq(f->tile_storage, 48);
   cr_expect_eq(k->tile_total, k->tile_storage + f->tile_storage);
   cr_expect_eq(k->tile_temps, 400 + 400 + 816 + 3 * 48, "the CPU's count: every temporary");
+}
+
+/* A whole sum of a 1-D tile_load: a GPU reads the leaves from the array, so
+ * the load takes no shared memory there and the tree's scratch is the nodes
+ * of its rounds (4096 elements: 32, then 1); the CPU's stack holds both. */
+Test(check, a_gpu_sum_of_a_load_takes_only_its_trees_nodes, .fini = drop) {
+  Program *p = compile_ok("kernel void f(float[] x, float[] s) {\n"
+                          "  int i = tid();\n"
+                          "  s[i] = tile_sum(tile_load<4096>(x, i * 4096));\n"
+                          "}\n"
+                          "kernel void h(int16[] x, int16[] s) {\n"
+                          "  int i = tid();\n"
+                          "  s[i] = tile_max(tile_load<4096>(x, i * 4096));\n"
+                          "}\n");
+  Decl *f = decl_named(p, "f"), *h = decl_named(p, "h");
+  /* float: 33 nodes, 132 bytes, 144 in whole units; int16 (read from
+   * storage): the load (8192) and 33 nodes (66 bytes, 80) */
+  cr_expect_eq(f->tile_storage, 144, "got %lld", (long long)f->tile_storage);
+  cr_expect_eq(h->tile_storage, 8192 + 80, "got %lld", (long long)h->tile_storage);
+  /* the CPU's stack: each load and its copy */
+  cr_expect_eq(f->tile_temps, 2 * 16384, "got %lld", (long long)f->tile_temps);
+  cr_expect_eq(h->tile_temps, 2 * 8192, "got %lld", (long long)h->tile_temps);
 }

@@ -36,7 +36,7 @@ static float input(int64_t i) {
   return (float)((i * 7919) % 1013 - 506) * scale[i % 4] + 0.1f;
 }
 
-static const int64_t sizes[] = {1, 7, 1000, 2048, 4097, (1 << 20) + 3, (1 << 24) + 5};
+static const int64_t sizes[] = {1, 7, 1000, 2048, 4097, 16385, (1 << 20) + 3, (1 << 24) + 5};
 /* 128 is the scan's own default (runtime/primitives.c), 256 the others'. */
 static const int blocks[] = {32, 128, 256, 1024};
 #define NBLOCKS (int)(sizeof blocks / sizeof blocks[0])

@@ -6,7 +6,9 @@
  * absent is its left half); a scan's exclusive prefix of i is the left fold of
  * the tree nodes of the blocks i's binary digits name, largest first. Float
  * inputs span many magnitudes, so other orders give other bits (checked).
- * Sizes 0, 1, 7, 1000, 4097 and 2^20 + 3 cross the primitives' chunk sizes and
+ * Sizes 0, 1, 7, 1000, 4097, 16385 and 2^20 + 3 cross the primitives' chunk
+ * sizes (16384 elements for a reduction of 4-byte elements into their own
+ * dtype, 4096 or 2048 for the other reductions, 2048 or 1024 for scans) and
  * need one, two and three passes. Also: integers exactly, the accumulator
  * dtypes, NaN and -0 in min/max, argument errors, a CPU graph capture, the
  * same bits on 1 and 3 threads, and that every module's CUDA compiles through
@@ -38,7 +40,7 @@
 #include "prims.h"
 #include "toolchain.h"
 
-static const int64_t sizes[] = {1, 7, 1000, 4097, (1 << 20) + 3};
+static const int64_t sizes[] = {1, 7, 1000, 4097, 16385, (1 << 20) + 3};
 enum { NSIZES = sizeof sizes / sizeof sizes[0] };
 
 static float input(int64_t i) {
