@@ -152,9 +152,11 @@ static void grid_entry(Emitter *e, const Decl *k, bool dense, int elems) {
  * entries are bounded to 1024 threads (__launch_bounds__), so the compiler keeps
  * registers within what a block of any allowed size may use: the block size is
  * a performance setting, and a large one must never fail to launch. A kernel
- * with a k loop of stdlib/kern_mmloop.h also gets entries kk_K_cuda[_dense]_256
- * for blocks of 256 threads, two to an SM: up to 128 registers a thread, which
- * the loop's block of acc needs; the runtime launches them at 256 threads. */
+ * with a k loop of stdlib/kern_mmloop.h also gets entries kk_K_cuda[_dense]_mm
+ * for the block the loop runs whole with, two to an SM: 256 threads (EXACT)
+ * with up to 128 registers a thread, or 128 (FAST) with up to 255, which the
+ * loop's block of acc needs; the runtime launches them at that block, its
+ * default for the kernel. */
 static void tiled_entry(Emitter *e, const Decl *k, bool dense) {
   buf_puts(&e->out, "  const uint32_t n = (uint32_t)c.n;\n"
                     "  for (uint32_t i = blockIdx.x; i < n; i += gridDim.x) {\n"
@@ -242,14 +244,14 @@ static bool has_one(bool dims, int rank, int elems) {
 
 static void cuda_entries(Emitter *e, const Decl *k) {
   if (k->tiled) {
-    bool mm = emit_has_mmloop(e, k);
+    int mm = emit_mmloop_threads(e, k);
     for (int v = 0; v < (mm ? 4 : 2); v++) {
-      bool dense = v & 1, b256 = v >> 1;
+      bool dense = v & 1, entry_mm = v >> 1;
       buf_printf(&e->out,
-                 "extern \"C\" __global__ void __launch_bounds__(%s) kk_%s_cuda%s%s(kk_%s_args a, "
-                 "kn_ctx c) {\n",
-                 b256 ? "256, 2" : "1024", k->name, dense ? "_dense" : "", b256 ? "_256" : "",
-                 k->name);
+                 "extern \"C\" __global__ void __launch_bounds__(%d%s) kk_%s_cuda%s%s(kk_%s_args "
+                 "a, kn_ctx c) {\n",
+                 entry_mm ? mm : 1024, entry_mm ? ", 2" : "", k->name, dense ? "_dense" : "",
+                 entry_mm ? "_mm" : "", k->name);
       tiled_entry(e, k, dense);
       buf_puts(&e->out, "}\n");
     }

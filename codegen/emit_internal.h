@@ -161,8 +161,9 @@ bool emit_tile_stmt(Emitter *, const Node *n);
 /* emit_mmloop.c: `if (KN_MMLOOP(...)) {} else ` before a tiled matrix product's k loop
  * that a GPU routine can run whole; nothing before any other statement. */
 void emit_mmloop_guard(Emitter *, const Node *n);
-/* Whether kernel k's own body has such a loop (it then gets 256-thread entries). */
-bool emit_has_mmloop(Emitter *, const Decl *k);
+/* The threads a block runs such loops of kernel k's own body with: 0 when
+ * it has none, else the block of its entries kk_K_cuda[_dense]_mm. */
+int emit_mmloop_threads(Emitter *, const Decl *k);
 /* A tiled function's parameter list after kn_lin (its storage's base kn_sb
  * first); at the entry of a tiled function or kernel, the layout of its tile
  * storage begun (a kernel's base kn_sb is 0) and the copies of its tile

@@ -127,11 +127,24 @@ static bool mmloop(Emitter *e, const Node *n, MmLoop *l) {
          plain(e, j, l) && plain(e, i->next->next, l) && plain(e, j->next, l);
 }
 
-static bool has_visit(const Node *n, void *ud) {
+/* The block a kernel's loops run whole at: 256 threads for EXACT, 128 for
+ * FAST (warps of 64 x 64 elements of acc), 256 when it has both. */
+typedef struct Threads {
+  Emitter *e;
+  int threads;
+} Threads;
+
+static bool threads_visit(const Node *n, void *ud) {
+  Threads *t = ud;
   MmLoop l = {0};
-  return mmloop(ud, n, &l);
+  if (mmloop(t->e, n, &l)) t->threads = l.fast && t->threads != 256 ? 128 : 256;
+  return false;
 }
-bool emit_has_mmloop(Emitter *e, const Decl *k) { return ast_walk(k->body, has_visit, e) != 0; }
+int emit_mmloop_threads(Emitter *e, const Decl *k) {
+  Threads t = {e, 0};
+  ast_walk(k->body, threads_visit, &t);
+  return t.threads;
+}
 
 void emit_mmloop_guard(Emitter *e, const Node *n) {
   MmLoop l = {0};

@@ -122,8 +122,8 @@ static void open_array(Emitter *e, bool var, const Type *elem, long long n, long
 }
 
 /* A temporary array "kn_<kind><id>" of n elements of elem (gpu_n on a GPU). */
-static void temp_array(Emitter *e, const Type *elem, long long n, long long gpu_n,
-                       const char *kind, int id) {
+static void temp_array(Emitter *e, const Type *elem, long long n, long long gpu_n, const char *kind,
+                       int id) {
   open_array(e, false, elem, n, gpu_n);
   OUT(e, "kn_%s%d);\n", kind, id);
 }
@@ -610,8 +610,7 @@ static void scan(Emitter *e, const Node *n, const char *dst) {
   sync(e);
   line(e, "{");
   e->depth++;
-  temp_array(e, t, base[levels - 1] + m[levels - 1], base[levels - 1] + m[levels - 1], "l",
-             id);
+  temp_array(e, t, base[levels - 1] + m[levels - 1], base[levels - 1] + m[levels - 1], "l", id);
   char l[64], r[64];
   OUT(e, "#ifdef __CUDACC_RTC__\n");
   if (len >= 32) scan_regs_gpu(e, n, src, dst, id, len), e->depth++;

@@ -505,7 +505,8 @@ KERN_API int kern_kernel_param_ndim(const kern_kernel *, int i);
  * one thread block on a GPU. false for NULL. */
 KERN_API bool kern_kernel_is_tiled(const kern_kernel *);
 /* The threads per instance a GPU runs this tiled kernel with, from the next
- * launch on: a multiple of 32 from 32 to 1024, or 0 for the default (256).
+ * launch on: a multiple of 32 from 32 to 1024, or 0 for the default (256;
+ * 128 for a kernel whose whole-loop matrix products are all FAST).
  * A performance setting only: results are the same bits whatever it is.
  * Thread-safe (launches already in flight keep theirs); the CPU ignores it.
  * KERN_ERR_INVALID_ARGUMENT for NULL or another count. */

@@ -300,7 +300,7 @@ struct rt_launch {
   size_t args_size;
   kn_ctx ctx;
   bool dense;     /* every array is C-contiguous and 16-byte aligned, and no two overlap */
-  int tile_block; /* tiled kernels: threads per instance on a GPU (resolved, > 0) */
+  int tile_block; /* tiled kernels: threads per instance on a GPU (0: the kernel's default) */
 };
 
 /* ---- compile.c: compile-and-cache ---------------------------------------------------------- */

@@ -418,7 +418,7 @@ static kern_status launch(kern_kernel *k, kern_device *dev, kern_dims dims, int 
   kern_status st = validate(k, dev, dims, nargs, args, &L.ctx);
   if (st || L.ctx.n == 0) return st;
   int set = atomic_load(&k->tile_block);
-  L.tile_block = threads ? threads : set ? set : RT_TILE_BLOCK_DEFAULT;
+  L.tile_block = threads ? threads : set; /* 0: the backend's default for k */
   if ((st = rt_module_code(k->module, dev, &L.code))) return st;
   _Alignas(16) unsigned char small[1024];
   unsigned char *block = small;

@@ -203,7 +203,7 @@ KN_FN bool kn_mml_exact_f64(double *acc, double *sa, double *sb, const kn_array 
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-/* ---- FAST: mma.sync, 8 warps of 64 x 32 elements of acc each ----------------------------- *
+/* ---- FAST: mma.sync, 8 warps of 64 x N / 4 elements of acc each -------------------------- *
  * A slice (KC of k) is copied with cp.async, 16 bytes at a time, when it
  * lies inside its array with rows 16-byte aligned, else element by element
  * with the fill. A's rows (64 bytes) and B's (N elements) are stored with
@@ -235,15 +235,15 @@ KN_FN int kn__mml_swz(int r, int c, int sw) {
 }
 
 /* A slice of R x C elements at (r0, c0) of a into s (rows' chunks shuffled
- * by SW(row)). Each thread moves its own 16-byte pieces, p = tid + 256 i:
- * with cp.async when the slice lies inside, else element by element with
- * the fill; so after its cp.async group has landed a thread may touch its own
- * pieces before the block's barrier (kn__mml_round). */
-template <class T, int R, int C, class SW>
+ * by SW(row)). Each of the TH threads moves its own 16-byte pieces, p = tid +
+ * TH i: with cp.async when the slice lies inside, else element by element
+ * with the fill; so after its cp.async group has landed a thread may touch
+ * its own pieces before the block's barrier (kn__mml_round). */
+template <class T, int R, int C, int TH, class SW>
 KN_FN void kn__mml_slice(T *s, const kn_array &a, int64_t r0, int64_t c0, T fill, SW sw) {
   constexpr int E = 16 / (int)sizeof(T), PIECES = R * C / E;
   const bool in = kn__mml_inside<T>(a, r0, c0, R, C);
-  for (int p = (int)threadIdx.x; p < PIECES; p += 256) {
+  for (int p = (int)threadIdx.x; p < PIECES; p += TH) {
     const int r = p / (C / E), c = p % (C / E) * E;
     T *d = s + kn__mml_swz<C, E>(r, c, sw(r));
     if (in)
@@ -256,9 +256,9 @@ KN_FN void kn__mml_slice(T *s, const kn_array &a, int64_t r0, int64_t c0, T fill
 }
 /* TF32: this thread's pieces of a slice rounded in place, once, rather than
  * each fragment element as a warp reads it (kn_tf32 of a TF32 value is itself). */
-template <int R, int C, class SW>
+template <int R, int C, int TH, class SW>
 KN_FN void kn__mml_round(float *s, SW sw) {
-  for (int p = (int)threadIdx.x; p < R * C / 4; p += 256) {
+  for (int p = (int)threadIdx.x; p < R * C / 4; p += TH) {
     const int r = p / (C / 4), c = p % (C / 4) * 4;
     float4 *d = (float4 *)(s + kn__mml_swz<C, 4>(r, c, sw(r)));
     float4 v = *d;
@@ -286,13 +286,15 @@ struct kn__mml_swb<0> {
 };
 
 /* The mma steps of one slice: 16-bit inputs (m16n8k16) or TF32 (m16n8k8).
- * A thread's fragment offsets (elements from a stage's start) are worked out
+ * A warp's block of acc is 64 rows by WN columns: 4 x NY blocks of 16 x 8. A
+ * thread's fragment offsets (elements from a stage's start) are worked out
  * once: the shuffles depend on its lane only, and the blocks x, y and steps
  * ks of a warp move them by constants. */
-template <class T, int M, int N, int KC, int MODE>
+template <class T, int M, int N, int KC, int MODE, int WN>
 struct kn__mml_frags {
   static constexpr int KS = MODE == 0 ? 8 : 16, E = 16 / (int)sizeof(T), NKS = KC / KS;
-  int aoff[NKS], boff[4]; /* A at ks; B: 16-bit at y2 < 2 (ldmatrix), TF32 at y < 4 */
+  static constexpr int NY = WN / 8;
+  int aoff[NKS], boff[NY]; /* A at ks; B: 16-bit at y2 < NY / 2 (ldmatrix), TF32 at y < NY */
   KN__MFN kn__mml_frags(int wm, int wn, int lane) {
     const int g = lane / 4, t = lane % 4, q = lane / 8, r8 = lane % 8;
     const int row = wm * 64 + r8 + (q & 1) * 8;
@@ -301,27 +303,28 @@ struct kn__mml_frags {
       aoff[ks] = kn__mml_swz<KC, E>(row, ks * KS + (q >> 1) * E, (row >> 1) & 3);
     const int k = r8 + (q & 1) * 8;
 #pragma unroll
-    for (int y = 0; y < 4; y++)
-      boff[y] = MODE == 0 ? kn__mml_swz<N, E>(t, wn * 32 + 8 * y + g, 2 * t)
-                          : kn__mml_swz<N, E>(k, wn * 32 + 16 * (y & 1) + (q >> 1) * 8, k & 7);
+    for (int y = 0; y < NY; y++)
+      boff[y] = MODE == 0
+                    ? kn__mml_swz<N, E>(t, wn * WN + 8 * y + g, 2 * t)
+                    : kn__mml_swz<N, E>(k, wn * WN + 16 * (y % (NY / 2)) + (q >> 1) * 8, k & 7);
   }
   KN__MFN void run(float (*acc)[4], const T *as, const T *bs) const {
     const uint32_t sa = kn__mml_saddr(as), sb = kn__mml_saddr(bs);
 #pragma unroll
     for (int ks = 0; ks < NKS; ks++) {
-      uint32_t fa[4][4], fb[4][2];
+      uint32_t fa[4][4], fb[NY][2];
 #pragma unroll
       for (int x = 0; x < 4; x++)
         kn__mml_ldsm4(fa[x], sa + (uint32_t)((aoff[ks] + 16 * x * KC) * (int)sizeof(T)), false);
       if (MODE == 0) {
 #pragma unroll
-        for (int y = 0; y < 4; y++) {
+        for (int y = 0; y < NY; y++) {
           fb[y][0] = __float_as_uint(*(const float *)(bs + boff[y] + ks * 8 * N));
           fb[y][1] = __float_as_uint(*(const float *)(bs + boff[y] + (ks * 8 + 4) * N));
         }
       } else {
 #pragma unroll
-        for (int y2 = 0; y2 < 2; y2++) {
+        for (int y2 = 0; y2 < NY / 2; y2++) {
           uint32_t r[4];
           kn__mml_ldsm4(r, sb + (uint32_t)((boff[y2] + ks * 16 * N) * (int)sizeof(T)), true);
           fb[2 * y2][0] = r[0], fb[2 * y2][1] = r[1], fb[2 * y2 + 1][0] = r[2],
@@ -331,10 +334,10 @@ struct kn__mml_frags {
 #pragma unroll
       for (int x = 0; x < 4; x++)
 #pragma unroll
-        for (int y = 0; y < 4; y++) {
-          if (MODE == 0) kn__mma_f32(acc[4 * x + y], fa[x], fb[y]);
-          if (MODE == 1) kn__mma_f16(acc[4 * x + y], fa[x], fb[y]);
-          if (MODE == 2) kn__mma_bf16(acc[4 * x + y], fa[x], fb[y]);
+        for (int y = 0; y < NY; y++) {
+          if (MODE == 0) kn__mma_f32(acc[NY * x + y], fa[x], fb[y]);
+          if (MODE == 1) kn__mma_f16(acc[NY * x + y], fa[x], fb[y]);
+          if (MODE == 2) kn__mma_bf16(acc[NY * x + y], fa[x], fb[y]);
         }
     }
   }
@@ -343,9 +346,9 @@ struct kn__mml_frags {
 /* When every slice of the loop lies inside its array: where this thread's
  * pieces come from and go, worked out once; the slice at kq is then kq - k0
  * elements further along A's rows and kq - k0 rows further down B. */
-template <class T, int M, int N, int KC, class SWB>
+template <class T, int M, int N, int KC, int TH, class SWB>
 struct kn__mml_pieces {
-  static constexpr int E = 16 / (int)sizeof(T), PA = M * KC / E / 256, PB = KC * N / E / 256;
+  static constexpr int E = 16 / (int)sizeof(T), PA = M * KC / E / TH, PB = KC * N / E / TH;
   const char *ga[PA], *gb[PB];
   uint32_t da[PA], db[PB];
   int64_t bstride;
@@ -353,13 +356,13 @@ struct kn__mml_pieces {
     const int tid = (int)threadIdx.x;
 #pragma unroll
     for (int i = 0; i < PA; i++) {
-      const int p = tid + 256 * i, r = p / (KC / E), c = p % (KC / E) * E;
+      const int p = tid + TH * i, r = p / (KC / E), c = p % (KC / E) * E;
       ga[i] = A.data + (I + r) * A.strides[0] + (k0 + c) * (int64_t)sizeof(T);
       da[i] = (uint32_t)(kn__mml_swz<KC, E>(r, c, kn__mml_swa()(r)) * (int)sizeof(T));
     }
 #pragma unroll
     for (int i = 0; i < PB; i++) {
-      const int p = tid + 256 * i, r = p / (N / E), c = p % (N / E) * E;
+      const int p = tid + TH * i, r = p / (N / E), c = p % (N / E) * E;
       gb[i] = B.data + (k0 + r) * B.strides[0] + (J + c) * (int64_t)sizeof(T);
       db[i] = (uint32_t)(kn__mml_swz<N, E>(r, c, SWB()(r)) * (int)sizeof(T));
     }
@@ -375,14 +378,14 @@ struct kn__mml_pieces {
 };
 
 /* The slices of A and B at k = kq into one stage. */
-template <class T, int MODE, int M, int N, int KC>
+template <class T, int MODE, int M, int N, int KC, int TH>
 KN_FN void kn__mml_fetch(T *as, T *bs, const kn_array &A, int64_t I, const kn_array &B, int64_t J,
                          int64_t kq, T pa, T pb) {
-  kn__mml_slice<T, M, KC>(as, A, I, kq, pa, kn__mml_swa());
+  kn__mml_slice<T, M, KC, TH>(as, A, I, kq, pa, kn__mml_swa());
   if (MODE == 0)
-    kn__mml_slice<T, KC, N>(bs, B, kq, J, pb, kn__mml_swb4());
+    kn__mml_slice<T, KC, N, TH>(bs, B, kq, J, pb, kn__mml_swb4());
   else
-    kn__mml_slice<T, KC, N>(bs, B, kq, J, pb, kn__mml_swb8());
+    kn__mml_slice<T, KC, N, TH>(bs, B, kq, J, pb, kn__mml_swb8());
 }
 
 /* MODE 0: TF32 from float32, 1: float16, 2: bfloat16; acc is float32. */
@@ -403,31 +406,35 @@ KN_FN void kn__mml_wait(void) {
 
 /* MODE 0: TF32 from float32, 1: float16, 2: bfloat16; acc is float32. The
  * slices are KC = 64 bytes of k wide, KT / KC stages of them in the storage of
- * ta and tb: while a warp multiplies one, the next ones are on their way. */
-template <class T, int MODE, int M, int N, int KT>
+ * ta and tb: while a warp multiplies one, the next ones are on their way. TH
+ * threads: 2 x TH / 64 warps, each a block of acc of 64 rows by WN columns
+ * (256 threads: 64 x 32; 128 threads: 64 x 64, which reads half the shared
+ * memory per mma and needs twice the registers). */
+template <class T, int MODE, int M, int N, int KT, int TH>
 KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I, const kn_array &B,
                         int64_t J, int64_t k0, int64_t k1, T pa, T pb) {
   constexpr int KC = 64 / (int)sizeof(T), NS = KT / KC, KS = MODE == 0 ? 8 : 16;
+  constexpr int WNS = TH / 64, WN = N / WNS, NY = WN / 8; /* warps along n, their columns */
   constexpr bool ok = M == 128 && N == 128 && KT % KC == 0 && NS >= 2 && NS <= 4 && KC % KS == 0;
   int64_t steps;
-  if (!ok || !kn__mml_block(256) || !kn__mml_steps(k0, k1, KT, &steps)) return false;
+  if (!ok || !kn__mml_block(TH) || !kn__mml_steps(k0, k1, KT, &steps)) return false;
   const int lane = (int)threadIdx.x % 32, warp = (int)threadIdx.x / 32;
-  const int wm = warp / 4, wn = warp % 4, g = lane / 4, t = lane % 4;
-  float acc[16][4]; /* [4x + y]: m16 block x, n8 block y; its 4 elements */
+  const int wm = warp / WNS, wn = warp % WNS, g = lane / 4, t = lane % 4;
+  float acc[4 * NY][4]; /* [NY x + y]: m16 block x, n8 block y; its 4 elements */
 #pragma unroll
   for (int x = 0; x < 4; x++)
 #pragma unroll
-    for (int y = 0; y < 4; y++)
+    for (int y = 0; y < NY; y++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        const float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * 32 + 8 * y + 2 * t;
-        acc[4 * x + y][2 * h] = p[0];
-        acc[4 * x + y][2 * h + 1] = p[1];
+        const float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * WN + 8 * y + 2 * t;
+        acc[NY * x + y][2 * h] = p[0];
+        acc[NY * x + y][2 * h + 1] = p[1];
       }
-  const kn__mml_frags<T, M, N, KC, MODE> fr(wm, wn, lane);
+  const kn__mml_frags<T, M, N, KC, MODE, WN> fr(wm, wn, lane);
   typedef typename kn__mml_swb<MODE>::type SWB;
   const int64_t chunks = steps * NS, nin = kn__mml_nin<T, M, N, KC>(A, I, B, J, k0, chunks);
-  const kn__mml_pieces<T, M, N, KC, SWB> pc(A, I, B, J, k0);
+  const kn__mml_pieces<T, M, N, KC, TH, SWB> pc(A, I, B, J, k0);
   /* slice c into stage st: inside, the cp.async pieces; past an edge, with the fill */
 #define KN__MML_FETCH(c, st)                                                                       \
   do {                                                                                             \
@@ -435,7 +442,7 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
     if ((c) < nin)                                                                                 \
       pc.issue(as_, bs_, (c)*KC);                                                                  \
     else                                                                                           \
-      kn__mml_fetch<T, MODE, M, N, KC>(as_, bs_, A, I, B, J, kn__mml_add(k0, (c)*KC), pa, pb);     \
+      kn__mml_fetch<T, MODE, M, N, KC, TH>(as_, bs_, A, I, B, J, kn__mml_add(k0, (c)*KC), pa, pb); \
   } while (0)
 #pragma unroll
   for (int c = 0; c < NS - 1; c++) {
@@ -448,8 +455,8 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
     T *as = sa + s * M * KC, *bs = sb + s * KC * N;
     kn__mml_wait<NS - 2>();
     if (MODE == 0) {
-      kn__mml_round<M, KC>((float *)as, kn__mml_swa());
-      kn__mml_round<KC, N>((float *)bs, kn__mml_swb4());
+      kn__mml_round<M, KC, TH>((float *)as, kn__mml_swa());
+      kn__mml_round<KC, N, TH>((float *)bs, kn__mml_swb4());
     }
     __syncthreads();
     if (q + NS - 1 < chunks) KN__MML_FETCH(q + NS - 1, s == 0 ? NS - 1 : s - 1);
@@ -461,12 +468,12 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
 #pragma unroll
   for (int x = 0; x < 4; x++)
 #pragma unroll
-    for (int y = 0; y < 4; y++)
+    for (int y = 0; y < NY; y++)
 #pragma unroll
       for (int h = 0; h < 2; h++) {
-        float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * 32 + 8 * y + 2 * t;
-        p[0] = acc[4 * x + y][2 * h];
-        p[1] = acc[4 * x + y][2 * h + 1];
+        float *p = acc_s + (wm * 64 + 16 * x + g + 8 * h) * N + wn * WN + 8 * y + 2 * t;
+        p[0] = acc[NY * x + y][2 * h];
+        p[1] = acc[NY * x + y][2 * h + 1];
       }
   __syncthreads();
   return true;
@@ -475,19 +482,25 @@ template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_f32(float *acc, float *sa, float *sb, const kn_array &A, int64_t I,
                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, float pa,
                            float pb) {
-  return kn__mml_fast<float, 0, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  if (blockDim.x == 128)
+    return kn__mml_fast<float, 0, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast<float, 0, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_f16(float *acc, kn_f16 *sa, kn_f16 *sb, const kn_array &A, int64_t I,
                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_f16 pa,
                            kn_f16 pb) {
-  return kn__mml_fast<kn_f16, 1, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  if (blockDim.x == 128)
+    return kn__mml_fast<kn_f16, 1, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast<kn_f16, 1, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_bf16(float *acc, kn_bf16 *sa, kn_bf16 *sb, const kn_array &A, int64_t I,
                             const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_bf16 pa,
                             kn_bf16 pb) {
-  return kn__mml_fast<kn_bf16, 2, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  if (blockDim.x == 128)
+    return kn__mml_fast<kn_bf16, 2, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast<kn_bf16, 2, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 #else
 /* before sm_80 (PTX for older GPUs): the loop as written */

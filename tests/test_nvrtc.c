@@ -153,15 +153,15 @@ static const char *const k_loop = "kernel void mm(float[,] a, float[,] b, float[
                                   "    tile<float, 128, 32> ta = tile_load<128, 32>(a, i0, k);\n"
                                   "    tile<float, 32, 128> tb = tile_load<32, 128>(b, k, 0);\n"
                                   "%s"
-                                  "    acc = tile_matmul(ta, tb, acc);\n"
+                                  "    acc = %s(ta, tb, acc);\n"
                                   "  }\n"
                                   "  tile_store(c, i0, 0, acc);\n"
                                   "}\n";
 
-/* The CUDA text of k_loop with `extra` in its body. */
-static char *k_loop_cuda(const char *extra) {
+/* The CUDA text of k_loop with `extra` in its body and `product` its product. */
+static char *k_loop_cuda(const char *extra, const char *product) {
   char src[1024];
-  snprintf(src, sizeof src, k_loop, extra);
+  snprintf(src, sizeof src, k_loop, extra, product);
   FrontResult r = front_compile("k_loop.kern", src, strlen(src));
   cr_assert(r.ok, "k_loop.kern does not check");
   EmitOptions o = {.line_directives = true};
@@ -171,10 +171,10 @@ static char *k_loop_cuda(const char *extra) {
   return cuda;
 }
 
-Test(nvrtc, a_matmul_k_loop_gets_the_gpu_routine_and_256_thread_entries, .timeout = 300) {
-  char *cuda = k_loop_cuda("");
+Test(nvrtc, a_matmul_k_loop_gets_the_gpu_routine_and_its_block_s_entries, .timeout = 300) {
+  char *cuda = k_loop_cuda("", "tile_matmul");
   cr_expect(strstr(cuda, "if (KN_MMLOOP(exact_f32, 128, 128, 32, "), "no KN_MMLOOP guard");
-  cr_expect(strstr(cuda, "__launch_bounds__(256, 2) kk_mm_cuda_dense_256("), "no 256 entry");
+  cr_expect(strstr(cuda, "__launch_bounds__(256, 2) kk_mm_cuda_dense_mm("), "no 256 entry");
   cr_expect(strstr(cuda, "__launch_bounds__(1024) kk_mm_cuda_dense("), "no 1024 entry");
   const char *why;
   if (tc_nvrtc_load(&why)) {
@@ -187,9 +187,14 @@ Test(nvrtc, a_matmul_k_loop_gets_the_gpu_routine_and_256_thread_entries, .timeou
   } else
     cr_log_warn("NVRTC not available (%s): the k loop's CUDA was not compiled", why);
   free(cuda);
-  /* a loop that does anything else runs as written, with no 256-thread entries */
-  cuda = k_loop_cuda("    ta = ta * 2.0f;\n");
+  /* FAST: warps of 64 x 64, so blocks of 128 threads with up to 255 registers */
+  cuda = k_loop_cuda("", "tile_matmul_fast");
+  cr_expect(strstr(cuda, "if (KN_MMLOOP(fast_f32, 128, 128, 32, "), "no FAST KN_MMLOOP guard");
+  cr_expect(strstr(cuda, "__launch_bounds__(128, 2) kk_mm_cuda_dense_mm("), "no 128 entry");
+  free(cuda);
+  /* a loop that does anything else runs as written, with no _mm entries */
+  cuda = k_loop_cuda("    ta = ta * 2.0f;\n", "tile_matmul");
   cr_expect(!strstr(cuda, "KN_MMLOOP(exact"), "a loop with another statement was taken");
-  cr_expect(!strstr(cuda, "_256("), "256-thread entries without a loop to run");
+  cr_expect(!strstr(cuda, "_mm("), "_mm entries without a loop to run");
   free(cuda);
 }

@@ -63,6 +63,7 @@ static const DlSym cu_syms[] = {
     CU(LaunchKernel, "cuLaunchKernel", true),
     CU(OccupancyMaxPotentialBlockSize, "cuOccupancyMaxPotentialBlockSize", true),
     CU(FuncSetAttribute, "cuFuncSetAttribute", false),
+    CU(FuncGetAttribute, "cuFuncGetAttribute", false),
     CU(StreamBeginCapture, "cuStreamBeginCapture_v2", false),
     CU(StreamEndCapture, "cuStreamEndCapture", false),
     CU(StreamIsCapturing, "cuStreamIsCapturing", false),

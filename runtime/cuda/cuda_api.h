@@ -44,6 +44,7 @@ enum {
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
   CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED = 115,
   CU_MEMPOOL_ATTR_RELEASE_THRESHOLD = 4, /* a uint64_t */
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
   CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
   CU_POINTER_ATTRIBUTE_CONTEXT = 1,
   CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2,
@@ -130,6 +131,7 @@ typedef struct rt_cu_api {
   CUresult (*OccupancyMaxPotentialBlockSize)(int *, int *, CUfunction, size_t (*)(int), size_t,
                                              int);
   CUresult (*FuncSetAttribute)(CUfunction, int, int);
+  CUresult (*FuncGetAttribute)(int *, int, CUfunction);
   CUresult (*StreamBeginCapture)(CUstream, int);
   CUresult (*StreamEndCapture)(CUstream, CUgraph *);
   CUresult (*StreamIsCapturing)(CUstream, int *);

@@ -463,7 +463,8 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
 
 /* The slot of kernel k's entry kk_K_cuda[_dense][_one] in cuda_code (the
  * strided _one slot stays NULL); a tiled kernel's `one` slots hold its
- * entries for 256 threads, kk_K_cuda[_dense]_256, where it has them. */
+ * entries for the block its matrix-product loops run whole with,
+ * kk_K_cuda[_dense]_mm, where it has them, and their block the threads. */
 static int fn_index(int k, bool dense, bool one) { return 4 * k + 2 * dense + one; }
 
 /* Whether tiled kernel k needs more shared memory than a block of d can have:
@@ -493,7 +494,7 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
       /* kernel names are up to 1024 bytes */
       char *name = str_printf("kk_%s_cuda%s%s", kk->name, dense ? "_dense" : "",
                               !one        ? ""
-                              : kk->tiled ? "_256"
+                              : kk->tiled ? "_mm"
                                           : "_one");
       if (!name)
         return err_set(KERN_ERR_OUT_OF_MEMORY, "out of memory loading module '%s'", m->name);
@@ -512,7 +513,11 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
                                           (int)kk->tile_bytes)
                    : CUDA_ERROR_NOT_SUPPORTED))
         return cu_fail(d, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-      if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
+      if (one && kk->tiled) { /* its __launch_bounds__; 256 before they were read */
+        if (!cu->FuncGetAttribute ||
+            cu->FuncGetAttribute(block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *f))
+          *block = 256;
+      } else if (cu->OccupancyMaxPotentialBlockSize(&grid, block, *f, NULL, 0, 0) || *block <= 0)
         *block = 256;
     }
   return KERN_OK;
@@ -669,10 +674,14 @@ static kern_status cuda_launch(const rt_launch *L) {
     /* one block per instance; the entry loops past the grid */
     int64_t grid = (int64_t)c->num_sms * 32;
     g[0] = (unsigned)(ctx.n < grid ? ctx.n : grid), g[1] = g[2] = 1;
-    b[0] = (unsigned)(L->tile_block > 0 ? L->tile_block : RT_TILE_BLOCK_DEFAULT), b[1] = b[2] = 1;
+    /* by default, the block of the kernel's _mm entries where it has them */
+    int mm = fn_index(L->kernel->index, L->dense, true);
+    int threads = L->tile_block > 0 ? L->tile_block
+                  : cc->fn[mm]      ? cc->block[mm]
+                                    : RT_TILE_BLOCK_DEFAULT;
+    b[0] = (unsigned)threads, b[1] = b[2] = 1;
     fn = cc->fn[fn_index(L->kernel->index, L->dense, false)];
-    CUfunction f256 = cc->fn[fn_index(L->kernel->index, L->dense, true)];
-    if (b[0] == 256 && f256) fn = f256;
+    if (cc->fn[mm] && threads == cc->block[mm]) fn = cc->fn[mm];
   } else
     fn = launch_shape(c, cc, L, &ctx, g, b);
   unsigned smem = L->kernel->tiled ? (unsigned)L->kernel->tile_bytes : 0;
