@@ -580,6 +580,51 @@ static void prims_sweep(kern_array *x, kern_array *y, kern_array *out) {
   prims_block(0);
 }
 
+/* A user's own tiled sum, as docs/language.md writes one: each instance sums
+ * 16384 elements (the pairwise tree, like kern_array_sum's first pass), then
+ * kern_array_sum adds the partial sums. Seconds of one, with the synchronize. */
+static const char user_sum_src[] =
+    "kernel void block_sum(float[] x, float[] s) {\n"
+    "  int b = tid();\n"
+    "  s[b] = tile_sum(tile_load<16384>(x, int64(b) * 16384));\n"
+    "}\n";
+
+static double time_user_sum(kern_kernel *k, kern_array *x, kern_array *part, kern_array *out) {
+  int64_t nb = kern_array_size(part);
+  kern_arg args[] = {kern_arg_array(x), kern_arg_array(part)};
+  double t0 = bench_now();
+  BENCH_CHECK(kern_launch(k, gpu, (kern_dims){1, {nb, 1, 1, 1}}, 2, args));
+  BENCH_CHECK(kern_array_sum(part, out));
+  BENCH_CHECK(kern_device_synchronize(gpu));
+  return bench_now() - t0;
+}
+
+/* The median seconds of the user's sum of x, after checking it gives
+ * kern_array_sum's bits (the same tree). */
+static double user_sum(kern_array *x, kern_array *out) {
+  kern_module *m = kern_module_from_source("user_sum.kern", user_sum_src);
+  if (!m) {
+    fprintf(stderr, "bench_gpu: %s\n", kern_last_error());
+    exit(1);
+  }
+  kern_kernel *k = kernel(m, "block_sum");
+  kern_array *part = dev(KERN_FLOAT32, 1, (kern_array_size(x) + 16383) / 16384, 0);
+  float want, got;
+  BENCH_CHECK(kern_array_sum(x, out));
+  BENCH_CHECK(kern_array_read(out, &want, sizeof want));
+  double t[REPS];
+  for (int r = 0; r < REPS; r++) t[r] = time_user_sum(k, x, part, out);
+  BENCH_CHECK(kern_array_read(out, &got, sizeof got));
+  if (memcmp(&want, &got, sizeof got)) {
+    fprintf(stderr, "bench_gpu: the tiled user sum %.9g differs from kern_array_sum's %.9g\n",
+            got, want);
+    exit(1);
+  }
+  kern_array_free(part);
+  kern_module_free(m);
+  return bench_median(t, REPS);
+}
+
 static void bench_primitives(void) {
   int64_t n = 1LL << 28;
   kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *y = dev(KERN_FLOAT32, 1, n, 0);
@@ -605,6 +650,10 @@ static void bench_primitives(void) {
          cg, sg / cg);
   printf("| kern_array_scan (inclusive) | 256M float32 | %.3f | %.0f | %.0f | %.2f | >= 0.75 |\n",
          1e3 * q, qg, cg, qg / cg);
+  double u = user_sum(x, out), ug = gbs(4.0 * n, u);
+  printf("| a user's tiled sum (tile_sum of 16384 a block, then kern_array_sum) | 256M float32 | "
+         "%.3f | %.0f | %.0f | %.2f | its speed >= 0.95 of kern_array_sum's: %.2f |\n",
+         1e3 * u, ug, cg, ug / cg, s / u);
   if (getenv("BENCH_ONLY")) prims_sweep(x, y, out);
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
