@@ -463,8 +463,8 @@ static kern_status cuda_set_pool_access(kern_device *target, kern_device *peer, 
 
 /* The slot of kernel k's entry kk_K_cuda[_dense][_one] in cuda_code (the
  * strided _one slot stays NULL); a tiled kernel's `one` slots hold its
- * entries for the block its matrix-product loops run whole with,
- * kk_K_cuda[_dense]_mm, where it has them, and their block the threads. */
+ * entries kk_K_cuda[_dense]_mm where it has them (matrix-product loops run
+ * whole), with the threads of the block they are compiled for in cc->block. */
 static int fn_index(int k, bool dense, bool one) { return 4 * k + 2 * dense + one; }
 
 /* Whether tiled kernel k needs more shared memory than a block of d can have:
@@ -513,7 +513,7 @@ static kern_status load_functions(kern_device *d, kern_module *m, cuda_code *cc)
                                           (int)kk->tile_bytes)
                    : CUDA_ERROR_NOT_SUPPORTED))
         return cu_fail(d, r, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
-      if (one && kk->tiled) { /* its __launch_bounds__; 256 before they were read */
+      if (one && kk->tiled) { /* its __launch_bounds__ (256 where the driver cannot say) */
         if (!cu->FuncGetAttribute ||
             cu->FuncGetAttribute(block, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, *f))
           *block = 256;
