@@ -668,6 +668,69 @@ static Result bench_tiny(kern_module *m, kern_device *cpu, int scale) {
   return r;
 }
 
+/* ---- a tiled histogram: all cores against one ------------------------------------------------- */
+
+/* docs/language.md's tiled histogram: each instance counts its 1024 values
+ * into a tile of 64 bins and adds the tile once (64 atomics, not 1024), with
+ * `base` added to tid() so that instances can be launched one at a time. */
+static const char tiled_hist_src[] =
+    "kernel void histogram(int[] v, int[] bins, int base) {\n"
+    "  int b = base + tid();\n"
+    "  tile<int, 1024> x = tile_load<1024>(v, b * 1024, -1);\n"
+    "  tile<int, 64> h = tile_zeros<int, 64>();\n"
+    "  for (int k = 0; k < 64; k++) {\n"
+    "    h = h + tile_where(tile_arange<int, 64>() == k, tile_sum(tile_where(x == k, 1, 0)), 0);\n"
+    "  }\n"
+    "  tile_atomic_add(bins, 0, h);\n"
+    "}\n";
+
+/* Seconds of one histogram of the nb instances: one launch over all of them
+ * (the pool's threads), or one launch per instance (each runs on the
+ * calling thread: one core); bins checked against want. */
+static double tiled_hist(kern_kernel *k, kern_device *cpu, kern_array *v, kern_array *bins,
+                         int64_t nb, bool one_core, const int *want) {
+  int zero = 0;
+  BENCH_CHECK(kern_array_fill(bins, &zero));
+  double t0 = bench_now();
+  for (int64_t b = 0; b < (one_core ? nb : 1); b++) {
+    kern_arg args[] = {kern_arg_array(v), kern_arg_array(bins), kern_arg_i32((int32_t)b)};
+    BENCH_CHECK(kern_launch(k, cpu, KERN_DIM1(one_core ? 1 : nb), 3, args));
+  }
+  double t = bench_now() - t0;
+  if (memcmp(kern_array_data(bins), want, 64 * sizeof(int))) {
+    fprintf(stderr, "bench_cpu: the tiled histogram's bins differ (%s)\n",
+            one_core ? "one core" : "all cores");
+    exit(1);
+  }
+  return t;
+}
+
+static void bench_tiled_hist(kern_device *cpu, int scale, int ncores) {
+  int64_t nb = (int64_t)scale << 12, n = nb * 1024;
+  kern_module *m = kern_module_from_source("tiled_hist.kern", tiled_hist_src);
+  if (!m) {
+    fprintf(stderr, "bench_cpu: %s\n", kern_last_error());
+    exit(1);
+  }
+  kern_kernel *k = kernel(m, "histogram");
+  kern_array *v = array(cpu, KERN_INT32, 1, n, 0), *bins = array(cpu, KERN_INT32, 1, 64, 0);
+  int *x = kern_array_data(v), want[64] = {0};
+  for (int64_t i = 0; i < n; i++) x[i] = (int)(hash32((uint32_t)i) % 64), want[x[i]]++;
+  double all[SINGLE_REPS], one[SINGLE_REPS];
+  for (int r = 0; r < SINGLE_REPS; r++) {
+    all[r] = tiled_hist(k, cpu, v, bins, nb, false, want);
+    one[r] = tiled_hist(k, cpu, v, bins, nb, true, want);
+  }
+  double ta = bench_median(all, SINGLE_REPS), t1 = bench_median(one, SINGLE_REPS);
+  printf("\n| tiled histogram (64 bins, a tile an instance) | values | all %d cores (ms) | one core: "
+         "an instance a launch (ms) | speed-up on all cores |\n|---|---:|---:|---:|---:|\n",
+         ncores);
+  printf("| docs/language.md's kernel | %lldM | %.2f | %.2f | %.2f |\n", (long long)(n >> 20),
+         1e3 * ta, 1e3 * t1, t1 / ta);
+  kern_array_free(v), kern_array_free(bins);
+  kern_module_free(m);
+}
+
 /* ---- kern_array_matmul: EXACT float32 against the naive kernel and OpenBLAS --------------- */
 
 /* OpenBLAS's cblas_sgemm through dlopen of Debian's libopenblas.so.0 (no
@@ -903,6 +966,7 @@ int main(int argc, char **argv) {
     print_matmul(mr, 2, ncores);
   }
   if (!only || !*only || strstr(only, "sort")) bench_array_sort(cpu, scale);
+  if (!only || !*only || strstr(only, "tiled_hist")) bench_tiled_hist(cpu, scale, ncores);
   if (!only || !*only || strstr(only, "libm"))
     bench_libm(m, fast_module, cpu, (int64_t)scale << 22, REPS);
   kern_module_free(m);
