@@ -356,8 +356,6 @@ static void reduce_warps(Emitter *e, const Node *n, const char *leaf, const Type
   line(e, "%s = kn_in[0];", dst);
 }
 
-static const Node *fused_load(const Node *n) { return tile_fused_load(n); }
-
 /* The GPU's first round of n's tree reading the leaves from load's array. */
 static void reduce_from_memory(Emitter *e, const Node *n, const Node *load, const Type *t,
                                long long len, int id, const char *dst) {
@@ -387,7 +385,7 @@ static void reduce_from_memory(Emitter *e, const Node *n, const Node *load, cons
  * language documents, written for both targets. */
 static void reduce_whole(Emitter *e, const Node *n, const Node *src, const Type *t, long long len,
                          const char *dst) {
-  const Node *load = fused_load(n);
+  const Node *load = tile_fused_load(n);
   char from[AST_MAX_IDENT + 64], leaf[AST_MAX_IDENT + 96];
   sname_text(e, src, from, sizeof from);
   if (len == 1) {
@@ -1081,7 +1079,7 @@ static bool reads_whole(const Node *n) {
 static void prepare_list(Emitter *e, const Node *n, const Node *list, bool in_tile) {
   for (const Node *a = list; a; a = a->next) {
     if (a->ty && a->ty->kind == TY_VOID && a->kind == ND_IDENT) continue; /* tile_map's f */
-    if (a == fused_load(n) && !emit_bound(e, a)) e->cpu_only = a;
+    if (a == tile_fused_load(n) && !emit_bound(e, a)) e->cpu_only = a;
     prepare(e, a, in_tile);
     if (reads_whole(n)) ensure_storage(e, a);
   }
@@ -1115,7 +1113,7 @@ static void prepare(Emitter *e, const Node *n, bool in_tile) {
       (n->kind == ND_CALL && n->call_kind == CALL_FUNC && n->fn->tiled && n->ty->kind != TY_VOID)) {
     if (n != e->cpu_only) {
       materialize(e, n, false);
-    } else { /* a GPU reads it in its reduction (fused_load) */
+    } else { /* a GPU reads it in its reduction (tile_fused_load) */
       OUT(e, "#ifndef __CUDACC_RTC__\n");
       materialize(e, n, true);
       OUT(e, "#endif\n");

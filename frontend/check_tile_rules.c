@@ -129,11 +129,12 @@ int64_t tile_temp_bytes(const Node *n, bool gpu) {
     case TOP_MIN:
     case TOP_MAX:
     case TOP_REDUCE: {
-      const Node *x = reduced_operand(n), *load = tile_fused_load(n);
+      const Node *x = reduced_operand(n);
       if (n->axis >= 0 || !gpu) return b + tile_slot(x->ty->size);
       /* a whole reduction on a GPU: the scratch its tree needs, less the
        * storage of a load whose leaves it reads from memory (that load is
        * materialized on the CPU only) */
+      const Node *load = tile_fused_load(n);
       b += tile_slot(tile_reduce_scratch(type_tile_count(x->ty)) * x->ty->elem->size);
       return load ? b - tile_slot(load->ty->size) : b;
     }

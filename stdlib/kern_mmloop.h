@@ -203,7 +203,7 @@ KN_FN bool kn_mml_exact_f64(double *acc, double *sa, double *sb, const kn_array 
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-/* ---- FAST: mma.sync, 8 warps of 64 x N / 4 elements of acc each -------------------------- *
+/* ---- FAST: mma.sync, warps of 64 rows of acc each (kn__mml_fast) ----------------------------- *
  * A slice (KC of k) is copied with cp.async, 16 bytes at a time, when it
  * lies inside its array with rows 16-byte aligned, else element by element
  * with the fill. A's rows (64 bytes) and B's (N elements) are stored with
