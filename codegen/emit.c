@@ -694,6 +694,7 @@ static const char *atomic_stem(SpecialKind k) {
     case SP_ATOMIC_OR: return "or";
     case SP_ATOMIC_XOR: return "xor";
     case SP_ATOMIC_CAS: return "cas";
+    case SP_ATOMIC_LOAD: return "load";
     default: return "?";
   }
 }

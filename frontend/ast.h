@@ -265,6 +265,7 @@ typedef enum {
   SP_ATOMIC_OR,
   SP_ATOMIC_XOR,
   SP_ATOMIC_CAS,
+  SP_ATOMIC_LOAD, /* a read, after the atomics that write (ranges test ADD..CAS) */
   SP_RAND_INIT,
   SP_RANDF,
   SP_RANDI,
@@ -492,7 +493,7 @@ bool tile_materializes(const Node *n);
 /* Every piece of tile storage takes whole 16-byte units, so each is aligned
  * for every element type in a block of (GPU shared) memory. */
 int64_t tile_slot(int64_t bytes);
-bool tile_is_storage(const Node *n); /* a tile variable or a materializing value */
+bool tile_is_storage(const Node *n);              /* a tile variable or a materializing value */
 int64_t tile_temp_bytes(const Node *n, bool gpu); /* gpu: in a GPU block, else on the CPU */
 /* The elements of scratch a GPU block's tree takes for a whole reduction of
  * n elements (the CPU's is a local array of n). */

@@ -41,6 +41,7 @@ static const struct {
     {"atomic_or", SP_ATOMIC_OR},
     {"atomic_xor", SP_ATOMIC_XOR},
     {"atomic_cas", SP_ATOMIC_CAS},
+    {"atomic_load", SP_ATOMIC_LOAD},
     {"rand_init", SP_RAND_INIT},
     {"randf", SP_RANDF},
     {"randi", SP_RANDI},
@@ -443,7 +444,8 @@ static bool atomic_supports(SpecialKind sp, const Type *t) {
     case SP_ATOMIC_OR:
     case SP_ATOMIC_XOR: return type_is_int(t) || ivec;
     case SP_ATOMIC_EXCH:
-    case SP_ATOMIC_CAS: return scalar;
+    case SP_ATOMIC_CAS:
+    case SP_ATOMIC_LOAD: return scalar;
     default: return scalar || t->kind == TY_VEC || t->kind == TY_MAT;
   }
 }
@@ -454,13 +456,15 @@ static const char *atomic_supported(SpecialKind sp) {
     case SP_ATOMIC_OR:
     case SP_ATOMIC_XOR: return "integers and integer vectors";
     case SP_ATOMIC_EXCH:
-    case SP_ATOMIC_CAS: return "integers and floats";
+    case SP_ATOMIC_CAS:
+    case SP_ATOMIC_LOAD: return "integers and floats";
     default: return "integers, floats, vectors and matrices";
   }
 }
 
-/* The element type behind &a[i...] of an array parameter, or NULL (reported). */
-static Type *atomic_target(Check *c, Node *p, const char *name) {
+/* The element type behind &a[i...] of an array parameter, or NULL (reported);
+ * a const array only for an atomic that reads. */
+static Type *atomic_target(Check *c, Node *p, const char *name, bool writes) {
   if (p->kind != ND_ADDR) {
     Val v = ck_expr(c, p);
     if (!ck_is_err(v.ty))
@@ -487,7 +491,7 @@ static Type *atomic_target(Check *c, Node *p, const char *name) {
     return NULL;
   }
   Var *arr = e->lhs->kind == ND_IDENT ? e->lhs->var : NULL;
-  if (arr && arr->is_const) {
+  if (writes && arr && arr->is_const) {
     diag_error(c->diags, p->loc, "'%s' cannot modify const array '%s'", name, arr->name);
     return NULL;
   }
@@ -499,9 +503,9 @@ static Val sp_atomic(Check *c, Node *n, SpecialKind sp) {
   const char *name = special_name(sp);
   Node **a;
   int na = arg_nodes(c, n, &a);
-  int want = sp == SP_ATOMIC_CAS ? 3 : 2;
+  int want = sp == SP_ATOMIC_CAS ? 3 : sp == SP_ATOMIC_LOAD ? 1 : 2;
   if (!arity(c, n, name, na, want, want)) return ck_val_err();
-  Type *t = atomic_target(c, a[0], name);
+  Type *t = atomic_target(c, a[0], name, sp != SP_ATOMIC_LOAD);
   if (t && !atomic_supports(sp, t)) {
     diag_error(c->diags, a[0]->loc, "'%s' does not support %s elements", name, ck_tname(t));
     diag_note(c->diags, a[0]->loc, "supported: %s", atomic_supported(sp));

@@ -188,8 +188,10 @@ static bool writes_array(const Node *t) {
   return t->kind == ND_INDEX;
 }
 
+/* atomic_load reads, but counts here: one thread of a block reads and all
+ * get its value, so scalar code stays the same in every thread. */
 static bool special_effect(SpecialKind sp) {
-  return sp == SP_PRINTF || sp == SP_ASSERT || (sp >= SP_ATOMIC_ADD && sp <= SP_ATOMIC_CAS) ||
+  return sp == SP_PRINTF || sp == SP_ASSERT || (sp >= SP_ATOMIC_ADD && sp <= SP_ATOMIC_LOAD) ||
          sp == SP_RANDF || sp == SP_RANDI || sp == SP_RANDN;
 }
 

@@ -1255,6 +1255,47 @@ KN__C_HALF(kn_bf16, bf16)
 
 #endif
 
+/* atomic_load: a relaxed read of the whole element, never torn. A GPU reads
+ * through volatile, so from the L2 every block sees, not from a copy an
+ * earlier read left in L1 or a register: a loop waiting for another block's
+ * atomic_exch sees it arrive. */
+#ifdef __CUDACC_RTC__
+#define KN__CU_LOAD(T, C, BT, FROMB)                                                               \
+  KN_FN T kn_atomic_load_##C(const T *p) { return FROMB(*(const volatile BT *)p); }
+#define KN__LOAD_AS(x) (x)
+KN__CU_LOAD(int8_t, i8, int8_t, KN__LOAD_AS)
+KN__CU_LOAD(uint8_t, u8, uint8_t, KN__LOAD_AS)
+KN__CU_LOAD(int16_t, i16, int16_t, KN__LOAD_AS)
+KN__CU_LOAD(uint16_t, u16, uint16_t, KN__LOAD_AS)
+KN__CU_LOAD(int32_t, i32, int32_t, KN__LOAD_AS)
+KN__CU_LOAD(uint32_t, u32, uint32_t, KN__LOAD_AS)
+KN__CU_LOAD(int64_t, i64, int64_t, KN__LOAD_AS)
+KN__CU_LOAD(uint64_t, u64, uint64_t, KN__LOAD_AS)
+KN__CU_LOAD(float, f32, unsigned int, __uint_as_float)
+KN__CU_LOAD(double, f64, kn__ull, kn__bits_f64)
+KN__CU_LOAD(kn_f16, f16, uint16_t, kn__f16)
+KN__CU_LOAD(kn_bf16, bf16, uint16_t, kn__bf16)
+#else
+#define KN__C_LOAD(T, C)                                                                           \
+  KN_FN T kn_atomic_load_##C(const T *p) {                                                         \
+    T v;                                                                                           \
+    __atomic_load(p, &v, KN__MO);                                                                  \
+    return v;                                                                                      \
+  }
+KN__C_LOAD(int8_t, i8)
+KN__C_LOAD(uint8_t, u8)
+KN__C_LOAD(int16_t, i16)
+KN__C_LOAD(uint16_t, u16)
+KN__C_LOAD(int32_t, i32)
+KN__C_LOAD(uint32_t, u32)
+KN__C_LOAD(int64_t, i64)
+KN__C_LOAD(uint64_t, u64)
+KN__C_LOAD(float, f32)
+KN__C_LOAD(double, f64)
+KN__C_LOAD(kn_f16, f16)
+KN__C_LOAD(kn_bf16, bf16)
+#endif
+
 /* Vector atomics: one atomic per component; returns the old components. */
 #define KN__S_AT(c, f) r.c = f(&p->c, v.c);
 #define KN__VATOMIC(T, N, C, E, EC, unused)                                                        \

@@ -389,6 +389,25 @@ Test(primitives, integer_scans_are_exact, .timeout = 300) {
   free(x), free(want), free(got);
 }
 
+/* uint32 sums wrap modulo 2^32. */
+Test(primitives, uint32_scans_wrap, .timeout = 120) {
+  int64_t n = 3 * 2048 + 5;
+  uint32_t *x = malloc(4 * (size_t)n), *got = malloc(4 * (size_t)n), s = 0;
+  for (int64_t i = 0; i < n; i++) x[i] = 0xfff00000u + (uint32_t)i * 2654435761u;
+  kern_array *in = array_of(KERN_UINT32, n, x);
+  cr_assert_eq(kern_array_scan(in, in, true), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(in, got, 4 * (size_t)n), KERN_OK);
+  for (int64_t i = 0; i < n; i++) {
+    s += x[i];
+    if (got[i] != s) {
+      cr_expect_eq(got[i], s, "uint32 scan at %lld", (long long)i);
+      break;
+    }
+  }
+  kern_array_free(in);
+  free(x), free(got);
+}
+
 /* ---- capture, threads, GPU code -------------------------------------------------------------- */
 
 Test(primitives, run_inside_a_cpu_capture, .timeout = 120) {
