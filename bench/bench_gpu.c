@@ -509,8 +509,8 @@ static void print_row(const Result *r, FILE *csv) {
             1e3 * r->base, b / k, kg, cg, r->launches, 1e3 * r->fast);
 }
 
-static void report(const Result *res, int n, const kern_device_info *info, const char *how,
-                   const char *csv_path) {
+/* csv_path opened afresh with its header (NULL without a path); exits when it cannot be. */
+static FILE *csv_start(const char *csv_path) {
   FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
   if (csv_path && !csv) {
     perror(csv_path);
@@ -520,6 +520,12 @@ static void report(const Result *res, int n, const kern_device_info *info, const
     fprintf(
         csv,
         "workload,size,kern_ms,cuda_ms,speed_vs_cuda,kern_gbs,copy_gbs,launches,fast_math_ms\n");
+  return csv;
+}
+
+static void report(const Result *res, int n, const kern_device_info *info, const char *how,
+                   const char *csv_path) {
+  FILE *csv = csv_start(csv_path);
   printf("GPU: cuda:0 (sm_%d%d); the CUDA baselines compiled by %s\n\n", info->sm_major,
          info->sm_minor, how);
   printf(
@@ -625,7 +631,7 @@ static double user_sum(kern_array *x, kern_array *out) {
   return bench_median(t, REPS);
 }
 
-static void bench_primitives(void) {
+static void bench_primitives(const char *csv_path) {
   int64_t n = 1LL << 28;
   kern_array *x = dev(KERN_FLOAT32, 1, n, 0), *y = dev(KERN_FLOAT32, 1, n, 0);
   kern_array *out = dev(KERN_FLOAT32, 1, 1, 0);
@@ -654,6 +660,12 @@ static void bench_primitives(void) {
   printf("| a user's tiled sum (tile_sum of 16384 a block, then kern_array_sum) | 256M float32 | "
          "%.3f | %.0f | %.0f | %.2f | its speed >= 0.95 of kern_array_sum's: %.2f |\n",
          1e3 * u, ug, cg, ug / cg, s / u);
+  FILE *csv = csv_path ? fopen(csv_path, "a") : NULL;
+  if (csv) { /* bench/peers.py sets CuPy's, PyTorch's and Warp's sum and scan beside these */
+    fprintf(csv, "array_sum,\"256M float32\",%.6f,,,,,1,\n", 1e3 * s);
+    fprintf(csv, "array_scan,\"256M float32 inclusive\",%.6f,,,,,1,\n", 1e3 * q);
+    fclose(csv);
+  }
   if (getenv("BENCH_ONLY")) prims_sweep(x, y, out);
   kern_array_free(x), kern_array_free(y), kern_array_free(out), free(hx);
 }
@@ -837,7 +849,7 @@ static void bench_all(kern_module *m, const char *cubin, const char *csv_path, c
   BENCH_CHECK(kern_device_info_get(gpu, &info));
   report(res, nres, &info, how, csv_path);
   if (only) return;
-  bench_primitives();
+  bench_primitives(csv_path);
   bench_array_matmul(csv_path);
   bench_sort(csv_path);
   bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
@@ -874,9 +886,11 @@ int main(int argc, char **argv) {
   /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one); any
    * other value: only the first table's workloads it names (comma-separated) */
   const char *only = getenv("BENCH_ONLY");
-  if (only && !strcmp(only, "primitives"))
-    bench_primitives();
-  else if (only && !strcmp(only, "matmul"))
+  if (only && !strcmp(only, "primitives")) {
+    FILE *csv = csv_start(csv_path);
+    if (csv) fclose(csv);
+    bench_primitives(csv_path);
+  } else if (only && !strcmp(only, "matmul"))
     bench_array_matmul(NULL);
   else if (only && !strcmp(only, "libm"))
     bench_libm(m, fast_module, gpu, 1LL << 26, REPS);

@@ -19,7 +19,11 @@ Each run is timed from the first launch to the end of a device synchronize;
 medians of 15 runs. A last table sets kern_array_sort (the CSV's rows sort and
 sort_pairs) beside CUB's radix sort through CuPy (cupy.sort of the keys,
 cupy.argsort for keys with their places) and PyTorch (torch.sort(stable=True),
-keys with int64 places), on the same 64M uint32 keys, and another sets
+keys with int64 places), on the same 64M uint32 keys; one sets
+kern_array_sum and kern_array_scan (the CSV's rows array_sum and array_scan)
+beside cupy.sum and cupy.cumsum, torch.sum and torch.cumsum, and Warp's
+wp.utils.array_sum and array_scan where Warp is installed, on 256M float32;
+and another sets
 kern_array_matmul (the CSV's gemm_* rows) beside cuBLAS (torch.matmul) and a
 tiled Triton kernel (tl.dot, the fastest of a few block shapes) at 2048^3 and
 4096^3 in each of its modes.
@@ -509,6 +513,83 @@ def sort_peers(kern):
     return lines, out
 
 
+# ---- sum and scan: CuPy, PyTorch and Warp beside kern_array_sum and kern_array_scan ------------
+
+PRIM_N = 1 << 28
+
+
+def primitive_peers(kern):
+    """cupy.sum and cupy.cumsum, torch.sum and torch.cumsum, and Warp's wp.utils.array_sum and
+    array_scan (where Warp is installed) of bench_gpu's primitives input (256M float32, the hash
+    of i + 23), each result checked first; kern's times are the CSV's rows array_sum and
+    array_scan."""
+    x = unit(PRIM_N, 23)
+    want = float(np.sum(x, dtype=np.float64))
+    peers = {}
+    try:
+        import cupy as cp
+        g = cp.asarray(x)
+        y = cp.empty_like(g)
+        sync = cp.cuda.Device().synchronize
+        close("cupy.sum", float(cp.sum(g)), want, tol=1e-3)
+        close("cupy.cumsum (last)", float(cp.cumsum(g)[-1]), want, tol=1e-3)
+        peers["CuPy"] = (median_time(lambda: cp.sum(g), sync),
+                         median_time(lambda: cp.cumsum(g, out=y), sync), "cupy.sum; cupy.cumsum")
+        del g, y
+    except ImportError as e:
+        peers["CuPy"] = (None, None, f"not installed ({e})")
+    try:
+        import torch
+        g = torch.from_numpy(x).to("cuda")
+        y = torch.empty_like(g)
+        sync = torch.cuda.synchronize
+        close("torch.sum", float(torch.sum(g)), want, tol=1e-3)
+        close("torch.cumsum (last)", float(torch.cumsum(g, 0)[-1]), want, tol=1e-3)
+        peers["PyTorch"] = (median_time(lambda: torch.sum(g), sync),
+                            median_time(lambda: torch.cumsum(g, 0, out=y), sync),
+                            "torch.sum; torch.cumsum")
+        del g, y
+    except ImportError as e:
+        peers["PyTorch"] = (None, None, f"not installed ({e})")
+    try:
+        import warp as wp
+        wp.init()
+        g = wp.array(x, dtype=wp.float32, device="cuda:0")
+        y = wp.empty_like(g)
+        s = wp.zeros(1, dtype=wp.float32, device="cuda:0")
+        sync = wp.synchronize
+        wp.utils.array_sum(g, out=s)
+        close("warp array_sum", float(s.numpy()[0]), want, tol=1e-3)
+        wp.utils.array_scan(g, y, inclusive=True)
+        close("warp array_scan (last)", float(y.numpy()[-1]), want, tol=1e-3)
+        peers["Warp"] = (median_time(lambda: wp.utils.array_sum(g, out=s), sync),
+                         median_time(lambda: wp.utils.array_scan(g, y, inclusive=True), sync),
+                         "wp.utils.array_sum; wp.utils.array_scan")
+        del g, y, s
+    except Exception as e:  # not installed, or no CUDA device it can use
+        peers["Warp"] = (None, None, f"not available ({type(e).__name__}: {e})")
+    rows = [("array_sum", "kern_array_sum", 0), ("array_scan", "kern_array_scan (inclusive)", 1)]
+    lines = [f"\n| 256M float32 | kern (ms) | " + " | ".join(f"{p} (ms) | kern speed vs {p}" for p in peers) +
+             " |", "|---|---:|" + "---:|---:|" * len(peers)]
+    out = []
+    for name, what, col in rows:
+        if name not in kern:
+            continue
+        k_ms = float(kern[name]["kern_ms"])
+        cells = [what, f"{k_ms:.3f}"]
+        for p, t in peers.items():
+            if t[col] is None:
+                cells += ["", ""]
+                continue
+            cells += [f"{1e3 * t[col]:.3f}", f"{1e3 * t[col] / k_ms:.2f}"]
+            out.append((name, p, k_ms, 1e3 * t[col], 1e3 * t[col] / k_ms))
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += [f"\n{p}: {t[2]}" for p, t in peers.items()]
+    lines.append("Targets: kern_array_sum at least as fast as CuPy's and Warp's sums, kern_array_scan at "
+                 "least as fast as CuPy's cumsum (kern speed >= 1).")
+    return lines, out
+
+
 # ---- the report -------------------------------------------------------------------------------
 
 NOTES = {"Triton matmul": "tiled, tl.dot (fp32)", "Triton mandelbrot": "masked, maxit iterations per pixel"}
@@ -518,6 +599,9 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: peers.py KERN_CSV OUT_MD OUT_CSV")
     kern = {r["workload"]: r for r in csv.DictReader(open(sys.argv[1]))}
+    if os.environ.get("BENCH_ONLY") == "primitives":  # bench_gpu wrote only the primitives' rows
+        lines, rows = primitive_peers(kern)
+        return report(lines, rows)
     inp = inputs()
     lines, rows = [], []
     try:
@@ -536,8 +620,8 @@ def main():
     lines += ["| workload | kern | " + " | ".join(f"{p} | kern speed vs {p.split()[0]}" for p, _ in peers) + " |",
               "|---|---:|" + "---:|---:|" * len(peers)]
     for name, r in kern.items():
-        if name.startswith(("sort", "gemm")):
-            continue  # the sort and matrix product tables below
+        if name.startswith(("sort", "gemm", "array_")):
+            continue  # the primitives', sort and matrix product tables below
         per = 1e3 if int(r["launches"]) > 1 else 1.0
         k_ms = float(r["kern_ms"]) / (int(r["launches"]) if per > 1 else 1) * per
         cells = [name, f"{k_ms:.3f}"]
@@ -558,9 +642,14 @@ def main():
         rows += gemm_rows
     except ImportError as e:
         lines.append(f"\nPyTorch not installed ({e}): no cuBLAS or Triton matrix products.")
-    sort_lines, sort_rows = sort_peers(kern)
-    lines += sort_lines
-    rows += sort_rows
+    for table in (primitive_peers, sort_peers):
+        more_lines, more_rows = table(kern)
+        lines += more_lines
+        rows += more_rows
+    report(lines, rows)
+
+
+def report(lines, rows):
     lines.append("\nTimes in ms per run (tiny: us per launch); speed = peer time / kern time (higher: kern faster).")
     open(sys.argv[2], "w").write("\n".join(lines) + "\n")
     with open(sys.argv[3], "w", newline="") as f:
