@@ -128,8 +128,8 @@ static void grid_entry(Emitter *e, const Decl *k, bool dense, int elems) {
   if (elems == 1) {
     grid_point(e, k, dense, "x", "        ");
   } else {
-    /* four in a row (x + 3 < g.x < 2^31: signed sums that cannot overflow),
-     * else the row's last few one by one. Four calls rather than an unrolled
+    /* elems in a row (x + elems - 1 < g.x < 2^31: signed sums that cannot
+     * overflow), else the row's last few one by one. Calls rather than an unrolled
      * loop: NVVM keeps each inlined call's restrict scopes, so read-only
      * arrays stay non-coherent loads that the assembler hoists above the
      * stores. */
@@ -203,7 +203,7 @@ static void rank_one(Emitter *e, const Decl *k, bool dense, int elems, int rank)
     rank_point(e, k, dense, "x", "  ", rank);
     return;
   }
-  /* as grid_entry's: four calls, the row's last few one by one */
+  /* as grid_entry's: elems calls, the row's last few one by one */
   buf_printf(&e->out, "  if (x0 + %d < gx) {\n", elems - 1);
   for (int j = 0; j < elems; j++) {
     char xs[16];

@@ -67,8 +67,8 @@ static const char module[] =
 static const struct {
   const char *name;
   int tids, elems;
-} kernels[] = {{"grid4", 4, 4}, {"grid1", 4, 1}, {"lin4", 0, 4}, {"lin1", 0, 1},
-               {"rank1", 1, 4}, {"rank2", 2, 4}, {"rank3", 3, 1}};
+} kernels[] = {{"grid4", 4, 2}, {"grid1", 4, 1}, {"lin4", 0, 4}, {"lin1", 0, 1},
+               {"rank1", 1, 2}, {"rank2", 2, 2}, {"rank3", 3, 1}};
 enum { NKERNELS = sizeof kernels / sizeof *kernels };
 static bool has_one[NKERNELS];
 

@@ -91,7 +91,7 @@ static void expect_entry(const char *kernel, int nd, const int64_t *dims, bool o
   if (one) {
     bool grid = kernel[0] == 'r';
     int64_t x = grid ? dims[nd - 1] : n, y = grid && nd >= 2 ? dims[nd - 2] : 1;
-    int elems = !strcmp(kernel, "rank3") ? 4 : 1;
+    int elems = !strcmp(kernel, "rank3") ? 2 : 1;
     cr_expect_geq((int64_t)g[0] * g[3] * elems, x, "%s: a thread per index along x", kernel);
     cr_expect_geq((int64_t)g[1] * g[4], y, "%s: along y", kernel);
     cr_expect_geq((int64_t)g[2] * g[5], n / (x * y), "%s: along z", kernel);
