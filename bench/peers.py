@@ -492,15 +492,22 @@ def sort_peers(kern):
     except ImportError as e:
         peers["PyTorch"] = (None, None, f"not installed ({e})")
     rows = [("sort", "uint32 keys", 0), ("sort_pairs", "uint32 keys with values (places)", 1)]
-    lines = [f"\n| sort of {SORT_N >> 20}M keys | kern_array_sort (ms) | " +
-             " | ".join(f"{p} (ms) | kern speed vs {p}" for p in peers) + " |",
-             "|---|---:|" + "---:|---:|" * len(peers)]
+    return peer_table(kern, peers, rows, f"sort of {SORT_N >> 20}M keys", "kern_array_sort (ms)",
+                      "Target: kern_array_sort at >= 0.5 of CUB's speed (kern speed >= 0.5).")
+
+
+def peer_table(kern, peers, rows, what, kern_head, target):
+    """The Markdown lines and CSV rows of a table: one line per (CSV row name, label, column) in
+    rows that the kern CSV has, its peers' seconds (peers: name -> (seconds by column..., note))
+    beside kern's milliseconds; then each peer's note and the target."""
+    lines = [f"\n| {what} | {kern_head} | " + " | ".join(f"{p} (ms) | kern speed vs {p}" for p in peers) +
+             " |", "|---|---:|" + "---:|---:|" * len(peers)]
     out = []
-    for name, what, col in rows:
+    for name, label, col in rows:
         if name not in kern:
             continue
         k_ms = float(kern[name]["kern_ms"])
-        cells = [what, f"{k_ms:.3f}"]
+        cells = [label, f"{k_ms:.3f}"]
         for p, t in peers.items():
             if t[col] is None:
                 cells += ["", ""]
@@ -508,8 +515,8 @@ def sort_peers(kern):
             cells += [f"{1e3 * t[col]:.3f}", f"{1e3 * t[col] / k_ms:.2f}"]
             out.append((name, p, k_ms, 1e3 * t[col], 1e3 * t[col] / k_ms))
         lines.append("| " + " | ".join(cells) + " |")
-    lines += [f"\n{p}: {t[2]}" for p, t in peers.items()]
-    lines.append("Target: kern_array_sort at >= 0.5 of CUB's speed (kern speed >= 0.5).")
+    lines += [f"\n{p}: {t[-1]}" for p, t in peers.items()]
+    lines.append(target)
     return lines, out
 
 
@@ -569,25 +576,9 @@ def primitive_peers(kern):
     except Exception as e:  # not installed, or no CUDA device it can use
         peers["Warp"] = (None, None, f"not available ({type(e).__name__}: {e})")
     rows = [("array_sum", "kern_array_sum", 0), ("array_scan", "kern_array_scan (inclusive)", 1)]
-    lines = [f"\n| 256M float32 | kern (ms) | " + " | ".join(f"{p} (ms) | kern speed vs {p}" for p in peers) +
-             " |", "|---|---:|" + "---:|---:|" * len(peers)]
-    out = []
-    for name, what, col in rows:
-        if name not in kern:
-            continue
-        k_ms = float(kern[name]["kern_ms"])
-        cells = [what, f"{k_ms:.3f}"]
-        for p, t in peers.items():
-            if t[col] is None:
-                cells += ["", ""]
-                continue
-            cells += [f"{1e3 * t[col]:.3f}", f"{1e3 * t[col] / k_ms:.2f}"]
-            out.append((name, p, k_ms, 1e3 * t[col], 1e3 * t[col] / k_ms))
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [f"\n{p}: {t[2]}" for p, t in peers.items()]
-    lines.append("Targets: kern_array_sum at least as fast as CuPy's and Warp's sums, kern_array_scan at "
-                 "least as fast as CuPy's cumsum (kern speed >= 1).")
-    return lines, out
+    return peer_table(kern, peers, rows, "256M float32", "kern (ms)",
+                      "Targets: kern_array_sum at least as fast as CuPy's and Warp's sums, "
+                      "kern_array_scan at least as fast as CuPy's cumsum (kern speed >= 1).")
 
 
 # ---- the report -------------------------------------------------------------------------------
