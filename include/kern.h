@@ -758,10 +758,10 @@ typedef enum { KERN_MATMUL_EXACT, KERN_MATMUL_FAST } kern_matmul_mode;
  * +0.0: one fused multiply-add per step, correctly rounded on both devices, so
  * the same bits everywhere (K = 0 gives +0.0). KERN_MATMUL_FAST: a and b
  * float16, bfloat16 or float32, c float32; float32 inputs are rounded to TF32
- * (10 fraction bits, to nearest even), float16 and bfloat16 ones are exact;
- * on GPUs of sm_80
- * and newer tensor cores sum the products, elsewhere the same fma chain runs
- * on the rounded inputs (docs/runtime.md gives the error bound). Runs on the
+ * (10 fraction bits, to nearest, ties away from zero), float16 and bfloat16
+ * ones are exact; on GPUs of sm_80 and newer tensor cores sum the products,
+ * elsewhere the same fma chain runs on the rounded inputs (docs/runtime.md
+ * gives the error bound). Runs on the
  * arrays' device, on its current stream (inside a graph capture it is
  * captured like a launch); the first call on a device compiles kern's matmul
  * module (then cached like any module). KERN_ERR_INVALID_ARGUMENT with a

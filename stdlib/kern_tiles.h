@@ -290,7 +290,8 @@ KN_FN uint32_t kn_tile_key_bf16(kn_bf16 x) {
  * devices, so how the work is split (register blocks, threads, block size)
  * changes no bit.
  * FAST: the inputs are rounded first (float32 to TF32: 10 fraction bits,
- * round to nearest even, in software on both devices; float16 is exact in
+ * to nearest, ties away from zero, as the GPU's cvt.rna.tf32.f32 rounds;
+ * kn_tf32 in software on both devices, cvt.rna in kern_mmloop.h; float16 is exact in
  * float32, and so is bfloat16), then the CPU and the GPU fallback compute the
  * same fma chain in float32; tensor cores (sm_80 and newer, mma.sync) sum the
  * products of each step of 8 (TF32) or 16 (float16, bfloat16) k in an order
@@ -300,8 +301,7 @@ KN_FN uint32_t kn_tf32_bits(float x) {
   uint32_t u = kn__f32_bits(x);
   if ((u & 0x7f800000u) == 0x7f800000u) /* inf stays, a NaN stays a NaN */
     return (u & 0xffffe000u) | ((u & 0x1fffu) ? 0x00400000u : 0u);
-  u += 0x0fffu + ((u >> 13) & 1u);
-  return u & 0xffffe000u;
+  return (u + 0x1000u) & 0xffffe000u; /* half a TF32 unit up, then cut: a tie goes away from 0 */
 }
 KN_FN float kn_tf32(float x) { return kn__bits_f32(kn_tf32_bits(x)); }
 KN_FN float kn__mm_in_f32(float x) { return kn_tf32(x); }

@@ -6,7 +6,8 @@
  * its blocks, must give the CPU's bits. FAST: kern_array_matmul through TF32
  * and float16 (tensor cores on sm_80 and newer) within the documented bound
  * of a float64 reference: |c - ab| <= (2u + (K + 2) 2^-22) sum |a||b|, u =
- * 2^-11 for TF32 and 0 for float16. A k loop of the form a GPU runs whole
+ * 2^-11 for TF32 and 0 for float16; a product with the identity gives
+ * each TF32-rounded element back with the CPU's bits, ties included. A k loop of the form a GPU runs whole
  * (stdlib/kern_mmloop.h), with every edge and fill, gives the bits of the
  * loop as written. Arrays on different devices are refused.
  * Skips, saying why, without a GPU.
@@ -199,6 +200,38 @@ Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
   for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
     for (th_mm_fast f = TH_MM_TF32; f <= TH_MM_BF16; f++)
       fast_case(gpu, s[i][0], s[i][1], s[i][2], f);
+}
+
+/* a (m x k, TF32 ties and values just off them) times the k x k identity on
+ * the GPU gives each element of a rounded as the CPU rounds it (to nearest,
+ * ties away from zero): the tensor cores' fragments (cvt.rna) and the CPU's
+ * kn_tf32 agree on every input. */
+static void tf32_ties(kern_device *gpu, int m, int k) {
+  float *a = malloc(4 * m * k), *id = calloc((size_t)k * k, 4), *c = malloc(4 * m * k);
+  for (int i = 0; i < m * k; i++) a[i] = th_mm_tf32_tie(i);
+  for (int i = 0; i < k; i++) id[i * k + i] = 1.0f;
+  kern_array *aa = th_mm_array(gpu, KERN_FLOAT32, m, k, a),
+             *ab = th_mm_array(gpu, KERN_FLOAT32, k, k, id),
+             *ac = th_mm_array(gpu, KERN_FLOAT32, m, k, NULL);
+  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ac, c, 4 * m * k), KERN_OK, "%s", kern_last_error());
+  for (int i = 0; i < m * k; i++) {
+    float want = th_mm_tf32(a[i]);
+    if (memcmp(&c[i], &want, 4)) {
+      cr_expect(false, "%dx%d element %d: %a rounded to %a on cuda:0, want %a", m, k, i,
+                (double)a[i], (double)c[i], (double)want);
+      break;
+    }
+  }
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
+  free(a), free(id), free(c);
+}
+
+Test(gpu_matmul, fast_tf32_rounds_as_the_cpu, .timeout = 300) {
+  kern_device *gpu = gpu_or_skip();
+  tf32_ties(gpu, 128, 128);
+  tf32_ties(gpu, 256, 384);
+  tf32_ties(gpu, 37, 64);
 }
 
 /* ---- a k loop the GPU runs whole (stdlib/kern_mmloop.h) ------------------------------------ */

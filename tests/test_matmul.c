@@ -8,7 +8,7 @@
  * the kernels' blocks but 64), float32 and float64, a view inside a larger
  * array and a transpose through strides; the zero padding past the edges
  * keeps a -0.0 result (an underflowing product). FAST: on the CPU the same
- * chain on inputs rounded to TF32 (to nearest even) or from float16, bit for
+ * chain on inputs rounded to TF32 (to nearest, ties away from zero) or from float16, bit for
  * bit, and within the documented error bound of a float64 reference.
  * Bad arguments give KERN_ERR_INVALID_ARGUMENT with a message. The library's
  * matmul kernels compile through NVRTC (no GPU needed): for sm_90 with the
@@ -218,15 +218,6 @@ Test(array_matmul, views_and_transposes) {
 
 /* ---- FAST ------------------------------------------------------------------------------------ */
 
-static float tf32(float x) {
-  uint32_t u;
-  memcpy(&u, &x, 4);
-  u += 0x0fffu + ((u >> 13) & 1u);
-  u &= 0xffffe000u;
-  memcpy(&x, &u, 4);
-  return x;
-}
-
 /* The documented bound: |fast - exact| <= (2 u_in + (K + 2) 2^-22) sum_k |a||b|,
  * u_in = 2^-11 for TF32 inputs and 0 for float16 ones. */
 static void fast_case(int m, int k, int n, th_mm_fast f) {
@@ -238,12 +229,12 @@ static void fast_case(int m, int k, int n, th_mm_fast f) {
   for (int i = 0; i < m * k; i++) {
     a[i] = th_mm_fast_value(f, i, false);
     ha[i] = th_mm_fast_bits(f, a[i]);
-    ra[i] = half ? a[i] : tf32(a[i]);
+    ra[i] = half ? a[i] : th_mm_tf32(a[i]);
   }
   for (int i = 0; i < k * n; i++) {
     b[i] = th_mm_fast_value(f, i, true);
     hb[i] = th_mm_fast_bits(f, b[i]);
-    rb[i] = half ? b[i] : tf32(b[i]);
+    rb[i] = half ? b[i] : th_mm_tf32(b[i]);
   }
   kern_dtype t = th_mm_fast_dtype(f);
   kern_array *aa = th_mm_array(d, t, m, k, half ? (void *)ha : a),
@@ -289,10 +280,36 @@ Test(array_matmul, fast_tf32_f16_and_bf16, .timeout = 600) {
   }
 }
 
-Test(tf32, rounding_to_nearest_even) {
-  cr_expect_eq(tf32(1.0f + 0x1p-11f), 1.0f, "a tie rounds to even (down)");
-  cr_expect_eq(tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f, "a tie rounds to even (up)");
-  cr_expect_eq(tf32(1.0f + 0x1p-11f + 0x1p-23f), 1.0f + 0x1p-10f, "above a tie rounds up");
+/* A product with the identity gives each rounded element of a back exactly:
+ * the CPU rounds ties as the reference (and cvt.rna on a GPU) does. */
+Test(array_matmul, fast_tf32_rounds_ties_away_from_zero, .timeout = 120) {
+  enum { M = 37, K = 64 };
+  float *a = malloc(4 * M * K), *id = calloc(K * K, 4), *c = malloc(4 * M * K);
+  for (int i = 0; i < M * K; i++) a[i] = th_mm_tf32_tie(i);
+  for (int i = 0; i < K; i++) id[i * K + i] = 1.0f;
+  kern_device *d = cpu();
+  kern_array *aa = th_mm_array(d, KERN_FLOAT32, M, K, a),
+             *ab = th_mm_array(d, KERN_FLOAT32, K, K, id),
+             *ac = th_mm_array(d, KERN_FLOAT32, M, K, NULL);
+  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ac, c, 4 * M * K), KERN_OK);
+  for (int i = 0; i < M * K; i++)
+    if (memcmp(&c[i], &(float){th_mm_tf32(a[i])}, 4)) {
+      cr_expect(false, "element %d: %a rounded to %a, want %a", i, (double)a[i], (double)c[i],
+                (double)th_mm_tf32(a[i]));
+      break;
+    }
+  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
+  free(a), free(id), free(c);
+}
+
+/* The reference's rounding. */
+Test(tf32, rounding_to_nearest_ties_away_from_zero) {
+  cr_expect_eq(th_mm_tf32(1.0f + 0x1p-11f), 1.0f + 0x1p-10f, "a tie rounds away from zero (up)");
+  cr_expect_eq(th_mm_tf32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f, "a tie rounds away from zero (up)");
+  cr_expect_eq(th_mm_tf32(-1.0f - 0x1p-11f), -1.0f - 0x1p-10f, "a negative tie rounds away (down)");
+  cr_expect_eq(th_mm_tf32(1.0f + 0x1p-11f - 0x1p-23f), 1.0f, "below a tie rounds down");
+  cr_expect_eq(th_mm_tf32(1.0f + 0x1p-11f + 0x1p-23f), 1.0f + 0x1p-10f, "above a tie rounds up");
 }
 
 /* ---- bad arguments ---------------------------------------------------------------------------- */

@@ -56,6 +56,24 @@ static inline float th_mm_fast_value(th_mm_fast f, int i, bool is_b) {
   return is_b ? (float)((i * 53) % 127 - 63) / 32.0f : (float)((i * 37) % 129 - 64) / 64.0f;
 }
 
+/* float32 rounded to TF32 as the FAST mode rounds (10 fraction bits, to
+ * nearest, ties away from zero; infinities and NaNs are not inputs here). */
+static inline float th_mm_tf32(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  u = (u + 0x1000u) & 0xffffe000u;
+  memcpy(&x, &u, 4);
+  return x;
+}
+
+/* Element i of an input made of TF32 ties (halfway between two TF32 values),
+ * of both signs and several binades, and of values just off a tie. */
+static inline float th_mm_tf32_tie(int i) {
+  float m = 1.0f + (float)(2 * (i % 1000) + 1) * 0x1p-11f;  /* a tie */
+  if (i % 5 == 3) m += (i % 2 ? 1 : -1) * 0x1p-23f;         /* just off one */
+  return (i % 3 ? m : -m) * (float)(1 << (i % 7)) * 0.125f; /* exact scaling */
+}
+
 /* The 16-bit bits of such a value (0 for TF32, which stores the float). */
 static inline uint16_t th_mm_fast_bits(th_mm_fast f, float x) {
   uint32_t u;
