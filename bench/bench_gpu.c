@@ -890,8 +890,11 @@ int main(int argc, char **argv) {
     FILE *csv = csv_start(csv_path);
     if (csv) fclose(csv);
     bench_primitives(csv_path);
-  } else if (only && !strcmp(only, "matmul"))
-    bench_array_matmul(NULL);
+  } else if (only && !strcmp(only, "matmul")) {
+    FILE *csv = csv_start(csv_path);
+    if (csv) fclose(csv);
+    bench_array_matmul(csv_path);
+  }
   else if (only && !strcmp(only, "libm"))
     bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
   else

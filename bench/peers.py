@@ -590,9 +590,9 @@ def main():
     if len(sys.argv) != 4:
         sys.exit("usage: peers.py KERN_CSV OUT_MD OUT_CSV")
     kern = {r["workload"]: r for r in csv.DictReader(open(sys.argv[1]))}
-    if os.environ.get("BENCH_ONLY") == "primitives":  # bench_gpu wrote only the primitives' rows
-        lines, rows = primitive_peers(kern)
-        return report(lines, rows)
+    only = os.environ.get("BENCH_ONLY")  # bench_gpu wrote only that table's rows
+    if only in ("primitives", "matmul"):
+        return report(*(primitive_peers if only == "primitives" else gemm_peers)(kern))
     inp = inputs()
     lines, rows = [], []
     try:
