@@ -1298,37 +1298,17 @@ KN__C_LOAD(kn_bf16, bf16)
 
 /* Vector atomics: one atomic per component; returns the old components. */
 #define KN__S_AT(c, f) r.c = f(&p->c, v.c);
-#define KN__VATOMIC(T, N, C, E, EC, unused)                                                        \
-  KN_FN T kn_atomic_add_##C(T *p, T v) {                                                           \
+#define KN__VAT(T, N, C, EC, op)                                                                   \
+  KN_FN T kn_atomic_##op##_##C(T *p, T v) {                                                        \
     T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_add_##EC) return r;                                            \
-  }                                                                                                \
-  KN_FN T kn_atomic_sub_##C(T *p, T v) {                                                           \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_sub_##EC) return r;                                            \
-  }                                                                                                \
-  KN_FN T kn_atomic_min_##C(T *p, T v) {                                                           \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_min_##EC) return r;                                            \
-  }                                                                                                \
-  KN_FN T kn_atomic_max_##C(T *p, T v) {                                                           \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_max_##EC) return r;                                            \
+    KN__EACH##N(KN__S_AT, kn_atomic_##op##_##EC) return r;                                         \
   }
+#define KN__VATOMIC(T, N, C, E, EC, unused)                                                        \
+  KN__VAT(T, N, C, EC, add)                                                                        \
+  KN__VAT(T, N, C, EC, sub) KN__VAT(T, N, C, EC, min) KN__VAT(T, N, C, EC, max)
 KN__VECS(KN__VATOMIC, 0)
 #define KN__IVATOMIC(T, N, C, E, EC, unused)                                                       \
-  KN_FN T kn_atomic_and_##C(T *p, T v) {                                                           \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_and_##EC) return r;                                            \
-  }                                                                                                \
-  KN_FN T kn_atomic_or_##C(T *p, T v) {                                                            \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_or_##EC) return r;                                             \
-  }                                                                                                \
-  KN_FN T kn_atomic_xor_##C(T *p, T v) {                                                           \
-    T r;                                                                                           \
-    KN__EACH##N(KN__S_AT, kn_atomic_xor_##EC) return r;                                            \
-  }
+  KN__VAT(T, N, C, EC, and) KN__VAT(T, N, C, EC, or) KN__VAT(T, N, C, EC, xor)
 KN__IVECS(KN__IVATOMIC, 0)
 
 /* Atomics on the n float32 components of a matrix (or spatial type), each on its own. */
