@@ -477,29 +477,32 @@ KN_FN bool kn__mml_fast(float *acc_s, T *sa, T *sb, const kn_array &A, int64_t I
   __syncthreads();
   return true;
 }
+/* The FAST loop of this block's size: four warps of 64 x 64 at 128 threads,
+ * else eight of 64 x 32 (kn__mml_block refuses the other sizes). */
+template <class T, int MODE, int M, int N, int KT>
+KN_FN bool kn__mml_fast_any(float *acc, T *sa, T *sb, const kn_array &A, int64_t I,
+                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, T pa, T pb) {
+  if (blockDim.x == 128)
+    return kn__mml_fast<T, MODE, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast<T, MODE, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+}
 template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_f32(float *acc, float *sa, float *sb, const kn_array &A, int64_t I,
                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, float pa,
                            float pb) {
-  if (blockDim.x == 128)
-    return kn__mml_fast<float, 0, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
-  return kn__mml_fast<float, 0, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast_any<float, 0, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_f16(float *acc, kn_f16 *sa, kn_f16 *sb, const kn_array &A, int64_t I,
                            const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_f16 pa,
                            kn_f16 pb) {
-  if (blockDim.x == 128)
-    return kn__mml_fast<kn_f16, 1, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
-  return kn__mml_fast<kn_f16, 1, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast_any<kn_f16, 1, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 template <int M, int N, int KT>
 KN_FN bool kn_mml_fast_bf16(float *acc, kn_bf16 *sa, kn_bf16 *sb, const kn_array &A, int64_t I,
                             const kn_array &B, int64_t J, int64_t k0, int64_t k1, kn_bf16 pa,
                             kn_bf16 pb) {
-  if (blockDim.x == 128)
-    return kn__mml_fast<kn_bf16, 2, M, N, KT, 128>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
-  return kn__mml_fast<kn_bf16, 2, M, N, KT, 256>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
+  return kn__mml_fast_any<kn_bf16, 2, M, N, KT>(acc, sa, sb, A, I, B, J, k0, k1, pa, pb);
 }
 #else
 /* before sm_80 (PTX for older GPUs): the loop as written */
