@@ -886,16 +886,15 @@ int main(int argc, char **argv) {
   /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one); any
    * other value: only the first table's workloads it names (comma-separated) */
   const char *only = getenv("BENCH_ONLY");
-  if (only && !strcmp(only, "primitives")) {
+  bool prims = only && !strcmp(only, "primitives"), mm = only && !strcmp(only, "matmul");
+  if (prims || mm) { /* the CSV holds only that table's rows, after its header */
     FILE *csv = csv_start(csv_path);
     if (csv) fclose(csv);
-    bench_primitives(csv_path);
-  } else if (only && !strcmp(only, "matmul")) {
-    FILE *csv = csv_start(csv_path);
-    if (csv) fclose(csv);
-    bench_array_matmul(csv_path);
-  }
-  else if (only && !strcmp(only, "libm"))
+    if (prims)
+      bench_primitives(csv_path);
+    else
+      bench_array_matmul(csv_path);
+  } else if (only && !strcmp(only, "libm"))
     bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
   else
     bench_all(m, cubin, csv_path, only);
