@@ -722,9 +722,10 @@ static void bench_tiled_hist(kern_device *cpu, int scale, int ncores) {
     one[r] = tiled_hist(k, cpu, v, bins, nb, true, want);
   }
   double ta = bench_median(all, SINGLE_REPS), t1 = bench_median(one, SINGLE_REPS);
-  printf("\n| tiled histogram (64 bins, a tile an instance) | values | all %d cores (ms) | one core: "
-         "an instance a launch (ms) | speed-up on all cores |\n|---|---:|---:|---:|---:|\n",
-         ncores);
+  printf(
+      "\n| tiled histogram (64 bins, a tile an instance) | values | all %d cores (ms) | one core: "
+      "an instance a launch (ms) | speed-up on all cores |\n|---|---:|---:|---:|---:|\n",
+      ncores);
   printf("| docs/language.md's kernel | %lldM | %.2f | %.2f | %.2f |\n", (long long)(n >> 20),
          1e3 * ta, 1e3 * t1, t1 / ta);
   kern_array_free(v), kern_array_free(bins);

@@ -136,11 +136,11 @@ API CUresult cuDeviceGetAttribute(int *v, int attr, int d) {
   ENTER(true);
   (void)d;
   switch (attr) {
-    case 1: *v = 1024; break; /* max threads per block */
-    case 16: *v = 4; break;   /* multiprocessors */
-    case 75: *v = 8; break;   /* compute capability 8.0 */
-    case 41:                  /* unified addressing */
-    case 83: *v = 1; break;   /* managed memory */
+    case 1: *v = 1024; break;                                /* max threads per block */
+    case 16: *v = 4; break;                                  /* multiprocessors */
+    case 75: *v = 8; break;                                  /* compute capability 8.0 */
+    case 41:                                                 /* unified addressing */
+    case 83: *v = 1; break;                                  /* managed memory */
     case 115: *v = getenv("FAKE_CUDA_POOLS") != NULL; break; /* memory pools */
     default: *v = 0;
   }
