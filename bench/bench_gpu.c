@@ -589,11 +589,10 @@ static void prims_sweep(kern_array *x, kern_array *y, kern_array *out) {
 /* A user's own tiled sum, as docs/language.md writes one: each instance sums
  * 16384 elements (the pairwise tree, like kern_array_sum's first pass), then
  * kern_array_sum adds the partial sums. Seconds of one, with the synchronize. */
-static const char user_sum_src[] =
-    "kernel void block_sum(float[] x, float[] s) {\n"
-    "  int b = tid();\n"
-    "  s[b] = tile_sum(tile_load<16384>(x, int64(b) * 16384));\n"
-    "}\n";
+static const char user_sum_src[] = "kernel void block_sum(float[] x, float[] s) {\n"
+                                   "  int b = tid();\n"
+                                   "  s[b] = tile_sum(tile_load<16384>(x, int64(b) * 16384));\n"
+                                   "}\n";
 
 static double time_user_sum(kern_kernel *k, kern_array *x, kern_array *part, kern_array *out) {
   int64_t nb = kern_array_size(part);
@@ -622,8 +621,8 @@ static double user_sum(kern_array *x, kern_array *out) {
   for (int r = 0; r < REPS; r++) t[r] = time_user_sum(k, x, part, out);
   BENCH_CHECK(kern_array_read(out, &got, sizeof got));
   if (memcmp(&want, &got, sizeof got)) {
-    fprintf(stderr, "bench_gpu: the tiled user sum %.9g differs from kern_array_sum's %.9g\n",
-            got, want);
+    fprintf(stderr, "bench_gpu: the tiled user sum %.9g differs from kern_array_sum's %.9g\n", got,
+            want);
     exit(1);
   }
   kern_array_free(part);
@@ -883,17 +882,20 @@ int main(int argc, char **argv) {
     fprintf(stderr, "%s", kern_last_error());
     return 1;
   }
-  /* BENCH_ONLY=primitives, =matmul or =libm: only that table (profiling one); any
-   * other value: only the first table's workloads it names (comma-separated) */
+  /* BENCH_ONLY=primitives, =matmul, =sort or =libm: only that table (profiling
+   * one); any other value: only the first table's workloads it names (comma-separated) */
   const char *only = getenv("BENCH_ONLY");
   bool prims = only && !strcmp(only, "primitives"), mm = only && !strcmp(only, "matmul");
-  if (prims || mm) { /* the CSV holds only that table's rows, after its header */
+  bool sorts = only && !strcmp(only, "sort");
+  if (prims || mm || sorts) { /* the CSV holds only that table's rows, after its header */
     FILE *csv = csv_start(csv_path);
     if (csv) fclose(csv);
     if (prims)
       bench_primitives(csv_path);
-    else
+    else if (mm)
       bench_array_matmul(csv_path);
+    else
+      bench_sort(csv_path);
   } else if (only && !strcmp(only, "libm"))
     bench_libm(m, fast_module, gpu, 1LL << 26, REPS);
   else

@@ -591,8 +591,9 @@ def main():
         sys.exit("usage: peers.py KERN_CSV OUT_MD OUT_CSV")
     kern = {r["workload"]: r for r in csv.DictReader(open(sys.argv[1]))}
     only = os.environ.get("BENCH_ONLY")  # bench_gpu wrote only that table's rows
-    if only in ("primitives", "matmul"):
-        return report(*(primitive_peers if only == "primitives" else gemm_peers)(kern))
+    table = {"primitives": primitive_peers, "matmul": gemm_peers, "sort": sort_peers}.get(only)
+    if table:
+        return report(*table(kern))
     inp = inputs()
     lines, rows = [], []
     try:
