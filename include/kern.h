@@ -758,7 +758,8 @@ typedef enum { KERN_MATMUL_EXACT, KERN_MATMUL_FAST } kern_matmul_mode;
  * +0.0: one fused multiply-add per step, correctly rounded on both devices, so
  * the same bits everywhere (K = 0 gives +0.0). KERN_MATMUL_FAST: a and b
  * float16, bfloat16 or float32, c float32; float32 inputs are rounded to TF32
- * (10 fraction bits, to nearest, ties away from zero), float16 and bfloat16
+ * (10 fraction bits, to nearest, ties away from zero; a NaN with payload only
+ * in the 13 dropped bits becomes an infinity, as on the GPU), float16 and bfloat16
  * ones are exact; on GPUs of sm_80 and newer tensor cores sum the products,
  * elsewhere the same fma chain runs on the rounded inputs (docs/runtime.md
  * gives the error bound). Runs on the

@@ -254,16 +254,10 @@ KN_FN void kn__mml_slice(T *s, const kn_array &a, int64_t r0, int64_t c0, T fill
         d[e] = kn__mml_at<T>(a, kn__mml_add(r0, r), kn__mml_add(c0, c + e), fill);
   }
 }
-/* TF32: a fragment's float32 elements rounded as the warp reads them, by
- * cvt.rna (to nearest, ties away from zero: kn_tf32's rounding, which the
- * CPU computes in software). Two warps round each element, yet with no pass
- * over the stage in shared memory and no barrier of its own this took
- * 4096^3 from 1.691 to 0.832 ms on an H200. */
-KN_FN uint32_t kn__mml_tf32(uint32_t x) {
-  uint32_t r;
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
-  return r;
-}
+/* TF32: a fragment's float32 elements are rounded as the warp reads them
+ * (kn__mm_tf32_in). Two warps round each element, yet with no pass over the
+ * stage in shared memory and no barrier of its own this took 4096^3 from
+ * 1.691 to 0.832 ms on an H200. */
 struct kn__mml_swa { /* A's 64-byte rows: rows 2j and 2j + 1 share a 128-byte line */
   KN__MFN int operator()(int r) const { return (r >> 1) & 3; }
 };
@@ -317,14 +311,14 @@ struct kn__mml_frags {
       if (MODE == 0) {
 #pragma unroll
         for (int y = 0; y < NY; y++) {
-          fb[y][0] = kn__mml_tf32(__float_as_uint(*(const float *)(bs + boff[y] + ks * 8 * N)));
+          fb[y][0] = kn__mm_tf32_in(__float_as_uint(*(const float *)(bs + boff[y] + ks * 8 * N)));
           fb[y][1] =
-              kn__mml_tf32(__float_as_uint(*(const float *)(bs + boff[y] + (ks * 8 + 4) * N)));
+              kn__mm_tf32_in(__float_as_uint(*(const float *)(bs + boff[y] + (ks * 8 + 4) * N)));
         }
 #pragma unroll
         for (int x = 0; x < 4; x++)
 #pragma unroll
-          for (int j = 0; j < 4; j++) fa[x][j] = kn__mml_tf32(fa[x][j]);
+          for (int j = 0; j < 4; j++) fa[x][j] = kn__mm_tf32_in(fa[x][j]);
       } else {
 #pragma unroll
         for (int y2 = 0; y2 < NY / 2; y2++) {

@@ -290,8 +290,10 @@ KN_FN uint32_t kn_tile_key_bf16(kn_bf16 x) {
  * devices, so how the work is split (register blocks, threads, block size)
  * changes no bit.
  * FAST: the inputs are rounded first (float32 to TF32: 10 fraction bits,
- * to nearest, ties away from zero, as the GPU's cvt.rna.tf32.f32 rounds;
- * kn_tf32 in software on both devices, cvt.rna in kern_mmloop.h; float16 is exact in
+ * to nearest, ties away from zero; a NaN keeps its top 10 payload bits, so
+ * one with only the low 13 becomes an infinity, as cvt.rna.tf32.f32 makes
+ * it; kn_tf32 in software, kn__mm_tf32_in (cvt.rna) for the tensor cores'
+ * fragments; float16 is exact in
  * float32, and so is bfloat16), then the CPU and the GPU fallback compute the
  * same fma chain in float32; tensor cores (sm_80 and newer, mma.sync) sum the
  * products of each step of 8 (TF32) or 16 (float16, bfloat16) k in an order
@@ -299,8 +301,8 @@ KN_FN uint32_t kn_tile_key_bf16(kn_bf16 x) {
 
 KN_FN uint32_t kn_tf32_bits(float x) {
   uint32_t u = kn__f32_bits(x);
-  if ((u & 0x7f800000u) == 0x7f800000u) /* inf stays, a NaN stays a NaN */
-    return (u & 0xffffe000u) | ((u & 0x1fffu) ? 0x00400000u : 0u);
+  if ((u & 0x7f800000u) == 0x7f800000u) /* inf stays; a NaN is cut as cvt.rna cuts it */
+    return u & 0xffffe000u;
   return (u + 0x1000u) & 0xffffe000u; /* half a TF32 unit up, then cut: a tie goes away from 0 */
 }
 KN_FN float kn_tf32(float x) { return kn__bits_f32(kn_tf32_bits(x)); }
@@ -460,22 +462,32 @@ KN_FN void kn_tile_matmul_f32(float *d, const float *a, const float *b, const fl
  * and the pairs at rows 2t and 2t + 8 for the 16-bit floats; the accumulators
  * (g, 2t), (g, 2t + 1), (g + 8, 2t), (g + 8, 2t + 1). float16 and bfloat16
  * fragments are laid out alike (H: kn_f16 or kn_bf16, two to a register). */
-    template <class H>
-    KN_FN uint32_t kn__mm_pack_half(H lo, H hi) {
+    /* A float32 as a TF32 fragment element: cvt.rna, kn_tf32_bits's value in
+ * three instructions. Faster forms were measured and not kept (4096^3 on an
+ * H200, against 0.836 ms): half a unit added, the low bits left for the
+ * tensor cores to ignore, 0.822 ms, but it carries a NaN of a full payload
+ * into the sign; that with a NaN test and select, 0.918 ms. */
+    KN_FN uint32_t kn__mm_tf32_in(uint32_t x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(__uint_as_float(x)));
+  return r;
+}
+template <class H>
+KN_FN uint32_t kn__mm_pack_half(H lo, H hi) {
   return (uint32_t)lo.bits | ((uint32_t)hi.bits << 16);
 }
 KN_FN void kn__mm_fa_f32(uint32_t *fa, const float *a, int32_t kk, int32_t i0, int32_t k0,
                          int32_t g, int32_t t) {
   const float *r0 = a + (i0 + g) * kk + k0 + t, *r8 = r0 + 8 * kk;
-  fa[0] = kn_tf32_bits(r0[0]);
-  fa[1] = kn_tf32_bits(r8[0]);
-  fa[2] = kn_tf32_bits(r0[4]);
-  fa[3] = kn_tf32_bits(r8[4]);
+  fa[0] = kn__mm_tf32_in(__float_as_uint(r0[0]));
+  fa[1] = kn__mm_tf32_in(__float_as_uint(r8[0]));
+  fa[2] = kn__mm_tf32_in(__float_as_uint(r0[4]));
+  fa[3] = kn__mm_tf32_in(__float_as_uint(r8[4]));
 }
 KN_FN void kn__mm_fb_f32(uint32_t *fb, const float *b, int32_t n, int32_t j0, int32_t k0, int32_t g,
                          int32_t t) {
-  fb[0] = kn_tf32_bits(b[(k0 + t) * n + j0 + g]);
-  fb[1] = kn_tf32_bits(b[(k0 + t + 4) * n + j0 + g]);
+  fb[0] = kn__mm_tf32_in(__float_as_uint(b[(k0 + t) * n + j0 + g]));
+  fb[1] = kn__mm_tf32_in(__float_as_uint(b[(k0 + t + 4) * n + j0 + g]));
 }
 template <class H>
 KN_FN void kn__mm_fa_half(uint32_t *fa, const H *a, int32_t kk, int32_t i0, int32_t k0, int32_t g,

@@ -202,36 +202,21 @@ Test(gpu_matmul, array_fast_within_the_bound, .timeout = 600) {
       fast_case(gpu, s[i][0], s[i][1], s[i][2], f);
 }
 
-/* a (m x k, TF32 ties and values just off them) times the k x k identity on
- * the GPU gives each element of a rounded as the CPU rounds it (to nearest,
- * ties away from zero): the tensor cores' fragments (cvt.rna) and the CPU's
- * kn_tf32 agree on every input. */
-static void tf32_ties(kern_device *gpu, int m, int k) {
-  float *a = malloc(4 * m * k), *id = calloc((size_t)k * k, 4), *c = malloc(4 * m * k);
-  for (int i = 0; i < m * k; i++) a[i] = th_mm_tf32_tie(i);
-  for (int i = 0; i < k; i++) id[i * k + i] = 1.0f;
-  kern_array *aa = th_mm_array(gpu, KERN_FLOAT32, m, k, a),
-             *ab = th_mm_array(gpu, KERN_FLOAT32, k, k, id),
-             *ac = th_mm_array(gpu, KERN_FLOAT32, m, k, NULL);
-  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(kern_array_read(ac, c, 4 * m * k), KERN_OK, "%s", kern_last_error());
-  for (int i = 0; i < m * k; i++) {
-    float want = th_mm_tf32(a[i]);
-    if (memcmp(&c[i], &want, 4)) {
-      cr_expect(false, "%dx%d element %d: %a rounded to %a on cuda:0, want %a", m, k, i,
-                (double)a[i], (double)c[i], (double)want);
-      break;
-    }
-  }
-  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
-  free(a), free(id), free(c);
-}
-
+/* The tensor cores' fragments of a and of b round TF32 ties (and values
+ * just off them) as the CPU's kn_tf32 does. */
 Test(gpu_matmul, fast_tf32_rounds_as_the_cpu, .timeout = 300) {
   kern_device *gpu = gpu_or_skip();
-  tf32_ties(gpu, 128, 128);
-  tf32_ties(gpu, 256, 384);
-  tf32_ties(gpu, 37, 64);
+  for (int b = 0; b < 2; b++) {
+    th_mm_tf32_ties(gpu, 128, 128, b);
+    th_mm_tf32_ties(gpu, 256, 384, b);
+    th_mm_tf32_ties(gpu, 37, 64, b);
+  }
+}
+
+Test(gpu_matmul, fast_tf32_nans_and_infinities_as_the_cpu, .timeout = 300) {
+  kern_device *gpu = gpu_or_skip();
+  th_mm_tf32_specials(gpu, false);
+  th_mm_tf32_specials(gpu, true);
 }
 
 /* ---- a k loop the GPU runs whole (stdlib/kern_mmloop.h) ------------------------------------ */

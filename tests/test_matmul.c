@@ -283,24 +283,16 @@ Test(array_matmul, fast_tf32_f16_and_bf16, .timeout = 600) {
 /* A product with the identity gives each rounded element of a back exactly:
  * the CPU rounds ties as the reference (and cvt.rna on a GPU) does. */
 Test(array_matmul, fast_tf32_rounds_ties_away_from_zero, .timeout = 120) {
-  enum { M = 37, K = 64 };
-  float *a = malloc(4 * M * K), *id = calloc(K * K, 4), *c = malloc(4 * M * K);
-  for (int i = 0; i < M * K; i++) a[i] = th_mm_tf32_tie(i);
-  for (int i = 0; i < K; i++) id[i * K + i] = 1.0f;
-  kern_device *d = cpu();
-  kern_array *aa = th_mm_array(d, KERN_FLOAT32, M, K, a),
-             *ab = th_mm_array(d, KERN_FLOAT32, K, K, id),
-             *ac = th_mm_array(d, KERN_FLOAT32, M, K, NULL);
-  cr_assert_eq(kern_array_matmul(aa, ab, ac, KERN_MATMUL_FAST), KERN_OK, "%s", kern_last_error());
-  cr_assert_eq(kern_array_read(ac, c, 4 * M * K), KERN_OK);
-  for (int i = 0; i < M * K; i++)
-    if (memcmp(&c[i], &(float){th_mm_tf32(a[i])}, 4)) {
-      cr_expect(false, "element %d: %a rounded to %a, want %a", i, (double)a[i], (double)c[i],
-                (double)th_mm_tf32(a[i]));
-      break;
-    }
-  kern_array_free(aa), kern_array_free(ab), kern_array_free(ac);
-  free(a), free(id), free(c);
+  th_mm_tf32_ties(cpu(), 37, 64, false);
+  th_mm_tf32_ties(cpu(), 37, 64, true);
+}
+
+/* NaNs, infinities and the values TF32 rounds to one, in a and in b, give
+ * what float arithmetic gives on the rounded inputs; a NaN with only low
+ * payload bits becomes an infinity, as on a GPU. */
+Test(array_matmul, fast_tf32_nans_and_infinities, .timeout = 120) {
+  th_mm_tf32_specials(cpu(), false);
+  th_mm_tf32_specials(cpu(), true);
 }
 
 /* The reference's rounding. */
@@ -310,6 +302,10 @@ Test(tf32, rounding_to_nearest_ties_away_from_zero) {
   cr_expect_eq(th_mm_tf32(-1.0f - 0x1p-11f), -1.0f - 0x1p-10f, "a negative tie rounds away (down)");
   cr_expect_eq(th_mm_tf32(1.0f + 0x1p-11f - 0x1p-23f), 1.0f, "below a tie rounds down");
   cr_expect_eq(th_mm_tf32(1.0f + 0x1p-11f + 0x1p-23f), 1.0f + 0x1p-10f, "above a tie rounds up");
+  cr_expect(isinf(th_mm_tf32(0x1.fffffep127f)), "the largest float rounds to infinity");
+  cr_expect(isinf(th_mm_tf32(th_mm_bits_f(0x7f800001u))), "a NaN of low payload is cut to inf");
+  cr_expect(isnan(th_mm_tf32(th_mm_bits_f(0x7fffffffu))), "a NaN of full payload stays a NaN");
+  cr_expect(isnan(th_mm_tf32(th_mm_bits_f(0xffc00000u))), "a quiet NaN stays a NaN");
 }
 
 /* ---- bad arguments ---------------------------------------------------------------------------- */
