@@ -927,53 +927,109 @@ static void shape_op(Emitter *e, const Node *n, const char *dst) {
   sync(e);
 }
 
+/* tile_sort's rounds swap source and destination (kn_s*, kn_d*). */
+static void sort_swap(Emitter *e, int id, const Type *kt, const Type *vt) {
+  line(e, "  %s *kn_tk = kn_sk%d;", ct(e, kt), id);
+  line(e, "  kn_sk%d = kn_dk%d, kn_dk%d = kn_tk;", id, id, id);
+  if (vt) {
+    line(e, "  %s *kn_tv = kn_sv%d;", ct(e, vt), id);
+    line(e, "  kn_sv%d = kn_dv%d, kn_dv%d = kn_tv;", id, id, id);
+  }
+}
+
+/* A GPU round: every element at once, its place in the merged run its place
+ * in its own run plus the count, found by binary search, of the other run's
+ * keys that go before it (smaller ones; for a right-run key, equal ones too). */
+static void sort_rounds_gpu(Emitter *e, int id, long long len, const char *key, const Type *kt,
+                            const Type *vt) {
+  line(e, "for (int32_t kn_w = 1; kn_w < %lld; kn_w *= 2) {", len);
+  line(e, "  KN_TILE_FOR(kn_i, %lld) {", len);
+  line(e, "    int32_t kn_lo = kn_i / (2 * kn_w) * (2 * kn_w);");
+  line(e, "    int32_t kn_mid = kn_lo + kn_w < %lld ? kn_lo + kn_w : %lld;", len, len);
+  line(e, "    int32_t kn_hi = kn_mid + kn_w < %lld ? kn_mid + kn_w : %lld;", len, len);
+  line(e, "    bool kn_left = kn_i < kn_mid;");
+  line(e, "    int32_t kn_a = kn_left ? kn_mid : kn_lo, kn_b = kn_left ? kn_hi : kn_mid;");
+  line(e, "    int32_t kn_to = kn_lo + (kn_left ? kn_i - kn_lo : kn_i - kn_mid) - kn_a;");
+  line(e, "    while (kn_a < kn_b) {");
+  line(e, "      int32_t kn_m = kn_a + (kn_b - kn_a) / 2;");
+  line(e, "      if (kn_left ? %s(kn_sk%d[kn_m]) < %s(kn_sk%d[kn_i])", key, id, key, id);
+  line(e, "                  : %s(kn_sk%d[kn_m]) <= %s(kn_sk%d[kn_i]))", key, id, key, id);
+  line(e, "        kn_a = kn_m + 1;");
+  line(e, "      else");
+  line(e, "        kn_b = kn_m;");
+  line(e, "    }");
+  line(e, "    kn_dk%d[kn_to + kn_a] = kn_sk%d[kn_i];", id, id);
+  if (vt) line(e, "    kn_dv%d[kn_to + kn_a] = kn_sv%d[kn_i];", id, id);
+  line(e, "  }");
+  line(e, "  KN_TILE_SYNC();");
+  sort_swap(e, id, kt, vt);
+  line(e, "}");
+}
+
+/* A CPU round: the runs merged one pair after another, a right-run key
+ * first only when it is smaller. */
+static void sort_rounds_cpu(Emitter *e, int id, long long len, const char *key, const Type *kt,
+                            const Type *vt) {
+  const char *mv = vt ? " kn_dv%d[kn_o] = kn_sv%d[%s];" : "";
+  line(e, "for (int32_t kn_w = 1; kn_w < %lld; kn_w *= 2) {", len);
+  line(e, "  for (int32_t kn_lo = 0; kn_lo < %lld; kn_lo += 2 * kn_w) {", len);
+  line(e, "    int32_t kn_mid = kn_lo + kn_w < %lld ? kn_lo + kn_w : %lld;", len, len);
+  line(e, "    int32_t kn_hi = kn_mid + kn_w < %lld ? kn_mid + kn_w : %lld;", len, len);
+  line(e, "    int32_t kn_a = kn_lo, kn_b = kn_mid, kn_o = kn_lo;");
+  line(e, "    while (kn_a < kn_mid || kn_b < kn_hi) {");
+  line(e, "      int32_t kn_f = kn_b < kn_hi && (kn_a == kn_mid ||");
+  line(e, "                     %s(kn_sk%d[kn_b]) < %s(kn_sk%d[kn_a])) ? kn_b++ : kn_a++;", key, id,
+       key, id);
+  emit_indent(e);
+  OUT(e, "      kn_dk%d[kn_o] = kn_sk%d[kn_f];", id, id);
+  if (vt) OUT(e, mv, id, id, "kn_f");
+  OUT(e, " kn_o++;\n");
+  line(e, "    }");
+  line(e, "  }");
+  sort_swap(e, id, kt, vt);
+  line(e, "}");
+}
+
+/* tile_sort: a stable merge sort, ceil(log2 n) rounds merging runs of w into
+ * runs of 2w (a stable sort has one result, so both devices and every thread
+ * count give the same bits). Rounds alternate between the tile and a
+ * temporary; after an odd count the result is copied home. On a GPU about
+ * n log2(n)^2 / 2 key reads spread over the block, a barrier a round; on the
+ * CPU n log2(n). The rank sort this replaces made n^2. */
 static void sort(Emitter *e, const Node *n) {
   const Node *k = n->args, *v = k->next;
-  const Type *kt = k->ty->elem;
+  const Type *kt = k->ty->elem, *vt = v ? v->ty->elem : NULL;
   long long len = count(k->ty);
-  int id = ++e->ntile;
+  if (len < 2) return;
+  int id = ++e->ntile, rounds = 0;
+  while ((1LL << rounds) < len) rounds++;
   const char *key = kt->kind == TY_F32    ? "kn_tile_key_f32"
                     : kt->kind == TY_F64  ? "kn_tile_key_f64"
                     : kt->kind == TY_F16  ? "kn_tile_key_f16"
                     : kt->kind == TY_BF16 ? "kn_tile_key_bf16"
                                           : "";
+  char kn[96], vn[96] = "";
+  sname_text(e, k, kn, sizeof kn);
+  if (v) sname_text(e, v, vn, sizeof vn);
   sync(e);
   line(e, "{");
   e->depth++;
   temp_array(e, kt, len, len, "k", id);
-  if (v) temp_array(e, v->ty->elem, len, len, "v", id);
-  emit_indent(e);
-  OUT(e, "KN_TILE_FOR(kn_i, %lld) { kn_k%d[kn_i] = ", len, id);
-  sname(e, k);
-  OUT(e, "[kn_i];");
-  if (v) {
-    OUT(e, " kn_v%d[kn_i] = ", id);
-    sname(e, v);
-    OUT(e, "[kn_i];");
-  }
-  OUT(e, " }\n");
-  sync(e);
-  /* stable: an element's place is the count of smaller keys and of equal keys before it */
-  line(e, "KN_TILE_FOR(kn_i, %lld) {", len);
-  line(e, "  int32_t kn_r = 0;");
-  line(e, "  for (int32_t kn_j = 0; kn_j < %lld; kn_j++)", len);
-  line(
-      e,
-      "    kn_r += %s(kn_k%d[kn_j]) < %s(kn_k%d[kn_i]) || (%s(kn_k%d[kn_j]) == %s(kn_k%d[kn_i]) && "
-      "kn_j < kn_i);",
-      key, id, key, id, key, id, key, id);
-  emit_indent(e);
-  OUT(e, "  ");
-  sname(e, k);
-  OUT(e, "[kn_r] = kn_k%d[kn_i];\n", id);
-  if (v) {
+  if (v) temp_array(e, vt, len, len, "v", id);
+  line(e, "%s *kn_sk%d = %s, *kn_dk%d = kn_k%d;", ct(e, kt), id, kn, id, id);
+  if (v) line(e, "%s *kn_sv%d = %s, *kn_dv%d = kn_v%d;", ct(e, vt), id, vn, id, id);
+  OUT(e, "#ifdef __CUDACC_RTC__\n");
+  sort_rounds_gpu(e, id, len, key, kt, vt);
+  OUT(e, "#else\n");
+  sort_rounds_cpu(e, id, len, key, kt, vt);
+  OUT(e, "#endif\n");
+  if (rounds % 2) { /* the result is in the temporaries */
     emit_indent(e);
-    OUT(e, "  ");
-    sname(e, v);
-    OUT(e, "[kn_r] = kn_v%d[kn_i];\n", id);
+    OUT(e, "KN_TILE_FOR(kn_i, %lld) { %s[kn_i] = kn_k%d[kn_i];", len, kn, id);
+    if (v) OUT(e, " %s[kn_i] = kn_v%d[kn_i];", vn, id);
+    OUT(e, " }\n");
+    sync(e);
   }
-  line(e, "}");
-  sync(e);
   e->depth--;
   line(e, "}");
 }

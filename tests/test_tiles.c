@@ -9,7 +9,8 @@
  * emitter's levels), with an order-sensitive combine (a * 0.5 + b) and float
  * inputs whose sums depend on the order, for sizes 1, 7, 256, 300 and 1000,
  * and along both axes of a 2-D tile. Also: the tile fixtures of
- * tests/kern/run on the CPU, the stable sort in IEEE total order, and the
+ * tests/kern/run on the CPU, tile_sort against a stable sort in IEEE total
+ * order (ties, signed zeros, infinities, NaNs; sizes not powers of two), and the
  * shared-memory limit a GPU compile applies (checked with no GPU through the
  * kernel's tile size).
  */
@@ -232,6 +233,76 @@ Test(tiles, fixtures_on_cpu, .timeout = TH_TIMEOUT(300)) {
   }
   free(files);
   cr_expect_geq(ran, 3, "the tile fixtures are missing");
+}
+
+/* ---- tile_sort: the stable sort in IEEE total order ------------------------------------------- */
+
+static const char sort_src[] = "const int N = %d;\n"
+                               "kernel void s(float[] k, int[] v) {\n"
+                               "  tile<float, N> t = tile_load<N>(k, 0);\n"
+                               "  tile<int, N> i = tile_arange<int, N>();\n"
+                               "  tile_sort(t, i);\n"
+                               "  tile_store(k, 0, t);\n"
+                               "  tile_store(v, 0, i);\n"
+                               "}\n";
+
+static uint32_t total_key(float x) {
+  uint32_t u;
+  memcpy(&u, &x, 4);
+  return u >> 31 ? ~u : u | 0x80000000u;
+}
+
+static const float *sort_keys;
+
+static int by_key_then_place(const void *a, const void *b) {
+  int i = *(const int *)a, j = *(const int *)b;
+  uint32_t x = total_key(sort_keys[i]), y = total_key(sort_keys[j]);
+  return x < y ? -1 : x > y ? 1 : i - j;
+}
+
+/* Keys from a few values (so many ties), zeros of both signs, infinities and NaNs. */
+static float sort_key(int i) {
+  static const uint32_t specials[] = {0x80000000u, 0x00000000u, 0x7f800000u,
+                                      0xff800000u, 0x7fc00000u, 0xffc00001u};
+  float f;
+  if (i % 11 == 3) {
+    memcpy(&f, &specials[(i / 11) % 6], 4);
+    return f;
+  }
+  return (float)((i * 37) % 23 - 11) * 0.5f;
+}
+
+static void sort_case(int n) {
+  char src[512];
+  snprintf(src, sizeof src, sort_src, n);
+  kern_module *m = kern_module_from_source("tiles_sort", src);
+  cr_assert(m, "%s", kern_last_error());
+  kern_device *cpu = kern_device_get("cpu");
+  float *k = malloc(4 * (size_t)n), *got = malloc(4 * (size_t)n);
+  int *place = malloc(sizeof(int) * (size_t)n), *gv = malloc(sizeof(int) * (size_t)n);
+  for (int i = 0; i < n; i++) k[i] = sort_key(i), place[i] = i;
+  sort_keys = k;
+  qsort(place, (size_t)n, sizeof *place, by_key_then_place);
+  kern_array *ak = array_of(cpu, KERN_FLOAT32, n, k), *av = array_of(cpu, KERN_INT32, n, NULL);
+  kern_arg args[2] = {kern_arg_array(ak), kern_arg_array(av)};
+  cr_assert_eq(kern_launch(kern_module_kernel(m, "s"), cpu, (kern_dims){1, {1}}, 2, args), KERN_OK,
+               "%s", kern_last_error());
+  cr_assert_eq(kern_array_read(ak, got, 4 * (size_t)n), KERN_OK);
+  cr_assert_eq(kern_array_read(av, gv, sizeof(int) * (size_t)n), KERN_OK);
+  for (int i = 0; i < n; i++)
+    if (gv[i] != place[i] || memcmp(&got[i], &k[place[i]], 4)) {
+      cr_expect(false, "n=%d place %d: key %a from %d, the stable sort puts %a from %d there", n, i,
+                (double)got[i], gv[i], (double)k[place[i]], place[i]);
+      break;
+    }
+  kern_array_free(ak), kern_array_free(av), kern_module_free(m);
+  free(k), free(got), free(place), free(gv);
+}
+
+Test(tiles, tile_sort_is_the_stable_sort_in_total_order, .timeout = TH_TIMEOUT(300)) {
+  cr_assert_eq(kern_init(), KERN_OK);
+  static const int sizes[] = {2, 3, 7, 64, 100, 1000, 1025, 4096};
+  for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) sort_case(sizes[i]);
 }
 
 Test(tiles, the_block_size_api_checks_its_arguments) {
