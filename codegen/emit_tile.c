@@ -937,6 +937,12 @@ static void sort_swap(Emitter *e, int id, const Type *kt, const Type *vt) {
   }
 }
 
+/* A round's pair of runs, [kn_lo, kn_mid) and [kn_mid, kn_hi), cut at the tile's end. */
+static void sort_runs(Emitter *e, long long len) {
+  line(e, "    int32_t kn_mid = kn_lo + kn_w < %lld ? kn_lo + kn_w : %lld;", len, len);
+  line(e, "    int32_t kn_hi = kn_mid + kn_w < %lld ? kn_mid + kn_w : %lld;", len, len);
+}
+
 /* A GPU round: every element at once, its place in the merged run its place
  * in its own run plus the count, found by binary search, of the other run's
  * keys that go before it (smaller ones; for a right-run key, equal ones too). */
@@ -945,8 +951,7 @@ static void sort_rounds_gpu(Emitter *e, int id, long long len, const char *key, 
   line(e, "for (int32_t kn_w = 1; kn_w < %lld; kn_w *= 2) {", len);
   line(e, "  KN_TILE_FOR(kn_i, %lld) {", len);
   line(e, "    int32_t kn_lo = kn_i / (2 * kn_w) * (2 * kn_w);");
-  line(e, "    int32_t kn_mid = kn_lo + kn_w < %lld ? kn_lo + kn_w : %lld;", len, len);
-  line(e, "    int32_t kn_hi = kn_mid + kn_w < %lld ? kn_mid + kn_w : %lld;", len, len);
+  sort_runs(e, len);
   line(e, "    bool kn_left = kn_i < kn_mid;");
   line(e, "    int32_t kn_a = kn_left ? kn_mid : kn_lo, kn_b = kn_left ? kn_hi : kn_mid;");
   line(e, "    int32_t kn_to = kn_lo + (kn_left ? kn_i - kn_lo : kn_i - kn_mid) - kn_a;");
@@ -970,11 +975,9 @@ static void sort_rounds_gpu(Emitter *e, int id, long long len, const char *key, 
  * first only when it is smaller. */
 static void sort_rounds_cpu(Emitter *e, int id, long long len, const char *key, const Type *kt,
                             const Type *vt) {
-  const char *mv = vt ? " kn_dv%d[kn_o] = kn_sv%d[%s];" : "";
   line(e, "for (int32_t kn_w = 1; kn_w < %lld; kn_w *= 2) {", len);
   line(e, "  for (int32_t kn_lo = 0; kn_lo < %lld; kn_lo += 2 * kn_w) {", len);
-  line(e, "    int32_t kn_mid = kn_lo + kn_w < %lld ? kn_lo + kn_w : %lld;", len, len);
-  line(e, "    int32_t kn_hi = kn_mid + kn_w < %lld ? kn_mid + kn_w : %lld;", len, len);
+  sort_runs(e, len);
   line(e, "    int32_t kn_a = kn_lo, kn_b = kn_mid, kn_o = kn_lo;");
   line(e, "    while (kn_a < kn_mid || kn_b < kn_hi) {");
   line(e, "      int32_t kn_f = kn_b < kn_hi && (kn_a == kn_mid ||");
@@ -982,7 +985,7 @@ static void sort_rounds_cpu(Emitter *e, int id, long long len, const char *key, 
        key, id);
   emit_indent(e);
   OUT(e, "      kn_dk%d[kn_o] = kn_sk%d[kn_f];", id, id);
-  if (vt) OUT(e, mv, id, id, "kn_f");
+  if (vt) OUT(e, " kn_dv%d[kn_o] = kn_sv%d[kn_f];", id, id);
   OUT(e, " kn_o++;\n");
   line(e, "    }");
   line(e, "  }");

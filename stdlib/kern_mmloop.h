@@ -254,10 +254,6 @@ KN_FN void kn__mml_slice(T *s, const kn_array &a, int64_t r0, int64_t c0, T fill
         d[e] = kn__mml_at<T>(a, kn__mml_add(r0, r), kn__mml_add(c0, c + e), fill);
   }
 }
-/* TF32: a fragment's float32 elements are rounded as the warp reads them
- * (kn__mm_tf32_in). Two warps round each element, yet with no pass over the
- * stage in shared memory and no barrier of its own this took 4096^3 from
- * 1.691 to 0.832 ms on an H200. */
 struct kn__mml_swa { /* A's 64-byte rows: rows 2j and 2j + 1 share a 128-byte line */
   KN__MFN int operator()(int r) const { return (r >> 1) & 3; }
 };
@@ -309,6 +305,10 @@ struct kn__mml_frags {
       for (int x = 0; x < 4; x++)
         kn__mml_ldsm4(fa[x], sa + (uint32_t)((aoff[ks] + 16 * x * KC) * (int)sizeof(T)), false);
       if (MODE == 0) {
+        /* TF32: each fragment element rounded as the warp reads it. Two warps
+         * round each element, yet with no pass over the stage in shared
+         * memory and no barrier of its own this took 4096^3 from 1.691 to
+         * 0.832 ms on an H200. */
 #pragma unroll
         for (int y = 0; y < NY; y++) {
           fb[y][0] = kn__mm_tf32_in(__float_as_uint(*(const float *)(bs + boff[y] + ks * 8 * N)));

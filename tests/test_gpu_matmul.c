@@ -7,7 +7,8 @@
  * and float16 (tensor cores on sm_80 and newer) within the documented bound
  * of a float64 reference: |c - ab| <= (2u + (K + 2) 2^-22) sum |a||b|, u =
  * 2^-11 for TF32 and 0 for float16; a product with the identity gives
- * each TF32-rounded element back with the CPU's bits, ties included. A k loop of the form a GPU runs whole
+ * each TF32-rounded element back with the CPU's bits, ties, NaNs and
+ * infinities included. A k loop of the form a GPU runs whole
  * (stdlib/kern_mmloop.h), with every edge and fill, gives the bits of the
  * loop as written. Arrays on different devices are refused.
  * Skips, saying why, without a GPU.
